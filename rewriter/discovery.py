@@ -1,0 +1,100 @@
+"""Which files to process: walk folders, honour .gitignore and include/exclude globs.
+
+Explicitly named files are always processed unless an exclude glob names them
+(pre-commit passes file names, and users expect their excludes to hold there).
+Virtualenvs, build output and VCS folders are skipped without being listed.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import pathspec
+
+SKIPPED_FOLDERS = frozenset({
+    ".git", ".hg", ".svn", ".venv", "venv", ".tox", ".nox", "__pycache__", ".mypy_cache",
+    ".pytest_cache", ".ruff_cache", ".eqrewrite_cache", "build", "dist", "node_modules",
+    ".eggs", "site-packages",
+})
+
+
+def _spec(patterns: list[str]) -> pathspec.PathSpec:
+    return pathspec.GitIgnoreSpec.from_lines(patterns)
+
+
+def _git_root(start: Path) -> Path | None:
+    for folder in [start, *start.parents]:
+        if (folder / ".git").exists():
+            return folder
+    return None
+
+
+class _Ignores:
+    """The .gitignore files that apply to a walk, each matched relative to its folder."""
+
+    def __init__(self) -> None:
+        self.specs: list[tuple[Path, pathspec.PathSpec]] = []
+
+    def add_folder(self, folder: Path) -> None:
+        ignore = folder / ".gitignore"
+        if ignore.is_file():
+            lines = ignore.read_text(encoding="utf-8", errors="replace").splitlines()
+            self.specs.append((folder, _spec(lines)))
+
+    def ignored(self, path: Path, is_dir: bool) -> bool:
+        for folder, spec in self.specs:
+            try:
+                relative = path.relative_to(folder).as_posix()
+            except ValueError:
+                continue
+            if spec.match_file(relative + ("/" if is_dir else "")):
+                return True
+        return False
+
+
+def discover(paths: list[Path], include: list[str], exclude: list[str],
+             use_gitignore: bool = True) -> Iterator[Path]:
+    """Yield the Python files under ``paths``, each once, in a stable order."""
+    includes, excludes = _spec(include), _spec(exclude)
+    seen: set[Path] = set()
+    for root in paths:
+        if root.is_file():
+            if not excludes.match_file(root.as_posix()) and root not in seen:
+                seen.add(root)
+                yield root
+            continue
+        ignores = _Ignores()
+        git_root = _git_root(root.resolve()) if use_gitignore else None
+        if git_root is not None:
+            for folder in reversed(root.resolve().parents):
+                if folder == git_root or git_root in folder.parents:
+                    ignores.add_folder(folder)
+        for folder, dirs, files in os.walk(root):
+            here = Path(folder)
+            if use_gitignore:
+                ignores.add_folder(here.resolve())
+            dirs[:] = sorted(d for d in dirs if _keep_folder(here / d, root, excludes, ignores,
+                                                               use_gitignore))
+            for name in sorted(files):
+                path = here / name
+                relative = path.relative_to(root).as_posix()
+                if not includes.match_file(relative) or excludes.match_file(relative):
+                    continue
+                if use_gitignore and ignores.ignored(path.resolve(), False):
+                    continue
+                if path not in seen:
+                    seen.add(path)
+                    yield path
+
+
+def _keep_folder(folder: Path, root: Path, excludes: pathspec.PathSpec, ignores: _Ignores,
+                 use_gitignore: bool) -> bool:
+    if folder.name in SKIPPED_FOLDERS or folder.name.endswith(".egg-info"):
+        return False
+    if (folder / "pyvenv.cfg").exists():
+        return False  # a virtualenv under another name
+    if excludes.match_file(folder.relative_to(root).as_posix() + "/"):
+        return False
+    return not (use_gitignore and ignores.ignored(folder.resolve(), True))

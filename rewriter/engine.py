@@ -1,0 +1,93 @@
+"""Rewrite one module's source text to a fixed point.
+
+Each round parses with ``ast``, finds edits, applies them with libcst and checks
+that the result still parses. Rounds repeat until no rule matches, so the output
+is by construction a fixed point: a second run over it changes nothing.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass, field
+
+from .apply import ApplyError, apply_edits
+from .matcher import Edit, find_edits
+from .rules import Rule
+
+MAX_ROUNDS = 10
+
+
+class RewriteError(Exception):
+    """A file that cannot be rewritten; ``line`` is 1-based (0 when unknown)."""
+
+    def __init__(self, message: str, line: int = 0, col: int = 0):
+        super().__init__(message)
+        self.line, self.col = line, col
+
+
+@dataclass
+class Options:
+    """Run-wide switches that change which rules apply and how."""
+
+    unsafe: bool = False
+    assume_tensor_params: bool = False
+    scope: frozenset[str] | None = None
+
+
+@dataclass
+class Rewrite:
+    """The outcome for one module: new text and the edits, round by round."""
+
+    text: str
+    edits: list[tuple[int, Edit]] = field(default_factory=list)
+
+    @property
+    def changed(self) -> bool:
+        return bool(self.edits)
+
+
+def select_rules(rules: list[Rule], options: Options) -> list[Rule]:
+    """Rules that run under ``options``: unsafe ones only with ``--unsafe``."""
+    chosen = [r for r in rules if options.unsafe or r.safety == "safe"]
+    if options.scope is not None:
+        from dataclasses import replace
+
+        chosen = [replace(r, scope=options.scope) for r in chosen]
+    return chosen
+
+
+def parse(text: str) -> ast.Module:
+    """``ast.parse`` with errors turned into RewriteError carrying the line."""
+    try:
+        return ast.parse(text)
+    except SyntaxError as error:
+        raise RewriteError(f"syntax error: {error.msg}", error.lineno or 0,
+                           error.offset or 0) from None
+    except ValueError as error:  # e.g. null bytes
+        raise RewriteError(f"cannot parse: {error}") from None
+
+
+def rewrite_source(text: str, rules: list[Rule], options: Options | None = None,
+                   tree: ast.Module | None = None) -> Rewrite:
+    """Apply ``rules`` (already selected) to ``text`` until nothing more matches."""
+    options = options or Options()
+    result = Rewrite(text)
+    current, tree = text, tree or parse(text)
+    for round_number in range(1, MAX_ROUNDS + 1):
+        found = find_edits(current, tree, rules, options.assume_tensor_params)
+        if not found.edits:
+            result.text = current
+            return result
+        try:
+            current = apply_edits(current, found.edits, found.imports)
+        except ApplyError as error:
+            raise RewriteError(f"internal error applying edits: {error}") from None
+        result.edits += [(round_number, edit) for edit in found.edits]
+        try:
+            tree = ast.parse(current)
+        except SyntaxError as error:
+            rule_ids = sorted({e.rule.id for e in found.edits})
+            raise RewriteError(f"rewrite by {', '.join(rule_ids)} produced invalid Python "
+                               f"({error.msg}); file left unchanged", error.lineno or 0) from None
+    raise RewriteError(f"failed to converge after {MAX_ROUNDS} rounds: rules keep rewriting "
+                       "their own output; file left unchanged")

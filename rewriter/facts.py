@@ -1,0 +1,210 @@
+"""Facts about one module that every rule consults: imports, classes, scopes.
+
+Built once per file from its ``ast`` tree, and only for files in which some
+pattern matched, so files no rule can touch never pay for it.
+"""
+
+from __future__ import annotations
+
+import ast
+from functools import cached_property
+
+from .pattern import dotted_name
+
+Function = ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda
+_COMPILERS = frozenset({"torch.compile", "torch._dynamo.optimize"})
+_SCOPES = frozenset({"everywhere", "forward", "compiled"})
+
+
+def known_scopes() -> frozenset[str]:
+    """Names accepted by a rule's ``scope``."""
+    return _SCOPES
+
+
+class ModuleFacts:
+    """Imports, classes and compiled functions of one parsed module."""
+
+    def __init__(self, tree: ast.Module):
+        self.tree = tree
+        self.aliases: dict[str, str] = {}
+        self.parent: dict[ast.AST, ast.AST | None] = {}
+        self.classes: dict[str, ast.ClassDef] = {}
+        self.functions: dict[str, list[Function]] = {}
+        self._index(tree, None)
+
+    def _index(self, node: ast.AST, owner: ast.AST | None) -> None:
+        # ``parent`` maps each function, class and lambda to the nearest enclosing one.
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.Import):
+                for alias in child.names:
+                    if alias.asname:
+                        self.aliases[alias.asname] = alias.name
+                    else:
+                        root = alias.name.split(".")[0]
+                        self.aliases[root] = root
+            elif isinstance(child, ast.ImportFrom) and child.module and not child.level:
+                for alias in child.names:
+                    self.aliases[alias.asname or alias.name] = f"{child.module}.{alias.name}"
+            if isinstance(child, ast.ClassDef | Function):
+                self.parent[child] = owner
+                if isinstance(child, ast.ClassDef):
+                    self.classes.setdefault(child.name, child)
+                elif not isinstance(child, ast.Lambda):
+                    self.functions.setdefault(child.name, []).append(child)
+                self._index(child, child)
+            else:
+                self._index(child, owner)
+
+    def qualname(self, node: ast.AST) -> str | None:
+        """Fully qualified name of a dotted expression rooted at an import, else None."""
+        name = dotted_name(node)
+        if name is None:
+            return None
+        root, _, rest = name.partition(".")
+        if root not in self.aliases:
+            return None
+        return f"{self.aliases[root]}.{rest}" if rest else self.aliases[root]
+
+    def local_name_of(self, module: str) -> str | None:
+        """The name under which ``module`` is imported here, if it is."""
+        if self.aliases.get(module) == module:
+            return module
+        return next((local for local, q in self.aliases.items() if q == module), None)
+
+    def enclosing_class(self, function: ast.AST) -> ast.ClassDef | None:
+        """The class whose body defines ``function`` directly, if any."""
+        owner = self.parent.get(function)
+        return owner if isinstance(owner, ast.ClassDef) else None
+
+    @cached_property
+    def module_classes(self) -> frozenset[ast.ClassDef]:
+        """Classes that derive from ``torch.nn.Module``, directly or through this file."""
+        found: set[ast.ClassDef] = set()
+        changed = True
+        while changed:
+            changed = False
+            for cls in self.classes.values():
+                if cls not in found and any(self._is_module_base(b, found) for b in cls.bases):
+                    found.add(cls)
+                    changed = True
+        return frozenset(found)
+
+    def _is_module_base(self, base: ast.expr, found: set[ast.ClassDef]) -> bool:
+        qualname = self.qualname(base) or ""
+        if qualname.startswith("torch.nn."):
+            return True
+        return isinstance(base, ast.Name) and self.classes.get(base.id) in found
+
+    def is_forward(self, function: ast.AST) -> bool:
+        """True for ``forward`` methods of nn.Module subclasses."""
+        return (isinstance(function, ast.FunctionDef | ast.AsyncFunctionDef)
+                and function.name == "forward"
+                and self.enclosing_class(function) in self.module_classes)
+
+    @cached_property
+    def compiled(self) -> frozenset[ast.AST]:
+        """Functions that torch.compile traces: decorated, passed to it, or called from them."""
+        roots: list[ast.AST] = []
+        for functions in self.functions.values():
+            roots += [f for f in functions if any(self._is_compiler(d) for d in f.decorator_list)]
+        for node in ast.walk(self.tree):
+            if isinstance(node, ast.Call) and self._is_compiler(node.func) and node.args:
+                roots += self._compiled_targets(node.args[0])
+        seen: set[ast.AST] = set()
+        while roots:
+            function = roots.pop()
+            if function not in seen:
+                seen.add(function)
+                roots += self._callees(function)
+        return frozenset(seen)
+
+    def _is_compiler(self, node: ast.expr) -> bool:
+        target = node.func if isinstance(node, ast.Call) else node
+        return self.qualname(target) in _COMPILERS
+
+    def _compiled_targets(self, arg: ast.expr) -> list[ast.AST]:
+        if isinstance(arg, ast.Lambda):
+            return [arg]
+        if isinstance(arg, ast.Name):
+            if arg.id in self.functions:
+                return list(self.functions[arg.id])
+            return self._forwards_of(self._classes_bound_to(arg.id))
+        if isinstance(arg, ast.Call) and isinstance(arg.func, ast.Name):
+            return self._forwards_of([arg.func.id])
+        return []
+
+    def _classes_bound_to(self, name: str) -> list[str]:
+        return [node.value.func.id for node in ast.walk(self.tree)
+                if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call)
+                and isinstance(node.value.func, ast.Name)
+                and any(isinstance(t, ast.Name) and t.id == name for t in node.targets)]
+
+    def _forwards_of(self, class_names: list[str]) -> list[ast.AST]:
+        return [self.method(self.classes[name], "forward") for name in class_names
+                if name in self.classes and self.method(self.classes[name], "forward")]
+
+    def method(self, cls: ast.ClassDef, name: str) -> ast.FunctionDef | None:
+        """The method ``name`` defined in the body of ``cls``."""
+        return next((f for f in cls.body
+                     if isinstance(f, ast.FunctionDef | ast.AsyncFunctionDef) and f.name == name),
+                    None)
+
+    def _callees(self, function: ast.AST) -> list[ast.AST]:
+        # Functions nested in a traced function, functions of this module it calls by
+        # name, methods it calls on self, and submodules of this file it calls.
+        cls = self._owning_class(function)
+        found: list[ast.AST] = [f for f, owner in self.parent.items() if owner is function]
+        for node in ast.walk(function):
+            if not isinstance(node, ast.Call):
+                continue
+            if isinstance(node.func, ast.Name):
+                found += self.functions.get(node.func.id, [])
+            elif cls is not None and isinstance(node.func, ast.Attribute) and isinstance(
+                    node.func.value, ast.Name) and node.func.value.id == "self":
+                if method := self.method(cls, node.func.attr):
+                    found.append(method)
+                found += self._forwards_of(self.self_attribute_classes(cls, node.func.attr))
+        return found
+
+    def _owning_class(self, function: ast.AST) -> ast.ClassDef | None:
+        node: ast.AST | None = function
+        while node is not None and not isinstance(node, ast.ClassDef):
+            node = self.parent.get(node)
+        return node
+
+    def self_attribute_classes(self, cls: ast.ClassDef, attr: str) -> list[str]:
+        """Names of this file's classes instantiated into ``self.<attr>`` in ``cls``."""
+        return [value.func.id for target, value in self.self_assignments(cls)
+                if target == attr and isinstance(value, ast.Call)
+                and isinstance(value.func, ast.Name) and value.func.id in self.classes]
+
+    def self_assignments(self, cls: ast.ClassDef) -> list[tuple[str, ast.expr]]:
+        """``(attribute, value)`` for every ``self.attribute = value`` in the class's methods."""
+        found = []
+        for method in cls.body:
+            if not isinstance(method, ast.FunctionDef | ast.AsyncFunctionDef):
+                continue
+            for node in ast.walk(method):
+                if isinstance(node, ast.Assign | ast.AnnAssign) and node.value is not None:
+                    targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                    found += [(t.attr, node.value) for t in targets if _is_self_attribute(t)]
+                elif isinstance(node, ast.AugAssign) and _is_self_attribute(node.target):
+                    found.append((node.target.attr, node))
+                elif (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+                      and node.func.attr in ("register_buffer", "register_parameter")
+                      and len(node.args) >= 2 and isinstance(node.args[0], ast.Constant)):
+                    found.append((str(node.args[0].value), node.args[1]))
+        return found
+
+    def in_scope(self, scope: frozenset[str], chain: tuple[ast.AST, ...]) -> bool:
+        """Whether a node whose enclosing functions are ``chain`` lies in ``scope``."""
+        if "everywhere" in scope:
+            return True
+        if "forward" in scope and any(self.is_forward(f) for f in chain):
+            return True
+        return "compiled" in scope and any(f in self.compiled for f in chain)
+
+
+def _is_self_attribute(node: ast.AST) -> bool:
+    return (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name)
+            and node.value.id == "self")

@@ -1,0 +1,109 @@
+"""Named predicates that rules use in ``where:`` to restrict their metavariables.
+
+A guard answers True only when it can prove its claim; "don't know" is False,
+which is what keeps every rule safe by default.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from . import knowledge as K
+from .inference import NOT_TENSOR, NUMBER, TENSOR, Inference
+
+
+@dataclass(frozen=True)
+class GuardContext:
+    """What a guard may consult: the module's inference and the enclosing functions."""
+
+    inference: Inference
+    chain: tuple[ast.AST, ...]
+
+    def kind(self, node: ast.AST) -> str:
+        """Kind of ``node`` in this context."""
+        return self.inference.kind(node, self.chain)
+
+
+Guard = Callable[[GuardContext, list[ast.AST]], bool]
+GUARDS: dict[str, tuple[Guard, str]] = {}
+
+
+def guard(description: str) -> Callable[[Guard], Guard]:
+    """Register a guard under its function name, with the description ``rules show`` prints."""
+    def register(function: Guard) -> Guard:
+        GUARDS[function.__name__] = (function, description)
+        return function
+    return register
+
+
+@guard("every named metavariable is proven to hold a tensor")
+def tensor(ctx: GuardContext, nodes: list[ast.AST]) -> bool:
+    return all(ctx.kind(n) == TENSOR for n in nodes)
+
+
+@guard("at least one named metavariable is proven to hold a tensor")
+def any_tensor(ctx: GuardContext, nodes: list[ast.AST]) -> bool:
+    return any(ctx.kind(n) == TENSOR for n in nodes)
+
+
+@guard("every named metavariable is proven to hold something other than a tensor")
+def not_tensor(ctx: GuardContext, nodes: list[ast.AST]) -> bool:
+    return all(ctx.kind(n) in NOT_TENSOR for n in nodes)
+
+
+@guard("every named metavariable is proven to hold a Python number or bool")
+def scalar(ctx: GuardContext, nodes: list[ast.AST]) -> bool:
+    return all(ctx.kind(n) == NUMBER for n in nodes)
+
+
+@guard("every named metavariable is a numeric literal such as 2, -1 or 0.5")
+def literal(ctx: GuardContext, nodes: list[ast.AST]) -> bool:
+    return all(_is_number_literal(n) for n in nodes)
+
+
+@guard("every named metavariable is a plain local name")
+def name(ctx: GuardContext, nodes: list[ast.AST]) -> bool:
+    return all(isinstance(n, ast.Name) for n in nodes)
+
+
+@guard("every named metavariable is free of side effects: it calls only known pure functions")
+def pure(ctx: GuardContext, nodes: list[ast.AST]) -> bool:
+    return all(_is_pure(ctx, n) for n in nodes)
+
+
+def _is_number_literal(node: ast.AST) -> bool:
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub | ast.UAdd):
+        node = node.operand
+    return (isinstance(node, ast.Constant) and isinstance(node.value, int | float)
+            and not isinstance(node.value, bool))
+
+
+def _is_pure(ctx: GuardContext, root: ast.AST) -> bool:
+    facts = ctx.inference.facts
+    for node in ast.walk(root):
+        if isinstance(node, ast.Await | ast.Yield | ast.YieldFrom | ast.NamedExpr | ast.Lambda):
+            return False
+        if not isinstance(node, ast.Call):
+            continue
+        func = node.func
+        qualname = facts.qualname(func) or ""
+        module, _, function = qualname.rpartition(".")
+        if module == "math" or _is_pure_torch_function(module, function, node):
+            continue
+        if isinstance(func, ast.Name) and func.id in K.PURE_BUILTINS and not qualname:
+            continue
+        if (isinstance(func, ast.Attribute) and func.attr in K.TENSOR_METHODS | K.NUMBER_METHODS
+                and func.attr not in K.RANDOM and ctx.kind(func.value) == TENSOR):
+            continue
+        return False
+    return True
+
+
+def _is_pure_torch_function(module: str, function: str, call: ast.Call) -> bool:
+    if function in K.RANDOM or any(k.arg == "inplace" for k in call.keywords):
+        return False
+    if module == "torch":
+        return function in K.TORCH_TENSOR_FUNCTIONS | K.TORCH_NUMBER_FUNCTIONS
+    return module == "torch.nn.functional" and function in K.FUNCTIONAL_TENSOR_FUNCTIONS

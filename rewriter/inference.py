@@ -1,0 +1,435 @@
+"""A light static inference of what kind of value an expression holds.
+
+Kinds: ``tensor``, ``number`` (Python int/float/bool/complex), ``sequence``
+(str, list, tuple, dict, torch.Size...), ``none``, ``object`` (modules,
+functions, dtypes...), ``tensor_callable`` (an nn layer that maps a tensor to a
+tensor) and ``unknown``. Each function is analysed flow-insensitively: a local
+name has the join of the kinds of everything assigned to it, so a name that is
+sometimes a tensor and sometimes a list is ``unknown`` and no guard trusts it.
+"""
+
+from __future__ import annotations
+
+import ast
+
+from . import knowledge as K
+from .facts import Function, ModuleFacts
+
+TENSOR, NUMBER, SEQUENCE, NONE, OBJECT = "tensor", "number", "sequence", "none", "object"
+TENSOR_CALLABLE, UNKNOWN = "tensor_callable", "unknown"
+NOT_TENSOR = frozenset({NUMBER, SEQUENCE, NONE, OBJECT, TENSOR_CALLABLE})
+_ARITHMETIC = (ast.Add, ast.Sub, ast.Mult, ast.Div, ast.FloorDiv, ast.Mod, ast.Pow, ast.MatMult,
+               ast.BitAnd, ast.BitOr, ast.BitXor, ast.LShift, ast.RShift)
+_ORDERING = (ast.Lt, ast.LtE, ast.Gt, ast.GtE, ast.Eq, ast.NotEq)
+_MAX_ROUNDS = 20
+
+
+def join(a: str | None, b: str | None) -> str | None:
+    """Least upper bound; None is "not yet known" (bottom)."""
+    if a is None:
+        return b
+    if b is None or a == b:
+        return a
+    return UNKNOWN
+
+
+class Inference:
+    """Kinds of expressions in one module, with per-function environments cached."""
+
+    def __init__(self, facts: ModuleFacts, assume_tensor_params: bool = False):
+        self.facts = facts
+        self.assume_tensor_params = assume_tensor_params
+        self._envs: dict[ast.AST, dict[str, str]] = {}
+        self._attributes: dict[ast.ClassDef, dict[str, str]] = {}
+
+    def kind(self, expr: ast.AST, chain: tuple[ast.AST, ...]) -> str:
+        """Kind of ``expr``, evaluated in the innermost function of ``chain``."""
+        return self._kind(expr, chain) or UNKNOWN
+
+    # -- environments -------------------------------------------------------
+
+    def _env(self, chain: tuple[ast.AST, ...]) -> dict[str, str]:
+        scope = chain[-1] if chain else self.facts.tree
+        if scope not in self._envs:
+            self._envs[scope] = {}  # guards recursion through closures
+            self._envs[scope] = self._solve(scope, chain)
+        return self._envs[scope]
+
+    def _solve(self, scope: ast.AST, chain: tuple[ast.AST, ...]) -> dict[str, str]:
+        bindings = list(_bindings(scope))
+        env: dict[str, str | None] = {name: None for name, _ in bindings}
+        for name, kind in self._parameters(scope, chain):
+            env[name] = kind
+        local_chain = chain
+        for _ in range(_MAX_ROUNDS):
+            changed = False
+            for name, value in bindings:
+                new = join(env[name], self._binding_kind(value, local_chain, env))
+                if new != env[name]:
+                    env[name], changed = new, True
+            if not changed:
+                break
+        else:
+            return {name: UNKNOWN for name in env}
+        return {name: kind or UNKNOWN for name, kind in env.items()}
+
+    def _parameters(self, scope: ast.AST, chain: tuple[ast.AST, ...]) -> list[tuple[str, str]]:
+        if not isinstance(scope, Function):
+            return []
+        args = scope.args
+        positional = [*args.posonlyargs, *args.args]
+        defaults = [None] * (len(positional) - len(args.defaults)) + list(args.defaults)
+        pairs = list(zip(positional, defaults)) + list(zip(args.kwonlyargs, args.kw_defaults))
+        is_method = self.facts.enclosing_class(scope) is not None
+        assume = self.assume_tensor_params and self.facts.is_forward(scope)
+        found = []
+        for index, (arg, default) in enumerate(pairs):
+            if index == 0 and is_method and arg.arg in ("self", "cls"):
+                found.append((arg.arg, OBJECT))
+            elif arg.annotation is not None:
+                kind = self._annotation_kind(arg.annotation)
+                found.append((arg.arg, kind if default is None or kind != TENSOR
+                              or not _is_none(default) else UNKNOWN))
+            elif assume and default is None:
+                found.append((arg.arg, TENSOR))
+            else:
+                found.append((arg.arg, UNKNOWN))
+        for arg in (args.vararg, args.kwarg):
+            if arg is not None:
+                found.append((arg.arg, SEQUENCE))
+        return found
+
+    def _annotation_kind(self, annotation: ast.expr) -> str:
+        if isinstance(annotation, ast.Constant) and isinstance(annotation.value, str):
+            try:
+                annotation = ast.parse(annotation.value, mode="eval").body
+            except SyntaxError:
+                return UNKNOWN
+        qualname = self.facts.qualname(annotation)
+        if qualname == "torch.Tensor" or (qualname or "").startswith("torch.nn.Parameter"):
+            return TENSOR
+        name = annotation.id if isinstance(annotation, ast.Name) else None
+        if name in ("int", "float", "bool", "complex"):
+            return NUMBER
+        if name in ("str", "list", "tuple", "dict"):
+            return SEQUENCE
+        return UNKNOWN
+
+    def _binding_kind(self, value: object, chain: tuple[ast.AST, ...],
+                      env: dict[str, str | None]) -> str | None:
+        if isinstance(value, str):
+            return value
+        if isinstance(value, _Element):
+            return self._element_kind(value, chain, env)
+        return self._kind(value, chain, env)
+
+    def _element_kind(self, element: _Element, chain, env) -> str | None:
+        source = element.source
+        if element.iterated:
+            if isinstance(source, ast.Call) and isinstance(source.func, ast.Name):
+                if source.func.id == "range":
+                    return NUMBER
+                if source.func.id == "enumerate" and source.args and element.index is not None:
+                    if element.index == 0:
+                        return NUMBER
+                    inner = self._kind(source.args[0], chain, env)
+                    return TENSOR if inner == TENSOR and element.index == 1 else UNKNOWN
+            kind = self._kind(source, chain, env)
+            return TENSOR if kind == TENSOR and element.index is None else (
+                None if kind is None else UNKNOWN)
+        if isinstance(source, ast.Tuple | ast.List) and element.index is not None:
+            if len(source.elts) > element.index and not any(
+                    isinstance(e, ast.Starred) for e in source.elts):
+                return self._kind(source.elts[element.index], chain, env)
+            return UNKNOWN
+        kind = self._kind(source, chain, env)
+        if kind == TENSOR:
+            return TENSOR  # unpacking a tensor yields its rows
+        if _is_shape(source):
+            return NUMBER
+        return None if kind is None else UNKNOWN
+
+    # -- expressions --------------------------------------------------------
+
+    def _kind(self, node: ast.AST, chain: tuple[ast.AST, ...],
+              env: dict[str, str | None] | None = None) -> str | None:
+        if env is None:
+            env = self._env(chain)
+        method = getattr(self, "_kind_" + type(node).__name__, None)
+        return method(node, chain, env) if method else UNKNOWN
+
+    def _kind_Constant(self, node: ast.Constant, chain, env) -> str:
+        value = node.value
+        if isinstance(value, bool | int | float | complex):
+            return NUMBER
+        if isinstance(value, str | bytes):
+            return SEQUENCE
+        return NONE if value is None else OBJECT
+
+    def _kind_JoinedStr(self, node, chain, env) -> str:
+        return SEQUENCE
+
+    _kind_List = _kind_Tuple = _kind_Dict = _kind_Set = _kind_JoinedStr
+    _kind_ListComp = _kind_SetComp = _kind_DictComp = _kind_JoinedStr
+
+    def _kind_Lambda(self, node, chain, env) -> str:
+        return OBJECT
+
+    _kind_GeneratorExp = _kind_Lambda
+
+    def _kind_NamedExpr(self, node: ast.NamedExpr, chain, env) -> str | None:
+        return self._kind(node.value, chain, env)
+
+    def lookup(self, name: str, chain: tuple[ast.AST, ...]) -> str | None:
+        """Kind of the variable ``name`` as seen from ``chain``; None when nothing binds it."""
+        for depth in range(len(chain), -1, -1):
+            env = self._env(chain[:depth])
+            if name in env:
+                return env[name] or UNKNOWN
+        return None
+
+    def _kind_Name(self, node: ast.Name, chain, env) -> str | None:
+        if node.id in env:
+            return env[node.id]
+        if chain and (outer := self.lookup(node.id, chain[:-1])) is not None:
+            return outer
+        if node.id in self.facts.aliases:
+            return NUMBER if self.facts.qualname(node) == "math.pi" else OBJECT
+        if node.id in self.facts.classes or node.id in self.facts.functions:
+            return OBJECT
+        return OBJECT if node.id in K.PYTHON_BUILTINS else UNKNOWN
+
+    def _kind_Attribute(self, node: ast.Attribute, chain, env) -> str | None:
+        qualname = self.facts.qualname(node)
+        if qualname is not None:
+            return NUMBER if qualname in ("math.pi", "math.e", "math.inf", "torch.pi") else OBJECT
+        if isinstance(node.value, ast.Name) and node.value.id == "self":
+            if node.attr == "training":
+                return NUMBER
+            return self._self_attribute(node.attr, chain)
+        base = self._kind(node.value, chain, env)
+        if base != TENSOR:
+            return None if base is None else UNKNOWN
+        if node.attr in K.TENSOR_ATTRIBUTES:
+            return TENSOR
+        if node.attr in K.NUMBER_ATTRIBUTES:
+            return NUMBER
+        if node.attr == "shape":
+            return SEQUENCE
+        return OBJECT if node.attr in K.OBJECT_ATTRIBUTES else UNKNOWN
+
+    def _self_attribute(self, attr: str, chain: tuple[ast.AST, ...]) -> str:
+        function = next((f for f in reversed(chain) if self.facts.enclosing_class(f)), None)
+        cls = self.facts.enclosing_class(function) if function is not None else None
+        if cls is None:
+            return UNKNOWN
+        if cls not in self._attributes:
+            self._attributes[cls] = {}  # guards recursion
+            kinds: dict[str, str | None] = {}
+            for name, value in self.facts.self_assignments(cls):
+                method = next(m for m in cls.body if _contains(m, value))
+                kind = UNKNOWN if isinstance(value, ast.AugAssign) else self._kind(
+                    value, (method,))
+                kinds[name] = join(kinds.get(name), kind)
+            self._attributes[cls] = {n: k or UNKNOWN for n, k in kinds.items()}
+        return self._attributes[cls].get(attr, UNKNOWN)
+
+    def _kind_Call(self, node: ast.Call, chain, env) -> str | None:
+        func = node.func
+        qualname = self.facts.qualname(func)
+        if qualname is not None:
+            return self._library_call(qualname, node, chain, env)
+        if isinstance(func, ast.Name) and func.id not in env and func.id in K.PYTHON_BUILTINS:
+            return self._builtin_call(func.id, node, chain, env)
+        if isinstance(func, ast.Attribute):
+            base = self._kind(func.value, chain, env)
+            if base == TENSOR:
+                return self._tensor_method(func.attr, node, chain, env)
+            if base is None:
+                return None
+        callee = self._kind(func, chain, env)
+        if callee == TENSOR_CALLABLE:
+            return TENSOR
+        return None if callee is None else UNKNOWN
+
+    def _library_call(self, qualname: str, node: ast.Call, chain, env) -> str | None:
+        module, _, name = qualname.rpartition(".")
+        if module == "torch":
+            if name in K.TUPLE_WITH_DIM:
+                return self._maybe_tuple(node, 1, chain, env)
+            if name in K.TORCH_TENSOR_FUNCTIONS:
+                return TENSOR
+            return NUMBER if name in K.TORCH_NUMBER_FUNCTIONS else UNKNOWN
+        if module == "torch.nn.functional" and name in K.FUNCTIONAL_TENSOR_FUNCTIONS:
+            return TENSOR
+        if module == "torch.nn":
+            if name == "Parameter":
+                return TENSOR
+            if name in K.TENSOR_LAYERS:
+                return TENSOR_CALLABLE
+            if name == "Sequential" and node.args and all(
+                    self._kind(a, chain, env) == TENSOR_CALLABLE for a in node.args):
+                return TENSOR_CALLABLE
+        if module == "math":
+            return NUMBER
+        return UNKNOWN
+
+    def _maybe_tuple(self, node: ast.Call, skip: int, chain, env) -> str | None:
+        # max(x) and max(x, other_tensor) are tensors; max(x, dim) is a tuple.
+        extra = node.args[skip:] + [k.value for k in node.keywords]
+        if not extra:
+            return TENSOR
+        if len(node.args) == skip + 1 and not node.keywords:
+            other = self._kind(node.args[skip], chain, env)
+            return TENSOR if other == TENSOR else (None if other is None else UNKNOWN)
+        return UNKNOWN
+
+    def _builtin_call(self, name: str, node: ast.Call, chain, env) -> str | None:
+        if name in K.BUILTINS_RETURNING_NUMBER:
+            return NUMBER
+        if name in K.BUILTINS_RETURNING_SEQUENCE:
+            return SEQUENCE
+        if name == "abs" and len(node.args) == 1:
+            return self._kind(node.args[0], chain, env)
+        return UNKNOWN
+
+    def _tensor_method(self, name: str, node: ast.Call, chain, env) -> str | None:
+        if name in K.TUPLE_WITH_DIM:
+            return self._maybe_tuple(node, 0, chain, env)
+        if name in K.TENSOR_METHODS or (name.endswith("_") and not name.startswith("_")):
+            return TENSOR
+        if name in K.NUMBER_METHODS:
+            return NUMBER
+        if name in ("size", "stride"):
+            return NUMBER if node.args else SEQUENCE
+        return UNKNOWN
+
+    def _kind_BinOp(self, node: ast.BinOp, chain, env) -> str | None:
+        left, right = self._kind(node.left, chain, env), self._kind(node.right, chain, env)
+        if left is None or right is None:
+            return None
+        if isinstance(node.op, _ARITHMETIC):
+            if left == TENSOR or (right == TENSOR and left == NUMBER):
+                return TENSOR
+            if left == NUMBER and right == NUMBER:
+                return NUMBER
+        if left == SEQUENCE and isinstance(node.op, ast.Add | ast.Mult | ast.Mod):
+            return SEQUENCE
+        return UNKNOWN
+
+    def _kind_UnaryOp(self, node: ast.UnaryOp, chain, env) -> str | None:
+        if isinstance(node.op, ast.Not):
+            return NUMBER
+        operand = self._kind(node.operand, chain, env)
+        return operand if operand in (None, TENSOR, NUMBER) else UNKNOWN
+
+    def _kind_Compare(self, node: ast.Compare, chain, env) -> str | None:
+        if not all(isinstance(op, _ORDERING) for op in node.ops):
+            return NUMBER  # is, is not, in, not in
+        if len(node.ops) > 1:
+            return UNKNOWN
+        left, right = self._kind(node.left, chain, env), self._kind(node.comparators[0], chain, env)
+        if left is None or right is None:
+            return None
+        if left == TENSOR or (right == TENSOR and left == NUMBER):
+            return TENSOR
+        return NUMBER if left == NUMBER and right == NUMBER else UNKNOWN
+
+    def _kind_BoolOp(self, node: ast.BoolOp, chain, env) -> str | None:
+        kind: str | None = None
+        for value in node.values:
+            kind = join(kind, self._kind(value, chain, env))
+        return kind
+
+    def _kind_IfExp(self, node: ast.IfExp, chain, env) -> str | None:
+        return join(self._kind(node.body, chain, env), self._kind(node.orelse, chain, env))
+
+    def _kind_Subscript(self, node: ast.Subscript, chain, env) -> str | None:
+        if _is_shape(node.value):
+            return SEQUENCE if isinstance(node.slice, ast.Slice) else NUMBER
+        base = self._kind(node.value, chain, env)
+        return TENSOR if base == TENSOR else (None if base is None else UNKNOWN)
+
+
+class _Element:
+    """One name bound by unpacking or iteration: ``a, b = source`` or ``for a in source``."""
+
+    def __init__(self, source: ast.expr, index: int | None, iterated: bool):
+        self.source, self.index, self.iterated = source, index, iterated
+
+
+def _is_shape(node: ast.AST) -> bool:
+    return (isinstance(node, ast.Attribute) and node.attr == "shape") or (
+        isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+        and node.func.attr == "size" and not node.args)
+
+
+def _is_none(node: ast.AST) -> bool:
+    return isinstance(node, ast.Constant) and node.value is None
+
+
+def _contains(tree: ast.AST, node: ast.AST) -> bool:
+    return any(n is node for n in ast.walk(tree))
+
+
+def _bindings(scope: ast.AST):
+    """Yield ``(name, value)`` for every binding in ``scope``'s own body.
+
+    ``value`` is an expression, an ``_Element`` or a fixed kind; nested functions,
+    classes, lambdas and comprehensions are separate scopes and are not entered.
+    """
+    body = [scope.body] if isinstance(scope, ast.Lambda) else getattr(scope, "body", [])
+    stack = list(body)
+    while stack:
+        node = stack.pop()
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            yield node.name, OBJECT
+            stack += node.decorator_list
+            continue
+        if isinstance(node, ast.Lambda | ast.ListComp | ast.SetComp | ast.DictComp
+                      | ast.GeneratorExp):
+            continue
+        if isinstance(node, ast.Assign):
+            for target in node.targets:
+                yield from _targets(target, node.value, iterated=False)
+        elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
+            yield node.target.id, node.value if node.value is not None else UNKNOWN
+        elif isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name):
+            yield node.target.id, ast.BinOp(left=node.target, op=node.op, right=node.value)
+        elif isinstance(node, ast.For | ast.AsyncFor):
+            yield from _targets(node.target, node.iter, iterated=True)
+        elif isinstance(node, ast.NamedExpr):
+            yield node.target.id, node.value
+        elif isinstance(node, ast.Import | ast.ImportFrom):
+            for alias in node.names:
+                yield (alias.asname or alias.name).split(".")[0], OBJECT
+        elif isinstance(node, ast.Global | ast.Nonlocal):
+            for name in node.names:
+                yield name, UNKNOWN
+        elif isinstance(node, ast.ExceptHandler) and node.name:
+            yield node.name, OBJECT
+        elif isinstance(node, ast.withitem) and node.optional_vars is not None:
+            yield from _targets(node.optional_vars, None, iterated=False)
+        elif isinstance(node, ast.MatchAs | ast.MatchStar) and node.name:
+            yield node.name, UNKNOWN
+        elif isinstance(node, ast.MatchMapping) and node.rest:
+            yield node.rest, UNKNOWN
+        stack.extend(ast.iter_child_nodes(node))
+
+
+def _targets(target: ast.expr, value: ast.expr | None, iterated: bool, index: int | None = None):
+    if isinstance(target, ast.Name):
+        if value is None:
+            yield target.id, UNKNOWN
+        elif index is None and not iterated:
+            yield target.id, value
+        else:
+            yield target.id, _Element(value, index, iterated)
+    elif isinstance(target, ast.Tuple | ast.List):
+        for position, element in enumerate(target.elts):
+            if index is not None or isinstance(element, ast.Starred):
+                yield from _targets(element, None, iterated)  # nested unpacking: unknown
+            else:
+                yield from _targets(element, value, iterated, position)
+    elif isinstance(target, ast.Starred):
+        yield from _targets(target.value, None, iterated)

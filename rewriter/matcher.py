@@ -1,0 +1,228 @@
+"""Find the edits rules make in one module, working on the fast ``ast`` tree.
+
+Matching, scopes and guards all run here; libcst (slow to parse) is only used by
+``apply.py`` for files where this pass found something. Edits carry character
+spans so ``apply.py`` can find the same nodes in the libcst tree.
+"""
+
+from __future__ import annotations
+
+import ast
+import io
+import re
+import tokenize
+from dataclasses import dataclass, field
+
+from .facts import ModuleFacts
+from .guards import GUARDS, GuardContext
+from .inference import Inference
+from .pattern import index_key
+from .rules import Rule
+
+Span = tuple[int, int, int, int]  # start line, start column, end line, end column (chars)
+_IGNORE_RE = re.compile(r"#\s*eqrewrite:\s*ignore(?:\[([^\]]*)\])?")
+_CONDITION_OWNERS = (ast.If, ast.While, ast.IfExp, ast.Assert)
+
+
+@dataclass
+class Edit:
+    """One rule application: the node to replace and what its metavariables bound."""
+
+    rule: Rule
+    span: Span
+    statement: bool
+    bindings: dict[str, Span | list[Span]]
+    renames: dict[str, str] = field(default_factory=dict)
+    before: str = ""
+    after: str = ""  # filled in by apply.py
+
+
+@dataclass
+class Found:
+    """Edits found in one module, and the modules their rewrites need imported."""
+
+    edits: list[Edit]
+    imports: set[str]
+
+
+class _Lines:
+    """Converts ``ast``'s UTF-8 byte columns to the character columns libcst uses."""
+
+    def __init__(self, text: str):
+        self.lines = text.splitlines(keepends=True) or [""]
+
+    def column(self, line: int, byte_col: int) -> int:
+        text = self.lines[line - 1] if line <= len(self.lines) else ""
+        if text.isascii():
+            return byte_col
+        return len(text.encode("utf-8")[:byte_col].decode("utf-8", errors="ignore"))
+
+    def span(self, node: ast.AST) -> Span:
+        return (node.lineno, self.column(node.lineno, node.col_offset),
+                node.end_lineno, self.column(node.end_lineno, node.end_col_offset))
+
+
+class _Comments:
+    """Comment positions and ``# eqrewrite: ignore`` markers, read with tokenize."""
+
+    def __init__(self, text: str):
+        self.positions: list[tuple[int, int]] = []
+        self.ignored: dict[int, set[str] | None] = {}
+        try:
+            tokens = list(tokenize.generate_tokens(io.StringIO(text).readline))
+        except (tokenize.TokenError, SyntaxError):
+            tokens = []
+        for token in tokens:
+            if token.type != tokenize.COMMENT:
+                continue
+            self.positions.append(token.start)
+            if match := _IGNORE_RE.search(token.string):
+                ids = match.group(1)
+                self.ignored[token.start[0]] = (
+                    {i.strip() for i in ids.split(",") if i.strip()} if ids else None)
+
+    def suppressed(self, rule_id: str, span: Span) -> bool:
+        for line in {span[0], span[2]}:
+            if line in self.ignored and (self.ignored[line] is None
+                                         or rule_id in self.ignored[line]):
+                return True
+        return False
+
+    def inside(self, span: Span, holes: list[Span]) -> bool:
+        """Whether a comment lies in ``span`` but outside every span in ``holes``."""
+        return any(_within(position, span) and not any(_within(position, h) for h in holes)
+                   for position in self.positions)
+
+
+def _within(position: tuple[int, int], span: Span) -> bool:
+    return (span[0], span[1]) <= position < (span[2], span[3])
+
+
+class Matcher:
+    """Applies a list of rules to one parsed module."""
+
+    def __init__(self, text: str, tree: ast.Module, rules: list[Rule],
+                 assume_tensor_params: bool = False):
+        self.text, self.tree = text, tree
+        self.assume_tensor_params = assume_tensor_params
+        self.by_key: dict[tuple, list[Rule]] = {}
+        for rule in rules:
+            self.by_key.setdefault(rule.pattern.key, []).append(rule)
+        self._facts: ModuleFacts | None = None
+        self._inference: dict[bool, Inference] = {}
+        self._lines = _Lines(text)
+        self._comments: _Comments | None = None
+        self.found = Found([], set())
+
+    @property
+    def facts(self) -> ModuleFacts:
+        if self._facts is None:
+            self._facts = ModuleFacts(self.tree)
+        return self._facts
+
+    @property
+    def comments(self) -> _Comments:
+        if self._comments is None:
+            self._comments = _Comments(self.text)
+        return self._comments
+
+    def run(self) -> Found:
+        """Walk the whole module and collect edits, outermost first."""
+        self._visit(self.tree, (), False)
+        return self.found
+
+    def _visit(self, node: ast.AST, chain: tuple[ast.AST, ...], in_condition: bool) -> None:
+        rules = self.by_key.get(index_key(node))
+        if rules:
+            for rule in rules:
+                if self._try(rule, node, chain, in_condition):
+                    break
+        inner = chain + (node,) if isinstance(
+            node, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda) else chain
+        for name, value in ast.iter_fields(node):
+            children = value if isinstance(value, list) else [value]
+            for child in children:
+                if isinstance(child, ast.AST):
+                    self._visit(child, inner, _child_in_condition(node, name, in_condition))
+
+    def _try(self, rule: Rule, node: ast.AST, chain: tuple[ast.AST, ...],
+             in_condition: bool) -> bool:
+        if rule.context == "condition" and not in_condition:
+            return False
+        bindings = rule.pattern.match(node, self._qualname)
+        if bindings is None or not self.facts.in_scope(rule.scope, chain):
+            return False
+        inference = self._inference_for(rule)
+        context = GuardContext(inference, chain)
+        for condition in rule.where:
+            check = GUARDS[condition.guard][0]
+            if not check(context, [_value(b) for name in condition.metavariables
+                                   for b in _as_list(bindings[name])]):
+                return False
+        spelling = self._renames(rule, inference, chain)
+        if spelling is None:
+            return False
+        span = self._lines.span(node)
+        binding_spans = {name: ([self._lines.span(b) for b in bound] if isinstance(bound, list)
+                                else self._lines.span(bound))
+                         for name, bound in bindings.items()}
+        holes = [s for spans in binding_spans.values()
+                 for s in (spans if isinstance(spans, list) else [spans])]
+        if self.comments.suppressed(rule.id, span) or self.comments.inside(span, holes):
+            return False
+        self.found.edits.append(Edit(rule, span, isinstance(node, ast.stmt), binding_spans,
+                                     spelling[0], ast.get_source_segment(self.text, node) or ""))
+        self.found.imports |= spelling[1]
+        return True
+
+    def _qualname(self, node: ast.AST) -> str | None:
+        return self.facts.qualname(node)
+
+    def _inference_for(self, rule: Rule) -> Inference:
+        assume = rule.assume_tensor_params or self.assume_tensor_params
+        if assume not in self._inference:
+            self._inference[assume] = Inference(self.facts, assume)
+        return self._inference[assume]
+
+    def _renames(self, rule: Rule, inference: Inference,
+                 chain: tuple[ast.AST, ...]) -> tuple[dict[str, str], set[str]] | None:
+        """How the rewrite must spell each module it uses, and which need importing.
+
+        None when a name the rewrite needs is bound to something else here (for
+        example a local variable called ``torch``).
+        """
+        renames, imports = {}, set()
+        for module in rule.rewrite_roots:
+            local = self.facts.local_name_of(module)
+            if local is None:
+                local = module
+                imports.add(module)
+            if inference.lookup(local, chain) not in (None, "object"):
+                return None
+            if local != module:
+                renames[module] = local
+        return renames, imports
+
+
+def _child_in_condition(parent: ast.AST, field_name: str, in_condition: bool) -> bool:
+    if isinstance(parent, _CONDITION_OWNERS):
+        return field_name == "test"
+    if isinstance(parent, ast.BoolOp) or (
+            isinstance(parent, ast.UnaryOp) and isinstance(parent.op, ast.Not)):
+        return in_condition
+    return False
+
+
+def _as_list(bound: ast.AST | list[ast.AST]) -> list[ast.AST]:
+    return bound if isinstance(bound, list) else [bound]
+
+
+def _value(node: ast.AST) -> ast.AST:
+    return node.value if isinstance(node, ast.keyword | ast.Starred) else node
+
+
+def find_edits(text: str, tree: ast.Module, rules: list[Rule],
+               assume_tensor_params: bool = False) -> Found:
+    """All edits ``rules`` make in ``tree`` (parsed from ``text``)."""
+    return Matcher(text, tree, rules, assume_tensor_params).run()
+

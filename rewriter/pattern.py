@@ -1,0 +1,236 @@
+"""Patterns and templates: Python source with metavariables.
+
+``$a`` matches one expression, ``$$$args`` matches any number of call
+arguments, ``$_`` matches anything without binding. Metavariables are not
+Python, so the text is first rewritten to placeholder names and parsed with
+``ast``; matching compares trees structurally, ignoring positions, formatting
+and parentheses, and compares dotted names by the qualified name they resolve
+to (so ``torch.where`` also matches ``T.where`` after ``import torch as T``).
+"""
+
+from __future__ import annotations
+
+import ast
+import io
+import re
+import tokenize
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+_SEQ_PREFIX = "__eqrw_seq_"
+_ONE_PREFIX = "__eqrw_mv_"
+_WILDCARD = "_"
+_SEQ_RE = re.compile(r"\$\$\$([A-Za-z_][A-Za-z_0-9]*)")
+_ONE_RE = re.compile(r"\$([A-Za-z_][A-Za-z_0-9]*)")
+_IGNORED_FIELDS = frozenset({"ctx", "type_comment", "kind"})
+_NEUTRAL_OPERATORS = frozenset({"(", ")", "[", "]", "{", "}", ",", ".", ":"})
+
+Bindings = dict[str, "ast.AST | list[ast.AST]"]
+QualnameOf = Callable[[ast.AST], "str | None"]
+
+
+class PatternError(ValueError):
+    """A pattern or template that does not parse; ``line`` and ``col`` are 1-based."""
+
+    def __init__(self, message: str, line: int = 1, col: int = 1):
+        super().__init__(message)
+        self.line = line
+        self.col = col
+
+
+def to_placeholders(text: str) -> str:
+    """Replace ``$$$x`` and ``$x`` metavariables by parseable placeholder names."""
+    text = _SEQ_RE.sub(lambda m: _SEQ_PREFIX + m.group(1), text)
+    return _ONE_RE.sub(lambda m: _ONE_PREFIX + m.group(1), text)
+
+
+def metavariable_of(name: str) -> tuple[str, bool] | None:
+    """Return ``(metavariable, is_sequence)`` for a placeholder name, else None."""
+    if name.startswith(_SEQ_PREFIX):
+        return name[len(_SEQ_PREFIX) :], True
+    if name.startswith(_ONE_PREFIX):
+        return name[len(_ONE_PREFIX) :], False
+    return None
+
+
+def parse_snippet(text: str) -> ast.AST:
+    """Parse a pattern or template as one expression, else as one statement."""
+    source = to_placeholders(text.strip())
+    try:
+        return ast.parse(source, mode="eval").body
+    except SyntaxError:
+        pass
+    try:
+        module = ast.parse(source)
+    except SyntaxError as error:
+        raise PatternError(f"does not parse as Python: {error.msg}", error.lineno or 1,
+                           error.offset or 1) from None
+    if len(module.body) != 1:
+        raise PatternError(f"must be one expression or one statement, found {len(module.body)}")
+    return module.body[0]
+
+
+def dotted_name(node: ast.AST) -> str | None:
+    """``a.b.c`` for a chain of attributes on a plain name, else None."""
+    parts = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if not isinstance(node, ast.Name):
+        return None
+    parts.append(node.id)
+    return ".".join(reversed(parts))
+
+
+def _fixed_dotted_name(node: ast.AST) -> str | None:
+    name = dotted_name(node)
+    return None if name is None or metavariable_of(name.split(".")[0]) else name
+
+
+def metavariables(tree: ast.AST) -> dict[str, bool]:
+    """Metavariables used in a parsed snippet, mapped to whether they are sequences."""
+    found = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name) and (meta := metavariable_of(node.id)):
+            found[meta[0]] = meta[1]
+    found.pop(_WILDCARD, None)
+    return found
+
+
+def index_key(node: ast.AST) -> tuple[type, type | None]:
+    """The cheap key under which a pattern is filed: node type and operator type."""
+    op = getattr(node, "op", None)
+    return type(node), type(op) if op is not None else None
+
+
+@dataclass
+class Pattern:
+    """A compiled pattern: its tree and the metavariables it binds."""
+
+    text: str
+    tree: ast.AST
+    binds: dict[str, bool] = field(default_factory=dict)
+
+    @classmethod
+    def compile(cls, text: str) -> Pattern:
+        """Parse ``text``; raise PatternError when it is not one expression or statement."""
+        tree = parse_snippet(text)
+        if isinstance(tree, ast.Name) and metavariable_of(tree.id):
+            raise PatternError("a lone metavariable would match every expression")
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Name) and (meta := metavariable_of(node.id)) and meta[1]:
+                if not _is_call_argument(tree, node):
+                    raise PatternError(f"$$${meta[0]} may only stand among call arguments")
+        return cls(text, tree, metavariables(tree))
+
+    @property
+    def required_tokens(self) -> frozenset[str]:
+        """Text every file this pattern can match must contain: its operators and names,
+        except the roots of dotted names (which an import alias can respell)."""
+        found = set()
+        tokens = list(tokenize.generate_tokens(io.StringIO(to_placeholders(self.text)).readline))
+        for token, after in zip(tokens, [*tokens[1:], None]):
+            if token.type == tokenize.OP and token.string not in _NEUTRAL_OPERATORS:
+                found.add(token.string)
+            elif token.type == tokenize.NAME and not metavariable_of(token.string) and not (
+                    after and after.string == "."):
+                found.add(token.string)
+        return frozenset(found)
+
+    @property
+    def key(self) -> tuple[type, type | None]:
+        """See ``index_key``."""
+        return index_key(self.tree)
+
+    def match(self, node: ast.AST, qualname_of: QualnameOf) -> Bindings | None:
+        """Bindings of the metavariables if ``node`` matches, else None."""
+        bindings: Bindings = {}
+        return bindings if _match(self.tree, node, bindings, qualname_of) else None
+
+
+def _is_call_argument(tree: ast.AST, name: ast.Name) -> bool:
+    return any(isinstance(call, ast.Call) and name in call.args for call in ast.walk(tree))
+
+
+def _match(pattern: object, target: object, bindings: Bindings, qualname_of: QualnameOf) -> bool:
+    if isinstance(pattern, ast.Name) and (meta := metavariable_of(pattern.id)):
+        return _bind(meta[0], target, bindings)
+    if isinstance(pattern, ast.Attribute | ast.Name) and (wanted := _fixed_dotted_name(pattern)):
+        if not isinstance(target, ast.Attribute | ast.Name):
+            return False
+        return wanted == (qualname_of(target) or dotted_name(target))
+    if isinstance(pattern, ast.AST):
+        if type(pattern) is not type(target):
+            return False
+        if isinstance(pattern, ast.Constant):
+            return type(pattern.value) is type(target.value) and pattern.value == target.value
+        if isinstance(pattern, ast.Call):
+            return _match_call(pattern, target, bindings, qualname_of)
+        return all(
+            _match(getattr(pattern, name), getattr(target, name, None), bindings, qualname_of)
+            for name in pattern._fields
+            if name not in _IGNORED_FIELDS
+        )
+    if isinstance(pattern, list):
+        return (
+            isinstance(target, list)
+            and len(pattern) == len(target)
+            and all(_match(p, t, bindings, qualname_of) for p, t in zip(pattern, target))
+        )
+    return pattern == target
+
+
+def _bind(name: str, target: object, bindings: Bindings) -> bool:
+    if not isinstance(target, ast.expr):
+        return False
+    if name == _WILDCARD:
+        return True
+    if name in bindings:
+        return same_tree(bindings[name], target)
+    bindings[name] = target
+    return True
+
+
+def _match_call(pattern: ast.Call, target: ast.Call, bindings: Bindings,
+                qualname_of: QualnameOf) -> bool:
+    if not _match(pattern.func, target.func, bindings, qualname_of):
+        return False
+    sequence = [i for i, a in enumerate(pattern.args)
+                if isinstance(a, ast.Name) and (m := metavariable_of(a.id)) and m[1]]
+    if not sequence:
+        return _match(pattern.args, target.args, bindings, qualname_of) and _match(
+            pattern.keywords, target.keywords, bindings, qualname_of)
+    # One sequence metavariable absorbs the positional arguments between the fixed
+    # ones; when it comes last and the pattern names no keywords, the keywords too.
+    at = sequence[0]
+    before, after = pattern.args[:at], pattern.args[at + 1 :]
+    if len(target.args) < len(before) + len(after):
+        return False
+    middle = target.args[len(before) : len(target.args) - len(after)]
+    tail = target.args[len(target.args) - len(after) :]
+    if not (_match(before, target.args[: len(before)], bindings, qualname_of)
+            and _match(after, tail, bindings, qualname_of)):
+        return False
+    keywords = target.keywords
+    if not after and not pattern.keywords:
+        middle = sorted([*middle, *keywords], key=lambda n: (n.lineno, n.col_offset))
+    elif not _match(pattern.keywords, keywords, bindings, qualname_of):
+        return False
+    name = metavariable_of(pattern.args[at].id)[0]
+    if name in bindings:
+        return same_tree(bindings[name], middle)
+    if name != _WILDCARD:
+        bindings[name] = middle
+    return True
+
+
+def same_tree(a: object, b: object) -> bool:
+    """Structural equality of two ast trees (or lists of them), ignoring positions."""
+    if isinstance(a, list) or isinstance(b, list):
+        return (isinstance(a, list) and isinstance(b, list) and len(a) == len(b)
+                and all(same_tree(x, y) for x, y in zip(a, b)))
+    if isinstance(a, ast.AST):
+        return type(a) is type(b) and all(
+            same_tree(getattr(a, f), getattr(b, f, None))
+            for f in a._fields if f not in _IGNORED_FIELDS)
+    return type(a) is type(b) and a == b

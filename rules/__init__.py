@@ -1,0 +1,1 @@
+"""Rule packs shipped with eqrewrite, as YAML data files (see README, "Writing rules")."""
