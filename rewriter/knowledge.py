@@ -26,6 +26,7 @@ TORCH_TENSOR_FUNCTIONS = frozenset(
     isin isinf isnan isneginf isposinf isreal kron lcm ldexp le lerp less less_equal lgamma
     linspace log log10 log1p log2 logaddexp logaddexp2 logcumsumexp logdet logical_and
     logical_not logical_or logical_xor logit logspace logsumexp lt masked_fill masked_scatter
+    ones ones_like conv1d conv2d conv3d layer_norm group_norm batch_norm embedding bincount histc
     masked_select matmul matrix_exp matrix_power maximum mean minimum mm moveaxis movedim msort
     mul multinomial multiply mv mvlgamma nan_to_num nanmean nanquantile nansum narrow
     narrow_copy ne neg negative nextafter nonzero_static norm normal not_equal outer
@@ -68,6 +69,7 @@ TENSOR_METHODS = frozenset(
     index_fill index_select int isfinite isinf isnan le lerp log log10 log1p log2
     logical_and logical_not logical_or logical_xor logsumexp long lt masked_fill
     masked_select matmul maximum mean minimum mm mul nan_to_num nansum narrow ne neg new_empty
+    dot outer cross kron exp2 sinh tan erfinv lgamma digamma logit sgn signbit masked_scatter
     new_full new_ones new_tensor new_zeros norm permute pow prod reciprocal relu remainder
     repeat repeat_interleave reshape reshape_as roll round rsqrt scatter scatter_add select
     sigmoid sign sin sinh softmax log_softmax sqrt square squeeze std sub sum t tanh tile to

@@ -1,0 +1,443 @@
+"""Throughput of eqrewrite on a large real corpus, against a plain LibCST codemod.
+
+The corpus is every ``*.py`` file of the installed ``torch`` package (about 2,300
+files, 50 MB), copied to a temporary folder so site-packages is never touched.
+Three runs are timed wall-clock with ``time.perf_counter``:
+
+* eqrewrite cold: ``eqrewrite CORPUS --cache-dir EMPTY -j 2 --format json``, which
+  rewrites a copy of the corpus in place and fills the cache;
+* eqrewrite warm: the identical command again, on the now rewritten and cached copy;
+* libcst baseline: an unguarded ``a + b -> torch.add(a, b)`` ``CSTTransformer`` run
+  over the pristine corpus by a 2-process ``multiprocessing.Pool``, which parses
+  every file with ``libcst.parse_module`` and writes every result to a folder.
+
+eqrewrite runs as a subprocess, so its times include interpreter start-up and
+imports; the baseline runs in this process (its workers start inside the timing).
+The product's targets are checked and printed as measured: a cold run at least
+10x faster than the baseline, and a warm rerun under 2 s.
+
+The script then verifies the cold run: exit status, that rewritten files still
+parse, that untouched files are byte-identical with unchanged mtimes, that the
+files reported changed are exactly those that differ, and that a second
+``--check --no-cache`` run finds nothing more to do.
+
+Usage: ``python benchmarks/rewrite_throughput.py [--limit N] [--skip-baseline]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import importlib.util
+import json
+import multiprocessing
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import libcst as cst
+
+JOBS = 2
+COLD_SPEEDUP_TARGET = 10.0  # cold run at least this many times faster than the baseline
+WARM_SECONDS_TARGET = 2.0  # warm rerun under this many seconds
+EXIT_OK, EXIT_FILE_ERROR = 0, 123
+MB = 1_000_000
+
+
+@dataclass
+class Corpus:
+    """A copied set of Python files, addressed by paths relative to ``root``."""
+
+    root: Path
+    files: list[Path]
+    size: int
+    lines: int
+
+
+@dataclass
+class Timing:
+    """One timed run: wall-clock seconds, exit status and eqrewrite's JSON report."""
+
+    seconds: float
+    returncode: int
+    report: dict = field(default_factory=dict)
+    stderr: str = ""
+
+
+@dataclass
+class BaselineResult:
+    """The libcst baseline's time, edits made and files it could not parse."""
+
+    seconds: float
+    edits: int
+    failures: list[tuple[str, str]]
+
+
+@dataclass
+class Check:
+    """One verification: what was checked, whether it held, and supporting detail."""
+
+    name: str
+    ok: bool
+    details: list[str] = field(default_factory=list)
+
+
+# -- corpus -----------------------------------------------------------------
+
+
+def torch_source_root() -> Path:
+    """The installed torch package's folder, found without importing torch."""
+    spec = importlib.util.find_spec("torch")
+    if spec is None or not spec.submodule_search_locations:
+        sys.exit("torch is not installed")
+    return Path(next(iter(spec.submodule_search_locations)))
+
+
+def list_sources(package: Path, limit: int | None) -> list[Path]:
+    """The package's ``*.py`` files relative to its parent, sorted, at most ``limit``."""
+    files = sorted(p.relative_to(package.parent) for p in package.rglob("*.py") if p.is_file())
+    return files[:limit] if limit is not None else files
+
+
+def copy_corpus(source_root: Path, files: list[Path], destination: Path) -> Corpus:
+    """Copy ``files`` from ``source_root`` to ``destination``; count bytes and lines."""
+    size = lines = 0
+    for relative in files:
+        target = destination / relative
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(source_root / relative, target)
+        data = target.read_bytes()
+        size += len(data)
+        lines += data.count(b"\n") + (1 if data and not data.endswith(b"\n") else 0)
+    return Corpus(destination, files, size, lines)
+
+
+def snapshot(corpus: Corpus) -> dict[Path, tuple[int, bytes]]:
+    """Each file's mtime (ns) and content, keyed by relative path."""
+    return {f: ((corpus.root / f).stat().st_mtime_ns, (corpus.root / f).read_bytes())
+            for f in corpus.files}
+
+
+# -- eqrewrite --------------------------------------------------------------
+
+
+def eqrewrite_command() -> list[str]:
+    """How to start eqrewrite: ``python -m`` if possible, else its console script."""
+    if importlib.util.find_spec("rewriter.__main__") is not None:
+        return [sys.executable, "-m", "rewriter"]
+    beside = Path(sys.executable).parent / "eqrewrite"
+    found = str(beside) if beside.is_file() else shutil.which("eqrewrite")
+    if found is None:
+        sys.exit("cannot find the eqrewrite command; run 'pip install -e .' first")
+    return [found]
+
+
+def run_eqrewrite(args: list[str]) -> Timing:
+    """Run eqrewrite with ``--format json`` and time it."""
+    command = [*eqrewrite_command(), *args, "--format", "json"]
+    start = time.perf_counter()
+    completed = subprocess.run(command, capture_output=True, text=True, check=False)
+    seconds = time.perf_counter() - start
+    try:
+        report = json.loads(completed.stdout)
+    except ValueError:
+        report = {}
+    return Timing(seconds, completed.returncode, report, completed.stderr)
+
+
+def relative_to_corpus(corpus: Corpus, shown: str) -> Path:
+    """A path printed by eqrewrite, relative to the corpus root."""
+    return Path(shown).resolve().relative_to(corpus.root.resolve())
+
+
+# -- libcst baseline --------------------------------------------------------
+
+
+class AddToTorchAdd(cst.CSTTransformer):
+    """Rewrite every ``a + b`` to ``torch.add(a, b)``, with no type check at all."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.edits = 0
+
+    def leave_BinaryOperation(self, original_node: cst.BinaryOperation,
+                              updated_node: cst.BinaryOperation) -> cst.BaseExpression:
+        """Replace an addition by a call; other operators are left alone."""
+        if not isinstance(updated_node.operator, cst.Add):
+            return updated_node
+        self.edits += 1
+        function = cst.Attribute(value=cst.Name("torch"), attr=cst.Name("add"))
+        arguments = [cst.Arg(updated_node.left), cst.Arg(updated_node.right)]
+        return cst.Call(func=function, args=arguments, lpar=updated_node.lpar,
+                        rpar=updated_node.rpar)
+
+
+def baseline_file(task: tuple[Path, Path]) -> tuple[str, int, str | None]:
+    """Codemod one file into its destination; return (path, edits, error or None)."""
+    source, destination = task
+    try:
+        module = cst.parse_module(source.read_bytes())
+    except (cst.ParserSyntaxError, RecursionError) as error:
+        return str(source), 0, (str(error).splitlines() or [type(error).__name__])[0]
+    transformer = AddToTorchAdd()
+    rewritten = module.visit(transformer)
+    destination.parent.mkdir(parents=True, exist_ok=True)
+    destination.write_bytes(rewritten.bytes)
+    return str(source), transformer.edits, None
+
+
+def run_baseline(corpus: Corpus, out_root: Path, processes: int) -> BaselineResult:
+    """Time the libcst codemod over the corpus with a process pool, printing progress."""
+    tasks = [(corpus.root / f, out_root / f) for f in corpus.files]
+    edits, failures, done, step = 0, [], 0, max(1, len(tasks) // 10)
+    start = time.perf_counter()
+    with multiprocessing.Pool(processes) as pool:
+        for path, count, error in pool.imap_unordered(baseline_file, tasks, chunksize=4):
+            edits += count
+            done += 1
+            if error is not None:
+                failures.append((path, error))
+            if done % step == 0 or done == len(tasks):
+                elapsed = time.perf_counter() - start
+                progress(f"  libcst baseline: {done}/{len(tasks)} files, {elapsed:.1f} s")
+    return BaselineResult(time.perf_counter() - start, edits, failures)
+
+
+# -- verification -----------------------------------------------------------
+
+
+def check_exit(corpus: Corpus, pristine: Corpus, timing: Timing, label: str) -> Check:
+    """Exit 0, or 123 only when every reported file really fails to parse."""
+    check = Check(f"{label}: exit status {timing.returncode}", False)
+    if timing.returncode not in (EXIT_OK, EXIT_FILE_ERROR) or not timing.report:
+        check.details.append("unexpected exit status or no JSON report")
+        check.details += timing.stderr.strip().splitlines()[-20:]
+        return check
+    legitimate = True
+    for error in timing.report.get("errors", []):
+        relative = relative_to_corpus(corpus, error["file"])
+        parses = parses_ok((pristine.root / relative).read_bytes())
+        verdict = "ORIGINAL PARSES: eqrewrite bug" if parses else "original does not parse"
+        legitimate = legitimate and not parses
+        check.details.append(f"{relative}:{error['line']}: {error['message']} ({verdict})")
+    check.ok = timing.returncode == EXIT_OK or legitimate
+    return check
+
+
+def parses_ok(data: bytes) -> bool:
+    """Whether ``ast.parse`` accepts the source."""
+    try:
+        ast.parse(data)
+    except (SyntaxError, ValueError):
+        return False
+    return True
+
+
+def changed_files(corpus: Corpus, report: dict) -> set[Path]:
+    """Files with at least one edit in an eqrewrite JSON report."""
+    return {relative_to_corpus(corpus, e["file"]) for e in report.get("edits", [])}
+
+
+def verify_in_place(work: Corpus, pristine: Corpus, before: dict[Path, tuple[int, bytes]],
+                    report: dict) -> list[Check]:
+    """Compare the rewritten copy with the pristine one and with eqrewrite's report."""
+    reported = changed_files(work, report)
+    unparsable, differing, touched = [], set(), []
+    for relative in work.files:
+        data = (work.root / relative).read_bytes()
+        mtime = (work.root / relative).stat().st_mtime_ns
+        if data != (pristine.root / relative).read_bytes():
+            differing.add(relative)
+            if not parses_ok(data):
+                unparsable.append(str(relative))
+        elif relative not in reported and mtime != before[relative][0]:
+            touched.append(str(relative))
+    leftovers = [str(p.relative_to(work.root)) for p in work.root.rglob("*.eqrw")]
+    return [
+        Check(f"rewritten files re-parse with ast.parse ({len(differing)} files)",
+              not unparsable, unparsable),
+        Check("unchanged files byte-identical with unchanged mtime", not touched, touched),
+        Check("files that differ are exactly the files reported changed",
+              differing == reported,
+              [f"differs but not reported: {p}" for p in sorted(differing - reported)]
+              + [f"reported but identical: {p}" for p in sorted(reported - differing)]),
+        Check("no temporary files left behind", not leftovers, leftovers),
+    ]
+
+
+def verify_warm(work: Corpus, before: dict[Path, tuple[int, bytes]], timing: Timing) -> Check:
+    """The warm run changes nothing and reports no edits."""
+    summary = timing.report.get("summary", {})
+    modified = [str(f) for f in work.files
+                if (work.root / f).stat().st_mtime_ns != before[f][0]]
+    ok = timing.returncode == EXIT_OK and summary.get("edits") == 0 and not modified
+    return Check(f"warm run: exit {timing.returncode}, {summary.get('edits')} edits, "
+                 f"{len(modified)} files modified", ok, modified)
+
+
+def verify_idempotent(work: Corpus) -> Check:
+    """``eqrewrite --check --no-cache`` on the rewritten copy exits 0 with 0 changed."""
+    timing = run_eqrewrite([str(work.root), "--check", "--no-cache", "-j", str(JOBS)])
+    summary = timing.report.get("summary", {})
+    details = [f"{relative_to_corpus(work, e['file'])}:{e['start']['line']}: {e['rule']}: "
+               f"{e['before']!r} -> {e['after']!r}" for e in timing.report.get("edits", [])]
+    details += [f"error: {e['file']}: {e['message']}" for e in timing.report.get("errors", [])]
+    ok = timing.returncode == EXIT_OK and summary.get("changed") == 0
+    return Check(f"second run is a no-op: --check exit {timing.returncode}, "
+                 f"{summary.get('changed')} files would change", ok, details)
+
+
+# -- reporting --------------------------------------------------------------
+
+
+def progress(message: str) -> None:
+    """Print a progress line to stderr."""
+    print(message, file=sys.stderr, flush=True)
+
+
+def rate_row(label: str, seconds: float, corpus: Corpus) -> str:
+    """One table row: seconds, files per second and MB per second."""
+    return (f"{label:<18} {seconds:>9.2f} {len(corpus.files) / seconds:>10.1f} "
+            f"{corpus.size / MB / seconds:>8.2f}")
+
+
+def print_table(corpus: Corpus, cold: Timing, warm: Timing,
+                baseline: BaselineResult | None) -> None:
+    """The timing table, the speed-up ratios and whether each target is met."""
+    print(f"\ncorpus: {len(corpus.files)} files, {corpus.size / MB:.1f} MB, "
+          f"{corpus.lines:,} lines\n")
+    print(f"{'run':<18} {'seconds':>9} {'files/s':>10} {'MB/s':>8}")
+    print(rate_row("eqrewrite cold", cold.seconds, corpus))
+    print(rate_row("eqrewrite warm", warm.seconds, corpus))
+    if baseline is not None:
+        print(rate_row("libcst baseline", baseline.seconds, corpus))
+        cold_ratio = baseline.seconds / cold.seconds
+        print(f"\nbaseline / cold: {cold_ratio:.1f}x   baseline / warm: "
+              f"{baseline.seconds / warm.seconds:.1f}x")
+        print(f"target cold >= {COLD_SPEEDUP_TARGET:.0f}x faster than libcst: "
+              f"{'MET' if cold_ratio >= COLD_SPEEDUP_TARGET else 'NOT MET'} "
+              f"({cold_ratio:.1f}x)")
+    else:
+        print("\nlibcst baseline skipped: cold-speed-up target not evaluated")
+    print(f"target warm rerun < {WARM_SECONDS_TARGET:.0f} s: "
+          f"{'MET' if warm.seconds < WARM_SECONDS_TARGET else 'NOT MET'} "
+          f"({warm.seconds:.2f} s)")
+
+
+def print_edits(corpus: Corpus, report: dict, sample: int) -> None:
+    """Counts of edits by rule and an evenly spread sample of individual edits."""
+    summary = report.get("summary", {})
+    print(f"\neqrewrite cold summary: {json.dumps(summary)}")
+    edits = report.get("edits", [])
+    for rule, count in Counter(e["rule"] for e in edits).most_common():
+        print(f"  {count:6}  {rule}")
+    if not edits or sample <= 0:
+        return
+    print(f"\nsample of {min(sample, len(edits))} edits:")
+    stride = max(1, len(edits) // sample)
+    for edit in edits[::stride][:sample]:
+        where = f"{relative_to_corpus(corpus, edit['file'])}:{edit['start']['line']}"
+        print(f"  {where}  [{edit['rule']}]\n      {_one_line(edit['before'])}"
+              f"\n   -> {_one_line(edit['after'])}")
+
+
+def _one_line(code: str, width: int = 150) -> str:
+    """Collapse whitespace and shorten ``code`` for display."""
+    flat = " ".join(code.split())
+    return flat if len(flat) <= width else flat[:width - 3] + "..."
+
+
+def print_checks(checks: list[Check], max_details: int = 25) -> bool:
+    """Print each verification with its details; return whether all held."""
+    print("\nverification:")
+    for check in checks:
+        print(f"  [{'ok' if check.ok else 'FAIL'}] {check.name}")
+        for line in check.details[:max_details]:
+            print(f"         {line}")
+        if len(check.details) > max_details:
+            print(f"         ... and {len(check.details) - max_details} more")
+    return all(c.ok for c in checks)
+
+
+# -- main -------------------------------------------------------------------
+
+
+def parse_arguments(argv: list[str] | None) -> argparse.Namespace:
+    """Command-line options."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--limit", type=int, metavar="N",
+                        help="use only the first N files of the corpus (a quick smoke run)")
+    parser.add_argument("--skip-baseline", action="store_true",
+                        help="do not run the (slow) libcst baseline")
+    parser.add_argument("--sample", type=int, default=20, metavar="N",
+                        help="how many individual edits to print (default: 20)")
+    parser.add_argument("--workdir", type=Path, metavar="DIR",
+                        help="work in DIR (must not exist) and keep it, instead of a "
+                             "temporary folder that is deleted")
+    return parser.parse_args(argv)
+
+
+def benchmark(options: argparse.Namespace, workdir: Path) -> bool:
+    """Build the corpus, time the three runs, verify, print; return whether all checks held."""
+    package = torch_source_root()
+    files = list_sources(package, options.limit)
+    progress(f"copying {len(files)} files from {package} to {workdir} ...")
+    pristine = copy_corpus(package.parent, files, workdir / "pristine")
+    work = copy_corpus(package.parent, files, workdir / "inplace")
+    cache_dir = workdir / "cache"
+    before = snapshot(work)
+
+    arguments = [str(work.root), "--cache-dir", str(cache_dir), "-j", str(JOBS)]
+    progress("eqrewrite cold run ...")
+    cold = run_eqrewrite(arguments)
+    after_cold = snapshot(work)
+    progress(f"  {cold.seconds:.2f} s, exit {cold.returncode}")
+    progress("eqrewrite warm run ...")
+    warm = run_eqrewrite(arguments)
+    progress(f"  {warm.seconds:.2f} s, exit {warm.returncode}")
+
+    baseline = None
+    if not options.skip_baseline:
+        progress(f"libcst baseline over {len(files)} files with {JOBS} processes ...")
+        baseline = run_baseline(pristine, workdir / "libcst_out", JOBS)
+        progress(f"  {baseline.seconds:.2f} s, {baseline.edits} edits, "
+                 f"{len(baseline.failures)} files libcst could not parse")
+
+    progress("verifying ...")
+    checks = [check_exit(work, pristine, cold, "cold run"),
+              *verify_in_place(work, pristine, before, cold.report),
+              verify_warm(work, after_cold, warm),
+              verify_idempotent(work)]
+
+    print_table(pristine, cold, warm, baseline)
+    if baseline is not None:
+        print(f"libcst baseline: {baseline.edits} unguarded edits, "
+              f"{len(baseline.failures)} parse failures")
+        for path, error in baseline.failures:
+            print(f"  {Path(path).relative_to(pristine.root)}: {error}")
+    print_edits(work, cold.report, options.sample)
+    return print_checks(checks)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the benchmark; exit 1 if a verification failed (missed targets do not fail)."""
+    options = parse_arguments(argv)
+    if options.workdir is not None:
+        if options.workdir.exists():
+            sys.exit(f"--workdir {options.workdir} already exists")
+        options.workdir.mkdir(parents=True)
+        ok = benchmark(options, options.workdir.resolve())
+        print(f"\nwork folder kept: {options.workdir}")
+    else:
+        with tempfile.TemporaryDirectory(prefix="eqrewrite-bench-") as folder:
+            ok = benchmark(options, Path(folder).resolve())
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

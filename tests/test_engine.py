@@ -1,0 +1,362 @@
+"""Engine properties: formatting kept, fixed point, idempotence, suppressions, scopes, guards."""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+
+from rewriter.engine import Options, RewriteError, rewrite_source
+from rewriter.rules import load_pack
+from tests.conftest import rewrite, write_pack
+
+
+def pack_rules(tmp_path, body: str):
+    """Load a one-off pack written from ``body``."""
+    return load_pack(str(write_pack(tmp_path, body))).rules
+
+
+def test_formatting_and_comments_outside_edits_are_kept(default_rules):
+    source = textwrap.dedent('''\
+        """Docstring."""
+        import torch
+
+
+        # A comment that must stay.
+        def f(x: torch.Tensor,   y: torch.Tensor):  # odd spacing kept
+            z  =  x + y   # trailing comment kept
+
+            return (
+                z  # inside parentheses
+            )
+        ''')
+    out = rewrite(source, default_rules)
+    assert out == source.replace("x + y", "torch.add(x, y)")
+
+
+def test_nested_matches_reach_fixed_point_in_one_run(default_rules):
+    source = """
+        import torch
+        def f(a: torch.Tensor, b: torch.Tensor, c: torch.Tensor, d: torch.Tensor):
+            return a + b * c - d ** 0.5 / 2
+    """
+    out = rewrite(source, default_rules)
+    assert "return torch.sub(torch.add(a, torch.mul(b, c)), torch.div(torch.sqrt(d), 2))" in out
+    assert rewrite(out, default_rules) == out
+
+
+def test_strings_lists_and_ints_are_never_rewritten(default_rules):
+    source = textwrap.dedent("""
+        import torch
+        def f(name: str, xs: list, n: int, x: torch.Tensor):
+            a = "s" + name
+            b = [1] + xs
+            c = n // 2 + n % 3 - -n
+            d = xs * 2
+            return a, b, c, d, x.shape[0] + 1
+    """)
+    assert rewrite(source, default_rules) == source
+
+
+def test_unknown_operands_are_left_alone(default_rules):
+    source = "def f(a, b):\n    return a + b\n"
+    assert rewrite(source, default_rules) == source
+
+
+def test_assume_tensor_params_option(default_rules):
+    source = textwrap.dedent("""
+        from torch import nn
+        class M(nn.Module):
+            def forward(self, x, y):
+                return x + y
+    """)
+    assert rewrite(source, default_rules) == source
+    out = rewrite(source, default_rules, assume_tensor_params=True)
+    assert "return torch.add(x, y)" in out and out.startswith("\nimport torch\n")
+
+
+def test_parenthesised_operand_and_method_on_result(default_rules):
+    out = rewrite("""
+        import torch
+        def f(a: torch.Tensor, b: torch.Tensor):
+            return (a + b).sum() + (a)
+    """, default_rules)
+    assert "return torch.add(torch.add(a, b).sum(), a)" in out
+
+
+def test_comment_in_parentheses_of_an_operand_is_not_lost(default_rules):
+    out = rewrite("""
+        import torch
+        def f(a: torch.Tensor, b: torch.Tensor):
+            return (a + b).sum() + (  # why
+                a)
+    """, default_rules)
+    assert "return torch.add(a, b).sum() + (  # why\n        a)" in out
+
+
+def test_comment_inside_matched_expression_blocks_the_edit(default_rules):
+    source = textwrap.dedent("""
+        import torch
+        def f(a: torch.Tensor, b: torch.Tensor):
+            return (a +  # keep me
+                    b)
+    """)
+    assert rewrite(source, default_rules) == source
+
+
+def test_ignore_comments(default_rules):
+    source = textwrap.dedent("""
+        import torch
+        def f(a: torch.Tensor, b: torch.Tensor):
+            c = a + b  # eqrewrite: ignore
+            d = a + b  # eqrewrite: ignore[add-to-torch-add]
+            e = a + b  # eqrewrite: ignore[mul-to-torch-mul]
+            return c, d, e
+    """)
+    out = rewrite(source, default_rules)
+    assert out == source.replace("e = a + b", "e = torch.add(a, b)")
+
+
+def test_import_added_after_docstring_and_future_imports(default_rules):
+    out = rewrite('''
+        """Doc."""
+        from __future__ import annotations
+        from torch import Tensor
+        def f(x: Tensor):
+            return -x
+    ''', default_rules)
+    assert out.startswith('\n"""Doc."""\nfrom __future__ import annotations\nimport torch\n'
+                          'from torch import Tensor\n')
+    assert "return torch.neg(x)" in out
+
+
+def test_alias_of_torch_is_used(default_rules):
+    out = rewrite("""
+        import torch as T
+        def f(x: T.Tensor):
+            return x * 2
+    """, default_rules)
+    assert "return T.mul(x, 2)" in out and "import torch\n" not in out
+
+
+def test_local_variable_named_torch_blocks_the_edit(default_rules):
+    source = textwrap.dedent("""
+        from torch import Tensor
+        def f(x: Tensor, torch):
+            return x * 2
+    """)
+    assert rewrite(source, default_rules) == source
+
+
+def test_condition_context(default_rules):
+    source = textwrap.dedent("""
+        import torch
+        def f(x: torch.Tensor):
+            while not x.all() and not x.any():
+                pass
+            flag = not x.any()
+            return flag
+    """)
+    out = rewrite(source, default_rules, only={"not-to-logical-not"})
+    assert "while torch.logical_not(x.all()) and torch.logical_not(x.any()):" in out
+    assert "flag = not x.any()" in out
+
+
+def test_unsafe_rules_need_opt_in(default_rules):
+    source = "import torch\ndef f(x: torch.Tensor):\n    return not x.any()\n"
+    assert rewrite(source, default_rules) == source
+    assert "torch.logical_not(x.any())" in rewrite(source, default_rules, unsafe=True)
+
+
+def test_augmented_assignment_only_on_plain_tensor_names(default_rules):
+    out = rewrite("""
+        import torch
+        def f(x: torch.Tensor, xs: list):
+            x += 1; y = 2
+            xs += [1]
+            x[0] += 1
+            return x
+    """, default_rules)
+    assert "x.add_(1); y = 2" in out
+    assert "xs += [1]" in out and "x[0] += 1" in out
+
+
+QUALIFIED = """\
+rules:
+  - id: where-to-select
+    description: test rule
+    pattern: torch.where($c, $a, $b)
+    rewrite: torch.lerp($b, $a, $c)
+"""
+
+
+def test_pattern_names_match_by_qualified_name(tmp_path):
+    rules = pack_rules(tmp_path, QUALIFIED)
+    out = rewrite("""
+        import torch as T
+        from torch import where
+        import numpy as np
+        def f(c, a, b):
+            return T.where(c, a, b), where(c, a, b), np.where(c, a, b)
+    """, rules)
+    assert "T.lerp(b, a, c), T.lerp(b, a, c)" in out
+    assert "np.where(c, a, b)" in out and "import torch\n" not in out
+
+
+SEQUENCE = """\
+rules:
+  - id: print-to-log
+    description: test rule
+    pattern: print($$$args)
+    rewrite: log.info("%s", $$$args)
+"""
+
+
+def test_sequence_metavariables(tmp_path):
+    out = rewrite("""
+        def f(x):
+            print(x, 1, sep=" ")
+            print()
+    """, pack_rules(tmp_path, SEQUENCE))
+    assert 'log.info("%s", x, 1, sep=" ")' in out and 'log.info("%s")' in out
+
+
+SCOPED = """\
+rules:
+  - id: neg-forward
+    description: test rule
+    pattern: -$a
+    rewrite: torch.neg($a)
+    scope: {scope}
+    where:
+      - tensor: $a
+"""
+
+SCOPE_SOURCE = """
+import torch
+from torch import nn
+class M(nn.Module):
+    def forward(self, x: torch.Tensor):
+        return -x
+    def other(self, x: torch.Tensor):
+        return -x
+def helper(x: torch.Tensor):
+    return -x
+@torch.compile
+def compiled(x: torch.Tensor):
+    return helper(x) + -x
+def plain(x: torch.Tensor):
+    return -x
+opt = torch.compile(M())
+"""
+
+
+@pytest.mark.parametrize("scope, count", [("everywhere", 5), ("forward", 1), ("compiled", 3)])
+def test_scopes(tmp_path, scope, count):
+    out = rewrite(SCOPE_SOURCE, pack_rules(tmp_path, SCOPED.format(scope=scope)))
+    assert out.count("torch.neg(x)") == count
+
+
+def test_scope_override_from_options(tmp_path):
+    rules = pack_rules(tmp_path, SCOPED.format(scope="everywhere"))
+    out = rewrite(SCOPE_SOURCE, rules, scope=frozenset({"forward"}))
+    assert out.count("torch.neg(x)") == 1
+
+
+GUARDED = """\
+rules:
+  - id: guarded
+    description: test rule
+    pattern: f($a)
+    rewrite: g($a)
+    where:
+      - {guard}: $a
+"""
+
+
+@pytest.mark.parametrize("guard, argument, fires", [
+    ("pure", "torch.exp(x) + x.sum()", True),
+    ("pure", "torch.rand(3)", False),
+    ("pure", "x.add_(1)", False),
+    ("pure", "print(x)", False),
+    ("pure", "len(xs) + 1", True),
+    ("literal", "-2", True),
+    ("literal", "0.5", True),
+    ("literal", "n", False),
+    ("literal", "True", False),
+    ("not_tensor", "n", True),
+    ("not_tensor", "'s'", True),
+    ("not_tensor", "x", False),
+    ("not_tensor", "unknown_thing", False),
+    ("scalar", "n * 2", True),
+    ("scalar", "xs", False),
+    ("tensor", "x @ x", True),
+    ("tensor", "n", False),
+    ("name", "x", True),
+    ("name", "x.T", False),
+])
+def test_guards(tmp_path, guard, argument, fires):
+    source = f"import torch\ndef h(x: torch.Tensor, n: int, xs: list):\n    return f({argument})\n"
+    out = rewrite(source, pack_rules(tmp_path, GUARDED.format(guard=guard)))
+    assert (out != source) == fires
+
+
+def test_any_tensor_guard(tmp_path):
+    body = GUARDED.replace("- {guard}: $a", "- any_tensor: [$a, $b]").replace(
+        "f($a)", "f($a, $b)", 1).replace("g($a)", "g($a, $b)")
+    rules = pack_rules(tmp_path, body)
+    source = "import torch\ndef h(x: torch.Tensor, n: int):\n    return f(n, x), f(n, n)\n"
+    assert rewrite(source, rules).count("g(") == 1
+
+
+LOOPING = """\
+rules:
+  - id: swap
+    description: test rule
+    pattern: $a + $b
+    rewrite: $b + $a
+    where:
+      - tensor: [$a, $b]
+"""
+
+
+def test_non_converging_rules_are_reported(tmp_path):
+    rules = pack_rules(tmp_path, LOOPING)
+    with pytest.raises(RewriteError, match="failed to converge"):
+        rewrite_source("import torch\ndef f(a: torch.Tensor, b: torch.Tensor):\n"
+                       "    return a + b\n", rules, Options())
+
+
+def test_non_atomic_rewrite_is_parenthesised(tmp_path):
+    body = LOOPING.replace("rewrite: $b + $a", "rewrite: $a - -$b").replace(
+        "pattern: $a + $b", "pattern: $a * $b")
+    out = rewrite("import torch\ndef f(a: torch.Tensor, b: torch.Tensor):\n"
+                  "    return a * b ** 2\n", pack_rules(tmp_path, body))
+    assert "return (a - -(b ** 2))" in out
+
+
+def test_syntax_error_reports_line():
+    with pytest.raises(RewriteError) as caught:
+        rewrite_source("x = 1\nprint 'python 2'\n", [])
+    assert caught.value.line == 2
+
+
+def test_edits_record_before_and_after(default_rules):
+    result = rewrite_source("import torch\ndef f(x: torch.Tensor):\n    return x ** 0.5\n",
+                            default_rules)
+    (round_number, edit), = result.edits
+    assert (round_number, edit.rule.id, edit.before, edit.after) == (
+        1, "pow-half-to-sqrt", "x ** 0.5", "torch.sqrt(x)")
+    assert edit.span == (3, 11, 3, 19)
+
+
+def test_non_ascii_columns(default_rules):
+    source = "import torch\ndef f(x: torch.Tensor):\n    s = 'héllo ✓'; return x + 1  # ü\n"
+    out = rewrite(source, default_rules)
+    assert out == source.replace("x + 1", "torch.add(x, 1)")
+
+
+def test_crlf_line_endings_survive(default_rules):
+    source = "import torch\r\ndef f(x: torch.Tensor):\r\n    return x + 1\r\n"
+    out = rewrite_source(source, default_rules).text
+    assert out == "import torch\r\ndef f(x: torch.Tensor):\r\n    return torch.add(x, 1)\r\n"
