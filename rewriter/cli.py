@@ -108,7 +108,7 @@ def rewrite_command(paths: tuple[Path, ...], rule_specs: tuple[str, ...], check:
     job = Job([p.path for p in packs], options, mode, out_root, use_black,
               tuple(ignored) + tuple(config.ignore))
     files = list(discover(list(paths), config.include,
-                          config.exclude + config.extend_exclude + list(excludes)))
+                          config.exclude + config.extend_exclude + list(excludes), root))
     pairs = [(f, _destination(f, paths, out_root)) for f in files]
     cache = None
     if not no_cache and not use_black:

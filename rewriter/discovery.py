@@ -54,14 +54,27 @@ class _Ignores:
         return False
 
 
-def discover(paths: list[Path], include: list[str], exclude: list[str],
+def _relative(path: Path, base: Path) -> str:
+    """``path`` relative to ``base`` when under it (globs are written that way), else as is."""
+    try:
+        return path.resolve().relative_to(base).as_posix()
+    except ValueError:
+        return path.as_posix()
+
+
+def discover(paths: list[Path], include: list[str], exclude: list[str], base: Path,
              use_gitignore: bool = True) -> Iterator[Path]:
-    """Yield the Python files under ``paths``, each once, in a stable order."""
+    """Yield the Python files under ``paths``, each once, in a stable order.
+
+    Include and exclude globs are gitignore-style and relative to ``base``, the
+    project root holding the configuration.
+    """
     includes, excludes = _spec(include), _spec(exclude)
+    base = base.resolve()
     seen: set[Path] = set()
     for root in paths:
         if root.is_file():
-            if not excludes.match_file(root.as_posix()) and root not in seen:
+            if not excludes.match_file(_relative(root, base)) and root not in seen:
                 seen.add(root)
                 yield root
             continue
@@ -75,11 +88,11 @@ def discover(paths: list[Path], include: list[str], exclude: list[str],
             here = Path(folder)
             if use_gitignore:
                 ignores.add_folder(here.resolve())
-            dirs[:] = sorted(d for d in dirs if _keep_folder(here / d, root, excludes, ignores,
+            dirs[:] = sorted(d for d in dirs if _keep_folder(here / d, base, excludes, ignores,
                                                                use_gitignore))
             for name in sorted(files):
                 path = here / name
-                relative = path.relative_to(root).as_posix()
+                relative = _relative(path, base)
                 if not includes.match_file(relative) or excludes.match_file(relative):
                     continue
                 if use_gitignore and ignores.ignored(path.resolve(), False):
@@ -89,12 +102,12 @@ def discover(paths: list[Path], include: list[str], exclude: list[str],
                     yield path
 
 
-def _keep_folder(folder: Path, root: Path, excludes: pathspec.PathSpec, ignores: _Ignores,
+def _keep_folder(folder: Path, base: Path, excludes: pathspec.PathSpec, ignores: _Ignores,
                  use_gitignore: bool) -> bool:
     if folder.name in SKIPPED_FOLDERS or folder.name.endswith(".egg-info"):
         return False
     if (folder / "pyvenv.cfg").exists():
         return False  # a virtualenv under another name
-    if excludes.match_file(folder.relative_to(root).as_posix() + "/"):
+    if excludes.match_file(_relative(folder, base) + "/"):
         return False
     return not (use_gitignore and ignores.ignored(folder.resolve(), True))

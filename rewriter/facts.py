@@ -49,8 +49,8 @@ class ModuleFacts:
                 self.parent[child] = owner
                 if isinstance(child, ast.ClassDef):
                     self.classes.setdefault(child.name, child)
-                elif not isinstance(child, ast.Lambda):
-                    self.functions.setdefault(child.name, []).append(child)
+                elif not isinstance(child, ast.Lambda) and not isinstance(owner, ast.ClassDef):
+                    self.functions.setdefault(child.name, []).append(child)  # not methods
                 self._index(child, child)
             else:
                 self._index(child, owner)
@@ -104,9 +104,9 @@ class ModuleFacts:
     @cached_property
     def compiled(self) -> frozenset[ast.AST]:
         """Functions that torch.compile traces: decorated, passed to it, or called from them."""
-        roots: list[ast.AST] = []
-        for functions in self.functions.values():
-            roots += [f for f in functions if any(self._is_compiler(d) for d in f.decorator_list)]
+        roots: list[ast.AST] = [
+            f for f in self.parent if isinstance(f, ast.FunctionDef | ast.AsyncFunctionDef)
+            and any(self._is_compiler(d) for d in f.decorator_list)]
         for node in ast.walk(self.tree):
             if isinstance(node, ast.Call) and self._is_compiler(node.func) and node.args:
                 roots += self._compiled_targets(node.args[0])

@@ -134,6 +134,8 @@ class Inference:
                         return NUMBER
                     inner = self._kind(source.args[0], chain, env)
                     return TENSOR if inner == TENSOR and element.index == 1 else UNKNOWN
+            if element.index is None and self._is_tensor_sequence(source, chain, env):
+                return TENSOR
             kind = self._kind(source, chain, env)
             return TENSOR if kind == TENSOR and element.index is None else (
                 None if kind is None else UNKNOWN)
@@ -142,12 +144,30 @@ class Inference:
                     isinstance(e, ast.Starred) for e in source.elts):
                 return self._kind(source.elts[element.index], chain, env)
             return UNKNOWN
+        if self._is_tensor_sequence(source, chain, env):
+            return TENSOR
         kind = self._kind(source, chain, env)
         if kind == TENSOR:
             return TENSOR  # unpacking a tensor yields its rows
         if _is_shape(source):
             return NUMBER
         return None if kind is None else UNKNOWN
+
+    def _is_tensor_sequence(self, node: ast.AST, chain, env) -> bool:
+        """``x.chunk(2)``, ``torch.split(x, 3)``...: a tuple whose items are all tensors."""
+        if not isinstance(node, ast.Call):
+            return False
+        qualname = self.facts.qualname(node.func) or ""
+        if qualname.rpartition(".")[0] == "torch":
+            return qualname.rpartition(".")[2] in K.TENSOR_SEQUENCE_FUNCTIONS
+        return (isinstance(node.func, ast.Attribute)
+                and node.func.attr in K.TENSOR_SEQUENCE_FUNCTIONS
+                and self._kind(node.func.value, chain, env) == TENSOR)
+
+    def _returns(self, function: ast.AST) -> str:
+        """The kind a function's return annotation promises."""
+        returns = getattr(function, "returns", None)
+        return UNKNOWN if returns is None else self._annotation_kind(returns)
 
     # -- expressions --------------------------------------------------------
 
@@ -218,9 +238,16 @@ class Inference:
             return SEQUENCE
         return OBJECT if node.attr in K.OBJECT_ATTRIBUTES else UNKNOWN
 
-    def _self_attribute(self, attr: str, chain: tuple[ast.AST, ...]) -> str:
+    def _own_class(self, chain: tuple[ast.AST, ...]) -> ast.ClassDef | None:
         function = next((f for f in reversed(chain) if self.facts.enclosing_class(f)), None)
-        cls = self.facts.enclosing_class(function) if function is not None else None
+        return self.facts.enclosing_class(function) if function is not None else None
+
+    def _own_method(self, name: str, chain: tuple[ast.AST, ...]) -> ast.AST | None:
+        cls = self._own_class(chain)
+        return self.facts.method(cls, name) if cls is not None else None
+
+    def _self_attribute(self, attr: str, chain: tuple[ast.AST, ...]) -> str:
+        cls = self._own_class(chain)
         if cls is None:
             return UNKNOWN
         if cls not in self._attributes:
@@ -239,9 +266,15 @@ class Inference:
         qualname = self.facts.qualname(func)
         if qualname is not None:
             return self._library_call(qualname, node, chain, env)
-        if isinstance(func, ast.Name) and func.id not in env and func.id in K.PYTHON_BUILTINS:
-            return self._builtin_call(func.id, node, chain, env)
+        if isinstance(func, ast.Name) and func.id not in env:
+            if func.id in self.facts.functions and len(self.facts.functions[func.id]) == 1:
+                return self._returns(self.facts.functions[func.id][0])
+            if func.id in K.PYTHON_BUILTINS:
+                return self._builtin_call(func.id, node, chain, env)
         if isinstance(func, ast.Attribute):
+            if isinstance(func.value, ast.Name) and func.value.id == "self" and (
+                    method := self._own_method(func.attr, chain)) is not None:
+                return self._returns(method)
             base = self._kind(func.value, chain, env)
             if base == TENSOR:
                 return self._tensor_method(func.attr, node, chain, env)
@@ -260,6 +293,10 @@ class Inference:
             if name in K.TORCH_TENSOR_FUNCTIONS:
                 return TENSOR
             return NUMBER if name in K.TORCH_NUMBER_FUNCTIONS else UNKNOWN
+        if name in K.POOLS_WITH_INDICES and module in ("torch.nn", "torch.nn.functional"):
+            if any(k.arg == "return_indices" for k in node.keywords):
+                return UNKNOWN
+            return TENSOR_CALLABLE if module == "torch.nn" else TENSOR
         if module == "torch.nn.functional" and name in K.FUNCTIONAL_TENSOR_FUNCTIONS:
             return TENSOR
         if module == "torch.nn":

@@ -82,6 +82,19 @@ TORCH_NUMBER_FUNCTIONS = frozenset(
     "allclose equal numel is_tensor is_floating_point is_complex is_nonzero".split()
 )
 
+# Calls returning a tuple or list of tensors: unpacking or iterating them gives tensors.
+TENSOR_SEQUENCE_FUNCTIONS = frozenset(
+    "chunk split unbind tensor_split hsplit vsplit dsplit meshgrid broadcast_tensors".split()
+)
+
+# Pooling that returns a tensor unless called with return_indices=True.
+POOLS_WITH_INDICES = frozenset(
+    """
+    MaxPool1d MaxPool2d MaxPool3d AdaptiveMaxPool1d AdaptiveMaxPool2d AdaptiveMaxPool3d
+    max_pool1d max_pool2d max_pool3d adaptive_max_pool1d adaptive_max_pool2d adaptive_max_pool3d
+    """.split()
+)
+
 # Reductions that return one tensor without a dim argument but a (values, indices)
 # tuple with one: torch.max(x) vs torch.max(x, 1).
 TUPLE_WITH_DIM = frozenset("max min median nanmedian mode aminmax".split())

@@ -220,3 +220,48 @@ def test_module_level_tensor():
         def f():
             reveal(WEIGHT)
     """) == ["tensor"]
+
+
+def test_return_annotations_of_local_functions_and_methods():
+    assert revealed("""
+        import torch
+        def rotate(x: torch.Tensor) -> torch.Tensor:
+            return x
+        def count(x) -> int:
+            return 1
+        def twice(x):
+            return x
+        def twice(x):
+            return x
+        class M:
+            def helper(self) -> torch.Tensor:
+                return torch.ones(1)
+            def run(self, x):
+                reveal(rotate(x)); reveal(count(x)); reveal(twice(x)); reveal(self.helper())
+    """) == ["tensor", "number", "unknown", "tensor"]
+
+
+def test_unpacking_tensor_sequences():
+    assert revealed("""
+        import torch
+        def f(z: torch.Tensor, n: int):
+            a, b = z.chunk(2, dim=-1)
+            q, k, v = torch.split(z, n)
+            for piece in z.unbind(0):
+                reveal(piece)
+            first, *rest = z.split(1)
+            reveal(a); reveal(b); reveal(q); reveal(v); reveal(first); reveal(rest)
+    """) == ["tensor"] * 6 + ["unknown"]
+
+
+def test_pooling_layers_unless_returning_indices():
+    assert revealed("""
+        import torch.nn as nn
+        import torch.nn.functional as F
+        import torch
+        def f(x: torch.Tensor):
+            pool = nn.MaxPool2d(2)
+            indexed = nn.MaxPool2d(2, return_indices=True)
+            reveal(pool(x)); reveal(indexed(x)); reveal(F.max_pool2d(x, 2))
+            reveal(F.max_pool2d(x, 2, return_indices=True))
+    """) == ["tensor", "unknown", "tensor", "unknown"]

@@ -1,0 +1,257 @@
+"""The command line: modes, exit codes, machine output, discovery, cache, bad input."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from rewriter.cli import main
+
+TENSOR_CODE = "import torch\n\n\ndef f(x: torch.Tensor, y: torch.Tensor):\n    return x + y\n"
+REWRITTEN = TENSOR_CODE.replace("x + y", "torch.add(x, y)")
+CLEAN_CODE = "def f(a, b):\n    return a + b\n"
+
+
+def run_cli(*args: str, cwd: Path | None = None):
+    """Run eqrewrite in-process; returns click's Result (exit_code, stdout, stderr)."""
+    runner = CliRunner()
+    old = Path.cwd()
+    if cwd is not None:
+        os.chdir(cwd)
+    try:
+        return runner.invoke(main, [*args, "--no-cache"] if args and args[0] != "rules" else
+                             list(args), catch_exceptions=False)
+    finally:
+        os.chdir(old)
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'demo'\n")
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "model.py").write_text(TENSOR_CODE)
+    (tmp_path / "pkg" / "clean.py").write_text(CLEAN_CODE)
+    return tmp_path
+
+
+def test_rewrite_in_place_exit_0(project):
+    clean = project / "pkg" / "clean.py"
+    before = clean.stat().st_mtime_ns
+    result = run_cli(str(project / "pkg"))
+    assert result.exit_code == 0, result.output
+    assert (project / "pkg" / "model.py").read_text() == REWRITTEN
+    assert clean.read_text() == CLEAN_CODE and clean.stat().st_mtime_ns == before
+    assert "1 file rewritten (1 edit), 1 file left unchanged" in result.stderr
+    assert not [p for p in (project / "pkg").iterdir() if p.name.endswith(".eqrw")]
+
+
+def test_check_exits_1_and_writes_nothing(project):
+    result = run_cli(str(project / "pkg"), "--check")
+    assert result.exit_code == 1
+    assert "would rewrite" in result.stderr and "model.py" in result.stderr
+    assert (project / "pkg" / "model.py").read_text() == TENSOR_CODE
+    assert run_cli(str(project / "pkg" / "clean.py"), "--check").exit_code == 0
+
+
+def test_diff_prints_unified_diff(project):
+    result = run_cli(str(project / "pkg"), "--diff")
+    assert result.exit_code == 1
+    assert "-    return x + y\n+    return torch.add(x, y)\n" in result.stdout
+    assert (project / "pkg" / "model.py").read_text() == TENSOR_CODE
+
+
+def test_out_writes_tree_elsewhere(project, tmp_path):
+    out = tmp_path / "out"
+    result = run_cli(str(project / "pkg"), "--out", str(out))
+    assert result.exit_code == 0, result.output
+    assert (out / "model.py").read_text() == REWRITTEN
+    assert (out / "clean.py").read_text() == CLEAN_CODE
+    assert (project / "pkg" / "model.py").read_text() == TENSOR_CODE
+
+
+def test_out_cannot_combine_with_check(project, tmp_path):
+    result = run_cli(str(project / "pkg"), "--out", str(tmp_path / "o"), "--check")
+    assert result.exit_code == 2 and "--out" in result.stderr
+
+
+def test_second_run_is_noop(project):
+    assert run_cli(str(project / "pkg")).exit_code == 0
+    assert run_cli(str(project / "pkg"), "--check").exit_code == 0
+
+
+def test_json_has_one_record_per_edit(project):
+    result = run_cli(str(project / "pkg"), "--format", "json", "--check")
+    document = json.loads(result.stdout)
+    assert result.exit_code == 1
+    assert document["summary"]["changed"] == 1 and document["summary"]["edits"] == 1
+    (edit,) = document["edits"]
+    assert edit["file"].endswith("model.py") and edit["rule"] == "add-to-torch-add"
+    assert edit["start"] == {"line": 5, "col": 12} and edit["end"] == {"line": 5, "col": 17}
+    assert (edit["before"], edit["after"]) == ("x + y", "torch.add(x, y)")
+
+
+def test_sarif_output(project):
+    result = run_cli(str(project / "pkg"), "--format", "sarif", "--check")
+    sarif = json.loads(result.stdout)
+    assert sarif["version"] == "2.1.0"
+    (finding,) = sarif["runs"][0]["results"]
+    assert finding["ruleId"] == "add-to-torch-add"
+    assert finding["locations"][0]["physicalLocation"]["region"]["startLine"] == 5
+    replacement = finding["fixes"][0]["artifactChanges"][0]["replacements"][0]
+    assert replacement["insertedContent"]["text"] == "torch.add(x, y)"
+
+
+def test_bad_files_are_reported_and_do_not_stop_others(project):
+    pkg = project / "pkg"
+    (pkg / "py2.py").write_text("print 'hello'\n")
+    (pkg / "binary.py").write_bytes(b"x = 1\ny = '\xff\xfe'\n")
+    result = run_cli(str(pkg), "--format", "json")
+    assert result.exit_code == 123
+    errors = {Path(e["file"]).name: e for e in json.loads(result.stdout)["errors"]}
+    assert errors["py2.py"]["line"] == 1 and "syntax error" in errors["py2.py"]["message"]
+    assert errors["binary.py"]["line"] == 2 and "cannot decode" in errors["binary.py"]["message"]
+    assert f"error: {pkg / 'py2.py'}:1" in result.stderr
+    assert (pkg / "model.py").read_text() == REWRITTEN
+
+
+def test_generated_files_are_skipped(project):
+    model = project / "pkg" / "model.py"
+    model.write_text("# @generated by protoc\n" + TENSOR_CODE)
+    assert run_cli(str(model), "--check").exit_code == 0
+
+
+def test_encodings_bom_and_crlf_survive(tmp_path):
+    latin = tmp_path / "latin.py"
+    latin.write_bytes(b"# -*- coding: latin-1 -*-\nimport torch\ns = '\xe9'\n"
+                      b"def f(x: torch.Tensor):\n    return -x\n")
+    bom = tmp_path / "bom.py"
+    bom.write_bytes(b"\xef\xbb\xbfimport torch\r\ndef f(x: torch.Tensor):\r\n    return -x\r\n")
+    assert run_cli(str(tmp_path)).exit_code == 0
+    assert latin.read_bytes().endswith(b"s = '\xe9'\ndef f(x: torch.Tensor):\n"
+                                       b"    return torch.neg(x)\n")
+    assert bom.read_bytes() == (b"\xef\xbb\xbfimport torch\r\ndef f(x: torch.Tensor):\r\n"
+                                b"    return torch.neg(x)\r\n")
+
+
+def test_gitignore_and_skipped_folders(tmp_path):
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    (tmp_path / ".gitignore").write_text("ignored/\nskip_me.py\n")
+    for folder in ("src", "ignored", ".venv/lib", "build", "src/sub", "other_env"):
+        (tmp_path / folder).mkdir(parents=True, exist_ok=True)
+    (tmp_path / "other_env" / "pyvenv.cfg").write_text("home = /usr\n")
+    (tmp_path / "src" / "sub" / ".gitignore").write_text("local.py\n")
+    targets = ["src/a.py", "src/sub/b.py"]
+    skipped = ["ignored/c.py", ".venv/lib/d.py", "build/e.py", "src/skip_me.py",
+               "src/sub/local.py", "other_env/f.py"]
+    for name in targets + skipped:
+        (tmp_path / name).write_text(TENSOR_CODE)
+    result = run_cli(str(tmp_path), "--format", "json", "--check")
+    changed = sorted(Path(e["file"]).relative_to(tmp_path).as_posix()
+                     for e in json.loads(result.stdout)["edits"])
+    assert changed == targets
+
+
+def test_pyproject_configuration(project):
+    (project / "pyproject.toml").write_text(
+        "[tool.eqrewrite]\nexclude = ['pkg/model.py']\nrules = ['default']\n")
+    assert run_cli(str(project / "pkg"), "--check").exit_code == 0
+    (project / "pyproject.toml").write_text("[tool.eqrewrite]\nignore = ['add-to-torch-add']\n")
+    assert run_cli(str(project / "pkg"), "--check").exit_code == 0
+    (project / "pyproject.toml").write_text("[tool.eqrewrite]\nrulez = []\n")
+    result = run_cli(str(project / "pkg"), "--check")
+    assert result.exit_code == 2 and "unknown key 'rulez'" in result.stderr
+
+
+def test_pyproject_pack_path_is_relative_to_the_project(project):
+    pack = (Path(__file__).parents[1] / "rules" / "default.yaml").read_text()
+    (project / "mypack.yaml").write_text(pack.replace("add-to-torch-add", "my-add"))
+    (project / "pyproject.toml").write_text("[tool.eqrewrite]\nrules = ['mypack.yaml']\n")
+    result = run_cli(str(project / "pkg"), "--format", "json", "--check")
+    assert json.loads(result.stdout)["edits"][0]["rule"] == "my-add"
+
+
+def test_rule_pack_error_exits_2(project, tmp_path):
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("rules:\n  - id: x\n    description: d\n    pattern: $a +\n    rewrite: $a\n")
+    result = run_cli(str(project / "pkg"), "--rules", str(bad))
+    assert result.exit_code == 2 and f"{bad}:4:" in result.stderr
+
+
+def test_no_paths_is_a_usage_error():
+    result = CliRunner().invoke(main, [])
+    assert result.exit_code == 2 and "no paths given" in result.stderr
+
+
+def test_rules_subcommands():
+    listing = run_cli("rules", "list")
+    assert listing.exit_code == 0 and "add-to-torch-add" in listing.output
+    assert "unsafe" in listing.output
+    shown = run_cli("rules", "show", "pow-half-to-sqrt")
+    assert shown.exit_code == 0 and "rewrite:  torch.sqrt($a)" in shown.output
+    assert "tensor($a)" in shown.output
+    assert run_cli("rules", "show", "nope").exit_code == 2
+    tested = run_cli("rules", "test")
+    assert tested.exit_code == 0 and " 0 failed" in tested.output
+
+
+def test_rules_test_fails_on_wrong_or_missing_examples(tmp_path):
+    pack = tmp_path / "p.yaml"
+    pack.write_text("rules:\n  - id: neg\n    description: d\n    pattern: -$a\n"
+                    "    rewrite: torch.neg($a)\n    where:\n      - tensor: $a\n")
+    result = run_cli("rules", "test", "--rules", str(pack))
+    assert result.exit_code == 1 and "rule has no examples" in result.output
+    pack.write_text(pack.read_text() + "    examples:\n      - unchanged: |\n"
+                    "          import torch\n          def f(x: torch.Tensor):\n"
+                    "              return -x\n")
+    result = run_cli("rules", "test", "--rules", str(pack))
+    assert result.exit_code == 1 and "got:" in result.output
+
+
+def test_cache_makes_rerun_skip_work(project, tmp_path):
+    cache = tmp_path / "cache"
+    runner = CliRunner()
+    args = [str(project / "pkg"), "--cache-dir", str(cache), "--format", "json"]
+    first = json.loads(runner.invoke(main, args).stdout)
+    assert first["summary"]["changed"] == 1
+    assert list(cache.glob("cache-*.json"))
+    second = json.loads(runner.invoke(main, [*args, "--check"]).stdout)
+    assert second["summary"] == {**second["summary"], "changed": 0, "unchanged": 2}
+    # Editing a file invalidates its entry.
+    (project / "pkg" / "clean.py").write_text(TENSOR_CODE)
+    third = runner.invoke(main, [*args, "--check"])
+    assert third.exit_code == 1
+
+
+def test_parallel_run_over_many_files(tmp_path):
+    for i in range(40):
+        (tmp_path / f"m{i}.py").write_text(TENSOR_CODE if i % 2 else CLEAN_CODE)
+    (tmp_path / "broken.py").write_text("def (:\n")
+    result = run_cli(str(tmp_path), "-j", "2", "--format", "json")
+    document = json.loads(result.stdout)
+    assert result.exit_code == 123
+    assert document["summary"]["changed"] == 20 and document["summary"]["errors"] == 1
+    assert (tmp_path / "m1.py").read_text() == REWRITTEN
+
+
+def test_black_formats_changed_files_only(tmp_path):
+    (tmp_path / "a.py").write_text(TENSOR_CODE.replace("return x + y", "return x+y;"))
+    (tmp_path / "b.py").write_text("x  =  1\n")
+    assert run_cli(str(tmp_path), "--black").exit_code == 0
+    assert (tmp_path / "a.py").read_text() == REWRITTEN
+    assert (tmp_path / "b.py").read_text() == "x  =  1\n"
+
+
+def test_console_script_runs_without_importing_torch(project):
+    code = ("import sys, runpy; sys.argv = ['eqrewrite', sys.argv[1], '--check', '--no-cache'];"
+            "\ntry:\n    runpy.run_module('rewriter', run_name='__main__')\n"
+            "except SystemExit as e:\n    code = e.code\n"
+            "print('torch' in sys.modules, code)")
+    out = subprocess.run([sys.executable, "-c", code, str(project / "pkg")],
+                         capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False 1"
