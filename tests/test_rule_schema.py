@@ -116,7 +116,8 @@ def test_invalid_yaml_reports_position(tmp_path):
 
 
 def test_yaml_cannot_execute_code(tmp_path):
-    body = GOOD_RULE.replace("description: plus", 'description: !!python/object/apply:os.system ["true"]')
+    tag = '!!python/object/apply:os.system ["true"]'
+    body = GOOD_RULE.replace("description: plus", f"description: {tag}")
     error = error_for(tmp_path, body)
     assert "invalid YAML" in error.message or "expected a string" in error.message
 
