@@ -10,7 +10,6 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass, field
 
-from .apply import ApplyError, apply_edits
 from .matcher import Edit, find_edits
 from .rules import Rule
 
@@ -78,6 +77,8 @@ def rewrite_source(text: str, rules: list[Rule], options: Options | None = None,
         if not found.edits:
             result.text = current
             return result
+        from .apply import ApplyError, apply_edits  # libcst loads only when a file has edits
+
         try:
             current = apply_edits(current, found.edits, found.imports)
         except ApplyError as error:
