@@ -202,7 +202,7 @@ def test_fix_hook_rewrites_then_commit_passes(make_project, env):
     _git(project, env, "add", "pkg/model.py")
     passed = _commit(project, env)
 
-    print(blocked.stdout); print(passed.stdout); assert passed.returncode == 0, passed.stdout
+    assert passed.returncode == 0, passed.stdout
     assert "eqrewrite" in passed.stdout and "Passed" in passed.stdout, passed.stdout
     committed = _git(project, env, "show", "HEAD:pkg/model.py").stdout
     assert committed == FIXED
