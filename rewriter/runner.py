@@ -19,7 +19,7 @@ from .engine import Options, RewriteError, parse, rewrite_source, select_rules
 from .rules import Rule, load_pack
 from .sources import Source, SourceError, decode, encode, write_atomic
 
-GENERATED_MARKER = b"@generated"
+GENERATED_MARKER = b"@" b"generated"  # split so this file is not itself marked
 GENERATED_WINDOW = 2048  # bytes from the top of a file searched for the marker
 PARALLEL_THRESHOLD = 16  # fewer files than this run in-process
 
