@@ -29,8 +29,12 @@ class ApplyError(Exception):
     """An edit could not be located in the libcst tree (a bug, reported per file)."""
 
 
-def apply_edits(text: str, edits: list[Edit], imports: set[str]) -> str:
-    """Return ``text`` with ``edits`` applied and ``imports`` added at the top."""
+def apply_edits(text: str, edits: list[Edit]) -> str:
+    """Return ``text`` with ``edits`` applied and the modules they need imported.
+
+    Any subset of one round's edits can be applied (the oracle's rollback does).
+    """
+    imports = set().union(*(edit.imports for edit in edits))
     wrapper = MetadataWrapper(cst.parse_module(text), unsafe_skip_copy=True)
     spans: dict[Span, list[cst.CSTNode]] = {}
     for node, where in wrapper.resolve(PositionProvider).items():

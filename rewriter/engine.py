@@ -73,21 +73,21 @@ def rewrite_source(text: str, rules: list[Rule], options: Options | None = None,
     result = Rewrite(text)
     current, tree = text, tree or parse(text)
     for round_number in range(1, MAX_ROUNDS + 1):
-        found = find_edits(current, tree, rules, options.assume_tensor_params)
-        if not found.edits:
+        edits = find_edits(current, tree, rules, options.assume_tensor_params)
+        if not edits:
             result.text = current
             return result
         from .apply import ApplyError, apply_edits  # libcst loads only when a file has edits
 
         try:
-            current = apply_edits(current, found.edits, found.imports)
+            current = apply_edits(current, edits)
         except ApplyError as error:
             raise RewriteError(f"internal error applying edits: {error}") from None
-        result.edits += [(round_number, edit) for edit in found.edits]
+        result.edits += [(round_number, edit) for edit in edits]
         try:
             tree = ast.parse(current)
         except SyntaxError as error:
-            rule_ids = sorted({e.rule.id for e in found.edits})
+            rule_ids = sorted({e.rule.id for e in edits})
             raise RewriteError(f"rewrite by {', '.join(rule_ids)} produced invalid Python "
                                f"({error.msg}); file left unchanged", error.lineno or 0) from None
     raise RewriteError(f"failed to converge after {MAX_ROUNDS} rounds: rules keep rewriting "

@@ -34,15 +34,8 @@ class Edit:
     bindings: dict[str, Span | list[Span]]
     renames: dict[str, str] = field(default_factory=dict)
     before: str = ""
+    imports: frozenset[str] = frozenset()  # modules the rewrite needs imported
     after: str = ""  # filled in by apply.py
-
-
-@dataclass
-class Found:
-    """Edits found in one module, and the modules their rewrites need imported."""
-
-    edits: list[Edit]
-    imports: set[str]
 
 
 class _Lines:
@@ -112,7 +105,7 @@ class Matcher:
         self._inference: dict[bool, Inference] = {}
         self._lines = _Lines(text)
         self._comments: _Comments | None = None
-        self.found = Found([], set())
+        self.edits: list[Edit] = []
 
     @property
     def facts(self) -> ModuleFacts:
@@ -126,10 +119,10 @@ class Matcher:
             self._comments = _Comments(self.text)
         return self._comments
 
-    def run(self) -> Found:
+    def run(self) -> list[Edit]:
         """Walk the whole module and collect edits, outermost first."""
         self._visit(self.tree, (), False)
-        return self.found
+        return self.edits
 
     def _visit(self, node: ast.AST, chain: tuple[ast.AST, ...], in_condition: bool) -> None:
         rules = self.by_key.get(index_key(node))
@@ -170,9 +163,9 @@ class Matcher:
                  for s in (spans if isinstance(spans, list) else [spans])]
         if self.comments.suppressed(rule.id, span) or self.comments.inside(span, holes):
             return False
-        self.found.edits.append(Edit(rule, span, isinstance(node, ast.stmt), binding_spans,
-                                     spelling[0], ast.get_source_segment(self.text, node) or ""))
-        self.found.imports |= spelling[1]
+        self.edits.append(Edit(rule, span, isinstance(node, ast.stmt), binding_spans,
+                               spelling[0], ast.get_source_segment(self.text, node) or "",
+                               frozenset(spelling[1])))
         return True
 
     def _qualname(self, node: ast.AST) -> str | None:
@@ -222,7 +215,7 @@ def _value(node: ast.AST) -> ast.AST:
 
 
 def find_edits(text: str, tree: ast.Module, rules: list[Rule],
-               assume_tensor_params: bool = False) -> Found:
+               assume_tensor_params: bool = False) -> list[Edit]:
     """All edits ``rules`` make in ``tree`` (parsed from ``text``)."""
     return Matcher(text, tree, rules, assume_tensor_params).run()
 

@@ -1,0 +1,92 @@
+"""Parent-side handles on warm worker processes, with timeouts and crash containment.
+
+Workers are started with the ``spawn`` method (forking a process that has
+imported torch is unsafe) and kept warm across targets, because importing torch
+costs seconds. A request that hangs past its timeout, or a worker that dies
+(segfault, abort, kill), is reported as a failure and the worker is replaced.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import signal
+import time
+from pathlib import Path
+
+from . import worker
+
+DEFAULT_TIMEOUT = 300.0
+DEFAULT_MEMORY_LIMIT = 16 * 1024**3
+
+
+class Worker:
+    """One warm worker serving one source tree."""
+
+    def __init__(self, root: Path, memory_limit: int | None = DEFAULT_MEMORY_LIMIT):
+        self.root = root.resolve()
+        self.memory_limit = memory_limit
+        self.process = None
+        self.conn = None
+        self.start_seconds = 0.0
+
+    def _start(self) -> None:
+        started = time.perf_counter()
+        context = multiprocessing.get_context("spawn")
+        self.conn, child = context.Pipe()
+        self.process = context.Process(target=worker.serve,
+                                       args=(child, str(self.root), self.memory_limit),
+                                       daemon=True)
+        self.process.start()
+        child.close()
+        self.start_seconds += time.perf_counter() - started
+
+    def call(self, request: dict, timeout: float = DEFAULT_TIMEOUT) -> dict:
+        """Send one request; a hang or a dead worker becomes ``{"failure": ...}``."""
+        if self.process is None or not self.process.is_alive():
+            self._start()
+        try:
+            self.conn.send(request)
+            if not self.conn.poll(timeout):
+                self._kill()
+                return {"failure": "timeout", "message": f"no answer within {timeout:g} s"}
+            return self.conn.recv()
+        except (EOFError, BrokenPipeError, ConnectionResetError):
+            code = self._reap()
+            return {"failure": "crash", "message": _exit_description(code)}
+
+    def _kill(self) -> None:
+        if self.process is not None:
+            self.process.kill()
+            self.process.join(5)
+        self.process = None
+
+    def _reap(self) -> int | None:
+        if self.process is None:
+            return None
+        self.process.join(5)
+        code = self.process.exitcode
+        self.process = None
+        return code
+
+    def close(self) -> None:
+        """Ask the worker to exit; kill it if it does not."""
+        if self.process is not None and self.process.is_alive():
+            try:
+                self.conn.send(None)
+            except (BrokenPipeError, OSError):
+                pass
+            self.process.join(10)
+            if self.process.is_alive():
+                self._kill()
+        self.process = None
+
+
+def _exit_description(code: int | None) -> str:
+    if code is None:
+        return "worker exited"
+    if code < 0:
+        try:
+            return f"worker killed by {signal.Signals(-code).name}"
+        except ValueError:
+            return f"worker killed by signal {-code}"
+    return f"worker exited with status {code}"

@@ -1,0 +1,32 @@
+"""Neutral stand-ins for user objects in results, so the parent never imports user code.
+
+Workers turn dataclasses, named tuples and dict subclasses (such as Hugging Face's
+``ModelOutput``) into ``Record``s, and any other object into an ``Opaque``; both
+are dataclasses, which ``compare.py`` compares field by field.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+_ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+")
+
+
+@dataclass
+class Record:
+    """A structured object: its type's qualified name and its fields, in order."""
+
+    type: str
+    fields: dict
+
+
+@dataclass
+class Opaque:
+    """Any other object: its type and its repr, with memory addresses removed."""
+
+    type: str
+    text: str
+
+    def __post_init__(self) -> None:
+        self.text = _ADDRESS.sub("", self.text)
