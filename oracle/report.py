@@ -28,6 +28,9 @@ def table(reports: list[TargetReport], unvalidated: list[str], problems: list[st
     lines.insert(1, "-" * min(120, sum(widths) + 10))
     lines.append("(* : torch.compile(fullgraph=True) fails)")
     for report in reports:
+        for undone in report.reverted:
+            lines.append(f"reverted in {report.target}: {undone.file}:{undone.line} {undone.rule} "
+                         f"({undone.before} -> {undone.after})")
         for finding in report.findings:
             if finding.reproducer:
                 lines.append(f"reproducer for {report.target}: {finding.reproducer}")
