@@ -158,34 +158,53 @@ def run(request: dict) -> dict:
     if request["variant"] == "compiled":
         torch._dynamo.reset()
         fn = compiled(fn, settings)
+    graded = _track_input_grads(inputs)
     torch.manual_seed(request["seed"])
     with _inductor_patch(settings), tracer:
-        try:
-            output = _call(fn, inputs)
-            exception = None
-        except Exception as error:  # noqa: BLE001 - an exception is an observable outcome
-            output, exception = None, {"type": type(error).__name__, "message": str(error)[:2000]}
+        output, exception = _call(fn, inputs)
+        if exception is not None and graded:
+            # Input gradients can make a target fail (in-place writes to its inputs);
+            # then compare it as it is, without them.
+            fn, inputs, module = load(target, request["seed"], state or request.get("state"),
+                                      request.get("float64", False))
+            if request["variant"] == "compiled":
+                torch._dynamo.reset()
+                fn = compiled(fn, settings)
+            graded = []
+            torch.manual_seed(request["seed"])
+            output, exception = _call(fn, inputs)
     finished = time.perf_counter()
     observed = {"output": to_plain(output), "inputs_after": to_plain(inputs)}
     if module is not None:
         observed["state_after"] = to_plain(dict(module.state_dict()))
     if exception is None:
-        observed["grads"] = _gradients(output, module)
+        observed["grads"] = _gradients(output, module, graded)
     return {"observed": observed, "exception": exception, "state": state,
             "covered": tracer.covered,
             "seconds": {"load": loaded - started, "call": finished - loaded}}
 
 
-def _call(fn, inputs):
+def _call(fn, inputs) -> tuple[object, dict | None]:
+    """``(output, None)``, or ``(None, exception description)``: raising is an outcome too."""
     from .compare import materialize
 
-    if isinstance(inputs, dict):
-        return materialize(fn(**inputs))
-    return materialize(fn(*inputs))
+    try:
+        output = fn(**inputs) if isinstance(inputs, dict) else fn(*inputs)
+        return materialize(output), None
+    except Exception as error:  # noqa: BLE001
+        return None, {"type": type(error).__name__, "message": str(error)[:2000]}
 
 
-def _gradients(output, module) -> dict | None:
-    """Backward through a fixed projection of the floating outputs; parameter gradients."""
+def _track_input_grads(inputs) -> list:
+    """Make floating input tensors require grad, so their gradients can be compared."""
+    tracked = [t for t in _tensors(inputs) if t.is_floating_point() and not t.requires_grad]
+    for tensor in tracked:
+        tensor.requires_grad_(True)
+    return tracked
+
+
+def _gradients(output, module, inputs: list) -> dict | None:
+    """Backward through a fixed projection of the floating outputs: input and parameter grads."""
     import torch
 
     tensors = [t for t in _tensors(output) if t.is_floating_point() and t.requires_grad]
@@ -198,10 +217,14 @@ def _gradients(output, module) -> dict | None:
         loss.backward()
     except RuntimeError as error:
         return {"backward_error": str(error)[:500]}
-    if module is None:
-        return None
-    return {name: (p.grad.detach().clone() if p.grad is not None else None)
-            for name, p in module.named_parameters()}
+    grads = {f"input{i}": _grad(t) for i, t in enumerate(inputs)}
+    if module is not None:
+        grads.update({name: _grad(p) for name, p in module.named_parameters()})
+    return grads
+
+
+def _grad(tensor):
+    return tensor.grad.detach().clone() if tensor.grad is not None else None
 
 
 def _tensors(obj):

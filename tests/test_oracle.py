@@ -1,0 +1,286 @@
+"""The oracle harness end to end, with real worker processes and small real modules."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from oracle.harness import Harness, Options
+from oracle.targets import CompileSettings, find_target
+
+MLP = '''
+import torch
+from torch import nn
+
+
+class Mlp(nn.Module):
+    def __init__(self, dim: int):
+        super().__init__()
+        self.fc = nn.Linear(dim, dim)
+
+    def forward(self, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+        h = self.fc(x)
+        return (h - y) * 2 + -h
+
+
+def get_init_inputs():
+    return [8]
+
+
+def get_inputs():
+    torch.manual_seed(0)
+    return [torch.randn(4, 8), torch.randn(8, 4).t()]
+'''
+
+CASES = {
+    "good.py": MLP,
+    "nested.py": '''
+import collections
+import dataclasses
+import torch
+
+
+class Output(collections.OrderedDict):
+    """Like Hugging Face's ModelOutput: a dict with attributes."""
+
+
+@dataclasses.dataclass
+class Stats:
+    mean: torch.Tensor
+    count: int
+
+
+def summarize(x: torch.Tensor):
+    out = Output(logits=torch.log(x), extra=(x.sum(), [x.max(), {"n": 3}]))
+    return out, Stats(x.mean(), x.numel())
+
+
+def get_inputs():
+    return [torch.tensor([1.0, -1.0, 2.0, -3.0])]  # log of negatives: NaN positions
+''',
+    "nondet.py": '''
+import torch
+
+CALLS = [0]
+
+
+def counter(x: torch.Tensor):
+    CALLS[0] += 1  # state that survives between runs: not deterministic
+    return x + CALLS[0]
+
+
+def get_inputs():
+    return [torch.ones(3)]
+''',
+    "crash.py": '''
+import os
+import signal
+import torch
+
+
+def boom(x: torch.Tensor):
+    os.kill(os.getpid(), signal.SIGSEGV)
+
+
+def get_inputs():
+    return [torch.ones(1)]
+''',
+    "hang.py": '''
+import time
+import torch
+
+
+def wait(x: torch.Tensor):
+    time.sleep(120)
+
+
+def get_inputs():
+    return [torch.ones(1)]
+''',
+    "inplace.py": '''
+import torch
+
+
+def scale_(x: torch.Tensor):
+    x.mul_(2)  # mutates its input: the input after the call is an output too
+    return x.sum()
+
+
+def get_inputs():
+    return [torch.arange(4.0)]
+''',
+}
+
+CORRUPT_BACKEND = '''
+import torch
+
+
+def corrupt(gm, example_inputs):
+    """A broken 'compiler': runs the graph, then perturbs one output element."""
+    def run(*args):
+        outputs = gm(*args)
+        first = outputs[0] if isinstance(outputs, (tuple, list)) else outputs
+        with torch.no_grad():
+            first.view(-1)[0] += 0.5
+        return outputs
+    return run
+'''
+
+
+@pytest.fixture(scope="module")
+def tree(tmp_path_factory) -> Path:
+    root = tmp_path_factory.mktemp("targets")
+    for name, code in CASES.items():
+        (root / name).write_text(textwrap.dedent(code))
+    (root / "corrupt_backend.py").write_text(CORRUPT_BACKEND)
+    return root
+
+
+@pytest.fixture(scope="module")
+def harness(tree, tmp_path_factory):
+    options = Options(CompileSettings(backend="eager"), timeout=120,
+                      reproducer_dir=tmp_path_factory.mktemp("repro"))
+    handle = Harness(tree, None, options)
+    yield handle
+    handle.close()
+
+
+def validate(harness, tree, name, **settings):
+    target = find_target(tree, tree / name)
+    if settings:
+        target.settings.update(settings)
+    return harness.validate(target)
+
+
+def test_target_convention(tree):
+    target = find_target(tree, tree / "good.py")
+    assert (target.attribute, target.kind, target.has_init_inputs) == ("Mlp", "module", True)
+    assert find_target(tree, tree / "corrupt_backend.py") is None  # no inputs: no target
+
+
+def test_correct_module_passes_with_breaks_counted(harness, tree):
+    report = validate(harness, tree, "good.py")
+    assert report.verdict == "passed", report.detail
+    assert report.breaks["original"].breaks == 0 and report.breaks["original"].fullgraph_ok
+
+
+def test_nested_outputs_and_nan_positions_compare_equal(harness, tree):
+    report = validate(harness, tree, "nested.py")
+    assert report.verdict == "passed", report.detail
+
+
+def test_nondeterministic_target_is_reported_as_such(harness, tree):
+    report = validate(harness, tree, "nondet.py")
+    assert report.verdict == "nondeterministic"
+    assert "two eager runs" in report.detail
+
+
+def test_segfault_is_contained(harness, tree):
+    report = validate(harness, tree, "crash.py")
+    assert report.verdict == "crash" and "SIGSEGV" in report.detail
+    assert validate(harness, tree, "inplace.py").verdict == "passed"  # the run goes on
+
+
+def test_hang_is_contained(tree):
+    impatient = Harness(tree, None, Options(CompileSettings(backend="eager"), timeout=5,
+                                            count_breaks=False))
+    try:
+        report = validate(impatient, tree, "hang.py")
+        assert report.verdict == "timeout" and "5 s" in report.detail
+        assert validate(impatient, tree, "inplace.py").verdict == "passed"
+    finally:
+        impatient.close()
+
+
+def test_corrupting_backend_is_a_compiler_bug_with_a_failing_reproducer(harness, tree):
+    report = validate(harness, tree, "good.py", backend="corrupt_backend:corrupt")
+    assert report.verdict == "compiler-bug", report.detail
+    (finding,) = [f for f in report.findings if f.verdict == "compiler-bug"]
+    assert finding.left == "original eager" and finding.right == "original compiled"
+    assert any(d.kind == "value" and d.max_abs == pytest.approx(0.5, rel=1e-3)
+               for d in finding.differences)
+    script = Path(finding.reproducer)
+    alone = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
+                           cwd=script.parent, timeout=120)
+    assert alone.returncode == 1, alone.stdout + alone.stderr
+    assert "MISMATCH" in alone.stdout
+
+
+WRONG_PACK = """\
+rules:
+  - id: swap-sub
+    description: deliberately wrong - swaps the operands of a subtraction
+    pattern: $a - $b
+    rewrite: torch.sub($b, $a)
+    where:
+      - tensor: $a
+    examples:
+      - before: |
+          import torch
+          def f(x: torch.Tensor):
+              return x - 1
+        after: |
+          import torch
+          def f(x: torch.Tensor):
+              return torch.sub(1, x)
+  - id: neg
+    description: correct
+    pattern: -$a
+    rewrite: torch.neg($a)
+    where:
+      - tensor: $a
+    examples:
+      - before: |
+          import torch
+          def f(x: torch.Tensor):
+              return -x
+        after: |
+          import torch
+          def f(x: torch.Tensor):
+              return torch.neg(x)
+"""
+
+
+def test_wrong_rule_is_caught_and_rolled_back(tmp_path):
+    source = tmp_path / "src"
+    source.mkdir()
+    (source / "good.py").write_text(textwrap.dedent(MLP))
+    pack = tmp_path / "wrong.yaml"
+    pack.write_text(WRONG_PACK)
+    out = tmp_path / "out"
+    result = subprocess.run(
+        [sys.executable, "-m", "rewriter", str(source), "--rules", str(pack), "--oracle",
+         "--rollback", "--out", str(out), "--no-cache", "--backend", "eager", "--no-breaks"],
+        capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "reverted in good.py::Mlp: good.py:13 swap-sub" in result.stdout
+    assert "passed" in result.stdout
+    rewritten = (out / "good.py").read_text()
+    assert "return (h - y) * 2 + torch.neg(h)" in rewritten  # the correct edit stays
+
+
+def test_wrong_rule_without_rollback_fails_the_run(tmp_path):
+    source = tmp_path / "src"
+    source.mkdir()
+    (source / "good.py").write_text(textwrap.dedent(MLP))
+    pack = tmp_path / "wrong.yaml"
+    pack.write_text(WRONG_PACK)
+    result = subprocess.run(
+        [sys.executable, "-m", "rewriter", "oracle", str(source), "--format", "json",
+         "--no-breaks", "--rewritten", str(_rewrite(source, pack, tmp_path / "out"))],
+        capture_output=True, text=True, timeout=300)
+    assert result.returncode == 1, result.stderr
+    (record,) = json.loads(result.stdout)["targets"]
+    assert record["verdict"] == "rewrite-changed-behaviour"
+    assert record["findings"][0]["left"] == "original eager"
+
+
+def _rewrite(source: Path, pack: Path, out: Path) -> Path:
+    subprocess.run([sys.executable, "-m", "rewriter", str(source), "--rules", str(pack),
+                    "--out", str(out), "--no-cache"], check=True, capture_output=True)
+    return out
