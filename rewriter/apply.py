@@ -57,7 +57,9 @@ def apply_edits(text: str, edits: list[Edit]) -> str:
 
 
 def _locate(spans: dict[Span, list[cst.CSTNode]], span: Span, kind: type) -> cst.CSTNode:
-    for node in spans.get(span, ()):
+    # ast's span of a parenthesised tuple includes the parentheses; libcst's does not.
+    inner = (span[0], span[1] + 1, span[2], span[3] - 1)
+    for node in [*spans.get(span, ()), *spans.get(inner, ())]:
         if isinstance(node, kind):
             return node
     raise ApplyError(f"no {kind.__name__} at {span[0]}:{span[1]}-{span[2]}:{span[3]}")
@@ -161,10 +163,12 @@ def _has_comments(parens: list[cst.CSTNode]) -> bool:
 
 
 def _without_plain_parens(node: cst.BaseExpression) -> cst.BaseExpression:
-    """Drop comment-free parentheses, which any expression but these can do without as
-    a call argument: a tuple would become several arguments."""
+    """The node as a call argument: comment-free parentheses dropped, except where they
+    matter (a bare tuple would become several arguments, so it gains them)."""
     keep = (cst.Tuple, cst.GeneratorExp, cst.Yield, cst.NamedExpr)
-    if node.lpar and not isinstance(node, keep) and not _has_comments([*node.lpar, *node.rpar]):
+    if isinstance(node, keep):
+        return node if node.lpar else _with_parens(node)
+    if node.lpar and not _has_comments([*node.lpar, *node.rpar]):
         return node.with_changes(lpar=[], rpar=[])
     return node
 

@@ -58,6 +58,17 @@ def scalar(ctx: GuardContext, nodes: list[ast.AST]) -> bool:
     return all(ctx.kind(n) == NUMBER for n in nodes)
 
 
+@guard("every named metavariable is proven to hold a tensor or a Python number")
+def numeric(ctx: GuardContext, nodes: list[ast.AST]) -> bool:
+    return all(ctx.kind(n) in (TENSOR, NUMBER) for n in nodes)
+
+
+@guard("every named metavariable is a literal, a name, or arithmetic on those: code whose "
+       "value cannot change if evaluated after its neighbours")
+def simple(ctx: GuardContext, nodes: list[ast.AST]) -> bool:
+    return all(_is_simple(n) for n in nodes)
+
+
 @guard("every named metavariable is a numeric literal such as 2, -1 or 0.5")
 def literal(ctx: GuardContext, nodes: list[ast.AST]) -> bool:
     return all(_is_number_literal(n) for n in nodes)
@@ -78,6 +89,14 @@ def _is_number_literal(node: ast.AST) -> bool:
         node = node.operand
     return (isinstance(node, ast.Constant) and isinstance(node.value, int | float)
             and not isinstance(node.value, bool))
+
+
+def _is_simple(node: ast.AST) -> bool:
+    if isinstance(node, ast.Constant | ast.Name):
+        return True
+    if isinstance(node, ast.UnaryOp):
+        return _is_simple(node.operand)
+    return isinstance(node, ast.BinOp) and _is_simple(node.left) and _is_simple(node.right)
 
 
 def _is_pure(ctx: GuardContext, root: ast.AST) -> bool:

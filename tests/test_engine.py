@@ -40,9 +40,9 @@ def test_nested_matches_reach_fixed_point_in_one_run(default_rules):
         def f(a: torch.Tensor, b: torch.Tensor, c: torch.Tensor, d: torch.Tensor):
             return a + b * c - d ** 0.5 / 2
     """
-    out = rewrite(source, default_rules)
+    out = rewrite(source, default_rules, unsafe=True)
     assert "return torch.sub(torch.add(a, torch.mul(b, c)), torch.div(torch.sqrt(d), 2))" in out
-    assert rewrite(out, default_rules) == out
+    assert rewrite(out, default_rules, unsafe=True) == out
 
 
 def test_strings_lists_and_ints_are_never_rewritten(default_rules):
@@ -360,3 +360,24 @@ def test_crlf_line_endings_survive(default_rules):
     source = "import torch\r\ndef f(x: torch.Tensor):\r\n    return x + 1\r\n"
     out = rewrite_source(source, default_rules).text
     assert out == "import torch\r\ndef f(x: torch.Tensor):\r\n    return torch.add(x, 1)\r\n"
+
+
+WRAP = """\
+rules:
+  - id: wrap
+    description: test rule
+    pattern: f($a)
+    rewrite: g($a, 1)
+"""
+
+
+def test_tuple_bindings_keep_their_parentheses(tmp_path):
+    rules = pack_rules(tmp_path, WRAP)
+    out = rewrite("f((1, 2))\nf(())\n", rules)
+    assert out == "g((1, 2), 1)\ng((), 1)\n"
+
+
+def test_bare_tuple_gains_parentheses_as_an_argument(tmp_path):
+    body = WRAP.replace("pattern: f($a)", "pattern: $x += $a").replace(
+        "rewrite: g($a, 1)", "rewrite: $x.add_($a)")
+    assert rewrite("x += 2, y\n", pack_rules(tmp_path, body)) == "x.add_((2, y))\n"
