@@ -13,8 +13,12 @@ from functools import cache
 import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
+from .helpers import END_MARKER, MARKER, PREFIX, closure, source_of
 from .matcher import Edit, Span
 from .pattern import metavariable_of, to_placeholders
+
+_LEVELS = {"expression": cst.BaseExpression, "statement": cst.BaseSmallStatement,
+           "compound": cst.BaseCompoundStatement}
 
 _ATOMS = (cst.Name, cst.Attribute, cst.Call, cst.Subscript, cst.Integer, cst.Float,
           cst.Imaginary, cst.SimpleString, cst.ConcatenatedString, cst.FormattedString,
@@ -40,10 +44,7 @@ def apply_edits(text: str, edits: list[Edit]) -> str:
     for node, where in wrapper.resolve(PositionProvider).items():
         span = (where.start.line, where.start.column, where.end.line, where.end.column)
         spans.setdefault(span, []).append(node)
-    targets = {}
-    for edit in edits:
-        wanted = cst.BaseSmallStatement if edit.statement else cst.BaseExpression
-        targets[id(_locate(spans, edit.span, wanted))] = edit
+    targets = {id(_locate(spans, edit.span, _LEVELS[edit.level])): edit for edit in edits}
     wanted_ids = {id(_locate(spans, span, cst.BaseExpression)) for edit in edits
                   for span in edit.bindings.values() if not isinstance(span, list)}
     wanted_ids |= {id(_locate(spans, span, cst.Arg)) for edit in edits
@@ -53,6 +54,9 @@ def apply_edits(text: str, edits: list[Edit]) -> str:
     module = wrapper.module.visit(applier)
     if imports:
         module = _add_imports(module, sorted(imports))
+    helpers = set().union(*(edit.helpers for edit in edits))
+    if helpers:
+        module = _add_helpers(module, helpers)
     return module.code
 
 
@@ -88,21 +92,23 @@ class _Applier(cst.CSTTransformer):
                 values[name] = [self.updated[id(_locate(self.spans, s, cst.Arg))] for s in span]
             else:
                 values[name] = self.updated[id(_locate(self.spans, span, cst.BaseExpression))]
-        template = _template(edit.rule.rewrite, edit.statement)
-        result = template.visit(_Substitute(values, edit.renames))
-        if edit.statement:
-            if isinstance(result, cst.BaseExpression):
-                result = cst.Expr(value=result)
-            result = result.with_changes(semicolon=cst.MaybeSentinel.DEFAULT)
+        result = _template(edit.template).visit(_Substitute(values, edit.renames))
+        if edit.level == "expression":
+            result = _parenthesize_like(result, updated)
             edit.after = _EMPTY.code_for_node(result)
-            return result.with_changes(semicolon=updated.semicolon)
-        result = _parenthesize_like(result, updated)
+            return result
+        if isinstance(result, cst.BaseExpression):
+            result = cst.Expr(value=result)
+        result = result.with_changes(semicolon=cst.MaybeSentinel.DEFAULT)
         edit.after = _EMPTY.code_for_node(result)
-        return result
+        if edit.level == "statement":
+            return result.with_changes(semicolon=updated.semicolon)
+        return cst.SimpleStatementLine(body=[result], leading_lines=updated.leading_lines)
 
 
 @cache
-def _template(text: str, statement: bool) -> cst.CSTNode:
+def _template(text: str) -> cst.CSTNode:
+    """A rewrite template as an expression, or else as one small statement."""
     source = to_placeholders(text)
     try:
         return cst.parse_expression(source)
@@ -195,6 +201,46 @@ def _add_imports(module: cst.Module, names: list[str]) -> cst.Module:
     new = [cst.parse_statement(f"import {name}\n", config=module.config_for_parsing)
            for name in names]
     return module.with_changes(body=body[:at] + new + body[at:])
+
+
+def _add_helpers(module: cst.Module, names: set[str]) -> cst.Module:
+    """Define the helpers ``names`` need, once, in a marked block after the imports."""
+    defined = {s.name.value for s in module.body if isinstance(s, cst.FunctionDef)}
+    missing = [n for n in closure(names) if n not in defined]
+    if not missing:
+        return module
+    body = list(module.body)
+    existing = [i for i, s in enumerate(body) if _is_helper(s)]
+    new = list(cst.parse_module(source_of(missing, not existing),
+                                config=module.config_for_parsing).body)
+    if existing:
+        at = existing[-1] + 1
+    else:
+        at = 0
+        while at < len(body) and (_is_docstring(body[at]) or _is_import(body[at])):
+            at += 1
+        blank, newline = cst.EmptyLine(), module.default_newline
+        new[0] = new[0].with_changes(leading_lines=[
+            blank, blank, cst.EmptyLine(comment=cst.Comment(MARKER))])
+        if at < len(body):
+            body[at] = body[at].with_changes(leading_lines=[
+                blank, blank, cst.EmptyLine(comment=cst.Comment(END_MARKER)), blank, blank,
+                *body[at].leading_lines])
+        else:
+            new.append(cst.parse_statement(f"{END_MARKER}{newline}pass{newline}").with_changes(
+                body=[cst.Expr(cst.Name("None"))]))
+    return module.with_changes(body=body[:at] + new + body[at:])
+
+
+def _is_helper(statement: cst.CSTNode) -> bool:
+    if isinstance(statement, cst.FunctionDef):
+        return statement.name.value.startswith(PREFIX)
+    return PREFIX + "torch" in _EMPTY.code_for_node(statement)
+
+
+def _is_import(statement: cst.CSTNode) -> bool:
+    return isinstance(statement, cst.SimpleStatementLine) and all(
+        isinstance(s, cst.Import | cst.ImportFrom) for s in statement.body)
 
 
 def _is_docstring(statement: cst.CSTNode) -> bool:

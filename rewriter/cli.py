@@ -222,8 +222,12 @@ def rules_show(rule_id: str, rule_specs: tuple[str, ...]) -> None:
                 continue
             click.echo(f"{rule.id}  ({rule.path}:{rule.line})")
             click.echo(f"  {rule.description.strip()}")
-            click.echo(f"  pattern:  {rule.pattern.text.strip()}")
-            click.echo(f"  rewrite:  {rule.rewrite}")
+            if rule.implementation is None:
+                click.echo(f"  pattern:  {rule.pattern.text.strip()}")
+                click.echo(f"  rewrite:  {rule.rewrite}")
+            else:
+                options = ", ".join(f"{k}={v}" for k, v in rule.implementation.options.items())
+                click.echo(f"  kind:     {rule.kind}" + (f" ({options})" if options else ""))
             for condition in rule.where:
                 names = ", ".join("$" + n for n in condition.metavariables)
                 click.echo(f"  where:    {condition.guard}({names}): "

@@ -3,6 +3,8 @@
 Each ``before`` must become exactly its ``after`` under its own rule alone, the
 ``after`` must be a fixed point, and each ``unchanged`` snippet must stay as it
 is. A rule without examples fails: an untested rule is not a passing one.
+Examples leave out the block of helpers that graph-break rewrites insert; the
+block is checked instead to define every helper the rewritten code calls.
 """
 
 from __future__ import annotations
@@ -10,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .engine import Options, RewriteError, rewrite_source
+from .helpers import PREFIX, strip_block
 from .rules import Rule, RulePack
 
 
@@ -31,15 +34,20 @@ def check_rule(rule: Rule) -> list[Failure]:
     for example in rule.examples:
         expected = example.before if example.after is None else example.after
         try:
-            got = rewrite_source(example.before, [rule], options).text
-            again = rewrite_source(expected, [rule], options).text
+            full = rewrite_source(example.before, [rule], options).text
+            again = rewrite_source(full, [rule], options).text
         except RewriteError as error:
             failures.append(Failure(rule, example.line, f"example does not rewrite: {error}"))
             continue
+        missing = undefined_helpers(full)
+        if missing:
+            failures.append(Failure(rule, example.line, "the rewrite calls helpers it does not "
+                                    f"define: {', '.join(missing)}"))
+        got = strip_block(full)
         if got != expected:
             failures.append(Failure(rule, example.line,
                                     f"expected:\n{_indent(expected)}\ngot:\n{_indent(got)}"))
-        elif again != expected:
+        elif again != full:
             failures.append(Failure(rule, example.line,
                                     f"rewriting the result again changes it:\n{_indent(again)}"))
     return failures
@@ -53,6 +61,15 @@ def check_pack(pack: RulePack) -> list[Failure]:
 def count_examples(pack: RulePack) -> int:
     """How many examples ``pack`` embeds."""
     return sum(len(rule.examples) for rule in pack.rules)
+
+
+def undefined_helpers(text: str) -> list[str]:
+    """Helper names a rewritten text calls but does not define."""
+    import re
+
+    called = set(re.findall(rf"\b({PREFIX}\w+)\(", text))
+    defined = set(re.findall(rf"^def ({PREFIX}\w+)\(", text, flags=re.MULTILINE))
+    return sorted(called - defined)
 
 
 def _indent(text: str) -> str:

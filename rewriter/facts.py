@@ -95,11 +95,30 @@ class ModuleFacts:
             return True
         return isinstance(base, ast.Name) and self.classes.get(base.id) in found
 
+    @cached_property
+    def forward_classes(self) -> frozenset[ast.ClassDef]:
+        """nn.Module subclasses, plus classes defining ``forward`` on an imported base
+        (``class T5Stack(T5PreTrainedModel)`` where the chain leaves the file)."""
+        imported = {name for name in self.aliases}
+        likely = {cls for cls in self.classes.values() if self.method(cls, "forward")
+                  and any(isinstance(b, ast.Name | ast.Attribute)
+                          and (dotted_name(b) or "").split(".")[0] in imported | {
+                              c.name for c in self.module_classes} for b in cls.bases)}
+        changed = True
+        while changed:  # subclasses of those, defined in this file
+            changed = False
+            for cls in self.classes.values():
+                if cls not in likely and any(isinstance(b, ast.Name) and self.classes.get(
+                        b.id) in likely for b in cls.bases) and self.method(cls, "forward"):
+                    likely.add(cls)
+                    changed = True
+        return frozenset(likely) | self.module_classes
+
     def is_forward(self, function: ast.AST) -> bool:
         """True for ``forward`` methods of nn.Module subclasses."""
         return (isinstance(function, ast.FunctionDef | ast.AsyncFunctionDef)
                 and function.name == "forward"
-                and self.enclosing_class(function) in self.module_classes)
+                and self.enclosing_class(function) in self.forward_classes)
 
     @cached_property
     def compiled(self) -> frozenset[ast.AST]:

@@ -81,7 +81,7 @@ def name(ctx: GuardContext, nodes: list[ast.AST]) -> bool:
 
 @guard("every named metavariable is free of side effects: it calls only known pure functions")
 def pure(ctx: GuardContext, nodes: list[ast.AST]) -> bool:
-    return all(_is_pure(ctx, n) for n in nodes)
+    return all(is_pure(ctx, n) for n in nodes)
 
 
 def _is_number_literal(node: ast.AST) -> bool:
@@ -99,7 +99,8 @@ def _is_simple(node: ast.AST) -> bool:
     return isinstance(node, ast.BinOp) and _is_simple(node.left) and _is_simple(node.right)
 
 
-def _is_pure(ctx: GuardContext, root: ast.AST) -> bool:
+def is_pure(ctx: GuardContext, root: ast.AST) -> bool:
+    """Whether evaluating ``root`` calls only known side-effect-free functions."""
     facts = ctx.inference.facts
     for node in ast.walk(root):
         if isinstance(node, ast.Await | ast.Yield | ast.YieldFrom | ast.NamedExpr | ast.Lambda):

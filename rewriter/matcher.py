@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from .facts import ModuleFacts
 from .guards import GUARDS, GuardContext
 from .inference import Inference
+from .kinds import KindContext
 from .pattern import index_key
 from .rules import Rule
 
@@ -30,11 +31,13 @@ class Edit:
 
     rule: Rule
     span: Span
-    statement: bool
+    level: str  # expression | statement (a small statement) | compound (if, while...)
     bindings: dict[str, Span | list[Span]]
     renames: dict[str, str] = field(default_factory=dict)
     before: str = ""
     imports: frozenset[str] = frozenset()  # modules the rewrite needs imported
+    template: str = ""  # the rule's rewrite, or what its kind proposed
+    helpers: frozenset[str] = frozenset()  # helpers.py functions the rewrite calls
     after: str = ""  # filled in by apply.py
 
 
@@ -100,7 +103,8 @@ class Matcher:
         self.assume_tensor_params = assume_tensor_params
         self.by_key: dict[tuple, list[Rule]] = {}
         for rule in rules:
-            self.by_key.setdefault(rule.pattern.key, []).append(rule)
+            for key in rule.keys:
+                self.by_key.setdefault(key, []).append(rule)
         self._facts: ModuleFacts | None = None
         self._inference: dict[bool, Inference] = {}
         self._lines = _Lines(text)
@@ -142,11 +146,23 @@ class Matcher:
              in_condition: bool) -> bool:
         if rule.context == "condition" and not in_condition:
             return False
-        bindings = rule.pattern.match(node, self._qualname)
-        if bindings is None or not self.facts.in_scope(rule.scope, chain):
+        if rule.implementation is None:
+            bindings = rule.pattern.match(node, self._qualname)
+            if bindings is None:
+                return False
+        if not self.facts.in_scope(rule.scope, chain):
             return False
         inference = self._inference_for(rule)
         context = GuardContext(inference, chain)
+        if rule.implementation is not None:
+            proposal = rule.implementation.propose(node, KindContext(context, self.text))
+            if proposal is None:
+                return False
+            bindings, template = proposal.bindings, proposal.template
+            level, helpers = proposal.level, proposal.helpers
+        else:
+            template, helpers = rule.rewrite, frozenset()
+            level = "statement" if isinstance(node, ast.stmt) else "expression"
         for condition in rule.where:
             check = GUARDS[condition.guard][0]
             if not check(context, [_value(b) for name in condition.metavariables
@@ -163,9 +179,9 @@ class Matcher:
                  for s in (spans if isinstance(spans, list) else [spans])]
         if self.comments.suppressed(rule.id, span) or self.comments.inside(span, holes):
             return False
-        self.edits.append(Edit(rule, span, isinstance(node, ast.stmt), binding_spans,
-                               spelling[0], ast.get_source_segment(self.text, node) or "",
-                               frozenset(spelling[1])))
+        self.edits.append(Edit(rule, span, level, binding_spans, spelling[0],
+                               ast.get_source_segment(self.text, node) or "",
+                               frozenset(spelling[1]), template, helpers))
         return True
 
     def _qualname(self, node: ast.AST) -> str | None:

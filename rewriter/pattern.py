@@ -20,8 +20,11 @@ from dataclasses import dataclass, field
 _SEQ_PREFIX = "__eqrw_seq_"
 _ONE_PREFIX = "__eqrw_mv_"
 _WILDCARD = "_"
-_SEQ_RE = re.compile(r"\$\$\$([A-Za-z_][A-Za-z_0-9]*)")
-_ONE_RE = re.compile(r"\$([A-Za-z_][A-Za-z_0-9]*)")
+# String literals are matched first so that a "$" inside one is left alone.
+_TOKEN_RE = re.compile(r"""(?P<string>'{3}[\s\S]*?'{3}|"{3}[\s\S]*?"{3}"""
+                       r"""|'(?:\\.|[^'\\\n])*'|"(?:\\.|[^"\\\n])*")"""
+                       r"|\$\$\$(?P<sequence>[A-Za-z_][A-Za-z_0-9]*)"
+                       r"|\$(?P<single>[A-Za-z_][A-Za-z_0-9]*)")
 _IGNORED_FIELDS = frozenset({"ctx", "type_comment", "kind"})
 _NEUTRAL_OPERATORS = frozenset({"(", ")", "[", "]", "{", "}", ",", ".", ":"})
 
@@ -39,9 +42,14 @@ class PatternError(ValueError):
 
 
 def to_placeholders(text: str) -> str:
-    """Replace ``$$$x`` and ``$x`` metavariables by parseable placeholder names."""
-    text = _SEQ_RE.sub(lambda m: _SEQ_PREFIX + m.group(1), text)
-    return _ONE_RE.sub(lambda m: _ONE_PREFIX + m.group(1), text)
+    """Replace ``$$$x`` and ``$x`` metavariables (outside string literals) by names."""
+    def replace(match: re.Match) -> str:
+        if match.group("sequence"):
+            return _SEQ_PREFIX + match.group("sequence")
+        if match.group("single"):
+            return _ONE_PREFIX + match.group("single")
+        return match.group("string")
+    return _TOKEN_RE.sub(replace, text)
 
 
 def metavariable_of(name: str) -> tuple[str, bool] | None:

@@ -19,6 +19,7 @@ import yaml
 
 from .facts import known_scopes
 from .guards import GUARDS
+from .kinds import Kind, KindError, registry
 from .knowledge import PYTHON_BUILTINS
 from .pattern import (
     Pattern,
@@ -30,10 +31,9 @@ from .pattern import (
 )
 
 _PACK_KEYS = {"description", "rules"}
-_RULE_KEYS = {"id", "description", "pattern", "rewrite", "kind", "scope", "where", "safety",
-              "context", "assume_tensor_params", "examples"}
+_RULE_KEYS = {"id", "description", "pattern", "rewrite", "kind", "options", "scope", "where",
+              "safety", "context", "assume_tensor_params", "examples"}
 _EXAMPLE_KEYS = {"before", "after", "unchanged"}
-_KINDS = {"template"}
 _SAFETIES = {"safe", "unsafe"}
 _CONTEXTS = {"any", "condition"}
 _ID_RE = re.compile(r"^[a-z0-9][a-z0-9-]*$")
@@ -67,11 +67,11 @@ class Condition:
 
 @dataclass
 class Rule:
-    """One validated rule."""
+    """One validated rule: a pattern and rewrite template, or a structural kind."""
 
     id: str
     description: str
-    pattern: Pattern
+    pattern: Pattern | None
     rewrite: str
     where: tuple[Condition, ...] = ()
     scope: frozenset[str] = frozenset({"everywhere"})
@@ -83,6 +83,21 @@ class Rule:
     path: str = ""
     line: int = 0
     rewrite_roots: frozenset[str] = field(default_factory=frozenset)
+    implementation: Kind | None = None  # set for every kind but "template"
+
+    @property
+    def keys(self) -> list[tuple[type, type | None]]:
+        """The node keys (type, operator type) this rule can match."""
+        if self.implementation is not None:
+            return [(t, None) for t in self.implementation.node_types]
+        return [self.pattern.key]
+
+    def could_match(self, text: str) -> bool:
+        """A cheap test on a file's text: False means this rule cannot match there."""
+        if self.implementation is not None:
+            tokens = self.implementation.tokens()
+            return not tokens or any(t in text for t in tokens)
+        return all(t in text for t in self.pattern.required_tokens)
 
 
 @dataclass
@@ -205,7 +220,13 @@ def _load_rule(reader: _Reader, node: yaml.Node) -> Rule:
     if not _ID_RE.match(rule_id):
         raise reader.error(fields["id"], f"rule id {rule_id!r} must be lower-case words "
                            "joined by '-' (like 'add-to-torch-add')")
-    kind = reader.choice(fields["kind"], _KINDS) if "kind" in fields else "template"
+    kinds = registry()
+    kind = (reader.choice(fields["kind"], {"template", *kinds}) if "kind" in fields
+            else "template")
+    if kind != "template":
+        return _load_kind_rule(reader, node, fields, rule_id, kinds[kind])
+    if "options" in fields:
+        raise reader.error(fields["options"], "template rules take no 'options'")
     for key in ("pattern", "rewrite"):
         if key not in fields:
             raise reader.error(node, f"rule {rule_id!r} of kind {kind!r} needs {key!r}")
@@ -215,11 +236,34 @@ def _load_rule(reader: _Reader, node: yaml.Node) -> Rule:
         raise reader.snippet_error(fields["pattern"], error, "pattern") from None
     rewrite = reader.text(fields["rewrite"])
     rewrite_tree = _parse_rewrite(reader, fields["rewrite"], rewrite, pattern)
-    rule = Rule(
+    return Rule(**_common_fields(reader, node, fields, rule_id, pattern),
+                pattern=pattern, rewrite=rewrite.strip(), rewrite_roots=_free_roots(rewrite_tree))
+
+
+def _load_kind_rule(reader: _Reader, node: yaml.Node, fields: dict[str, yaml.Node],
+                    rule_id: str, kind: type[Kind]) -> Rule:
+    for key in ("pattern", "rewrite", "where"):
+        if key in fields:
+            raise reader.error(fields[key], f"rules of kind {kind.name!r} take no {key!r}: "
+                               "the kind finds and proves its own matches")
+    options_node = fields.get("options")
+    options = {}
+    if options_node is not None:
+        options = {key: reader.text(value) for key, value in
+                   reader.mapping(options_node, "options", set(kind.options_schema)).items()}
+    try:
+        implementation = kind(options)
+    except KindError as error:
+        raise reader.error(options_node or node, str(error)) from None
+    return Rule(**_common_fields(reader, node, fields, rule_id, None), pattern=None, rewrite="",
+                implementation=implementation)
+
+
+def _common_fields(reader: _Reader, node: yaml.Node, fields: dict[str, yaml.Node], rule_id: str,
+                   pattern: Pattern | None) -> dict:
+    return dict(
         id=rule_id,
         description=reader.text(fields["description"]),
-        pattern=pattern,
-        rewrite=rewrite.strip(),
         where=tuple(_load_where(reader, fields["where"], pattern)) if "where" in fields else (),
         scope=_load_scope(reader, fields["scope"]) if "scope" in fields else frozenset(
             {"everywhere"}),
@@ -229,12 +273,10 @@ def _load_rule(reader: _Reader, node: yaml.Node) -> Rule:
                               if "assume_tensor_params" in fields else False),
         examples=tuple(_load_examples(reader, fields["examples"])) if "examples" in fields
         else (),
-        kind=kind,
+        kind=reader.text(fields["kind"]) if "kind" in fields else "template",
         path=reader.path,
         line=node.start_mark.line + 1,
-        rewrite_roots=_free_roots(rewrite_tree),
     )
-    return rule
 
 
 def _parse_rewrite(reader: _Reader, node: yaml.Node, text: str, pattern: Pattern) -> ast.AST:

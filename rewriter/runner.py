@@ -62,7 +62,7 @@ def _prepare(job: Job) -> None:
 
 def could_match(text: str, rules: list[Rule]) -> list[Rule]:
     """The rules whose required tokens all occur in ``text`` (a cheap pre-pass)."""
-    return [r for r in rules if all(t in text for t in r.pattern.required_tokens)]
+    return [r for r in rules if r.could_match(text)]
 
 
 def process(path: Path, destination: Path | None) -> FileResult:

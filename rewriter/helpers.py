@@ -1,0 +1,153 @@
+"""Source text of the small helpers that graph-break rewrites insert into a module.
+
+Rewritten code calls these instead of inlining torch.where/torch.cond/... so that
+eager execution stays exactly the original (every helper takes the original path
+unless ``torch.compiler.is_compiling()``), while Dynamo, which constant-folds
+that test, traces the graph-friendly path. They are inserted once per module,
+after its imports, under one marker comment, and import torch under a private
+alias so they work whatever the module calls torch. This module holds text only:
+the rewriter never imports torch.
+"""
+
+from __future__ import annotations
+
+MARKER = "# eqrewrite helpers: keep torch.compile graphs whole (see eqrewrite's README)."
+END_MARKER = "# end of eqrewrite helpers."
+PREAMBLE = "import torch as _eqrw_torch\n"
+PREFIX = "_eqrw_"
+
+# name -> (source, other helpers it needs)
+HELPERS: dict[str, tuple[str, tuple[str, ...]]] = {
+    "_eqrw_compiling": ('''
+def _eqrw_compiling():
+    return _eqrw_torch.compiler.is_compiling()
+''', ()),
+    "_eqrw_snap": ('''
+def _eqrw_snap(value):
+    """The value as it is now, even if the traced code later changes it in place."""
+    if _eqrw_compiling() and isinstance(value, _eqrw_torch.Tensor):
+        return value.clone()
+    return value
+''', ("_eqrw_compiling",)),
+    "_eqrw_print": ('''
+def _eqrw_print(template, end, *values):
+    print(template.format(*values), end=end)
+
+
+_eqrw_torch._dynamo.config.reorderable_logging_functions.add(_eqrw_print)
+''', ("_eqrw_snap",)),
+    "_eqrw_log": ('''
+def _eqrw_log(name, method, template, count, *values):
+    import logging
+
+    getattr(logging.getLogger(name), method)(template.format(*values[:count]), *values[count:])
+
+
+_eqrw_torch._dynamo.config.reorderable_logging_functions.add(_eqrw_log)
+''', ("_eqrw_snap",)),
+    "_eqrw_warn": ('''
+def _eqrw_warn(template, category, stacklevel, *values):
+    import builtins
+    import warnings
+
+    warnings.warn(template.format(*values), getattr(builtins, category), stacklevel + 1)
+
+
+_eqrw_torch._dynamo.config.reorderable_logging_functions.add(_eqrw_warn)
+''', ("_eqrw_snap",)),
+    "_eqrw_write": ('''
+def _eqrw_write(stream, template, *values):
+    import sys
+
+    getattr(sys, stream).write(template.format(*values))
+
+
+_eqrw_torch._dynamo.config.reorderable_logging_functions.add(_eqrw_write)
+''', ("_eqrw_snap",)),
+    "_eqrw_where": ('''
+def _eqrw_where(condition, if_true, if_false):
+    """``if_true if condition else if_false``; traced as torch.where when that is exact."""
+    if (_eqrw_compiling() and condition.numel() == 1 and if_true.shape == if_false.shape
+            and if_true.dtype == if_false.dtype and if_true.device == if_false.device):
+        return _eqrw_torch.where(condition.reshape(()) != 0, if_true, if_false)
+    return if_true if condition else if_false
+''', ("_eqrw_compiling",)),
+    "_eqrw_cond": ('''
+def _eqrw_cond(condition, if_true, if_false, operands):
+    """``if_true(*operands) if condition else if_false(*operands)``; traced as torch.cond."""
+    if _eqrw_compiling() and condition.numel() == 1:
+        return _eqrw_torch.cond(condition.reshape(()) != 0, if_true, if_false, operands)
+    return if_true(*operands) if condition else if_false(*operands)
+''', ("_eqrw_compiling",)),
+    "_eqrw_check": ('''
+def _eqrw_check(condition, expected, error, message):
+    """Raise ``error(message)`` unless ``bool(condition) == expected``; traced without a
+    graph break as torch._assert_async (which raises RuntimeError with the same message)."""
+    if error is AssertionError and not __debug__:
+        return
+    if _eqrw_compiling() and condition.numel() == 1:
+        holds = condition.reshape(()) != 0
+        _eqrw_torch._assert_async(holds if expected else ~holds, message or error.__name__)
+    elif bool(condition) != expected:
+        raise error() if message is None else error(message)
+''', ("_eqrw_compiling",)),
+    "_eqrw_masked": ('''
+def _eqrw_masked(x, mask, reduction):
+    """``getattr(x[mask], reduction)()``; traced with torch.where when the mask covers x."""
+    if not (_eqrw_compiling() and mask.dtype == _eqrw_torch.bool and mask.shape == x.shape):
+        return getattr(x[mask], reduction)()
+    if reduction == "numel":
+        return mask.sum()
+    if reduction == "sum":
+        return _eqrw_torch.where(mask, x, _eqrw_torch.zeros((), dtype=x.dtype)).sum()
+    if reduction == "mean":
+        total = _eqrw_torch.where(mask, x, _eqrw_torch.zeros((), dtype=x.dtype)).sum()
+        return total / mask.sum()
+    _eqrw_torch._assert_async(mask.any(), f"{reduction}(): the masked selection is empty")
+    lowest = reduction in ("max", "amax")
+    if x.dtype == _eqrw_torch.bool:
+        fill = not lowest
+    elif x.is_floating_point():
+        fill = -float("inf") if lowest else float("inf")
+    else:
+        info = _eqrw_torch.iinfo(x.dtype)
+        fill = info.min if lowest else info.max
+    return getattr(_eqrw_torch.where(mask, x, fill), reduction)()
+''', ("_eqrw_compiling",)),
+}
+
+
+def closure(names: set[str]) -> list[str]:
+    """``names`` and every helper they need, dependencies first, in a stable order."""
+    ordered: list[str] = []
+
+    def add(name: str) -> None:
+        for dependency in HELPERS[name][1]:
+            add(dependency)
+        if name not in ordered:
+            ordered.append(name)
+
+    for name in sorted(names):
+        add(name)
+    return ordered
+
+
+def source_of(names: list[str], with_preamble: bool) -> str:
+    """The code defining ``names``, after the private torch import if asked."""
+    return (PREAMBLE if with_preamble else "") + "".join(
+        "\n" + HELPERS[name][0] for name in names)
+
+
+def strip_block(text: str) -> str:
+    """``text`` without its helper block (markers included): what rule examples show."""
+    lines = text.splitlines(keepends=True)
+    starts = [i for i, line in enumerate(lines) if line.strip() == MARKER]
+    ends = [i for i, line in enumerate(lines) if line.strip() == END_MARKER]
+    if not starts or not ends:
+        return text
+    start, end = starts[0], ends[-1] + 1
+    while start > 0 and not lines[start - 1].strip():
+        start -= 1
+    while end < len(lines) and not lines[end].strip():
+        end += 1
+    return "".join(lines[:start] + lines[end:])

@@ -1,0 +1,82 @@
+"""Reductions of a boolean-masked selection, without a dynamic shape.
+
+``x[mask].sum()`` (``mean``, ``max``, ``min``, ``amax``, ``amin``, ``numel``) and
+``x[torch.nonzero(mask, as_tuple=True)]...`` select a data-dependent number of
+elements, which breaks the graph. Reduced right away, the same value comes from
+``torch.where`` over the whole tensor: ``_eqrw_masked`` does that when traced and
+the mask has x's shape, keeps the original expression otherwise (and always
+eagerly), raises like the original on an empty max/min, and returns NaN for the
+mean of nothing like the original. ``numel`` is rewritten only where its value
+meets a tensor in arithmetic, since it becomes a 0-d tensor when traced.
+"""
+
+from __future__ import annotations
+
+import ast
+
+from . import Kind, KindContext, Proposal
+from .scalar import beside_tensor
+
+REDUCTIONS = frozenset({"sum", "mean", "max", "min", "amax", "amin", "numel"})
+
+
+class MaskedReduction(Kind):
+    name = "masked_reduction"
+    node_types = (ast.Call,)
+
+    def tokens(self) -> frozenset[str]:
+        return frozenset({"]." + name for name in REDUCTIONS})
+
+    def propose(self, node: ast.AST, context: KindContext) -> Proposal | None:
+        func = node.func
+        if not (isinstance(func, ast.Attribute) and func.attr in REDUCTIONS and not node.args
+                and not node.keywords and isinstance(func.value, ast.Subscript)):
+            return None
+        selection = func.value
+        mask = _mask_of(selection.slice, context)
+        if mask is None or not context.is_tensor(selection.value):
+            return None
+        if func.attr == "numel" and not beside_tensor(node, context):
+            return None
+        return Proposal(f"_eqrw_masked($x, $mask, {func.attr!r})",
+                        {"x": selection.value, "mask": mask}, "expression",
+                        frozenset({"_eqrw_masked"}))
+
+
+def _mask_of(index: ast.expr, context: KindContext) -> ast.expr | None:
+    """The mask an index selects with: ``mask`` or ``torch.nonzero(mask, as_tuple=True)``."""
+    if isinstance(index, ast.Call) and _is_nonzero_as_tuple(index, context):
+        inner = index.args[0] if index.args else index.func.value
+        return inner if _is_boolean(inner, context) else None
+    return index if _is_boolean(index, context) else None
+
+
+def _is_nonzero_as_tuple(call: ast.Call, context: KindContext) -> bool:
+    as_tuple = any(k.arg == "as_tuple" and isinstance(k.value, ast.Constant)
+                   and k.value.value is True for k in call.keywords)
+    if context.facts.qualname(call.func) == "torch.nonzero":
+        return as_tuple and len(call.args) == 1
+    return (as_tuple and isinstance(call.func, ast.Attribute) and call.func.attr == "nonzero"
+            and not call.args and context.is_tensor(call.func.value))
+
+
+def _is_boolean(node: ast.expr, context: KindContext) -> bool:
+    """Proven a bool tensor: a comparison of tensors, a logical op, or isnan/isinf/..."""
+    if not context.is_tensor(node):
+        return False
+    if isinstance(node, ast.Name):
+        values = [n.value for n in ast.walk(context.function) if isinstance(n, ast.Assign)
+                  and any(isinstance(t, ast.Name) and t.id == node.id for t in n.targets)]
+        return len(values) == 1 and values[0] is not node and _is_boolean(values[0], context)
+    if isinstance(node, ast.Compare):
+        return True
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Invert):
+        return _is_boolean(node.operand, context)
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.BitAnd | ast.BitOr | ast.BitXor):
+        return _is_boolean(node.left, context) and _is_boolean(node.right, context)
+    if isinstance(node, ast.Call):
+        name = node.func.attr if isinstance(node.func, ast.Attribute) else ""
+        return name in {"isnan", "isinf", "isfinite", "isposinf", "isneginf", "logical_not",
+                        "logical_and", "logical_or", "logical_xor", "eq", "ne", "lt", "le",
+                        "gt", "ge", "bool"}
+    return False

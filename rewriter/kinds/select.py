@@ -1,0 +1,199 @@
+"""Data-dependent selects: ``if c: x = A else: x = B`` and friends, without a graph break.
+
+The condition must be proven a tensor (``if`` on a tensor is data-dependent
+branching) and both branches tensors. Branches made of cheap elementwise code
+become ``_eqrw_where`` (torch.where when traced); branches that call layers become
+``_eqrw_cond`` (torch.cond, which evaluates one branch only). Eager execution is
+unchanged either way: the helpers take the original path unless compiling.
+"""
+
+from __future__ import annotations
+
+import ast
+
+from ..pattern import same_tree
+from . import Kind, KindContext, Proposal
+
+# Calls allowed in a torch.where branch: elementwise or shape-only, total functions
+# whose gradient cannot turn into NaN through the untaken branch.
+WHERE_SAFE_CALLS = frozenset("""
+    zeros_like ones_like full_like clone detach clamp clamp_min clamp_max clip abs neg relu
+    maximum minimum float double half bfloat16 to type_as reshape view view_as expand
+    expand_as unsqueeze squeeze flatten contiguous transpose permute masked_fill
+""".split())
+_MUTATING_SUFFIX = "_"
+
+
+class Select(Kind):
+    name = "select"
+    node_types = (ast.If, ast.IfExp)
+    options_schema = {"form": ("assign", "return", "elseless", "ternary", "same_call")}
+
+    def tokens(self) -> frozenset[str]:
+        return frozenset({"if"})
+
+    def propose(self, node: ast.AST, context: KindContext) -> Proposal | None:
+        form = self.options["form"]
+        if isinstance(node, ast.IfExp) != (form == "ternary"):
+            return None
+        if not context.is_tensor(node.test):
+            return None  # static (shape, flag) or unknown condition: no break to fix
+        if form == "ternary":
+            return _select(context, node.test, node.body, node.orelse, "$value", "expression")
+        single, other = _only(node.body), _only(node.orelse)
+        if single is None or (node.orelse and other is None):
+            return None
+        if form == "assign" and _same_assign_target(single, other):
+            return _select(context, node.test, single.value, other.value,
+                           f"{single.targets[0].id} = $value", "compound")
+        if form == "elseless" and other is None and not node.orelse and _assigns_name(single):
+            name = single.targets[0]
+            if _bound_before(context, name.id, node):
+                return _select(context, node.test, single.value, name,
+                               f"{name.id} = $value", "compound")
+        if form == "return" and all(isinstance(s, ast.Return) and s.value is not None
+                                    for s in (single, other)):
+            return _select(context, node.test, single.value, other.value, "return $value",
+                           "compound")
+        if form == "same_call" and other is not None:
+            return _same_call(context, node.test, single, other)
+        return None
+
+
+def _only(body: list[ast.stmt]) -> ast.stmt | None:
+    return body[0] if len(body) == 1 else None
+
+
+def _assigns_name(statement: ast.stmt) -> bool:
+    return (isinstance(statement, ast.Assign) and len(statement.targets) == 1
+            and isinstance(statement.targets[0], ast.Name))
+
+
+def _same_assign_target(first: ast.stmt, second: ast.stmt | None) -> bool:
+    return (second is not None and _assigns_name(first) and _assigns_name(second)
+            and first.targets[0].id == second.targets[0].id)
+
+
+def _bound_before(context: KindContext, name: str, node: ast.If) -> bool:
+    function = context.function
+    if isinstance(function, ast.FunctionDef | ast.AsyncFunctionDef) and name in {
+            a.arg for a in function.args.args + function.args.kwonlyargs}:
+        return True
+    return any(isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Store)
+               and n.lineno < node.lineno for n in ast.walk(function))
+
+
+def _select(context: KindContext, test: ast.expr, if_true: ast.expr, if_false: ast.expr,
+            shape: str, level: str) -> Proposal | None:
+    if not (context.is_tensor(if_true) and context.is_tensor(if_false)):
+        return None
+    if _aliases_mutated(context, [if_true, if_false]):
+        return None
+    bindings = {"c": test, "a": if_true, "b": if_false}
+    if _where_safe(context, if_true) and _where_safe(context, if_false):
+        value = "_eqrw_where($c, $a, $b)"
+        return Proposal(shape.replace("$value", value), bindings, level,
+                        frozenset({"_eqrw_where"}))
+    operands = _free_tensors(context, [if_true, if_false])
+    if operands is None or not (_cond_safe(context, if_true) and _cond_safe(context, if_false)):
+        return None
+    params = ", ".join(operands)
+    packed = f"({params},)" if operands else "()"
+    value = f"_eqrw_cond($c, lambda {params}: $a, lambda {params}: $b, {packed})"
+    return Proposal(shape.replace("$value", value), bindings, level, frozenset({"_eqrw_cond"}))
+
+
+def _calls(node: ast.AST) -> list[ast.Call]:
+    return [n for n in ast.walk(node) if isinstance(n, ast.Call)]
+
+
+def _where_safe(context: KindContext, node: ast.expr) -> bool:
+    if not context.is_pure(node):
+        return False
+    for part in ast.walk(node):
+        if isinstance(part, ast.BinOp) and isinstance(part.op, ast.Div | ast.Pow | ast.Mod
+                                                      | ast.FloorDiv | ast.MatMult):
+            if not isinstance(part.right, ast.Constant) or isinstance(part.op, ast.MatMult):
+                return False
+    for call in _calls(node):
+        name = call.func.attr if isinstance(call.func, ast.Attribute) else getattr(
+            call.func, "id", "")
+        if name not in WHERE_SAFE_CALLS:
+            return False
+    return True
+
+
+def _cond_safe(context: KindContext, node: ast.expr) -> bool:
+    """Branches for torch.cond: tensors in, tensors out, no side effects but layer calls."""
+    for part in ast.walk(node):
+        if isinstance(part, ast.Await | ast.Yield | ast.YieldFrom | ast.NamedExpr | ast.Lambda):
+            return False
+    for call in _calls(node):
+        callee = context.kind(call.func)
+        if callee != "tensor_callable" and not context.is_pure(call):
+            return False
+    return True
+
+
+def _free_tensors(context: KindContext, branches: list[ast.expr]) -> list[str] | None:
+    """Local tensor names the branches read (they become torch.cond operands)."""
+    names: list[str] = []
+    for branch in branches:
+        for part in ast.walk(branch):
+            if isinstance(part, ast.Name) and part.id not in names and part.id != "self":
+                kind = context.kind(part)
+                if kind == "tensor":
+                    names.append(part.id)
+                elif kind not in ("object", "number", "tensor_callable"):
+                    return None  # an operand of unknown kind cannot be passed safely
+    return names
+
+
+def _aliases_mutated(context: KindContext, branches: list[ast.expr]) -> bool:
+    """A branch that is a bare name aliases it; torch.where would make a copy, so any
+    in-place change of such a name in the function would behave differently."""
+    aliased = {b.id for b in branches if isinstance(b, ast.Name)}
+    aliased |= {b.attr for b in branches if isinstance(b, ast.Attribute)}
+    if not aliased:
+        return False
+    for node in ast.walk(context.function):
+        target = None
+        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+                and node.func.attr.endswith(_MUTATING_SUFFIX)
+                and not node.func.attr.startswith("_")):
+            target = node.func.value
+        elif isinstance(node, ast.AugAssign):
+            target = node.target
+        elif isinstance(node, ast.Assign):
+            subscripts = [t.value for t in node.targets if isinstance(t, ast.Subscript)]
+            target = subscripts[0] if subscripts else None
+        if isinstance(target, ast.Name) and target.id in aliased:
+            return True
+        if isinstance(target, ast.Attribute) and target.attr in aliased:
+            return True
+    return False
+
+
+def _same_call(context: KindContext, test: ast.expr, first: ast.stmt,
+               second: ast.stmt) -> Proposal | None:
+    """``if c: f(k, A) else: f(k, B)`` -> ``f(k, where(c, A, B))``."""
+    if not all(isinstance(s, ast.Expr) and isinstance(s.value, ast.Call)
+               for s in (first, second)):
+        return None
+    one, two = first.value, second.value
+    if (not same_tree(one.func, two.func) or len(one.args) != len(two.args) or one.keywords
+            or two.keywords or any(isinstance(a, ast.Starred) for a in one.args + two.args)):
+        return None
+    differing = [i for i, (a, b) in enumerate(zip(one.args, two.args)) if not same_tree(a, b)]
+    if len(differing) != 1:
+        return None
+    at = differing[0]
+    proposal = _select(context, test, one.args[at], two.args[at], "$value", "compound")
+    if proposal is None:
+        return None
+    proposal.bindings.update({"f": one.func, "before": one.args[:at],
+                              "after": one.args[at + 1:]})
+    arguments = [p for p in ("$$$before" if at else "", proposal.template,
+                             "$$$after" if at + 1 < len(one.args) else "") if p]
+    proposal.template = f"$f({', '.join(arguments)})"
+    return proposal
