@@ -91,6 +91,10 @@ def _is_number_literal(node: ast.AST) -> bool:
             and not isinstance(node.value, bool))
 
 
+_PURE_METHODS = (K.TENSOR_METHODS | K.NUMBER_METHODS | K.TUPLE_WITH_DIM
+                 | K.TENSOR_SEQUENCE_FUNCTIONS) - K.RANDOM
+
+
 def _is_simple(node: ast.AST) -> bool:
     if isinstance(node, ast.Constant | ast.Name):
         return True
@@ -114,8 +118,8 @@ def is_pure(ctx: GuardContext, root: ast.AST) -> bool:
             continue
         if isinstance(func, ast.Name) and func.id in K.PURE_BUILTINS and not qualname:
             continue
-        if (isinstance(func, ast.Attribute) and func.attr in K.TENSOR_METHODS | K.NUMBER_METHODS
-                and func.attr not in K.RANDOM and ctx.kind(func.value) == TENSOR):
+        if (isinstance(func, ast.Attribute) and func.attr in _PURE_METHODS
+                and ctx.kind(func.value) == TENSOR):
             continue
         return False
     return True

@@ -102,6 +102,75 @@ class Kind:
         raise NotImplementedError
 
 
+_BOOLEAN_METHODS = frozenset({
+    "any", "all", "isnan", "isinf", "isfinite", "isposinf", "isneginf", "logical_not",
+    "logical_and", "logical_or", "logical_xor", "eq", "ne", "lt", "le", "gt", "ge", "bool",
+    "equal_", "isclose"})
+
+
+def is_boolean(node: ast.expr, context: KindContext) -> bool:
+    """Proven a bool tensor: a tensor comparison, any()/all()/isnan()..., ~, & and | of those,
+    or a local name assigned once from one of them."""
+    if not context.is_tensor(node):
+        return False
+    if isinstance(node, ast.Name):
+        values = [n.value for n in ast.walk(context.function) if isinstance(n, ast.Assign)
+                  and any(isinstance(t, ast.Name) and t.id == node.id for t in n.targets)]
+        return len(values) == 1 and is_boolean(values[0], context)
+    if isinstance(node, ast.Compare):
+        return True
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Invert):
+        return is_boolean(node.operand, context)
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.BitAnd | ast.BitOr | ast.BitXor):
+        return is_boolean(node.left, context) and is_boolean(node.right, context)
+    return isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and (
+        node.func.attr in _BOOLEAN_METHODS)
+
+
+def tensor_condition(test: ast.expr, context: KindContext) -> tuple[str, dict] | None:
+    """Template text and bindings computing ``test``'s truth as a tensor, or None.
+
+    A tensor is used as it is; ``not``, ``and`` and ``or`` over pure boolean tensors become
+    ``~``, ``&`` and ``|`` (the truth value is the same, and evaluating a pure operand that
+    Python would have skipped changes nothing). Anything else is not data-dependent here.
+    """
+    bindings: dict[str, ast.AST] = {}
+
+    def convert(node: ast.expr) -> str | None:
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
+            inner = convert(node.operand)
+            return None if inner is None or not _boolean_or_op(node.operand, context) else (
+                f"~{_grouped(inner)}")
+        if isinstance(node, ast.BoolOp):
+            parts = [convert(v) for v in node.values]
+            if None in parts or not all(_boolean_or_op(v, context) and context.is_pure(v)
+                                        for v in node.values):
+                return None
+            joiner = " & " if isinstance(node.op, ast.And) else " | "
+            return joiner.join(_grouped(p) for p in parts)
+        if not context.is_tensor(node):
+            return None
+        name = f"c{len(bindings)}"
+        bindings[name] = node
+        return f"${name}"
+
+    text = convert(test)
+    return None if text is None else (text, bindings)
+
+
+def _grouped(text: str) -> str:
+    """A metavariable stands alone (substitution parenthesises it); composites need parens."""
+    return text if text.startswith("$") and text[1:].isidentifier() else f"({text})"
+
+
+def _boolean_or_op(node: ast.expr, context: KindContext) -> bool:
+    if isinstance(node, ast.BoolOp):
+        return all(_boolean_or_op(v, context) for v in node.values)
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
+        return _boolean_or_op(node.operand, context)
+    return is_boolean(node, context)
+
+
 def registry() -> dict[str, type[Kind]]:
     """Every kind by name."""
     from .defer import Defer

@@ -12,7 +12,7 @@ from __future__ import annotations
 import ast
 import builtins
 
-from . import Kind, KindContext, Proposal
+from . import Kind, KindContext, Proposal, tensor_condition
 
 _EXCEPTIONS = frozenset(name for name in dir(builtins)
                         if isinstance(getattr(builtins, name), type)
@@ -29,24 +29,25 @@ class Guard(Kind):
 
     def propose(self, node: ast.AST, context: KindContext) -> Proposal | None:
         if self.options["form"] == "assert":
-            if not isinstance(node, ast.Assert) or not context.is_tensor(node.test):
+            if not isinstance(node, ast.Assert):
                 return None
+            condition = tensor_condition(node.test, context)
             message = _literal(node.msg)
-            if message is False:
+            if condition is None or message is False:
                 return None
-            return Proposal(f"_eqrw_check($c, True, AssertionError, {message!r})",
-                            {"c": node.test}, "statement", frozenset({"_eqrw_check"}))
+            return Proposal(f"_eqrw_check({condition[0]}, True, AssertionError, {message!r})",
+                            condition[1], "statement", frozenset({"_eqrw_check"}))
         if not isinstance(node, ast.If) or node.orelse or len(node.body) != 1:
             return None
         raised = node.body[0]
-        if not (isinstance(raised, ast.Raise) and raised.cause is None
-                and context.is_tensor(node.test)):
+        condition = tensor_condition(node.test, context)
+        if not isinstance(raised, ast.Raise) or raised.cause is not None or condition is None:
             return None
         error, message = _exception(raised.exc)
         if error is None:
             return None
-        return Proposal(f"_eqrw_check($c, False, {error}, {message!r})", {"c": node.test},
-                        "compound", frozenset({"_eqrw_check"}))
+        return Proposal(f"_eqrw_check({condition[0]}, False, {error}, {message!r})",
+                        condition[1], "compound", frozenset({"_eqrw_check"}))
 
 
 def _literal(node: ast.AST | None) -> str | None | bool:

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import ast
 
-from . import Kind, KindContext, Proposal
+from . import Kind, KindContext, Proposal, is_boolean
 from .scalar import beside_tensor
 
 REDUCTIONS = frozenset({"sum", "mean", "max", "min", "amax", "amin", "numel"})
@@ -47,8 +47,8 @@ def _mask_of(index: ast.expr, context: KindContext) -> ast.expr | None:
     """The mask an index selects with: ``mask`` or ``torch.nonzero(mask, as_tuple=True)``."""
     if isinstance(index, ast.Call) and _is_nonzero_as_tuple(index, context):
         inner = index.args[0] if index.args else index.func.value
-        return inner if _is_boolean(inner, context) else None
-    return index if _is_boolean(index, context) else None
+        return inner if is_boolean(inner, context) else None
+    return index if is_boolean(index, context) else None
 
 
 def _is_nonzero_as_tuple(call: ast.Call, context: KindContext) -> bool:
@@ -58,25 +58,3 @@ def _is_nonzero_as_tuple(call: ast.Call, context: KindContext) -> bool:
         return as_tuple and len(call.args) == 1
     return (as_tuple and isinstance(call.func, ast.Attribute) and call.func.attr == "nonzero"
             and not call.args and context.is_tensor(call.func.value))
-
-
-def _is_boolean(node: ast.expr, context: KindContext) -> bool:
-    """Proven a bool tensor: a comparison of tensors, a logical op, or isnan/isinf/..."""
-    if not context.is_tensor(node):
-        return False
-    if isinstance(node, ast.Name):
-        values = [n.value for n in ast.walk(context.function) if isinstance(n, ast.Assign)
-                  and any(isinstance(t, ast.Name) and t.id == node.id for t in n.targets)]
-        return len(values) == 1 and values[0] is not node and _is_boolean(values[0], context)
-    if isinstance(node, ast.Compare):
-        return True
-    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Invert):
-        return _is_boolean(node.operand, context)
-    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.BitAnd | ast.BitOr | ast.BitXor):
-        return _is_boolean(node.left, context) and _is_boolean(node.right, context)
-    if isinstance(node, ast.Call):
-        name = node.func.attr if isinstance(node.func, ast.Attribute) else ""
-        return name in {"isnan", "isinf", "isfinite", "isposinf", "isneginf", "logical_not",
-                        "logical_and", "logical_or", "logical_xor", "eq", "ne", "lt", "le",
-                        "gt", "ge", "bool"}
-    return False

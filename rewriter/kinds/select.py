@@ -12,7 +12,7 @@ from __future__ import annotations
 import ast
 
 from ..pattern import same_tree
-from . import Kind, KindContext, Proposal
+from . import Kind, KindContext, Proposal, tensor_condition
 
 # Calls allowed in a torch.where branch: elementwise or shape-only, total functions
 # whose gradient cannot turn into NaN through the untaken branch.
@@ -36,27 +36,28 @@ class Select(Kind):
         form = self.options["form"]
         if isinstance(node, ast.IfExp) != (form == "ternary"):
             return None
-        if not context.is_tensor(node.test):
+        condition = tensor_condition(node.test, context)
+        if condition is None:
             return None  # static (shape, flag) or unknown condition: no break to fix
         if form == "ternary":
-            return _select(context, node.test, node.body, node.orelse, "$value", "expression")
+            return _select(context, condition, node.body, node.orelse, "$value", "expression")
         single, other = _only(node.body), _only(node.orelse)
         if single is None or (node.orelse and other is None):
             return None
         if form == "assign" and _same_assign_target(single, other):
-            return _select(context, node.test, single.value, other.value,
+            return _select(context, condition, single.value, other.value,
                            f"{single.targets[0].id} = $value", "compound")
         if form == "elseless" and other is None and not node.orelse and _assigns_name(single):
             name = single.targets[0]
             if _bound_before(context, name.id, node):
-                return _select(context, node.test, single.value, name,
+                return _select(context, condition, single.value, name,
                                f"{name.id} = $value", "compound")
         if form == "return" and all(isinstance(s, ast.Return) and s.value is not None
                                     for s in (single, other)):
-            return _select(context, node.test, single.value, other.value, "return $value",
+            return _select(context, condition, single.value, other.value, "return $value",
                            "compound")
         if form == "same_call" and other is not None:
-            return _same_call(context, node.test, single, other)
+            return _same_call(context, condition, single, other)
         return None
 
 
@@ -83,15 +84,15 @@ def _bound_before(context: KindContext, name: str, node: ast.If) -> bool:
                and n.lineno < node.lineno for n in ast.walk(function))
 
 
-def _select(context: KindContext, test: ast.expr, if_true: ast.expr, if_false: ast.expr,
-            shape: str, level: str) -> Proposal | None:
+def _select(context: KindContext, condition: tuple[str, dict], if_true: ast.expr,
+            if_false: ast.expr, shape: str, level: str) -> Proposal | None:
     if not (context.is_tensor(if_true) and context.is_tensor(if_false)):
         return None
     if _aliases_mutated(context, [if_true, if_false]):
         return None
-    bindings = {"c": test, "a": if_true, "b": if_false}
+    test, bindings = condition[0], {**condition[1], "a": if_true, "b": if_false}
     if _where_safe(context, if_true) and _where_safe(context, if_false):
-        value = "_eqrw_where($c, $a, $b)"
+        value = f"_eqrw_where({test}, $a, $b)"
         return Proposal(shape.replace("$value", value), bindings, level,
                         frozenset({"_eqrw_where"}))
     operands = _free_tensors(context, [if_true, if_false])
@@ -99,7 +100,7 @@ def _select(context: KindContext, test: ast.expr, if_true: ast.expr, if_false: a
         return None
     params = ", ".join(operands)
     packed = f"({params},)" if operands else "()"
-    value = f"_eqrw_cond($c, lambda {params}: $a, lambda {params}: $b, {packed})"
+    value = f"_eqrw_cond({test}, lambda {params}: $a, lambda {params}: $b, {packed})"
     return Proposal(shape.replace("$value", value), bindings, level, frozenset({"_eqrw_cond"}))
 
 
@@ -174,7 +175,7 @@ def _aliases_mutated(context: KindContext, branches: list[ast.expr]) -> bool:
     return False
 
 
-def _same_call(context: KindContext, test: ast.expr, first: ast.stmt,
+def _same_call(context: KindContext, condition: tuple[str, dict], first: ast.stmt,
                second: ast.stmt) -> Proposal | None:
     """``if c: f(k, A) else: f(k, B)`` -> ``f(k, where(c, A, B))``."""
     if not all(isinstance(s, ast.Expr) and isinstance(s.value, ast.Call)
@@ -188,7 +189,7 @@ def _same_call(context: KindContext, test: ast.expr, first: ast.stmt,
     if len(differing) != 1:
         return None
     at = differing[0]
-    proposal = _select(context, test, one.args[at], two.args[at], "$value", "compound")
+    proposal = _select(context, condition, one.args[at], two.args[at], "$value", "compound")
     if proposal is None:
         return None
     proposal.bindings.update({"f": one.func, "before": one.args[:at],

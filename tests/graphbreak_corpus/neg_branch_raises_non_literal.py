@@ -1,0 +1,35 @@
+"""NEGATIVE, a data-dependent branch raises with a computed message. Embedding lookup that
+reports the offending id and the vocabulary size in an f-string.
+
+Breaks on torch 2.13: `if (input_ids >= self.vocab_size).any():` ("Data-dependent
+branching").
+Expected: left alone: the message is not a literal (it formats a tensor value), so it cannot
+become a torch._check message; the break is reported, not rewritten.
+"""
+
+import torch
+import torch.nn as nn
+
+EXPECTED = "unchanged"
+
+
+class VocabEmbedding(nn.Module):
+    def __init__(self, vocab_size: int, dim: int):
+        super().__init__()
+        self.vocab_size = vocab_size
+        self.embed = nn.Embedding(vocab_size, dim)
+
+    def forward(self, input_ids: torch.Tensor) -> torch.Tensor:
+        if (input_ids >= self.vocab_size).any():
+            raise IndexError(f"token id {int(input_ids.max())} is out of range for a "
+                             f"vocabulary of {self.vocab_size}")
+        return self.embed(input_ids)
+
+
+def get_init_inputs():
+    return [50, 8]
+
+
+def get_inputs():
+    torch.manual_seed(0)
+    return [torch.randint(0, 50, (2, 6))]
