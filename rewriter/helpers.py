@@ -30,6 +30,7 @@ def _eqrw_snap(value):
     return value
 ''', ("_eqrw_compiling",)),
     "_eqrw_print": ('''
+@_eqrw_torch.compiler.disable  # run as is after the graph, never traced
 def _eqrw_print(template, end, *values):
     print(template.format(*values), end=end)
 
@@ -37,6 +38,7 @@ def _eqrw_print(template, end, *values):
 _eqrw_torch._dynamo.config.reorderable_logging_functions.add(_eqrw_print)
 ''', ("_eqrw_snap",)),
     "_eqrw_log": ('''
+@_eqrw_torch.compiler.disable  # run as is after the graph, never traced
 def _eqrw_log(name, method, template, count, *values):
     import logging
 
@@ -46,6 +48,7 @@ def _eqrw_log(name, method, template, count, *values):
 _eqrw_torch._dynamo.config.reorderable_logging_functions.add(_eqrw_log)
 ''', ("_eqrw_snap",)),
     "_eqrw_warn": ('''
+@_eqrw_torch.compiler.disable  # run as is after the graph, never traced
 def _eqrw_warn(template, category, stacklevel, *values):
     import builtins
     import warnings
@@ -56,6 +59,7 @@ def _eqrw_warn(template, category, stacklevel, *values):
 _eqrw_torch._dynamo.config.reorderable_logging_functions.add(_eqrw_warn)
 ''', ("_eqrw_snap",)),
     "_eqrw_write": ('''
+@_eqrw_torch.compiler.disable  # run as is after the graph, never traced
 def _eqrw_write(stream, template, *values):
     import sys
 
@@ -64,6 +68,13 @@ def _eqrw_write(stream, template, *values):
 
 _eqrw_torch._dynamo.config.reorderable_logging_functions.add(_eqrw_write)
 ''', ("_eqrw_snap",)),
+    "_eqrw_item": ('''
+def _eqrw_item(tensor):
+    """``tensor.item()``; traced, the same value as a detached 0-d tensor."""
+    if _eqrw_compiling():
+        return tensor.detach().reshape(()).clone()
+    return tensor.item()
+''', ("_eqrw_compiling",)),
     "_eqrw_where": ('''
 def _eqrw_where(condition, if_true, if_false):
     """``if_true if condition else if_false``; traced as torch.where when that is exact."""
@@ -76,7 +87,13 @@ def _eqrw_where(condition, if_true, if_false):
 def _eqrw_cond(condition, if_true, if_false, operands):
     """``if_true(*operands) if condition else if_false(*operands)``; traced as torch.cond."""
     if _eqrw_compiling() and condition.numel() == 1:
-        return _eqrw_torch.cond(condition.reshape(()) != 0, if_true, if_false, operands)
+        def unaliased(branch):
+            def run(*args):  # torch.cond refuses a branch that returns an operand itself
+                out = branch(*args)
+                return out.clone() if any(out is arg for arg in args) else out
+            return run
+        return _eqrw_torch.cond(condition.reshape(()) != 0, unaliased(if_true),
+                                unaliased(if_false), operands)
     return if_true(*operands) if condition else if_false(*operands)
 ''', ("_eqrw_compiling",)),
     "_eqrw_check": ('''

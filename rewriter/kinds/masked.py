@@ -15,7 +15,7 @@ from __future__ import annotations
 import ast
 
 from . import Kind, KindContext, Proposal, is_boolean
-from .scalar import beside_tensor
+from .scalar import feeds_tensor_arithmetic
 
 REDUCTIONS = frozenset({"sum", "mean", "max", "min", "amax", "amin", "numel"})
 
@@ -36,7 +36,7 @@ class MaskedReduction(Kind):
         mask = _mask_of(selection.slice, context)
         if mask is None or not context.is_tensor(selection.value):
             return None
-        if func.attr == "numel" and not beside_tensor(node, context):
+        if func.attr == "numel" and not feeds_tensor_arithmetic(node, context):
             return None
         return Proposal(f"_eqrw_masked($x, $mask, {func.attr!r})",
                         {"x": selection.value, "mask": mask}, "expression",

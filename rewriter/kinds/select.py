@@ -92,6 +92,8 @@ def _select(context: KindContext, condition: tuple[str, dict], if_true: ast.expr
         return None
     test, bindings = condition[0], {**condition[1], "a": if_true, "b": if_false}
     if _where_safe(context, if_true) and _where_safe(context, if_false):
+        if not (_elementwise(if_true) and _elementwise(if_false)):
+            return None  # shapes likely differ: the helper would keep the break anyway
         value = f"_eqrw_where({test}, $a, $b)"
         return Proposal(shape.replace("$value", value), bindings, level,
                         frozenset({"_eqrw_where"}))
@@ -104,6 +106,28 @@ def _select(context: KindContext, condition: tuple[str, dict], if_true: ast.expr
     return Proposal(shape.replace("$value", value), bindings, level, frozenset({"_eqrw_cond"}))
 
 
+# Methods and torch functions whose result has the shape of their (first) tensor.
+SHAPE_KEEPING = frozenset("""
+    clamp clamp_min clamp_max clip abs neg relu sigmoid tanh exp log float double half
+    bfloat16 to type_as clone detach contiguous masked_fill zeros_like ones_like full_like
+    sign round floor ceil sqrt rsqrt reciprocal nan_to_num
+""".split())
+
+
+def _elementwise(node: ast.expr) -> bool:
+    """Built from names, numbers and shape-keeping calls only: no indexing, no reductions,
+    no reshapes. Two such branches can still broadcast to different shapes, which the
+    helper checks when traced; anything else is too likely to differ to be worth it."""
+    for part in ast.walk(node):
+        if isinstance(part, ast.Subscript | ast.Starred):
+            return False
+        if isinstance(part, ast.Call):
+            name = part.func.attr if isinstance(part.func, ast.Attribute) else ""
+            if name not in SHAPE_KEEPING:
+                return False
+    return True
+
+
 def _calls(node: ast.AST) -> list[ast.Call]:
     return [n for n in ast.walk(node) if isinstance(n, ast.Call)]
 
@@ -112,10 +136,17 @@ def _where_safe(context: KindContext, node: ast.expr) -> bool:
     if not context.is_pure(node):
         return False
     for part in ast.walk(node):
-        if isinstance(part, ast.BinOp) and isinstance(part.op, ast.Div | ast.Pow | ast.Mod
-                                                      | ast.FloorDiv | ast.MatMult):
-            if not isinstance(part.right, ast.Constant) or isinstance(part.op, ast.MatMult):
-                return False
+        if not isinstance(part, ast.BinOp):
+            continue
+        if isinstance(part.op, ast.MatMult):
+            return False
+        if isinstance(part.op, ast.Div | ast.Mod | ast.FloorDiv) and context.kind(
+                part.right) != "number":
+            return False  # a tensor divisor can be 0 where this branch is not taken
+        if isinstance(part.op, ast.Pow) and not (
+                isinstance(part.right, ast.Constant) and isinstance(part.right.value, int)
+                and part.right.value >= 0):
+            return False
     for call in _calls(node):
         name = call.func.attr if isinstance(call.func, ast.Attribute) else getattr(
             call.func, "id", "")
@@ -131,7 +162,32 @@ def _cond_safe(context: KindContext, node: ast.expr) -> bool:
             return False
     for call in _calls(node):
         callee = context.kind(call.func)
-        if callee != "tensor_callable" and not context.is_pure(call):
+        if callee != "tensor_callable" and not context.is_pure(call) and not _pure_method(
+                context, call):
+            return False
+    return True
+
+
+def _pure_method(context: KindContext, call: ast.Call) -> bool:
+    """``self.method(...)`` of this class whose body assigns nothing on ``self`` and calls
+    no in-place method: fine inside a torch.cond branch."""
+    func = call.func
+    if not (isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name)
+            and func.value.id == "self"):
+        return False
+    cls = context.facts.enclosing_class(context.function)
+    method = context.facts.method(cls, func.attr) if cls is not None else None
+    if method is None:
+        return False
+    for node in ast.walk(method):
+        if isinstance(node, ast.Assign | ast.AugAssign | ast.AnnAssign):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            if any(isinstance(t, ast.Attribute | ast.Subscript) for t in targets):
+                return False
+        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+                and node.func.attr.endswith("_") and not node.func.attr.startswith("_")):
+            return False
+        if isinstance(node, ast.Global | ast.Nonlocal | ast.Yield | ast.YieldFrom):
             return False
     return True
 
