@@ -72,14 +72,22 @@ class Harness:
     """Validates targets with one warm worker per tree."""
 
     def __init__(self, original: Path, rewritten: Path | None, options: Options):
-        self.original, self.rewritten = original.resolve(), rewritten
+        for tree in (original, rewritten):
+            if tree is not None and not tree.is_dir():
+                raise FileNotFoundError(f"{tree}: no such folder to validate")
+        self.original = original.resolve()
+        self.rewritten = rewritten.resolve() if rewritten is not None else None
         self.options = options
-        self.workers = {"original": Worker(original)}
-        if rewritten is not None:
-            self.workers["rewritten"] = Worker(rewritten)
+        self.workers = {"original": Worker(self.original)}
+        if self.rewritten is not None:
+            self.workers["rewritten"] = Worker(self.rewritten)
+        for handle in self.workers.values():
+            handle.start()  # both import torch at the same time
 
     def close(self) -> None:
-        """Stop the workers."""
+        """Stop the workers (all asked first, then waited for)."""
+        for handle in self.workers.values():
+            handle.stop()
         for handle in self.workers.values():
             handle.close()
 

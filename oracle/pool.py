@@ -27,10 +27,16 @@ class Worker:
         self.memory_limit = memory_limit
         self.process = None
         self.conn = None
-        self.start_seconds = 0.0
+        self.start_seconds = 0.0  # spawn + torch import, summed over (re)starts
+        self._started = 0.0
+        self._ready = False
 
-    def _start(self) -> None:
-        started = time.perf_counter()
+    def start(self) -> None:
+        """Launch the process without waiting for it (it imports torch meanwhile)."""
+        if self.process is not None and self.process.is_alive():
+            return
+        self._started = time.perf_counter()
+        self._ready = False
         context = multiprocessing.get_context("spawn")
         self.conn, child = context.Pipe()
         self.process = context.Process(target=worker.serve,
@@ -38,13 +44,26 @@ class Worker:
                                        daemon=True)
         self.process.start()
         child.close()
-        self.start_seconds += time.perf_counter() - started
+
+    def _wait_ready(self, timeout: float) -> dict | None:
+        if self._ready:
+            return None
+        if not self.conn.poll(timeout):
+            self._kill()
+            return {"failure": "timeout", "message": "worker did not start in time"}
+        self.conn.recv()
+        self._ready = True
+        self.start_seconds += time.perf_counter() - self._started
+        return None
 
     def call(self, request: dict, timeout: float = DEFAULT_TIMEOUT) -> dict:
         """Send one request; a hang or a dead worker becomes ``{"failure": ...}``."""
-        if self.process is None or not self.process.is_alive():
-            self._start()
         try:
+            if self.process is None or not self.process.is_alive():
+                self.start()
+            failure = self._wait_ready(max(timeout, 120.0))
+            if failure is not None:
+                return failure
             self.conn.send(request)
             if not self.conn.poll(timeout):
                 self._kill()
@@ -68,13 +87,18 @@ class Worker:
         self.process = None
         return code
 
-    def close(self) -> None:
-        """Ask the worker to exit; kill it if it does not."""
+    def stop(self) -> None:
+        """Ask the worker to exit, without waiting."""
         if self.process is not None and self.process.is_alive():
             try:
                 self.conn.send(None)
             except (BrokenPipeError, OSError):
                 pass
+
+    def close(self) -> None:
+        """Ask the worker to exit; kill it if it does not."""
+        self.stop()
+        if self.process is not None:
             self.process.join(10)
             if self.process.is_alive():
                 self._kill()

@@ -34,14 +34,16 @@ def serve(conn, root: str, memory_limit: int | None) -> None:
 
     if memory_limit:
         resource.setrlimit(resource.RLIMIT_AS, (memory_limit, memory_limit))
+    conn.send("ready")  # the parent times start-up (spawn + torch import) up to here
     handlers = {"run": run, "breaks": breaks, "purge": lambda request: purge(root)}
     while True:
         try:
             request = conn.recv()
         except EOFError:
-            return
+            request = None
         if request is None:
-            return
+            conn.close()
+            os._exit(0)  # skip interpreter teardown with torch loaded (seconds, for nothing)
         try:
             response = handlers[request["op"]](request)
         except MemoryError:
@@ -181,7 +183,8 @@ def run(request: dict) -> dict:
         observed["grads"] = _gradients(output, module, graded)
     return {"observed": observed, "exception": exception, "state": state,
             "covered": tracer.covered,
-            "seconds": {"load": loaded - started, "call": finished - loaded}}
+            "seconds": {"load": loaded - started, "call": finished - loaded,
+                        "grads": time.perf_counter() - finished}}
 
 
 def _call(fn, inputs) -> tuple[object, dict | None]:
