@@ -63,6 +63,18 @@ def summarize(x: torch.Tensor):
 def get_inputs():
     return [torch.tensor([1.0, -1.0, 2.0, -3.0])]  # log of negatives: NaN positions
 ''',
+    "generator.py": '''
+import torch
+
+
+def chunks(x: torch.Tensor):
+    for piece in x.split(2):  # a generator: drained and compared item by item
+        yield piece * 2
+
+
+def get_inputs():
+    return [torch.arange(6.0)]
+''',
     "nondet.py": '''
 import torch
 
@@ -172,6 +184,14 @@ def test_correct_module_passes_with_breaks_counted(harness, tree):
 def test_nested_outputs_and_nan_positions_compare_equal(harness, tree):
     report = validate(harness, tree, "nested.py")
     assert report.verdict == "passed", report.detail
+
+
+def test_generator_outputs_are_drained_and_compared(harness, tree):
+    report = validate(harness, tree, "generator.py")
+    assert report.verdict == "passed", report.detail
+    from oracle.worker import _call
+    output, exception = _call(lambda values: (v * 2 for v in values), [[1, 2]])
+    assert (output, exception) == ([2, 4], None)  # what the workers compare: the items
 
 
 def test_nondeterministic_target_is_reported_as_such(harness, tree):
