@@ -162,7 +162,8 @@ def run(request: dict) -> dict:
         fn = compiled(fn, settings)
     graded = _track_input_grads(inputs)
     torch.manual_seed(request["seed"])
-    with _inductor_patch(settings), tracer:
+    printed = _Printed()
+    with _inductor_patch(settings), tracer, printed:
         output, exception = _call(fn, inputs)
         if exception is not None and graded:
             # Input gradients can make a target fail (in-place writes to its inputs);
@@ -174,9 +175,12 @@ def run(request: dict) -> dict:
                 fn = compiled(fn, settings)
             graded = []
             torch.manual_seed(request["seed"])
-            output, exception = _call(fn, inputs)
+            printed = _Printed()
+            with printed:
+                output, exception = _call(fn, inputs)
     finished = time.perf_counter()
-    observed = {"output": to_plain(output), "inputs_after": to_plain(inputs)}
+    observed = {"output": to_plain(output), "inputs_after": to_plain(inputs),
+                "printed": printed.observed()}
     if module is not None:
         observed["state_after"] = to_plain(dict(module.state_dict()))
     if exception is None:
@@ -196,6 +200,38 @@ def _call(fn, inputs) -> tuple[object, dict | None]:
         return materialize(output), None
     except Exception as error:  # noqa: BLE001
         return None, {"type": type(error).__name__, "message": str(error)[:2000]}
+
+
+class _Printed:
+    """What a run printed and warned: part of its observable behaviour (and kept off the
+    oracle's own output). Warnings raised inside torch itself (the compiler's) are not."""
+
+    def __enter__(self):
+        import warnings
+
+        import torch
+
+        self._torch = str(Path(torch.__file__).parent)
+        self._out, self._err = io.StringIO(), io.StringIO()
+        self._redirects = [contextlib.redirect_stdout(self._out),
+                           contextlib.redirect_stderr(self._err)]
+        self._warnings = warnings.catch_warnings(record=True)
+        self._caught = self._warnings.__enter__()
+        warnings.simplefilter("always")
+        for redirect in self._redirects:
+            redirect.__enter__()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        for redirect in reversed(self._redirects):
+            redirect.__exit__(*exc)
+        self._warnings.__exit__(*exc)
+
+    def observed(self) -> dict:
+        warned = [f"{w.category.__name__}: {w.message}" for w in self._caught
+                  if not w.filename.startswith(self._torch)]
+        return {"stdout": self._out.getvalue(), "stderr": self._err.getvalue(),
+                "warnings": warned}
 
 
 def _track_input_grads(inputs) -> list:
