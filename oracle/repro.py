@@ -2,7 +2,8 @@
 
 The script needs only torch and the target's source tree: it rebuilds the target
 with the same seed and weights (saved beside it), runs it eagerly and compiled
-with the same settings, compares outputs and inputs after the call, and exits 1
+with the same settings, compares outputs, inputs after the call and parameter
+gradients, and exits 1
 while the disagreement reproduces (0 once it is fixed), so it can be attached to
 a bug report or bisected on its own.
 """
@@ -56,15 +57,15 @@ def backend():
     return getattr(importlib.import_module(module), function)
 
 
-def tensors(obj):
+def tensors(obj, detach=True):
     if isinstance(obj, torch.Tensor):
-        yield obj.detach()
+        yield obj.detach() if detach else obj
     elif isinstance(obj, dict):
         for value in obj.values():
-            yield from tensors(value)
+            yield from tensors(value, detach)
     elif isinstance(obj, (list, tuple)):
         for value in obj:
-            yield from tensors(value)
+            yield from tensors(value, detach)
 
 
 def mismatch(expected, actual):
@@ -86,16 +87,41 @@ def mismatch(expected, actual):
     return None
 
 
+def gradients(fn, output):
+    """Parameter gradients through a fixed projection of the floating outputs."""
+    outputs = [t for t in tensors(output, detach=False)
+               if t.is_floating_point() and t.requires_grad]
+    if not outputs or not isinstance(fn, torch.nn.Module):
+        return {{}}
+    generator = torch.Generator().manual_seed(1234)
+    sum((t * torch.randn(t.shape, generator=generator, dtype=t.dtype)).sum()
+        for t in outputs).backward()
+    return {{name: p.grad for name, p in fn.named_parameters()}}
+
+
+def grad_mismatch(expected, actual):
+    for name in expected:
+        e, a = expected[name], actual.get(name)
+        if (e is None) != (a is None):
+            return f"gradient of {{name}}: {{e}} eagerly, {{a}} compiled"
+        if e is not None and mismatch(e, a):
+            return f"gradient of {{name}}: " + mismatch(e, a)
+    return None
+
+
 fn, inputs = build()
 torch.manual_seed(SEED)
 expected = fn(*inputs)
+expected_grads = gradients(fn, expected)
 fn, compiled_inputs = build()
 compiled = torch.compile(fn, backend=backend(), mode={mode!r}, dynamic={dynamic!r},
                          fullgraph={fullgraph!r})
 with torch._inductor.config.patch({inductor!r}):
     torch.manual_seed(SEED)
     actual = compiled(*compiled_inputs)
-problem = mismatch((expected, inputs), (actual, compiled_inputs))
+    actual_grads = gradients(fn, actual)
+problem = (mismatch((expected, inputs), (actual, compiled_inputs))
+           or grad_mismatch(expected_grads, actual_grads))
 print("MISMATCH: " + problem if problem else "eager and compiled agree")
 sys.exit(1 if problem else 0)
 '''
