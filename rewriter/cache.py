@@ -47,7 +47,7 @@ class Cache:
 
     def lookup(self, path: Path) -> Stamp | None:
         """The entry recorded for ``path``, if any."""
-        return self.entries.get(str(path.resolve()))
+        return self.entries.get(os.path.abspath(path))
 
     def is_fresh(self, path: Path, stat: os.stat_result) -> bool:
         """Whether ``path`` is known clean and its stat has not changed since."""
@@ -56,7 +56,7 @@ class Cache:
 
     def record(self, path: Path, stamp: Stamp | None) -> None:
         """Mark ``path`` clean with ``stamp``, or forget it when ``stamp`` is None."""
-        key = str(path.resolve())
+        key = os.path.abspath(path)
         if stamp is None:
             self.entries.pop(key, None)
         else:

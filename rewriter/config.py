@@ -7,6 +7,7 @@ misspelt setting never silently does nothing.
 
 from __future__ import annotations
 
+import os
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -46,7 +47,7 @@ _TABLES = {"oracle"}
 
 def find_project_root(paths: list[Path]) -> Path:
     """The nearest folder above all ``paths`` holding pyproject.toml or .git."""
-    resolved = [p.resolve() for p in paths] or [Path.cwd()]
+    resolved = [Path(os.path.abspath(p)) for p in paths] or [Path.cwd()]
     common = Path(*Path(resolved[0]).parts)
     for path in resolved[1:]:
         while common not in (path, *path.parents):

@@ -57,7 +57,7 @@ class _Ignores:
 def _relative(path: Path, base: Path) -> str:
     """``path`` relative to ``base`` when under it (globs are written that way), else as is."""
     try:
-        return path.resolve().relative_to(base).as_posix()
+        return Path(os.path.abspath(path)).relative_to(base).as_posix()
     except ValueError:
         return path.as_posix()
 
@@ -70,7 +70,7 @@ def discover(paths: list[Path], include: list[str], exclude: list[str], base: Pa
     project root holding the configuration.
     """
     includes, excludes = _spec(include), _spec(exclude)
-    base = base.resolve()
+    base = Path(os.path.abspath(base))
     seen: set[Path] = set()
     for root in paths:
         if root.is_file():
@@ -79,15 +79,16 @@ def discover(paths: list[Path], include: list[str], exclude: list[str], base: Pa
                 yield root
             continue
         ignores = _Ignores()
-        git_root = _git_root(root.resolve()) if use_gitignore else None
+        git_root = _git_root(Path(os.path.abspath(root))) if use_gitignore else None
         if git_root is not None:
-            for folder in reversed(root.resolve().parents):
+            for folder in reversed(Path(os.path.abspath(root)).parents):
                 if folder == git_root or git_root in folder.parents:
                     ignores.add_folder(folder)
         for folder, dirs, files in os.walk(root):
             here = Path(folder)
+            absolute = Path(os.path.abspath(here))
             if use_gitignore:
-                ignores.add_folder(here.resolve())
+                ignores.add_folder(absolute)
             dirs[:] = sorted(d for d in dirs if _keep_folder(here / d, base, excludes, ignores,
                                                                use_gitignore))
             for name in sorted(files):
@@ -95,7 +96,7 @@ def discover(paths: list[Path], include: list[str], exclude: list[str], base: Pa
                 relative = _relative(path, base)
                 if not includes.match_file(relative) or excludes.match_file(relative):
                     continue
-                if use_gitignore and ignores.ignored(path.resolve(), False):
+                if use_gitignore and ignores.ignored(absolute / name, False):
                     continue
                 if path not in seen:
                     seen.add(path)
@@ -110,4 +111,4 @@ def _keep_folder(folder: Path, base: Path, excludes: pathspec.PathSpec, ignores:
         return False  # a virtualenv under another name
     if excludes.match_file(_relative(folder, base) + "/"):
         return False
-    return not (use_gitignore and ignores.ignored(folder.resolve(), True))
+    return not (use_gitignore and ignores.ignored(Path(os.path.abspath(folder)), True))

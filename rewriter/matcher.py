@@ -21,6 +21,7 @@ from .pattern import index_key
 from .rules import Rule
 
 Span = tuple[int, int, int, int]  # start line, start column, end line, end column (chars)
+_NEWLINE_RE = re.compile(r"(\r\n|\r|\n)")
 _IGNORE_RE = re.compile(r"#\s*eqrewrite:\s*ignore(?:\[([^\]]*)\])?")
 _CONDITION_OWNERS = (ast.If, ast.While, ast.IfExp, ast.Assert)
 
@@ -45,13 +46,23 @@ class _Lines:
     """Converts ``ast``'s UTF-8 byte columns to the character columns libcst uses."""
 
     def __init__(self, text: str):
-        self.lines = text.splitlines(keepends=True) or [""]
+        # Only \r\n, \r and \n end lines for ast (str.splitlines also splits at \f...).
+        self.lines = _NEWLINE_RE.split(text)
+        self.lines = [a + b for a, b in zip(self.lines[::2], self.lines[1::2] + [""])]
 
     def column(self, line: int, byte_col: int) -> int:
         text = self.lines[line - 1] if line <= len(self.lines) else ""
         if text.isascii():
             return byte_col
         return len(text.encode("utf-8")[:byte_col].decode("utf-8", errors="ignore"))
+
+    def text(self, span: Span) -> str:
+        """The source text a span covers."""
+        first, last = span[0] - 1, span[2] - 1
+        if first == last:
+            return self.lines[first][span[1]:span[3]]
+        return (self.lines[first][span[1]:] + "".join(self.lines[first + 1:last])
+                + self.lines[last][:span[3]])
 
     def span(self, node: ast.AST) -> Span:
         return (node.lineno, self.column(node.lineno, node.col_offset),
@@ -180,7 +191,7 @@ class Matcher:
         if self.comments.suppressed(rule.id, span) or self.comments.inside(span, holes):
             return False
         self.edits.append(Edit(rule, span, level, binding_spans, spelling[0],
-                               ast.get_source_segment(self.text, node) or "",
+                               self._lines.text(span),
                                frozenset(spelling[1]), template, helpers))
         return True
 

@@ -381,3 +381,8 @@ def test_bare_tuple_gains_parentheses_as_an_argument(tmp_path):
     body = WRAP.replace("pattern: f($a)", "pattern: $x += $a").replace(
         "rewrite: g($a, 1)", "rewrite: $x.add_($a)")
     assert rewrite("x += 2, y\n", pack_rules(tmp_path, body)) == "x.add_((2, y))\n"
+
+
+def test_form_feed_does_not_shift_lines(default_rules):
+    source = "import torch\n\x0c\ndef f(x: torch.Tensor):  # \x0b\n    return -x\n"
+    assert rewrite(source, default_rules) == source.replace("-x", "torch.neg(x)")
