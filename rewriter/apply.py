@@ -8,12 +8,14 @@ edit (``a + b + c``) receives the already rewritten inner node.
 
 from __future__ import annotations
 
+import ast
+from dataclasses import replace
 from functools import cache
 
 import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
-from .helpers import END_MARKER, MARKER, PREFIX, closure, source_of
+from .layout import dedent, insert_helpers, insert_imports, reindent, split_lines, units_with_edits
 from .matcher import Edit, Span
 from .pattern import metavariable_of, to_placeholders
 
@@ -34,11 +36,41 @@ class ApplyError(Exception):
 
 
 def apply_edits(text: str, edits: list[Edit]) -> str:
-    """Return ``text`` with ``edits`` applied and the modules they need imported.
+    """Return ``text`` with ``edits`` applied and the modules and helpers they need added.
 
-    Any subset of one round's edits can be applied (the oracle's rollback does).
+    Only the statements holding edits are parsed with libcst (see ``layout.py``); the
+    rest of the text is kept as it is. Any subset of one round's edits can be applied
+    (the oracle's rollback does).
     """
+    lines = split_lines(text)
+    for unit, inside in reversed(units_with_edits(ast.parse(text), lines, edits)):
+        shift_lines, shift_columns = unit.start - 1, len(unit.indent)
+        chunk = dedent(lines[unit.start - 1: unit.end], unit.indent)
+        moved = [_shifted(edit, shift_lines, shift_columns) for edit in inside]
+        new_chunk = _apply_to_module(chunk, moved)
+        for edit, copy in zip(inside, moved):
+            edit.after = copy.after
+        lines[unit.start - 1: unit.end] = reindent(new_chunk, unit.indent)
+    text = "".join(lines)
     imports = set().union(*(edit.imports for edit in edits))
+    if imports:
+        text = insert_imports(text, imports)
+    helpers = set().union(*(edit.helpers for edit in edits))
+    if helpers:
+        text = insert_helpers(text, helpers)
+    return text
+
+
+def _shifted(edit: Edit, lines: int, columns: int) -> Edit:
+    def move(span: Span) -> Span:
+        return (span[0] - lines, span[1] - columns, span[2] - lines, span[3] - columns)
+
+    bindings = {name: [move(s) for s in spans] if isinstance(spans, list) else move(spans)
+                for name, spans in edit.bindings.items()}
+    return replace(edit, span=move(edit.span), bindings=bindings)
+
+
+def _apply_to_module(text: str, edits: list[Edit]) -> str:
     wrapper = MetadataWrapper(cst.parse_module(text), unsafe_skip_copy=True)
     spans: dict[Span, list[cst.CSTNode]] = {}
     for node, where in wrapper.resolve(PositionProvider).items():
@@ -50,14 +82,7 @@ def apply_edits(text: str, edits: list[Edit]) -> str:
     wanted_ids |= {id(_locate(spans, span, cst.Arg)) for edit in edits
                    for spans_ in edit.bindings.values() if isinstance(spans_, list)
                    for span in spans_}
-    applier = _Applier(targets, wanted_ids, spans)
-    module = wrapper.module.visit(applier)
-    if imports:
-        module = _add_imports(module, sorted(imports))
-    helpers = set().union(*(edit.helpers for edit in edits))
-    if helpers:
-        module = _add_helpers(module, helpers)
-    return module.code
+    return wrapper.module.visit(_Applier(targets, wanted_ids, spans)).code
 
 
 def _locate(spans: dict[Span, list[cst.CSTNode]], span: Span, kind: type) -> cst.CSTNode:
@@ -189,67 +214,3 @@ def _parenthesize_like(result: cst.BaseExpression, original: cst.BaseExpression)
     if _has_comments(lpar + rpar) or (lpar and not isinstance(result, _ATOMS)):
         return result.with_changes(lpar=lpar, rpar=rpar)
     return result if isinstance(result, _ATOMS) else _with_parens(result)
-
-
-def _add_imports(module: cst.Module, names: list[str]) -> cst.Module:
-    body = list(module.body)
-    at = 0
-    if body and _is_docstring(body[0]):
-        at = 1
-    while at < len(body) and _is_future_import(body[at]):
-        at += 1
-    new = [cst.parse_statement(f"import {name}\n", config=module.config_for_parsing)
-           for name in names]
-    return module.with_changes(body=body[:at] + new + body[at:])
-
-
-def _add_helpers(module: cst.Module, names: set[str]) -> cst.Module:
-    """Define the helpers ``names`` need, once, in a marked block after the imports."""
-    defined = {s.name.value for s in module.body if isinstance(s, cst.FunctionDef)}
-    missing = [n for n in closure(names) if n not in defined]
-    if not missing:
-        return module
-    body = list(module.body)
-    existing = [i for i, s in enumerate(body) if _is_helper(s)]
-    new = list(cst.parse_module(source_of(missing, not existing),
-                                config=module.config_for_parsing).body)
-    if existing:
-        at = existing[-1] + 1
-    else:
-        at = 0
-        while at < len(body) and (_is_docstring(body[at]) or _is_import(body[at])):
-            at += 1
-        blank, newline = cst.EmptyLine(), module.default_newline
-        new[0] = new[0].with_changes(leading_lines=[
-            blank, blank, cst.EmptyLine(comment=cst.Comment(MARKER))])
-        if at < len(body):
-            body[at] = body[at].with_changes(leading_lines=[
-                blank, blank, cst.EmptyLine(comment=cst.Comment(END_MARKER)), blank, blank,
-                *body[at].leading_lines])
-        else:
-            new.append(cst.parse_statement(f"{END_MARKER}{newline}pass{newline}").with_changes(
-                body=[cst.Expr(cst.Name("None"))]))
-    return module.with_changes(body=body[:at] + new + body[at:])
-
-
-def _is_helper(statement: cst.CSTNode) -> bool:
-    if isinstance(statement, cst.FunctionDef):
-        return statement.name.value.startswith(PREFIX)
-    return PREFIX + "torch" in _EMPTY.code_for_node(statement)
-
-
-def _is_import(statement: cst.CSTNode) -> bool:
-    return isinstance(statement, cst.SimpleStatementLine) and all(
-        isinstance(s, cst.Import | cst.ImportFrom) for s in statement.body)
-
-
-def _is_docstring(statement: cst.CSTNode) -> bool:
-    return (isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1
-            and isinstance(statement.body[0], cst.Expr)
-            and isinstance(statement.body[0].value, cst.SimpleString | cst.ConcatenatedString))
-
-
-def _is_future_import(statement: cst.CSTNode) -> bool:
-    return (isinstance(statement, cst.SimpleStatementLine)
-            and any(isinstance(s, cst.ImportFrom) and isinstance(s.module, cst.Name)
-                    and s.module.value == "__future__" for s in statement.body))

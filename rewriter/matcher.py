@@ -17,11 +17,11 @@ from .facts import ModuleFacts
 from .guards import GUARDS, GuardContext
 from .inference import Inference
 from .kinds import KindContext
+from .layout import split_lines
 from .pattern import index_key
 from .rules import Rule
 
 Span = tuple[int, int, int, int]  # start line, start column, end line, end column (chars)
-_NEWLINE_RE = re.compile(r"(\r\n|\r|\n)")
 _IGNORE_RE = re.compile(r"#\s*eqrewrite:\s*ignore(?:\[([^\]]*)\])?")
 _CONDITION_OWNERS = (ast.If, ast.While, ast.IfExp, ast.Assert)
 
@@ -46,9 +46,7 @@ class _Lines:
     """Converts ``ast``'s UTF-8 byte columns to the character columns libcst uses."""
 
     def __init__(self, text: str):
-        # Only \r\n, \r and \n end lines for ast (str.splitlines also splits at \f...).
-        self.lines = _NEWLINE_RE.split(text)
-        self.lines = [a + b for a, b in zip(self.lines[::2], self.lines[1::2] + [""])]
+        self.lines = split_lines(text)
 
     def column(self, line: int, byte_col: int) -> int:
         text = self.lines[line - 1] if line <= len(self.lines) else ""

@@ -386,3 +386,53 @@ def test_bare_tuple_gains_parentheses_as_an_argument(tmp_path):
 def test_form_feed_does_not_shift_lines(default_rules):
     source = "import torch\n\x0c\ndef f(x: torch.Tensor):  # \x0b\n    return -x\n"
     assert rewrite(source, default_rules) == source.replace("-x", "torch.neg(x)")
+
+
+def long_class(method_body: str) -> str:
+    filler = "".join(f"    def m{i}(self):\n        return {i}\n\n" for i in range(50))
+    return ("import torch\n\n\nclass Big(torch.nn.Module):\n" + filler
+            + "    def forward(self, x: torch.Tensor):\n" + method_body + "\n# tail\n")
+
+
+def test_methods_of_long_classes_are_rewritten_alone(default_rules):
+    source = long_class("        y = x + 1  # keep\n        return -y\n")
+    out = rewrite(source, default_rules)
+    assert out == source.replace("x + 1", "torch.add(x, 1)").replace("-y", "torch.neg(y)")
+
+
+def test_undedentable_method_falls_back_to_the_whole_class(default_rules):
+    body = '        doc = """\nflush left\n"""\n        return -x\n'
+    source = long_class(body)
+    assert rewrite(source, default_rules) == source.replace("-x", "torch.neg(x)")
+    assert [unit.indent for unit, _ in units_of(source, default_rules)] == [""]
+
+
+def units_of(source: str, rules):
+    """The units apply.py would parse with libcst for ``source``."""
+    import ast
+
+    from rewriter.layout import split_lines, units_with_edits
+    from rewriter.matcher import find_edits
+
+    tree = ast.parse(source)
+    return units_with_edits(tree, split_lines(source), find_edits(source, tree, rules))
+
+
+def test_long_class_is_parsed_method_by_method(default_rules):
+    source = long_class("        return -x\n")
+    (unit, edits), = units_of(source, default_rules)
+    assert unit.indent == "    " and unit.end - unit.start == 1 and len(edits) == 1
+
+
+def test_import_goes_after_coding_cookie_and_header(default_rules):
+    source = ("#!/usr/bin/env python\n# -*- coding: utf-8 -*-\n# License.\n"
+              "from torch import Tensor\ndef f(x: Tensor):\n    return -x\n")
+    out = rewrite(source, default_rules)
+    assert out.startswith("#!/usr/bin/env python\n# -*- coding: utf-8 -*-\n# License.\n"
+                          "import torch\nfrom torch import Tensor\n")
+
+
+def test_statements_sharing_a_line(default_rules):
+    source = "import torch\nx = torch.ones(2); y = x + 1; z = -x\n"
+    assert rewrite(source, default_rules) == (
+        "import torch\nx = torch.ones(2); y = torch.add(x, 1); z = torch.neg(x)\n")
