@@ -24,17 +24,23 @@ def known_scopes() -> frozenset[str]:
 class ModuleFacts:
     """Imports, classes and compiled functions of one parsed module."""
 
-    def __init__(self, tree: ast.Module):
+    def __init__(self, tree: ast.Module, text: str | None = None):
         self.tree = tree
+        self.may_have_walrus = text is None or ":=" in text
+        self.may_compile = text is None or "compile" in text or "optimize" in text
         self.aliases: dict[str, str] = {}
         self.parent: dict[ast.AST, ast.AST | None] = {}
         self.classes: dict[str, ast.ClassDef] = {}
         self.functions: dict[str, list[Function]] = {}
+        self._self_assignments: dict[ast.ClassDef, list] = {}
         self._index(tree, None)
 
     def _index(self, node: ast.AST, owner: ast.AST | None) -> None:
-        # ``parent`` maps each function, class and lambda to the nearest enclosing one.
+        # ``parent`` maps each function and class to the nearest enclosing one. Imports,
+        # functions and classes are statements, so expressions are not entered.
         for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.expr):
+                continue
             if isinstance(child, ast.Import):
                 for alias in child.names:
                     if alias.asname:
@@ -45,11 +51,11 @@ class ModuleFacts:
             elif isinstance(child, ast.ImportFrom) and child.module and not child.level:
                 for alias in child.names:
                     self.aliases[alias.asname or alias.name] = f"{child.module}.{alias.name}"
-            if isinstance(child, ast.ClassDef | Function):
+            if isinstance(child, ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef):
                 self.parent[child] = owner
                 if isinstance(child, ast.ClassDef):
                     self.classes.setdefault(child.name, child)
-                elif not isinstance(child, ast.Lambda) and not isinstance(owner, ast.ClassDef):
+                elif not isinstance(owner, ast.ClassDef):
                     self.functions.setdefault(child.name, []).append(child)  # not methods
                 self._index(child, child)
             else:
@@ -123,6 +129,8 @@ class ModuleFacts:
     @cached_property
     def compiled(self) -> frozenset[ast.AST]:
         """Functions that torch.compile traces: decorated, passed to it, or called from them."""
+        if not self.may_compile:
+            return frozenset()
         roots: list[ast.AST] = [
             f for f in self.parent if isinstance(f, ast.FunctionDef | ast.AsyncFunctionDef)
             and any(self._is_compiler(d) for d in f.decorator_list)]
@@ -193,12 +201,14 @@ class ModuleFacts:
 
     def self_attribute_classes(self, cls: ast.ClassDef, attr: str) -> list[str]:
         """Names of this file's classes instantiated into ``self.<attr>`` in ``cls``."""
-        return [value.func.id for target, value in self.self_assignments(cls)
+        return [value.func.id for target, value, _ in self.self_assignments(cls)
                 if target == attr and isinstance(value, ast.Call)
                 and isinstance(value.func, ast.Name) and value.func.id in self.classes]
 
-    def self_assignments(self, cls: ast.ClassDef) -> list[tuple[str, ast.expr]]:
-        """``(attribute, value)`` for every ``self.attribute = value`` in the class's methods."""
+    def self_assignments(self, cls: ast.ClassDef) -> list[tuple[str, ast.AST, ast.AST]]:
+        """``(attribute, value, method)`` for every ``self.attribute = value`` in ``cls``."""
+        if cls in self._self_assignments:
+            return self._self_assignments[cls]
         found = []
         for method in cls.body:
             if not isinstance(method, ast.FunctionDef | ast.AsyncFunctionDef):
@@ -206,13 +216,15 @@ class ModuleFacts:
             for node in ast.walk(method):
                 if isinstance(node, ast.Assign | ast.AnnAssign) and node.value is not None:
                     targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-                    found += [(t.attr, node.value) for t in targets if _is_self_attribute(t)]
+                    found += [(t.attr, node.value, method) for t in targets
+                              if _is_self_attribute(t)]
                 elif isinstance(node, ast.AugAssign) and _is_self_attribute(node.target):
-                    found.append((node.target.attr, node))
+                    found.append((node.target.attr, node, method))
                 elif (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
                       and node.func.attr in ("register_buffer", "register_parameter")
                       and len(node.args) >= 2 and isinstance(node.args[0], ast.Constant)):
-                    found.append((str(node.args[0].value), node.args[1]))
+                    found.append((str(node.args[0].value), node.args[1], method))
+        self._self_assignments[cls] = found
         return found
 
     def in_scope(self, scope: frozenset[str], chain: tuple[ast.AST, ...]) -> bool:

@@ -56,7 +56,7 @@ class Inference:
         return self._envs[scope]
 
     def _solve(self, scope: ast.AST, chain: tuple[ast.AST, ...]) -> dict[str, str]:
-        bindings = list(_bindings(scope))
+        bindings = list(_bindings(scope, self.facts.may_have_walrus))
         env: dict[str, str | None] = {name: None for name, _ in bindings}
         for name, kind in self._parameters(scope, chain):
             env[name] = kind
@@ -253,8 +253,7 @@ class Inference:
         if cls not in self._attributes:
             self._attributes[cls] = {}  # guards recursion
             kinds: dict[str, str | None] = {}
-            for name, value in self.facts.self_assignments(cls):
-                method = next(m for m in cls.body if _contains(m, value))
+            for name, value, method in self.facts.self_assignments(cls):
                 kind = UNKNOWN if isinstance(value, ast.AugAssign) else self._kind(
                     value, (method,))
                 kinds[name] = join(kinds.get(name), kind)
@@ -405,17 +404,15 @@ def _is_none(node: ast.AST) -> bool:
     return isinstance(node, ast.Constant) and node.value is None
 
 
-def _contains(tree: ast.AST, node: ast.AST) -> bool:
-    return any(n is node for n in ast.walk(tree))
-
-
-def _bindings(scope: ast.AST):
+def _bindings(scope: ast.AST, expressions: bool = True):
     """Yield ``(name, value)`` for every binding in ``scope``'s own body.
 
     ``value`` is an expression, an ``_Element`` or a fixed kind; nested functions,
     classes, lambdas and comprehensions are separate scopes and are not entered.
+    Expressions are searched (for ``:=``) only when ``expressions`` is true.
     """
     body = [scope.body] if isinstance(scope, ast.Lambda) else getattr(scope, "body", [])
+    expressions = expressions or isinstance(scope, ast.Lambda)
     stack = list(body)
     while stack:
         node = stack.pop()
@@ -451,7 +448,8 @@ def _bindings(scope: ast.AST):
             yield node.name, UNKNOWN
         elif isinstance(node, ast.MatchMapping) and node.rest:
             yield node.rest, UNKNOWN
-        stack.extend(ast.iter_child_nodes(node))
+        if expressions or not isinstance(node, ast.expr):
+            stack.extend(ast.iter_child_nodes(node))
 
 
 def _targets(target: ast.expr, value: ast.expr | None, iterated: bool, index: int | None = None):

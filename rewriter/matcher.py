@@ -24,6 +24,8 @@ from .rules import Rule
 Span = tuple[int, int, int, int]  # start line, start column, end line, end column (chars)
 _IGNORE_RE = re.compile(r"#\s*eqrewrite:\s*ignore(?:\[([^\]]*)\])?")
 _CONDITION_OWNERS = (ast.If, ast.While, ast.IfExp, ast.Assert)
+_FUNCTIONS = frozenset({ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda})
+_SKIPPED = (ast.expr_context, ast.operator, ast.unaryop, ast.cmpop, ast.boolop)
 
 
 @dataclass
@@ -123,7 +125,7 @@ class Matcher:
     @property
     def facts(self) -> ModuleFacts:
         if self._facts is None:
-            self._facts = ModuleFacts(self.tree)
+            self._facts = ModuleFacts(self.tree, self.text)
         return self._facts
 
     @property
@@ -133,23 +135,31 @@ class Matcher:
         return self._comments
 
     def run(self) -> list[Edit]:
-        """Walk the whole module and collect edits, outermost first."""
-        self._visit(self.tree, (), False)
+        """Walk the whole module and collect edits, outermost first, in source order."""
+        interesting = {key[0] for key in self.by_key}
+        # An explicit stack instead of recursion: this loop visits every node of every
+        # file, so it is the rewriter's hottest code.
+        stack: list[tuple[ast.AST, tuple[ast.AST, ...], bool]] = [(self.tree, (), False)]
+        while stack:
+            node, chain, in_condition = stack.pop()
+            node_type = type(node)
+            if node_type in interesting:
+                for rule in self.by_key.get(index_key(node), ()):
+                    if self._try(rule, node, chain, in_condition):
+                        break
+            if node_type in _FUNCTIONS:
+                chain = chain + (node,)
+            children = []
+            for name in node._fields:
+                value = getattr(node, name, None)
+                if isinstance(value, ast.AST) and not isinstance(value, _SKIPPED):
+                    children.append((value, chain, _child_in_condition(node, name,
+                                                                       in_condition)))
+                elif isinstance(value, list):
+                    flag = _child_in_condition(node, name, in_condition)
+                    children += [(c, chain, flag) for c in value if isinstance(c, ast.AST)]
+            stack += reversed(children)
         return self.edits
-
-    def _visit(self, node: ast.AST, chain: tuple[ast.AST, ...], in_condition: bool) -> None:
-        rules = self.by_key.get(index_key(node))
-        if rules:
-            for rule in rules:
-                if self._try(rule, node, chain, in_condition):
-                    break
-        inner = chain + (node,) if isinstance(
-            node, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda) else chain
-        for name, value in ast.iter_fields(node):
-            children = value if isinstance(value, list) else [value]
-            for child in children:
-                if isinstance(child, ast.AST):
-                    self._visit(child, inner, _child_in_condition(node, name, in_condition))
 
     def _try(self, rule: Rule, node: ast.AST, chain: tuple[ast.AST, ...],
              in_condition: bool) -> bool:
