@@ -48,9 +48,11 @@ class ModuleFacts:
                     else:
                         root = alias.name.split(".")[0]
                         self.aliases[root] = root
-            elif isinstance(child, ast.ImportFrom) and child.module and not child.level:
+            elif isinstance(child, ast.ImportFrom):
+                # Relative imports keep their dots: they never resolve to torch.
+                module = "." * child.level + (child.module or "")
                 for alias in child.names:
-                    self.aliases[alias.asname or alias.name] = f"{child.module}.{alias.name}"
+                    self.aliases[alias.asname or alias.name] = f"{module}.{alias.name}"
             if isinstance(child, ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef):
                 self.parent[child] = owner
                 if isinstance(child, ast.ClassDef):
@@ -103,21 +105,22 @@ class ModuleFacts:
 
     @cached_property
     def forward_classes(self) -> frozenset[ast.ClassDef]:
-        """nn.Module subclasses, plus classes defining ``forward`` on an imported base
-        (``class T5Stack(T5PreTrainedModel)`` where the chain leaves the file)."""
-        imported = {name for name in self.aliases}
-        likely = {cls for cls in self.classes.values() if self.method(cls, "forward")
-                  and any(isinstance(b, ast.Name | ast.Attribute)
-                          and (dotted_name(b) or "").split(".")[0] in imported | {
-                              c.name for c in self.module_classes} for b in cls.bases)}
-        changed = True
-        while changed:  # subclasses of those, defined in this file
-            changed = False
-            for cls in self.classes.values():
-                if cls not in likely and any(isinstance(b, ast.Name) and self.classes.get(
-                        b.id) in likely for b in cls.bases) and self.method(cls, "forward"):
-                    likely.add(cls)
-                    changed = True
+        """nn.Module subclasses, plus classes defining ``forward`` whose bases lead out of
+        the file (``class T5Stack(T5PreTrainedModel)`` where ``T5PreTrainedModel``
+        derives from an imported ``PreTrainedModel``): most likely modules too."""
+        def leaves_file(cls: ast.ClassDef, seen: frozenset = frozenset()) -> bool:
+            for base in cls.bases:
+                root = (dotted_name(base) or "").split(".")[0]
+                if root in self.aliases:
+                    return True
+                parent = self.classes.get(root) if isinstance(base, ast.Name) else None
+                if parent is not None and parent not in seen and leaves_file(parent,
+                                                                             seen | {cls}):
+                    return True
+            return False
+
+        likely = {cls for cls in self.classes.values()
+                  if self.method(cls, "forward") and leaves_file(cls)}
         return frozenset(likely) | self.module_classes
 
     def is_forward(self, function: ast.AST) -> bool:

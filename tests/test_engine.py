@@ -436,3 +436,20 @@ def test_statements_sharing_a_line(default_rules):
     source = "import torch\nx = torch.ones(2); y = x + 1; z = -x\n"
     assert rewrite(source, default_rules) == (
         "import torch\nx = torch.ones(2); y = torch.add(x, 1); z = torch.neg(x)\n")
+
+
+def test_forward_scope_reaches_models_built_on_imported_bases(tmp_path):
+    rules = pack_rules(tmp_path, SCOPED.format(scope="forward"))
+    source = textwrap.dedent("""
+        import torch
+        from ...modeling_utils import PreTrainedModel
+        class T5PreTrainedModel(PreTrainedModel):
+            pass
+        class T5Stack(T5PreTrainedModel):
+            def forward(self, x: torch.Tensor):
+                return -x
+        class Config:
+            def forward(self, x: torch.Tensor):
+                return -x
+    """)
+    assert rewrite(source, rules).count("torch.neg(x)") == 1
