@@ -1,0 +1,692 @@
+"""Graph breaks in Hugging Face transformers before and after an eqrewrite rule pack.
+
+The benchmark copies the installed ``transformers`` package to ``WORKDIR/orig/transformers``,
+rewrites it with ``eqrewrite orig/transformers --rules PACK --out rew/transformers`` and then,
+for every model case and for each of the two trees, starts a fresh Python process that
+
+* puts the tree's parent folder first on ``sys.path`` (and checks ``transformers.__file__``),
+* builds the model from a tiny config with random weights (``torch.manual_seed(0)``, eval
+  mode, no downloads) and fixed seeded inputs (batch 2 x 16 tokens),
+* computes the eager output, counts graph breaks with
+  ``oracle.graphbreaks.count_graph_breaks(..., backend="eager")`` and, unless
+  ``--skip-latency``, times ``torch.compile(model, backend=BACKEND)`` (two warm-up calls,
+  then the median of ten calls),
+* writes a JSON record and the output tensors (``torch.save``) for the parent.
+
+The parent prints one row per model (breaks before/after, fullgraph before/after, whether the
+eager outputs of the two trees match, compiled latency ratio after/before), totals compared
+with GraphMend's 72 % (122 -> 34 breaks), and every break reason (gb_type and the frame in
+transformers, with its source line). ``--json`` saves everything.
+
+Examples::
+
+    python benchmarks/hf_graph_breaks.py                      # rules/graphbreaks.yaml
+    python benchmarks/hf_graph_breaks.py --rules default --models t5,bert --skip-latency
+    python benchmarks/hf_graph_breaks.py --backend aot_eager --json /tmp/hf.json
+
+Cases live in ``CASES``: add a function returning (model, args, kwargs) and a table entry.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import json
+import logging
+import os
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+GRAPHMEND = (122, 34)  # GraphMend's total breaks before -> after on its benchmark (72 % removed)
+BATCH, SEQ = 2, 16
+RTOL, ATOL = 1e-6, 1e-7  # "allclose" tolerance when the outputs are not bitwise equal
+COMPILED_RTOL, COMPILED_ATOL = 1e-4, 1e-5  # compiled vs eager (Inductor reorders float ops)
+WARMUP, REPEATS = 2, 10
+
+
+# --------------------------------------------------------------------------------------------
+# Model cases (run inside the worker process; transformers is imported lazily)
+# --------------------------------------------------------------------------------------------
+
+def _ids(vocab: int, low: int = 2) -> Any:
+    """Seeded token ids of shape (BATCH, SEQ) in [low, vocab)."""
+    import torch
+
+    gen = torch.Generator().manual_seed(1234)
+    return torch.randint(low, vocab, (BATCH, SEQ), generator=gen)
+
+
+def _ones() -> Any:
+    """An all-ones attention mask of shape (BATCH, SEQ)."""
+    import torch
+
+    return torch.ones(BATCH, SEQ, dtype=torch.long)
+
+
+def _t5() -> tuple[Any, tuple, dict]:
+    """T5Model with decoder_input_ids."""
+    import transformers as tf
+
+    cfg = tf.T5Config(vocab_size=128, d_model=32, d_kv=8, d_ff=64, num_layers=2,
+                      num_decoder_layers=2, num_heads=4, relative_attention_num_buckets=8,
+                      relative_attention_max_distance=16, dropout_rate=0.0,
+                      pad_token_id=0, eos_token_id=1, decoder_start_token_id=0)
+    ids = _ids(128)
+    return tf.T5Model(cfg), (), {"input_ids": ids, "attention_mask": _ones(),
+                                 "decoder_input_ids": ids.flip(1)}
+
+
+def _whisper() -> tuple[Any, tuple, dict]:
+    """WhisperModel with tiny input_features (8 mel bins x 32 frames) and decoder ids."""
+    import torch
+    import transformers as tf
+
+    cfg = tf.WhisperConfig(vocab_size=128, num_mel_bins=8, encoder_layers=2, decoder_layers=2,
+                           d_model=32, encoder_attention_heads=4, decoder_attention_heads=4,
+                           encoder_ffn_dim=64, decoder_ffn_dim=64, max_source_positions=16,
+                           max_target_positions=32, pad_token_id=0, bos_token_id=1,
+                           eos_token_id=1, decoder_start_token_id=1, suppress_tokens=None,
+                           begin_suppress_tokens=None)
+    gen = torch.Generator().manual_seed(1234)
+    features = torch.randn(BATCH, 8, 2 * 16, generator=gen)
+    return tf.WhisperModel(cfg), (), {"input_features": features,
+                                      "decoder_input_ids": _ids(128)}
+
+
+def _longformer_config() -> Any:
+    """A tiny LongformerConfig (attention window 4)."""
+    import transformers as tf
+
+    return tf.LongformerConfig(vocab_size=128, hidden_size=32, num_hidden_layers=2,
+                               num_attention_heads=4, intermediate_size=64, attention_window=4,
+                               max_position_embeddings=64, pad_token_id=1,
+                               hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0)
+
+
+def _longformer() -> tuple[Any, tuple, dict]:
+    """LongformerModel, local attention only."""
+    import transformers as tf
+
+    return tf.LongformerModel(_longformer_config()), (), {"input_ids": _ids(128),
+                                                          "attention_mask": _ones()}
+
+
+def _longformer_global() -> tuple[Any, tuple, dict]:
+    """LongformerModel with global attention on tokens 0 and 5 (and 9 in row 1)."""
+    import torch
+    import transformers as tf
+
+    glob = torch.zeros(BATCH, SEQ, dtype=torch.long)
+    glob[:, 0] = 1
+    glob[:, 5] = 1
+    glob[1, 9] = 1
+    return tf.LongformerModel(_longformer_config()), (), {
+        "input_ids": _ids(128), "attention_mask": _ones(), "global_attention_mask": glob}
+
+
+def _biogpt_attn() -> tuple[Any, tuple, dict]:
+    """BioGptModel with output_attentions=True."""
+    import transformers as tf
+
+    cfg = tf.BioGptConfig(vocab_size=128, hidden_size=32, num_hidden_layers=2,
+                          num_attention_heads=4, intermediate_size=64,
+                          max_position_embeddings=64, hidden_dropout_prob=0.0,
+                          attention_probs_dropout_prob=0.0, layerdrop=0.0)
+    return tf.BioGptModel(cfg), (), {"input_ids": _ids(128), "attention_mask": _ones(),
+                                     "output_attentions": True}
+
+
+def _llama_attn() -> tuple[Any, tuple, dict]:
+    """LlamaModel (sdpa attention) with output_attentions=True."""
+    import transformers as tf
+
+    cfg = tf.LlamaConfig(vocab_size=128, hidden_size=32, intermediate_size=64,
+                         num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2,
+                         max_position_embeddings=64)
+    return tf.LlamaModel(cfg), (), {"input_ids": _ids(128), "attention_mask": _ones(),
+                                    "output_attentions": True}
+
+
+def _mixtral() -> tuple[Any, tuple, dict]:
+    """MixtralModel with 4 experts, top-2 routing."""
+    import transformers as tf
+
+    cfg = tf.MixtralConfig(vocab_size=128, hidden_size=32, intermediate_size=64,
+                           num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2,
+                           num_local_experts=4, num_experts_per_tok=2,
+                           max_position_embeddings=64)
+    return tf.MixtralModel(cfg), (), {"input_ids": _ids(128), "attention_mask": _ones()}
+
+
+def _qwen2_moe() -> tuple[Any, tuple, dict]:
+    """Qwen2MoeModel with 4 experts, top-2 routing and a shared expert."""
+    import transformers as tf
+
+    cfg = tf.Qwen2MoeConfig(vocab_size=128, hidden_size=32, intermediate_size=64,
+                            moe_intermediate_size=32, shared_expert_intermediate_size=64,
+                            num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2,
+                            num_experts=4, num_experts_per_tok=2, decoder_sparse_step=1,
+                            max_position_embeddings=64)
+    return tf.Qwen2MoeModel(cfg), (), {"input_ids": _ids(128), "attention_mask": _ones()}
+
+
+def _bert() -> tuple[Any, tuple, dict]:
+    """BertModel (control: no break expected)."""
+    import transformers as tf
+
+    cfg = tf.BertConfig(vocab_size=128, hidden_size=32, num_hidden_layers=2,
+                        num_attention_heads=4, intermediate_size=64, max_position_embeddings=64)
+    return tf.BertModel(cfg), (), {"input_ids": _ids(128), "attention_mask": _ones()}
+
+
+def _gpt2() -> tuple[Any, tuple, dict]:
+    """GPT2Model (control: no break expected)."""
+    import transformers as tf
+
+    cfg = tf.GPT2Config(vocab_size=128, n_embd=32, n_layer=2, n_head=4, n_positions=64)
+    return tf.GPT2Model(cfg), (), {"input_ids": _ids(128), "attention_mask": _ones()}
+
+
+@dataclass(frozen=True)
+class Case:
+    """One benchmark model: a builder and the transformers model folders it uses."""
+
+    build: Callable[[], tuple[Any, tuple, dict]]
+    folders: tuple[str, ...]  # under transformers/models/, for --rewrite-scope cases
+    control: bool = False  # expected to have no break
+
+
+CASES: dict[str, Case] = {
+    "t5": Case(_t5, ("t5",)),
+    "whisper": Case(_whisper, ("whisper",)),
+    "longformer": Case(_longformer, ("longformer",)),
+    "longformer_global": Case(_longformer_global, ("longformer",)),
+    "biogpt_attn": Case(_biogpt_attn, ("biogpt",)),
+    "llama_attn": Case(_llama_attn, ("llama",)),
+    "mixtral": Case(_mixtral, ("mixtral",)),
+    "qwen2_moe": Case(_qwen2_moe, ("qwen2_moe",)),
+    "bert": Case(_bert, ("bert",), control=True),
+    "gpt2": Case(_gpt2, ("gpt2",), control=True),
+}
+
+
+# --------------------------------------------------------------------------------------------
+# Worker: one (tree, case) pair in a fresh process
+# --------------------------------------------------------------------------------------------
+
+def _tensors(obj: Any) -> list[Any]:
+    """Every tensor in a (nested) model output, in a deterministic order."""
+    import torch
+
+    if isinstance(obj, torch.Tensor):
+        return [obj.detach()]
+    if isinstance(obj, (tuple, list)):
+        return [t for item in obj for t in _tensors(item)]
+    if isinstance(obj, dict):  # ModelOutput is an OrderedDict
+        return [t for value in obj.values() for t in _tensors(value)]
+    if hasattr(obj, "to_legacy_cache"):  # transformers Cache objects
+        return _tensors(obj.to_legacy_cache())
+    if hasattr(obj, "__dict__"):
+        return [t for _, value in sorted(vars(obj).items()) for t in _tensors(value)]
+    return []
+
+
+def _relative_frame(frame: str | None, tree_parent: str) -> str | None:
+    """A frame "path:line" relative to the tree's parent ("transformers/...:N") when inside."""
+    if not frame:
+        return frame
+    prefix = tree_parent.rstrip(os.sep) + os.sep
+    return frame[len(prefix):] if frame.startswith(prefix) else frame
+
+
+def _source_line(frame: str | None) -> str:
+    """The stripped source line a "path:line" frame points at ("" if unknown)."""
+    import linecache
+
+    if not frame or ":" not in frame:
+        return ""
+    path, _, line = frame.rpartition(":")
+    return linecache.getline(path, int(line)).strip() if line.isdigit() else ""
+
+
+def _reasons(report: Any, tree_parent: str, suppressed: list[dict]) -> list[dict]:
+    """Break reasons deduplicated by (gb_type or reason, frame), most frequent first."""
+    merged: dict[tuple[str, str | None], dict] = {}
+    for s in suppressed:
+        key = ("Dynamo internal error (frame run eagerly)", s["frame"])
+        if key in merged:
+            merged[key]["count"] += 1
+            continue
+        merged[key] = {"gb_id": None, "gb_type": key[0], "reason": s["message"],
+                       "detail": s["message"], "frame": _relative_frame(s["frame"], tree_parent),
+                       "source": _source_line(s["frame"]), "count": 1}
+    for r in report.reasons:
+        key = (r.gb_type or r.reason, r.frame)
+        if key in merged:
+            merged[key]["count"] += r.count
+            continue
+        merged[key] = {"gb_id": r.gb_id, "gb_type": r.gb_type, "reason": r.reason,
+                       "detail": r.detail, "frame": _relative_frame(r.frame, tree_parent),
+                       "source": _source_line(r.frame), "count": r.count}
+    return sorted(merged.values(), key=lambda d: -d["count"])
+
+
+class _Records(logging.Handler):
+    """Keeps the WARNING records Dynamo logs when it suppresses an error in a frame."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.WARNING)
+        self.records: list[logging.LogRecord] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.records.append(record)
+
+
+def _user_frame(text: str) -> str | None:
+    """The innermost ``File "...", line N`` frame after "from user code:" in an error text."""
+    _, _, user = text.partition("from user code:")
+    frames = re.findall(r'File "([^"]+)", line (\d+)', user)
+    return f"{frames[-1][0]}:{frames[-1][1]}" if frames else None
+
+
+def _count(count_graph_breaks: Callable, model: Any, kwargs: dict
+           ) -> tuple[Any, str | None, list[dict]]:
+    """count_graph_breaks under no_grad; if Dynamo crashes, again with suppress_errors.
+
+    Returns (report, the crash "Type: message" or None, one dict per suppressed error).
+    """
+    import torch
+    import torch._dynamo
+
+    with torch.no_grad():
+        try:
+            return count_graph_breaks(model, (), kwargs, backend="eager"), None, []
+        except Exception as error:
+            crash = f"{type(error).__name__}: {str(error).strip().splitlines()[0][:300]}"
+        torch._dynamo.config.suppress_errors = True  # also for the latency run
+        handler = _Records()
+        logger = logging.getLogger("torch._dynamo.convert_frame")
+        logger.addHandler(handler)
+        try:
+            report = count_graph_breaks(model, (), kwargs, backend="eager")
+        finally:
+            logger.removeHandler(handler)
+    suppressed = []
+    for record in handler.records:
+        text = record.getMessage()
+        if record.exc_info and record.exc_info[1] is not None:
+            text += "\n" + str(record.exc_info[1])
+        if "from user code:" in text:
+            first = next((ln.strip() for ln in text.splitlines() if "Error" in ln), "")
+            suppressed.append({"frame": _user_frame(text), "message": first[:300]})
+    return report, crash, suppressed
+
+
+def _timed(fn: Callable, kwargs: dict, repeats: int = REPEATS
+           ) -> tuple[Any, float, list[float]]:
+    """(output of the first call, its seconds, ``repeats`` timings after WARMUP calls)."""
+    import torch
+
+    with torch.no_grad():
+        start = time.perf_counter()
+        out = fn(**kwargs)
+        first = time.perf_counter() - start
+        for _ in range(WARMUP - 1):
+            fn(**kwargs)
+        times = []
+        for _ in range(repeats):
+            start = time.perf_counter()
+            fn(**kwargs)
+            times.append(time.perf_counter() - start)
+    return out, first, times
+
+
+def _latency(model: Any, kwargs: dict, backend: str, repeats: int) -> dict:
+    """Eager and ``torch.compile(model, backend)`` latency: WARMUP calls, median of REPEATS."""
+    import torch
+    import torch._dynamo
+
+    _, _, eager_times = _timed(model, kwargs, repeats)
+    torch._dynamo.reset()
+    out, first, times = _timed(torch.compile(model, backend=backend), kwargs, repeats)
+    return {"backend": backend, "median_s": statistics.median(times), "min_s": min(times),
+            "times_s": times,
+            "first_call_s": first, "eager_median_s": statistics.median(eager_times),
+            "compiled_output": out}
+
+
+def run_worker(spec: dict) -> dict:
+    """Build one case from one tree, count its breaks, time it; the JSON-able result."""
+    tree_parent = spec["tree_parent"]
+    sys.path.insert(0, tree_parent)
+    import torch
+    import transformers
+
+    from oracle.graphbreaks import count_graph_breaks
+
+    module_file = os.path.abspath(transformers.__file__)
+    if not module_file.startswith(os.path.join(tree_parent, "transformers") + os.sep):
+        raise RuntimeError(f"imported {module_file}, expected a copy under {tree_parent}")
+    torch.set_num_threads(spec["threads"])
+    torch.manual_seed(0)
+    model, args, kwargs = CASES[spec["case"]].build()
+    model.eval()
+    if args:
+        raise ValueError("cases pass their inputs as keyword arguments")
+    with torch.no_grad():
+        eager = _tensors(model(**kwargs))
+    report, crash, suppressed = _count(count_graph_breaks, model, kwargs)
+    result: dict[str, Any] = {
+        "case": spec["case"], "tree": spec["tree"], "transformers_file": module_file,
+        "transformers_version": transformers.__version__, "torch_version": torch.__version__,
+        # A frame on which Dynamo crashes runs eagerly (suppress_errors): one more break.
+        "breaks": report.breaks + len(suppressed), "graph_count": report.graph_count,
+        "explain_breaks": report.explain_breaks, "break_events": report.break_events,
+        "fullgraph_ok": report.fullgraph_ok, "fullgraph_error": report.fullgraph_error,
+        "skipped_frames": report.skipped_frames, "dynamo_crash": crash,
+        "reasons": _reasons(report, tree_parent, suppressed),
+        "outputs_file": spec["outputs_file"], "n_outputs": len(eager),
+    }
+    torch.save(eager, spec["outputs_file"])
+    if spec["latency"]:
+        try:
+            timing = _latency(model, kwargs, spec["backend"], spec["repeats"])
+        except Exception as error:  # recorded, the break counts are still worth reporting
+            result["latency_error"] = f"{type(error).__name__}: {str(error)[:500]}"
+        else:
+            compiled = _tensors(timing.pop("compiled_output"))
+            result["latency"] = timing
+            result["compiled_vs_eager"] = _compare(eager, compiled, COMPILED_RTOL,
+                                                   COMPILED_ATOL)
+    return result
+
+
+# --------------------------------------------------------------------------------------------
+# Parent
+# --------------------------------------------------------------------------------------------
+
+def _compare(a: list[Any], b: list[Any], rtol: float = RTOL, atol: float = ATOL) -> dict:
+    """"equal" (bitwise, NaN == NaN), "allclose" (rtol/atol) or "DIFFERENT", with max |a-b|."""
+    import torch
+
+    if len(a) != len(b) or any(x.shape != y.shape or x.dtype != y.dtype for x, y in zip(a, b)):
+        return {"verdict": "DIFFERENT", "max_abs": None, "why": "tensor count/shape/dtype"}
+    diffs = [(x.double() - y.double()).abs().nan_to_num(0.0).max().item() if x.numel() else 0.0
+             for x, y in zip(a, b)]
+    max_abs = max(diffs, default=0.0)
+    if all(torch.equal(x, y) or (torch.equal(x.isnan(), y.isnan())
+                                 and torch.equal(x.nan_to_num(), y.nan_to_num()))
+           for x, y in zip(a, b)):
+        return {"verdict": "equal", "max_abs": max_abs}
+    if all(torch.allclose(x, y, rtol=rtol, atol=atol, equal_nan=True) for x, y in zip(a, b)):
+        return {"verdict": "allclose", "max_abs": max_abs}
+    return {"verdict": "DIFFERENT", "max_abs": max_abs}
+
+
+def _fail(message: str) -> None:
+    """Print an error and exit with status 2."""
+    print(f"error: {message}", file=sys.stderr)
+    sys.exit(2)
+
+
+def _check_pack(spec: str) -> str:
+    """The pack file for ``spec`` (path or packaged name); exit with a clear message if none."""
+    from rewriter.rules import RuleError, resolve_pack
+
+    try:
+        return str(resolve_pack(spec))
+    except RuleError as error:
+        hint = (" (the graph-break pack rules/graphbreaks.yaml is not written yet)"
+                if spec in ("graphbreaks", "graphbreaks.yaml") else "")
+        _fail(f"rule pack {spec!r} not found{hint}: {error}. Pass --rules PATH, or "
+              "--rules default to check the plumbing.")
+    return ""
+
+
+def _copy_if_missing(src: str, dst: str) -> str:
+    """shutil.copy2 unless ``dst`` exists (keeps eqrewrite's output)."""
+    return dst if os.path.exists(dst) else shutil.copy2(src, dst)
+
+
+def _exclude_globs(orig: Path, cases: list[str]) -> list[str]:
+    """--exclude globs that skip model folders no selected case uses, and TF/Flax files."""
+    keep = {folder for name in cases for folder in CASES[name].folders}
+    globs = [f"models/{d.name}/" for d in sorted((orig / "models").iterdir())
+             if d.is_dir() and d.name not in keep]
+    return globs + ["*_tf_*.py", "*_flax_*.py", "*tf_utils.py", "*flax_utils.py"]
+
+
+def prepare_trees(workdir: Path, pack: str, scope: str, cases: list[str], reuse: bool) -> dict:
+    """Copy installed transformers to orig/, rewrite it into rew/; a summary of the rewrite."""
+    spec = importlib.util.find_spec("transformers")  # the installed copy, not imported
+    if spec is None or not spec.origin:
+        _fail("transformers is not installed (pip install transformers==4.46.3)")
+    src = Path(spec.origin).parent
+    orig, rew = workdir / "orig" / "transformers", workdir / "rew" / "transformers"
+    if reuse and orig.is_dir() and rew.is_dir():
+        print(f"reusing {orig} and {rew}", file=sys.stderr)
+        return {"reused": True}
+    for folder in (orig, rew):
+        if folder.exists():
+            shutil.rmtree(folder)
+    shutil.copytree(src, orig, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+    cmd = [shutil.which("eqrewrite") or "eqrewrite", str(orig), "--rules", pack,
+           "--out", str(rew), "--no-cache", "--quiet", "--format", "json"]
+    if scope == "cases":
+        for glob in _exclude_globs(orig, cases):
+            cmd += ["--exclude", glob]
+    print(f"rewriting {orig} with {pack} (scope {scope}) ...", file=sys.stderr)
+    start = time.perf_counter()
+    proc = subprocess.run(cmd, capture_output=True, text=True)
+    seconds = time.perf_counter() - start
+    if proc.returncode not in (0, 123):  # 123: some files failed, the others were written
+        _fail(f"eqrewrite exited {proc.returncode}:\n{proc.stderr[-4000:]}")
+    try:
+        document = json.loads(proc.stdout)
+    except ValueError:
+        document = {}
+    # --out writes only the Python files it processed: add everything else unchanged.
+    shutil.copytree(orig, rew, dirs_exist_ok=True, copy_function=_copy_if_missing)
+    edits = document.get("edits", [])
+    by_rule: dict[str, int] = {}
+    for edit in edits:
+        by_rule[edit.get("rule", "?")] = by_rule.get(edit.get("rule", "?"), 0) + 1
+    summary = {"command": cmd, "seconds": round(seconds, 1), "exit_code": proc.returncode,
+               "summary": document.get("summary"), "errors": document.get("errors", []),
+               "files_changed": len({e["file"] for e in edits}), "edits": len(edits),
+               "edits_by_rule": dict(sorted(by_rule.items(), key=lambda kv: -kv[1]))}
+    print(f"rewrite done in {seconds:.0f} s: {summary['edits']} edits in "
+          f"{summary['files_changed']} files, {len(summary['errors'])} file errors",
+          file=sys.stderr)
+    return summary
+
+
+def run_case(tree: str, tree_parent: Path, case: str, workdir: Path, args: argparse.Namespace
+             ) -> dict:
+    """Run one (tree, case) pair in a fresh interpreter; its result or an error record."""
+    spec = {"tree": tree, "tree_parent": str(tree_parent.resolve()), "case": case,
+            "backend": args.backend, "latency": not args.skip_latency, "threads": args.threads,
+            "repeats": args.repeats,
+            "outputs_file": str(workdir / "outputs" / f"{tree}_{case}.pt")}
+    result_file = workdir / "outputs" / f"{tree}_{case}.json"
+    result_file.unlink(missing_ok=True)
+    env = dict(os.environ, HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1",
+               OMP_NUM_THREADS=str(args.threads),
+               PYTHONPATH=os.pathsep.join(filter(None, [spec["tree_parent"],
+                                                        os.environ.get("PYTHONPATH")])))
+    cmd = [sys.executable, os.path.abspath(__file__), "--worker", json.dumps(spec),
+           "--worker-out", str(result_file)]
+    start = time.perf_counter()
+    try:
+        proc = subprocess.run(cmd, capture_output=True, text=True, env=env,
+                              timeout=args.timeout)
+    except subprocess.TimeoutExpired:
+        return {"case": case, "tree": tree, "error": f"timed out after {args.timeout} s"}
+    seconds = time.perf_counter() - start
+    if proc.returncode != 0 or not result_file.exists():
+        return {"case": case, "tree": tree, "error": f"worker exited {proc.returncode}",
+                "stderr_tail": proc.stderr[-3000:]}
+    result = json.loads(result_file.read_text())
+    result["worker_seconds"] = round(seconds, 1)
+    return result
+
+
+def _fmt_ratio(before: dict, after: dict) -> str:
+    """Compiled latency after/before, or "-"."""
+    b, a = before.get("latency"), after.get("latency")
+    return f"{a['median_s'] / b['median_s']:.2f}" if a and b and b["median_s"] else "-"
+
+
+def _row(case: str, before: dict, after: dict) -> tuple[list[str], dict]:
+    """One printed table row and the per-case comparison record."""
+    import torch
+
+    if "error" in before or "error" in after:
+        which = "before" if "error" in before else "after"
+        record = {"error": (before if which == "before" else after)["error"]}
+        return [case, "ERR", "ERR", "-", which + " failed", "-"], record
+    match = _compare(torch.load(before["outputs_file"]), torch.load(after["outputs_file"]))
+    fg = "/".join("yes" if r["fullgraph_ok"] else "no" for r in (before, after))
+    ratio = _fmt_ratio(before, after)
+    record = {"breaks_before": before["breaks"], "breaks_after": after["breaks"],
+              "fullgraph_before": before["fullgraph_ok"], "fullgraph_after": after["fullgraph_ok"],
+              "outputs_match": match, "latency_ratio_after_before": ratio}
+    shown = match["verdict"] if match["verdict"] == "equal" else (
+        f"{match['verdict']} ({match['max_abs']:.1e})" if match["max_abs"] is not None
+        else match["verdict"])
+    b, a = (f"{r['breaks']}{'*' if r.get('dynamo_crash') else ''}" for r in (before, after))
+    return [case, b, a, fg, shown, ratio], record
+
+
+def _print_table(rows: list[list[str]]) -> None:
+    """Print rows as an aligned text table with a header."""
+    header = ["model", "breaks before", "breaks after", "fullgraph b/a", "outputs match",
+              "latency after/before"]
+    widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
+    for r in [header, ["-" * w for w in widths], *rows]:
+        print(" | ".join(cell.ljust(w) for cell, w in zip(r, widths)))
+
+
+def _print_reasons(results: dict[str, dict[str, dict]]) -> None:
+    """Every distinct break reason per case and tree: count, gb_id, gb_type, frame, source."""
+    for case, trees in results.items():
+        for tree in ("orig", "rew"):
+            res = trees.get(tree, {})
+            reasons = res.get("reasons") or []
+            if not reasons:
+                continue
+            print(f"\n{case} [{tree}] {res['breaks']} breaks, {res['graph_count']} graphs, "
+                  f"fullgraph error: {res.get('fullgraph_error')}")
+            for r in reasons:
+                print(f"  {r['count']:>3}x {r['gb_id'] or '?':7} {r['gb_type'] or r['reason']}")
+                print(f"       at {r['frame']}: {r['source']}")
+                if r["detail"]:
+                    print(f"       {r['detail'][:160]}")
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Parse options; run as the benchmark driver or as a one-case worker."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rules", default="graphbreaks",
+                        help="rule pack name or path (default: graphbreaks)")
+    parser.add_argument("--models", default=",".join(CASES),
+                        help=f"comma-separated subset of: {', '.join(CASES)}")
+    parser.add_argument("--backend", default="inductor",
+                        help="torch.compile backend for latency (inductor, aot_eager, eager)")
+    parser.add_argument("--skip-latency", action="store_true", help="do not time compiled runs")
+    parser.add_argument("--json", type=Path, help="write the full results to this JSON file")
+    parser.add_argument("--workdir", type=Path,
+                        help="folder for the two trees and outputs (default: a temp folder, "
+                             "removed at the end)")
+    parser.add_argument("--reuse-trees", action="store_true",
+                        help="with --workdir: reuse orig/ and rew/ if both exist")
+    parser.add_argument("--rewrite-scope", choices=["all", "cases"], default="all",
+                        help="rewrite the whole package (default) or only the selected cases' "
+                             "model folders plus the shared modules (faster)")
+    parser.add_argument("--repeats", type=int, default=REPEATS,
+                        help=f"timed calls after {WARMUP} warm-up calls; the median is kept "
+                             f"(default: {REPEATS})")
+    parser.add_argument("--threads", type=int, default=1,
+                        help="torch threads per worker (default: 1; more threads are slower "
+                             "and noisier for tiny models on a busy machine)")
+    parser.add_argument("--timeout", type=float, default=1800.0,
+                        help="seconds per worker process (default: 1800)")
+    parser.add_argument("--worker", help=argparse.SUPPRESS)
+    parser.add_argument("--worker-out", help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+
+    if args.worker:
+        result = run_worker(json.loads(args.worker))
+        Path(args.worker_out).write_text(json.dumps(result, indent=1))
+        return 0
+
+    cases = [m.strip() for m in args.models.split(",") if m.strip()]
+    unknown = [m for m in cases if m not in CASES]
+    if unknown:
+        _fail(f"unknown model(s) {', '.join(unknown)}; choose from {', '.join(CASES)}")
+    pack = _check_pack(args.rules)
+    workdir = args.workdir or Path(tempfile.mkdtemp(prefix="hf-graph-breaks-"))
+    workdir = workdir.resolve()
+    (workdir / "outputs").mkdir(parents=True, exist_ok=True)
+    try:
+        rewrite = prepare_trees(workdir, pack, args.rewrite_scope, cases, args.reuse_trees)
+        results: dict[str, dict[str, dict]] = {}
+        for case in cases:
+            results[case] = {}
+            for tree in ("orig", "rew"):
+                print(f"{case} [{tree}] ...", file=sys.stderr, flush=True)
+                res = run_case(tree, workdir / tree, case, workdir, args)
+                if "error" in res:
+                    print(f"  FAILED: {res['error']}\n{res.get('stderr_tail', '')}",
+                          file=sys.stderr)
+                results[case][tree] = res
+        rows, comparison = [], {}
+        for case in cases:
+            row, comparison[case] = _row(case, results[case]["orig"], results[case]["rew"])
+            rows.append(row)
+        print(f"\nrule pack: {pack}   backend (latency): "
+              f"{'skipped' if args.skip_latency else args.backend}   outputs: 'equal' = "
+              f"torch.equal on every output tensor, 'allclose' = rtol {RTOL}, atol {ATOL}\n")
+        _print_table(rows)
+        ok = [c for c in cases if "error" not in comparison[c]]
+        before = sum(results[c]["orig"]["breaks"] for c in ok)
+        after = sum(results[c]["rew"]["breaks"] for c in ok)
+        removed = 100.0 * (before - after) / before if before else 0.0
+        gm_removed = 100.0 * (GRAPHMEND[0] - GRAPHMEND[1]) / GRAPHMEND[0]
+        print(f"\ntotal breaks: {before} -> {after} ({removed:.0f} % removed; GraphMend: "
+              f"{GRAPHMEND[0]} -> {GRAPHMEND[1]}, {gm_removed:.0f} % removed)")
+        if any(r.get("dynamo_crash") for c in ok for r in results[c].values()):
+            print("* Dynamo crashed on a frame (internal error); counted again with "
+                  "suppress_errors=True, each suppressed crash counted as one break")
+        controls = [c for c in ok if CASES[c].control and results[c]["orig"]["breaks"]]
+        if controls:
+            print(f"warning: control model(s) with breaks: {', '.join(controls)}")
+        _print_reasons(results)
+        document = {"rules": pack, "backend": None if args.skip_latency else args.backend,
+                    "workdir": str(workdir), "rewrite": rewrite,
+                    "totals": {"breaks_before": before, "breaks_after": after,
+                               "percent_removed": removed, "graphmend": {
+                                   "before": GRAPHMEND[0], "after": GRAPHMEND[1],
+                                   "percent_removed": gm_removed}},
+                    "comparison": comparison, "results": results}
+        if args.json:
+            args.json.write_text(json.dumps(document, indent=1))
+            print(f"\nresults written to {args.json}")
+        failed = any("error" in comparison[c] for c in cases)
+        return 1 if failed else 0
+    finally:
+        if args.workdir is None:
+            shutil.rmtree(workdir, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
