@@ -24,6 +24,7 @@ class OracleOptions:
 
     settings: dict[str, object] = field(default_factory=dict)
     timeout: float = 300.0
+    memory_gb: float = 16.0
     strict: bool = False
     tolerance_scale: float = 1.0
     reproducers: Path | None = None
@@ -43,6 +44,8 @@ def compile_options(command):
                      help="Inductor config override; repeatable."),
         click.option("--timeout", type=float, default=300.0, show_default=True,
                      help="Seconds per run before a target counts as hung."),
+        click.option("--memory-limit", "memory_gb", type=float, default=16.0, show_default=True,
+                     help="GiB of address space per worker; beyond it a target counts as OOM."),
         click.option("--strict", is_flag=True, help="Also compare signs of zero and NaN."),
         click.option("--tolerance-scale", type=float, default=1.0, show_default=True,
                      help="Multiply every rtol/atol."),
@@ -56,8 +59,8 @@ def compile_options(command):
     return command
 
 
-def options_from(backend, mode, dynamic, fullgraph, inductor, timeout, strict, tolerance_scale,
-                 reproducers, no_breaks, output_format) -> OracleOptions:
+def options_from(backend, mode, dynamic, fullgraph, inductor, timeout, memory_gb, strict,
+                 tolerance_scale, reproducers, no_breaks, output_format) -> OracleOptions:
     """Collect the decorated options into OracleOptions (usage errors exit 2)."""
     from .targets import parse_settings
 
@@ -70,7 +73,7 @@ def options_from(backend, mode, dynamic, fullgraph, inductor, timeout, strict, t
         settings.update({f"inductor.{k}": v for k, v in parse_settings(list(inductor)).items()})
     except TargetError as error:
         raise click.UsageError(str(error)) from None
-    return OracleOptions(settings, timeout, strict, tolerance_scale, reproducers,
+    return OracleOptions(settings, timeout, memory_gb, strict, tolerance_scale, reproducers,
                          not no_breaks, output_format)
 
 
@@ -123,7 +126,8 @@ def validate(root: Path, rewritten: Path | None, files: list[Path],
     harness_options = Options(settings, options.settings,
                               CompareOptions(scale=options.tolerance_scale,
                                              strict=options.strict),
-                              options.timeout, options.count_breaks, options.reproducers)
+                              options.timeout, int(options.memory_gb * 1024**3),
+                              options.count_breaks, options.reproducers)
     harness = Harness(root, rewritten, harness_options)
     coverage = tuple(str((root / f).resolve()) for f in changed)
     reports = []

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import compare as cmp
-from .pool import DEFAULT_TIMEOUT, Worker
+from .pool import DEFAULT_MEMORY_LIMIT, DEFAULT_TIMEOUT, Worker
 from .targets import CompileSettings, Target
 
 SEED = 0
@@ -31,6 +31,7 @@ class Options:
     overrides: dict[str, object] = field(default_factory=dict)  # command line; beats headers
     compare: cmp.Options = field(default_factory=cmp.Options)
     timeout: float = DEFAULT_TIMEOUT
+    memory_limit: int | None = DEFAULT_MEMORY_LIMIT  # bytes of address space per worker
     count_breaks: bool = True
     reproducer_dir: Path | None = None
 
@@ -78,9 +79,9 @@ class Harness:
         self.original = original.resolve()
         self.rewritten = rewritten.resolve() if rewritten is not None else None
         self.options = options
-        self.workers = {"original": Worker(self.original)}
+        self.workers = {"original": Worker(self.original, options.memory_limit)}
         if self.rewritten is not None:
-            self.workers["rewritten"] = Worker(self.rewritten)
+            self.workers["rewritten"] = Worker(self.rewritten, options.memory_limit)
         for handle in self.workers.values():
             handle.start()  # both import torch at the same time
 
@@ -217,6 +218,9 @@ def _failed(report: TargetReport, response: dict, label: str) -> bool:
         report.worst(response["failure"], f"{label}: {response['message']}")
         return True
     if label.startswith("original eager") and response["exception"]:
-        report.worst("error", f"{label} raised {_exc(response)}")
+        exception = response["exception"]
+        out_of_memory = exception["type"] == "MemoryError" or (
+            "can't allocate memory" in exception["message"])
+        report.worst("oom" if out_of_memory else "error", f"{label} raised {_exc(response)}")
         return True
     return False

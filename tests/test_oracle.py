@@ -102,6 +102,17 @@ def boom(x: torch.Tensor):
 def get_inputs():
     return [torch.ones(1)]
 ''',
+    "hog.py": '''
+import torch
+
+
+def hog(x: torch.Tensor):
+    return torch.empty(2**42) + x  # 16 TiB: beyond any memory limit
+
+
+def get_inputs():
+    return [torch.ones(1)]
+''',
     "hang.py": '''
 import time
 import torch
@@ -204,6 +215,12 @@ def test_segfault_is_contained(harness, tree):
     report = validate(harness, tree, "crash.py")
     assert report.verdict == "crash" and "SIGSEGV" in report.detail
     assert validate(harness, tree, "inplace.py").verdict == "passed"  # the run goes on
+
+
+def test_out_of_memory_is_contained(harness, tree):
+    report = validate(harness, tree, "hog.py")
+    assert report.verdict == "oom" and "allocate" in report.detail
+    assert validate(harness, tree, "inplace.py").verdict == "passed"
 
 
 def test_hang_is_contained(tree):
