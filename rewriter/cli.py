@@ -137,10 +137,6 @@ def rewrite_command(paths: tuple[Path, ...], rule_specs: tuple[str, ...], check:
     elif output_format == "sarif":
         click.echo(report.to_sarif(results, [r for p in packs for r in p.rules]))
     report.print_text(results, mode, quiet=quiet or output_format != "text")
-    if output_format != "text":
-        for result in results:
-            if result.status == "error":
-                click.echo(report.error_line(result), err=True)
     if any(r.status == "error" for r in results):
         sys.exit(EXIT_FILE_ERROR)
     if use_oracle:

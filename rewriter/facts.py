@@ -33,6 +33,8 @@ class ModuleFacts:
         self.classes: dict[str, ast.ClassDef] = {}
         self.functions: dict[str, list[Function]] = {}
         self._self_assignments: dict[ast.ClassDef, list] = {}
+        self.global_names: set[str] = set()
+        self.nonlocal_names: set[str] = set()
         self._index(tree, None)
 
     def _index(self, node: ast.AST, owner: ast.AST | None) -> None:
@@ -41,6 +43,10 @@ class ModuleFacts:
         for child in ast.iter_child_nodes(node):
             if isinstance(child, ast.expr):
                 continue
+            if isinstance(child, ast.Global):
+                self.global_names.update(child.names)
+            elif isinstance(child, ast.Nonlocal):
+                self.nonlocal_names.update(child.names)
             if isinstance(child, ast.Import):
                 for alias in child.names:
                     if alias.asname:

@@ -22,6 +22,7 @@ _ARITHMETIC = (ast.Add, ast.Sub, ast.Mult, ast.Div, ast.FloorDiv, ast.Mod, ast.P
                ast.BitAnd, ast.BitOr, ast.BitXor, ast.LShift, ast.RShift)
 _ORDERING = (ast.Lt, ast.LtE, ast.Gt, ast.GtE, ast.Eq, ast.NotEq)
 _MAX_ROUNDS = 20
+_COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
 
 
 def join(a: str | None, b: str | None) -> str | None:
@@ -57,6 +58,10 @@ class Inference:
 
     def _solve(self, scope: ast.AST, chain: tuple[ast.AST, ...]) -> dict[str, str]:
         bindings = list(_bindings(scope, self.facts.may_have_walrus))
+        # Names written through `global`/`nonlocal` elsewhere can hold anything.
+        shared = self.facts.global_names if scope is self.facts.tree else (
+            self.facts.nonlocal_names)
+        bindings += [(name, UNKNOWN) for name in shared]
         env: dict[str, str | None] = {name: None for name, _ in bindings}
         for name, kind in self._parameters(scope, chain):
             env[name] = kind
@@ -203,6 +208,8 @@ class Inference:
     def lookup(self, name: str, chain: tuple[ast.AST, ...]) -> str | None:
         """Kind of the variable ``name`` as seen from ``chain``; None when nothing binds it."""
         for depth in range(len(chain), -1, -1):
+            if depth < len(chain) and depth and isinstance(chain[depth - 1], ast.ClassDef):
+                continue  # a class body's names are not visible in its methods
             env = self._env(chain[:depth])
             if name in env:
                 return env[name] or UNKNOWN
@@ -287,6 +294,8 @@ class Inference:
     def _library_call(self, qualname: str, node: ast.Call, chain, env) -> str | None:
         module, _, name = qualname.rpartition(".")
         if module == "torch":
+            if name == "where":  # torch.where(condition) alone returns a tuple of indices
+                return TENSOR if len(node.args) + len(node.keywords) == 3 else UNKNOWN
             if name in K.TUPLE_WITH_DIM:
                 return self._maybe_tuple(node, 1, chain, env)
             if name in K.TORCH_TENSOR_FUNCTIONS:
@@ -345,7 +354,7 @@ class Inference:
         if left is None or right is None:
             return None
         if isinstance(node.op, _ARITHMETIC):
-            if left == TENSOR or (right == TENSOR and left == NUMBER):
+            if _numeric_pair(left, right):
                 return TENSOR
             if left == NUMBER and right == NUMBER:
                 return NUMBER
@@ -367,8 +376,8 @@ class Inference:
         left, right = self._kind(node.left, chain, env), self._kind(node.comparators[0], chain, env)
         if left is None or right is None:
             return None
-        if left == TENSOR or (right == TENSOR and left == NUMBER):
-            return TENSOR
+        if _numeric_pair(left, right):
+            return TENSOR  # (x == None is the Python bool False, hence both sides proven)
         return NUMBER if left == NUMBER and right == NUMBER else UNKNOWN
 
     def _kind_BoolOp(self, node: ast.BoolOp, chain, env) -> str | None:
@@ -400,6 +409,11 @@ def _is_shape(node: ast.AST) -> bool:
         and node.func.attr == "size" and not node.args)
 
 
+def _numeric_pair(left: str, right: str) -> bool:
+    """A tensor with a tensor or a Python number: the operator is the tensor's."""
+    return TENSOR in (left, right) and left in (TENSOR, NUMBER) and right in (TENSOR, NUMBER)
+
+
 def _is_none(node: ast.AST) -> bool:
     return isinstance(node, ast.Constant) and node.value is None
 
@@ -411,6 +425,10 @@ def _bindings(scope: ast.AST, expressions: bool = True):
     classes, lambdas and comprehensions are separate scopes and are not entered.
     Expressions are searched (for ``:=``) only when ``expressions`` is true.
     """
+    if isinstance(scope, _COMPREHENSIONS):
+        for generator in scope.generators:
+            yield from _targets(generator.target, generator.iter, iterated=True)
+        return
     body = [scope.body] if isinstance(scope, ast.Lambda) else getattr(scope, "body", [])
     expressions = expressions or isinstance(scope, ast.Lambda)
     stack = list(body)
@@ -420,8 +438,13 @@ def _bindings(scope: ast.AST, expressions: bool = True):
             yield node.name, OBJECT
             stack += node.decorator_list
             continue
-        if isinstance(node, ast.Lambda | ast.ListComp | ast.SetComp | ast.DictComp
-                      | ast.GeneratorExp):
+        if isinstance(node, ast.Lambda):
+            continue
+        if isinstance(node, _COMPREHENSIONS):
+            if expressions:  # `:=` in a comprehension binds in the enclosing function
+                for inner in ast.walk(node):
+                    if isinstance(inner, ast.NamedExpr):
+                        yield inner.target.id, UNKNOWN
             continue
         if isinstance(node, ast.Assign):
             for target in node.targets:

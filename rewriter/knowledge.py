@@ -37,7 +37,7 @@ TORCH_TENSOR_FUNCTIONS = frozenset(
     sgn sigmoid sign signbit sin sinc sinh slice_scatter softmax log_softmax sqrt square
     squeeze stack std sub subtract sum swapaxes swapdims t take take_along_dim tan tanh tensor
     tensordot tile trace transpose trapezoid trapz tril tril_indices triu triu_indices true_divide
-    trunc unsqueeze vander var vdot view_as_complex view_as_real vstack where xlogy zeros
+    trunc unsqueeze vander var vdot view_as_complex view_as_real vstack xlogy zeros
     zeros_like
     """.split()
 )
@@ -97,7 +97,7 @@ POOLS_WITH_INDICES = frozenset(
 
 # Reductions that return one tensor without a dim argument but a (values, indices)
 # tuple with one: torch.max(x) vs torch.max(x, 1).
-TUPLE_WITH_DIM = frozenset("max min median nanmedian mode aminmax".split())
+TUPLE_WITH_DIM = frozenset("max min median nanmedian".split())
 
 # Tensor attributes and what they hold.
 TENSOR_ATTRIBUTES = frozenset("T mT H mH real imag data".split())
@@ -118,7 +118,7 @@ TENSOR_LAYERS = frozenset(
     AdaptiveAvgPool1d AdaptiveAvgPool2d AdaptiveAvgPool3d AlphaDropout AvgPool1d AvgPool2d
     AvgPool3d BatchNorm1d BatchNorm2d BatchNorm3d CELU Conv1d Conv2d Conv3d ConvTranspose1d
     ConvTranspose2d ConvTranspose3d Dropout Dropout1d Dropout2d Dropout3d ELU Embedding
-    Flatten GELU GLU GroupNorm Hardshrink Hardsigmoid Hardswish Hardtanh Identity
+    Flatten GELU GLU GroupNorm Hardshrink Hardsigmoid Hardswish Hardtanh
     InstanceNorm1d InstanceNorm2d InstanceNorm3d LayerNorm LeakyReLU Linear LocalResponseNorm
     LogSigmoid LogSoftmax Mish PReLU PixelShuffle PixelUnshuffle ReLU ReLU6 RMSNorm SELU SiLU
     Sigmoid Softmax Softmax2d Softmin Softplus Softshrink Softsign Tanh Tanhshrink Threshold

@@ -24,7 +24,11 @@ from .rules import Rule
 Span = tuple[int, int, int, int]  # start line, start column, end line, end column (chars)
 _IGNORE_RE = re.compile(r"#\s*eqrewrite:\s*ignore(?:\[([^\]]*)\])?")
 _CONDITION_OWNERS = (ast.If, ast.While, ast.IfExp, ast.Assert)
-_FUNCTIONS = frozenset({ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda})
+# Scopes: what a name means inside one of these may differ from outside it.
+_SCOPES = frozenset({ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef,
+                     ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp})
+# f"{x * 2=}" prints its own source text: nothing inside may be rewritten.
+_SELF_DOCUMENTING = re.compile(r"=\s*(?:![rsa])?(?::[^{}]*)?\}")
 _SKIPPED = (ast.expr_context, ast.operator, ast.unaryop, ast.cmpop, ast.boolop)
 
 
@@ -147,8 +151,11 @@ class Matcher:
                 for rule in self.by_key.get(index_key(node), ()):
                     if self._try(rule, node, chain, in_condition):
                         break
-            if node_type in _FUNCTIONS:
+            if node_type in _SCOPES:
                 chain = chain + (node,)
+            elif node_type is ast.JoinedStr and _SELF_DOCUMENTING.search(
+                    self._lines.text(self._lines.span(node))):
+                continue
             children = []
             for name in node._fields:
                 value = getattr(node, name, None)

@@ -79,11 +79,13 @@ def process(path: Path, destination: Path | None) -> FileResult:
     try:
         source = decode(data)
         new_text, edits = _rewrite(source, _rules)
-    except (SourceError, RewriteError) as error:
-        return FileResult(shown, "error", error=str(error), line=error.line,
+    except (SourceError, RewriteError, RecursionError) as error:
+        if destination is not None:  # the written tree stays complete
+            _copy_if_different(destination, data)
+        message = ("too deeply nested to analyse" if isinstance(error, RecursionError)
+                   else str(error))
+        return FileResult(shown, "error", error=message, line=getattr(error, "line", 0),
                           col=getattr(error, "col", 0))
-    except RecursionError:
-        return FileResult(shown, "error", error="too deeply nested to analyse")
     clean = (stat.st_mtime_ns, stat.st_size, digest(data))
     if not edits:
         if destination is not None:
@@ -156,8 +158,11 @@ def run(files: list[tuple[Path, Path | None]], job: Job, cache: Cache | None,
             todo.append((path, destination))
     workers = min(jobs or os.cpu_count() or 1, len(todo))
     if workers > 1 and len(todo) >= PARALLEL_THRESHOLD:
+        # Largest files first, in small chunks, so no worker is left with the big ones.
+        todo.sort(key=lambda pair: -_size(pair[0]))
         with ProcessPoolExecutor(workers, initializer=_prepare, initargs=(job,)) as pool:
-            outcomes = pool.map(_process_pair, todo, chunksize=max(1, len(todo) // (workers * 8)))
+            outcomes = pool.map(_process_pair, todo,
+                                chunksize=max(1, len(todo) // (workers * 32)))
             results.update(zip([p for p, _ in todo], _with_progress(outcomes, len(todo),
                                                                       progress)))
     else:
@@ -168,6 +173,13 @@ def run(files: list[tuple[Path, Path | None]], job: Job, cache: Cache | None,
             cache.record(path, result.stamp)
         cache.save()
     return [results[path] for path, _ in files]
+
+
+def _size(path: Path) -> int:
+    try:
+        return path.stat().st_size
+    except OSError:
+        return 0
 
 
 def _with_progress(items, total: int, enabled: bool):

@@ -255,3 +255,14 @@ def test_console_script_runs_without_importing_torch(project):
     out = subprocess.run([sys.executable, "-c", code, str(project / "pkg")],
                          capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False 1"
+
+
+def test_out_tree_is_complete_even_with_bad_files(tmp_path):
+    source = tmp_path / "src"
+    source.mkdir()
+    (source / "bad.py").write_text("def (:\n")
+    (source / "good.py").write_text(TENSOR_CODE)
+    result = run_cli(str(source), "--out", str(tmp_path / "out"), "--format", "json")
+    assert result.exit_code == 123
+    assert (tmp_path / "out" / "bad.py").read_text() == "def (:\n"
+    assert result.stderr.count("bad.py") == 1  # reported once, on stderr

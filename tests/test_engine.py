@@ -453,3 +453,34 @@ def test_forward_scope_reaches_models_built_on_imported_bases(tmp_path):
                 return -x
     """)
     assert rewrite(source, rules).count("torch.neg(x)") == 1
+
+
+@pytest.mark.parametrize("source", [
+    # a comprehension variable shadows a tensor of the same name
+    "import torch\ndef f(a: list):\n    i = torch.arange(3)\n"
+    "    return [(-1) ** i * w for i, w in enumerate(a)]\n",
+    "import torch\ndef f(x: torch.Tensor, sizes: list):\n    return [x * 2 for x in sizes]\n",
+    # `:=` in a comprehension rebinds the name in the function
+    "import torch\ndef f(values: list):\n    t = torch.ones(1)\n"
+    "    _ = [(t := v) for v in values]\n    return t * 2\n",
+    # a class body's names are its own
+    "import torch\nx = torch.ones(3)\nclass Config:\n    x = 4\n    y = x * 2\n",
+    # names written through global / nonlocal
+    "import torch\nstate = torch.zeros(1)\ndef reset():\n    global state\n    state = 0\n"
+    "def step():\n    return state * 2\n",
+    "import torch\ndef outer():\n    acc = torch.ones(1)\n    def bump():\n        nonlocal acc\n"
+    "        acc = 3\n    bump()\n    return acc * 2\n",
+    # functions and layers that do not always return one tensor
+    "import torch\ndef f(mask: torch.Tensor):\n    idx = torch.where(mask)\n    return idx * 2\n",
+    "import torch\ndef f(x: torch.Tensor):\n    pair = torch.aminmax(x)\n    return pair * 2\n",
+    "import torch\ndef f(x: torch.Tensor):\n    m = x.mode()\n    return m * 2\n",
+    "import torch\nclass M(torch.nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+    "        self.pre = torch.nn.Identity()\n    def forward(self, factor: float):\n"
+    "        return self.pre(factor) * 2\n",
+    # x == None is a Python bool
+    "import torch\ndef f(x: torch.Tensor):\n    if not (x == None):\n        return 1\n",
+    # f"{expr=}" prints the expression's own text
+    "import torch\ndef f(x: torch.Tensor):\n    return f\"{x * 2=}\"\n",
+])
+def test_found_on_torch_sources_left_alone(source, default_rules):
+    assert rewrite(source, default_rules) == source

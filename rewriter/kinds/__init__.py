@@ -60,7 +60,9 @@ class KindContext:
     @property
     def function(self) -> ast.AST:
         """The innermost enclosing function (the module at top level)."""
-        return self.guards.chain[-1] if self.guards.chain else self.facts.tree
+        functions = [f for f in self.guards.chain
+                     if isinstance(f, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda)]
+        return functions[-1] if functions else self.facts.tree
 
     @cached_property
     def parents(self) -> dict[ast.AST, ast.AST]:
