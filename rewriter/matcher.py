@@ -61,8 +61,10 @@ class _Lines:
         return len(text.encode("utf-8")[:byte_col].decode("utf-8", errors="ignore"))
 
     def text(self, span: Span) -> str:
-        """The source text a span covers."""
+        """The source text a span covers ("" for a span outside the text)."""
         first, last = span[0] - 1, span[2] - 1
+        if not 0 <= first <= last < len(self.lines):
+            return ""
         if first == last:
             return self.lines[first][span[1]:span[3]]
         return (self.lines[first][span[1]:] + "".join(self.lines[first + 1:last])

@@ -79,11 +79,15 @@ def process(path: Path, destination: Path | None) -> FileResult:
     try:
         source = decode(data)
         new_text, edits = _rewrite(source, _rules)
-    except (SourceError, RewriteError, RecursionError) as error:
+    except Exception as error:  # noqa: BLE001 - one bad file never stops the others
         if destination is not None:  # the written tree stays complete
             _copy_if_different(destination, data)
-        message = ("too deeply nested to analyse" if isinstance(error, RecursionError)
-                   else str(error))
+        if isinstance(error, SourceError | RewriteError):
+            message = str(error)
+        elif isinstance(error, RecursionError):
+            message = "too deeply nested to analyse"
+        else:
+            message = f"internal error ({type(error).__name__}: {error}); please report it"
         return FileResult(shown, "error", error=message, line=getattr(error, "line", 0),
                           col=getattr(error, "col", 0))
     clean = (stat.st_mtime_ns, stat.st_size, digest(data))

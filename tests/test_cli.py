@@ -266,3 +266,19 @@ def test_out_tree_is_complete_even_with_bad_files(tmp_path):
     assert result.exit_code == 123
     assert (tmp_path / "out" / "bad.py").read_text() == "def (:\n"
     assert result.stderr.count("bad.py") == 1  # reported once, on stderr
+
+
+def test_internal_error_in_one_file_does_not_stop_the_others(project, monkeypatch):
+    from rewriter import runner
+
+    real = runner._rewrite
+
+    def flaky(source, rules):
+        if "a + b" in source.text:
+            raise IndexError("boom")
+        return real(source, rules)
+
+    monkeypatch.setattr(runner, "_rewrite", flaky)
+    result = run_cli(str(project / "pkg"))
+    assert result.exit_code == 123 and "internal error (IndexError: boom)" in result.stderr
+    assert (project / "pkg" / "model.py").read_text() == REWRITTEN
