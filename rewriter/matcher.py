@@ -29,7 +29,11 @@ _SCOPES = frozenset({ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.Clas
                      ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp})
 # f"{x * 2=}" prints its own source text: nothing inside may be rewritten.
 _SELF_DOCUMENTING = re.compile(r"=\s*(?:![rsa])?(?::[^{}]*)?\}")
-_SKIPPED = (ast.expr_context, ast.operator, ast.unaryop, ast.cmpop, ast.boolop)
+# Node types that never hold anything to match (operators and contexts).
+_LEAVES = frozenset(t for base in (ast.expr_context, ast.operator, ast.unaryop, ast.cmpop,
+                                   ast.boolop) for t in base.__subclasses__())
+_CONDITION_PARENTS = frozenset({ast.If, ast.While, ast.IfExp, ast.Assert, ast.BoolOp,
+                                ast.UnaryOp})
 
 
 @dataclass
@@ -143,9 +147,12 @@ class Matcher:
     def run(self) -> list[Edit]:
         """Walk the whole module and collect edits, outermost first, in source order."""
         interesting = {key[0] for key in self.by_key}
+        conditions = any(r.context == "condition" for rules in self.by_key.values()
+                         for r in rules)
         # An explicit stack instead of recursion: this loop visits every node of every
         # file, so it is the rewriter's hottest code.
         stack: list[tuple[ast.AST, tuple[ast.AST, ...], bool]] = [(self.tree, (), False)]
+        push = stack.append
         while stack:
             node, chain, in_condition = stack.pop()
             node_type = type(node)
@@ -158,16 +165,16 @@ class Matcher:
             elif node_type is ast.JoinedStr and _SELF_DOCUMENTING.search(
                     self._lines.text(self._lines.span(node))):
                 continue
-            children = []
-            for name in node._fields:
+            tracks = conditions and node_type in _CONDITION_PARENTS
+            for name in reversed(node._fields):  # reversed: popped in source order
                 value = getattr(node, name, None)
-                if isinstance(value, ast.AST) and not isinstance(value, _SKIPPED):
-                    children.append((value, chain, _child_in_condition(node, name,
-                                                                       in_condition)))
-                elif isinstance(value, list):
-                    flag = _child_in_condition(node, name, in_condition)
-                    children += [(c, chain, flag) for c in value if isinstance(c, ast.AST)]
-            stack += reversed(children)
+                flag = tracks and _child_in_condition(node, name, in_condition)
+                if type(value) is list:
+                    for child in reversed(value):
+                        if isinstance(child, ast.AST):
+                            push((child, chain, flag))
+                elif isinstance(value, ast.AST) and type(value) not in _LEAVES:
+                    push((value, chain, flag))
         return self.edits
 
     def _try(self, rule: Rule, node: ast.AST, chain: tuple[ast.AST, ...],
