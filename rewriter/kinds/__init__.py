@@ -107,7 +107,7 @@ class Kind:
 _BOOLEAN_METHODS = frozenset({
     "any", "all", "isnan", "isinf", "isfinite", "isposinf", "isneginf", "logical_not",
     "logical_and", "logical_or", "logical_xor", "eq", "ne", "lt", "le", "gt", "ge", "bool",
-    "equal_", "isclose"})
+    "isclose"})
 
 
 def is_boolean(node: ast.expr, context: KindContext) -> bool:
