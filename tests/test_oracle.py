@@ -283,12 +283,19 @@ rules:
 """
 
 
-def test_wrong_rule_is_caught_and_rolled_back(tmp_path):
+@pytest.fixture
+def wrong_setup(tmp_path) -> tuple[Path, Path]:
+    """A source tree with the MLP target, and the pack with one wrong rule."""
     source = tmp_path / "src"
     source.mkdir()
     (source / "good.py").write_text(textwrap.dedent(MLP))
     pack = tmp_path / "wrong.yaml"
     pack.write_text(WRONG_PACK)
+    return source, pack
+
+
+def test_wrong_rule_is_caught_and_rolled_back(wrong_setup, tmp_path):
+    source, pack = wrong_setup
     out = tmp_path / "out"
     result = subprocess.run(
         [sys.executable, "-m", "rewriter", str(source), "--rules", str(pack), "--oracle",
@@ -301,23 +308,16 @@ def test_wrong_rule_is_caught_and_rolled_back(tmp_path):
     assert "return (h - y) * 2 + torch.neg(h)" in rewritten  # the correct edit stays
 
 
-def test_wrong_rule_without_rollback_fails_the_run(tmp_path):
-    source = tmp_path / "src"
-    source.mkdir()
-    (source / "good.py").write_text(textwrap.dedent(MLP))
-    pack = tmp_path / "wrong.yaml"
-    pack.write_text(WRONG_PACK)
+def test_wrong_rule_without_rollback_fails_the_run(wrong_setup, tmp_path):
+    source, pack = wrong_setup
+    out = tmp_path / "out"
+    subprocess.run([sys.executable, "-m", "rewriter", str(source), "--rules", str(pack),
+                    "--out", str(out), "--no-cache"], check=True, capture_output=True)
     result = subprocess.run(
         [sys.executable, "-m", "rewriter", "oracle", str(source), "--format", "json",
-         "--no-breaks", "--rewritten", str(_rewrite(source, pack, tmp_path / "out"))],
+         "--no-breaks", "--rewritten", str(out)],
         capture_output=True, text=True, timeout=300)
     assert result.returncode == 1, result.stderr
     (record,) = json.loads(result.stdout)["targets"]
     assert record["verdict"] == "rewrite-changed-behaviour"
     assert record["findings"][0]["left"] == "original eager"
-
-
-def _rewrite(source: Path, pack: Path, out: Path) -> Path:
-    subprocess.run([sys.executable, "-m", "rewriter", str(source), "--rules", str(pack),
-                    "--out", str(out), "--no-cache"], check=True, capture_output=True)
-    return out
