@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import importlib
 import io
+import logging
 import os
 import resource
 import sys
@@ -204,7 +205,8 @@ def _call(fn, inputs) -> tuple[object, dict | None]:
 
 class _Printed:
     """What a run printed and warned: part of its observable behaviour (and kept off the
-    oracle's own output). Warnings raised inside torch itself (the compiler's) are not."""
+    oracle's own output). torch's own deprecation warnings (the compiler's) are not, and
+    Hugging Face's once-per-process ``warning_once`` is reset so every run logs alike."""
 
     def __enter__(self):
         import warnings
@@ -212,6 +214,9 @@ class _Printed:
         import torch
 
         self._torch = str(Path(torch.__file__).parent)
+        once = getattr(logging.Logger, "warning_once", None)
+        if hasattr(once, "cache_clear"):
+            once.cache_clear()
         self._out, self._err = io.StringIO(), io.StringIO()
         self._redirects = [contextlib.redirect_stdout(self._out),
                            contextlib.redirect_stderr(self._err)]
@@ -229,7 +234,8 @@ class _Printed:
 
     def observed(self) -> dict:
         warned = [f"{w.category.__name__}: {w.message}" for w in self._caught
-                  if not w.filename.startswith(self._torch)]
+                  if not (w.filename.startswith(self._torch)
+                          and issubclass(w.category, DeprecationWarning))]
         return {"stdout": self._out.getvalue(), "stderr": self._err.getvalue(),
                 "warnings": warned}
 

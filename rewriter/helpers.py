@@ -51,9 +51,17 @@ _eqrw_torch._dynamo.config.reorderable_logging_functions.add(_eqrw_log)
 @_eqrw_torch.compiler.disable  # run as is after the graph, never traced
 def _eqrw_warn(template, category, stacklevel, *values):
     import builtins
+    import os
+    import sys
     import warnings
 
-    warnings.warn(template.format(*values), getattr(builtins, category), stacklevel + 1)
+    # Count this helper and torch's wrapper frames, so the warning names the same line
+    # the original `warnings.warn(..., stacklevel=n)` named.
+    frame, skipped = sys._getframe(1), 1
+    torch_folder = os.path.dirname(_eqrw_torch.__file__)
+    while frame is not None and frame.f_code.co_filename.startswith(torch_folder):
+        frame, skipped = frame.f_back, skipped + 1
+    warnings.warn(template.format(*values), getattr(builtins, category), stacklevel + skipped)
 
 
 _eqrw_torch._dynamo.config.reorderable_logging_functions.add(_eqrw_warn)
