@@ -203,17 +203,27 @@ def _call(fn, inputs) -> tuple[object, dict | None]:
         return None, {"type": type(error).__name__, "message": str(error)[:2000]}
 
 
+def is_compiler_warning(warning) -> bool:
+    """A warning torch.compile itself raised (Dynamo's diagnostics, deprecations inside
+    torch), not one the program raised, even through a stacklevel that points into torch."""
+    import torch
+
+    folder = Path(torch.__file__).parent
+    compiler = tuple(str(folder / part) for part in ("_dynamo", "_inductor", "_functorch"))
+    return warning.filename.startswith(compiler) or (
+        warning.filename.startswith(str(folder))
+        and issubclass(warning.category, DeprecationWarning))
+
+
 class _Printed:
     """What a run printed and warned: part of its observable behaviour (and kept off the
-    oracle's own output). torch's own deprecation warnings (the compiler's) are not, and
+    oracle's own output). The compiler's own warnings are not, and
     Hugging Face's once-per-process ``warning_once`` is reset so every run logs alike."""
 
     def __enter__(self):
         import warnings
 
-        import torch
 
-        self._torch = str(Path(torch.__file__).parent)
         once = getattr(logging.Logger, "warning_once", None)
         if hasattr(once, "cache_clear"):
             once.cache_clear()
@@ -234,8 +244,7 @@ class _Printed:
 
     def observed(self) -> dict:
         warned = [f"{w.category.__name__}: {w.message}" for w in self._caught
-                  if not (w.filename.startswith(self._torch)
-                          and issubclass(w.category, DeprecationWarning))]
+                  if not is_compiler_warning(w)]
         return {"stdout": self._out.getvalue(), "stderr": self._err.getvalue(),
                 "warnings": warned}
 

@@ -25,6 +25,7 @@ from oracle.compare import Options as CompareOptions
 from oracle.compare import compare
 from oracle.graphbreaks import count_graph_breaks
 from oracle.targets import find_target
+from oracle.worker import is_compiler_warning
 from rewriter.engine import Options, rewrite_source, select_rules
 from rewriter.rules import load_pack
 
@@ -36,7 +37,6 @@ INDUCTOR = {"select_clamp_scale.py", "defer_print_then_inplace.py", "masked_mean
 EVERYWHERE = Options(scope=frozenset({"everywhere"}))
 RULES = select_rules(load_pack("graphbreaks").rules, EVERYWHERE)
 TOLERANCE = CompareOptions(scale=10.0)
-TORCH_DIR = str(Path(torch.__file__).parent)
 
 
 @pytest.fixture(scope="module")
@@ -97,10 +97,8 @@ class Captured:
         finally:
             root.removeHandler(handler)
             root.setLevel(old_level)
-        # Inductor's own DeprecationWarnings (from inside torch) are not the program's.
         self.events += [("warning", f"{w.category.__name__}: {w.message}") for w in caught
-                        if not (w.filename.startswith(TORCH_DIR)
-                                and issubclass(w.category, DeprecationWarning))]
+                        if not is_compiler_warning(w)]
         self.events += [("stdout", out.getvalue()), ("stderr", err.getvalue())]
 
 
