@@ -14,6 +14,8 @@ import importlib.util
 import re
 from pathlib import Path
 
+import torch
+
 from . import compare as cmp
 from .targets import CompileSettings, Target
 
@@ -131,13 +133,13 @@ def write_reproducer(folder: Path, root: Path, target: Target, settings: Compile
                      state: bytes | None, options: cmp.Options, seed: int = 0) -> Path:
     """Write ``repro_<target>.py`` under ``folder`` and return its path."""
     folder.mkdir(parents=True, exist_ok=True)
-    tolerance = options.tolerances.get(_float32(), cmp.Tolerance(1.3e-6, 1e-5))
+    tolerance = options.tolerance(torch.float32)
     paths = [str(root)] + _backend_paths(settings.backend)
     inputs = ("source.get_inputs()" if target.inputs == "get_inputs"
               else "__import__('copy').deepcopy(source.inputs)")
     script = _TEMPLATE.format(
         name=target.name, backend=settings.backend, paths=paths, seed=seed,
-        rtol=tolerance.rtol * options.scale, atol=tolerance.atol * options.scale,
+        rtol=tolerance.rtol, atol=tolerance.atol,
         strict=options.strict, state=state, module=target.module_name,
         attribute=target.attribute, is_module=target.kind == "module",
         init="source.get_init_inputs()" if target.has_init_inputs else "",
@@ -146,12 +148,6 @@ def write_reproducer(folder: Path, root: Path, target: Target, settings: Compile
     path = folder / f"repro_{re.sub(r'[^A-Za-z0-9_]+', '_', target.name)}.py"
     path.write_text(script, encoding="utf-8")
     return path
-
-
-def _float32():
-    import torch
-
-    return torch.float32
 
 
 def _backend_paths(backend: str) -> list[str]:

@@ -21,7 +21,6 @@ from rewriter.facts import ModuleFacts
 
 _HELPERS = {"get_inputs", "get_init_inputs"}
 _HEADER_RE = re.compile(r"^#\s*eqrewrite-oracle:\s*(.*)$", re.MULTILINE)
-_BACKENDS = ("eager", "aot_eager", "inductor")
 
 
 class TargetError(Exception):
@@ -186,8 +185,3 @@ def discover_targets(root: Path, files: list[Path]) -> tuple[list[Target], list[
             if target is not None:
                 targets.append(target)
     return targets, problems
-
-
-def known_backends() -> tuple[str, ...]:
-    """Backends accepted by name; anything of the form ``module:function`` is also accepted."""
-    return _BACKENDS

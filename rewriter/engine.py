@@ -8,7 +8,7 @@ is by construction a fixed point: a second run over it changes nothing.
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from .matcher import Edit, find_edits
 from .rules import Rule
@@ -49,8 +49,6 @@ def select_rules(rules: list[Rule], options: Options) -> list[Rule]:
     """Rules that run under ``options``: unsafe ones only with ``--unsafe``."""
     chosen = [r for r in rules if options.unsafe or r.safety == "safe"]
     if options.scope is not None:
-        from dataclasses import replace
-
         chosen = [replace(r, scope=options.scope) for r in chosen]
     return chosen
 

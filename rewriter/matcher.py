@@ -190,7 +190,7 @@ class Matcher:
         inference = self._inference_for(rule)
         context = GuardContext(inference, chain)
         if rule.implementation is not None:
-            proposal = rule.implementation.propose(node, KindContext(context, self.text))
+            proposal = rule.implementation.propose(node, KindContext(context))
             if proposal is None:
                 return False
             bindings, template = proposal.bindings, proposal.template

@@ -11,7 +11,7 @@ A YAML rule selects a kind with ``kind:`` and configures it with ``options:``.
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import cached_property
 
 from ..guards import GuardContext, is_pure
@@ -37,8 +37,6 @@ class KindContext:
     """What a kind may consult about the node it looks at."""
 
     guards: GuardContext
-    text: str
-    cache: dict = field(default_factory=dict)
 
     def kind(self, node: ast.AST) -> str:
         """Inferred kind of ``node``."""
