@@ -370,8 +370,7 @@ def run_worker(spec: dict) -> dict:
     sys.path.insert(0, tree_parent)
     import torch
     import transformers
-
-    from oracle.graphbreaks import count_graph_breaks
+    from eqrewrite.oracle.graphbreaks import count_graph_breaks
 
     module_file = os.path.abspath(transformers.__file__)
     if not module_file.startswith(os.path.join(tree_parent, "transformers") + os.sep):
@@ -440,7 +439,7 @@ def _fail(message: str) -> None:
 
 def _check_pack(spec: str) -> str:
     """The pack file for ``spec`` (path or packaged name); exit with a clear message if none."""
-    from rewriter.rules import RuleError, resolve_pack
+    from eqrewrite.rewriter.api import RuleError, resolve_pack
 
     try:
         return str(resolve_pack(spec))

@@ -405,7 +405,7 @@ def write_targets(root: Path, count: int) -> list[Path]:
 def rewrite_tree(tree: Path, out: Path) -> tuple[float, str]:
     """Run ``eqrewrite TREE --out OUT --no-cache``; return seconds and its summary line."""
     executable = shutil.which("eqrewrite")
-    command = [executable] if executable else [sys.executable, "-m", "rewriter"]
+    command = [executable] if executable else [sys.executable, "-m", "eqrewrite.rewriter"]
     started = time.perf_counter()
     done = subprocess.run([*command, str(tree), "--out", str(out), "--no-cache"],
                           capture_output=True, text=True, check=False)
@@ -674,8 +674,8 @@ class Run:
 def validate_all(original: Path, rewritten: Path, files: list[Path], backend: str,
                  count_breaks: bool, timeout: float) -> Run:
     """Validate every file four ways with one Harness, timing everything."""
-    from oracle.harness import Harness, Options
-    from oracle.targets import CompileSettings, find_target
+    from eqrewrite.oracle.harness import Harness, Options
+    from eqrewrite.oracle.targets import CompileSettings, find_target
 
     log: list[Call] = []
     began = time.perf_counter()

@@ -137,8 +137,8 @@ def snapshot(corpus: Corpus) -> dict[Path, tuple[int, bytes]]:
 
 def eqrewrite_command() -> list[str]:
     """How to start eqrewrite: ``python -m`` if possible, else its console script."""
-    if importlib.util.find_spec("rewriter.__main__") is not None:
-        return [sys.executable, "-m", "rewriter"]
+    if importlib.util.find_spec("eqrewrite.rewriter.__main__") is not None:
+        return [sys.executable, "-m", "eqrewrite.rewriter"]
     beside = Path(sys.executable).parent / "eqrewrite"
     found = str(beside) if beside.is_file() else shutil.which("eqrewrite")
     if found is None:

@@ -85,12 +85,11 @@ def options_from(backend, mode, dynamic, fullgraph, inductor, timeout, memory_gb
 @compile_options
 def oracle_command(path: Path, rewritten: Path | None, output_format: str, **kwargs) -> None:
     """Validate targets under PATH: eager vs compiled, and vs a rewritten tree if given."""
-    from rewriter.config import find_project_root, load_config
-    from rewriter.discovery import discover
+    from eqrewrite.rewriter.api import discover_files, find_project_root, load_config
 
     options = options_from(output_format=output_format, **kwargs)
     root = path if path.is_dir() else path.parent
-    files = list(discover([path], ["*.py"], [], root))
+    files = list(discover_files([path], ["*.py"], [], root))
     changed = {}
     if rewritten is not None:
         for file in files:
@@ -100,6 +99,22 @@ def oracle_command(path: Path, rewritten: Path | None, output_format: str, **kwa
                 changed[relative.as_posix()] = None
     config = load_config(find_project_root([path])).oracle
     sys.exit(validate(root, rewritten, files, changed, options, config))
+
+
+def validate_rewrite(run, rollback: bool, flags: dict) -> int:
+    """The rewrite command's ``--oracle`` step: validate ``run.paths[0]`` against the tree
+    written to ``run.out_root`` (``run`` is the rewriter's ``RewriteRun``)."""
+    from eqrewrite.rewriter.api import discover_files, find_project_root, load_config
+
+    root, out_root = run.paths[0], run.out_root
+    click.echo(f"validating {root} against the rewritten tree {out_root}", err=True)
+    changed = {Path(r.path).resolve().relative_to(root.resolve()).as_posix(): r.edits
+               for r in run.results if r.status == "changed"}
+    undo = make_rollback(root, out_root, changed, run.rules, run.options) if rollback else None
+    config = load_config(find_project_root([root])).oracle
+    files = list(discover_files([root], ["*.py"], [], root))
+    return validate(root, out_root, files, changed, options_from(output_format="text", **flags),
+                    config, undo)
 
 
 def validate(root: Path, rewritten: Path | None, files: list[Path],

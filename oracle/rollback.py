@@ -13,11 +13,16 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from rewriter.apply import apply_edits
-from rewriter.engine import Options, parse
-from rewriter.matcher import Edit, find_edits
-from rewriter.rules import Rule
-from rewriter.sources import decode, encode, write_atomic
+from eqrewrite.rewriter.api import (
+    Edit,
+    RewriteOptions,
+    Rule,
+    apply_edit_subset,
+    decode,
+    encode,
+    first_round_edits,
+    write_atomic,
+)
 
 MAX_CULPRITS = 20
 
@@ -46,15 +51,14 @@ class EditSet:
     """The first-round edits of the rewritten files, re-derived from the originals."""
 
     def __init__(self, original_root: Path, rewritten_root: Path, files: list[str],
-                 rules: list[Rule], options: Options):
+                 rules: list[Rule], options: RewriteOptions):
         self.original_root, self.rewritten_root = original_root, rewritten_root
         self.sources = {}
         self.edits: dict[str, list[Edit]] = {}
         for file in files:
             source = decode((original_root / file).read_bytes())
             self.sources[file] = source
-            self.edits[file] = find_edits(source.text, parse(source.text), rules,
-                                          options.assume_tensor_params)
+            self.edits[file] = first_round_edits(source.text, rules, options)
 
     def candidates(self, covered: dict[str, set[int]]) -> list[Candidate]:
         """Edits whose lines the target executed (``covered`` keys are absolute paths)."""
@@ -70,7 +74,7 @@ class EditSet:
         for file in files:
             source = self.sources[file]
             kept = [e for i, e in enumerate(self.edits[file]) if Candidate(file, i) not in excluded]
-            text = apply_edits(source.text, kept) if kept else source.text
+            text = apply_edit_subset(source.text, kept)
             write_atomic(self.rewritten_root / file, encode(source, text))
 
     def describe(self, candidate: Candidate, reason: str) -> Reverted:

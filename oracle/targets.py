@@ -17,7 +17,7 @@ import shlex
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from rewriter.facts import ModuleFacts
+from eqrewrite.rewriter.api import module_class_names
 
 _HELPERS = {"get_inputs", "get_init_inputs"}
 _HEADER_RE = re.compile(r"^#\s*eqrewrite-oracle:\s*(.*)$", re.MULTILINE)
@@ -129,7 +129,7 @@ def find_target(root: Path, file: Path) -> Target | None:
     header = " ".join(_HEADER_RE.findall(text))
     settings = parse_settings(shlex.split(header.replace(",", " "))) if header else {}
     named = _named_target(assigned.get("__eqrewrite_target__"))
-    modules = [c.name for c in ModuleFacts(tree).module_classes if c.name in top]
+    modules = [name for name in module_class_names(tree) if name in top]
     functions = [n for n, node in top.items()
                  if isinstance(node, ast.FunctionDef) and n not in _HELPERS
                  and not n.startswith("_")]

@@ -1,4 +1,4 @@
-"""``python -m rewriter`` runs the eqrewrite command line."""
+"""``python -m eqrewrite.rewriter`` runs the eqrewrite command line."""
 
 from .cli import main
 

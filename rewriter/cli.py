@@ -13,22 +13,34 @@ from pathlib import Path
 
 import click
 
-from oracle.cli import compile_options, oracle_command
-
 from . import __version__
 from .cache import Cache, default_cache_dir
 from .config import ConfigError, find_project_root, load_config
 from .discovery import discover
-from .engine import Options
+from .engine import Options, select_rules
+from .plugins import Registry, RewriteRun, load_plugins
 from .rules import RuleError, RulePack, load_pack, packaged_packs
 
 EXIT_CHANGES, EXIT_USAGE, EXIT_FILE_ERROR = 1, 2, 123
 
 
 class _DefaultGroup(click.Group):
-    """A group whose first argument, when it is not a subcommand, is a path to rewrite."""
+    """A group whose first argument, when it is not a subcommand, is a path to rewrite.
+
+    Installed plugins (``plugins.py``) are loaded before the first command is looked up.
+    """
+
+    registry: Registry | None = None
+
+    def plugins(self) -> Registry:
+        """The registry, filled by every installed plugin on first use."""
+        if self.registry is None:
+            self.registry = Registry(self, self.commands["rewrite"])
+            load_plugins(self.registry)
+        return self.registry
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        self.plugins()
         if not args or (args[0] not in self.commands and args[0] not in ("--help", "--version")):
             args = ["rewrite", *args]
         return super().parse_args(ctx, args)
@@ -80,17 +92,12 @@ def _load_packs(specs: list[str]) -> list[RulePack]:
               help="Where to keep the cache (default: .eqrewrite_cache in the project).")
 @click.option("-j", "--jobs", type=click.IntRange(min=1), help="Worker processes (default: cores).")
 @click.option("-q", "--quiet", is_flag=True, help="Print errors only.")
-@click.option("--oracle", "use_oracle", is_flag=True,
-              help="Validate the rewrite by running every target four ways (needs torch).")
-@click.option("--rollback", is_flag=True,
-              help="With --oracle: revert the edits that changed a target's behaviour.")
-@compile_options
 def rewrite_command(paths: tuple[Path, ...], rule_specs: tuple[str, ...], check: bool,
                     diff: bool, out_root: Path | None, unsafe: bool | None,
                     assume_tensor_params: bool | None, scopes: tuple[str, ...],
                     ignored: tuple[str, ...], excludes: tuple[str, ...], output_format: str,
                     use_black: bool, no_cache: bool, cache_dir: Path | None, jobs: int | None,
-                    quiet: bool, use_oracle: bool, rollback: bool, **oracle_flags) -> None:
+                    quiet: bool, **plugin_flags) -> None:
     """Rewrite the Python files under PATHS with the selected rule packs."""
     from . import report
     from .runner import Job, run
@@ -99,15 +106,10 @@ def rewrite_command(paths: tuple[Path, ...], rule_specs: tuple[str, ...], check:
         _fail("no paths given; try 'eqrewrite src/ --diff' or 'eqrewrite --help'")
     if out_root is not None and (check or diff):
         _fail("--out writes a rewritten tree; it cannot be combined with --check or --diff")
-    if use_oracle and (check or diff or len(paths) != 1 or not paths[0].is_dir()):
-        _fail("--oracle takes one folder and writes the rewritten tree to --out "
-              "(default: a temporary folder); it cannot be combined with --check or --diff")
-    if rollback and not use_oracle:
-        _fail("--rollback needs --oracle")
-    if use_oracle and out_root is None:
-        import tempfile
-
-        out_root = Path(tempfile.mkdtemp(prefix="eqrewrite-rewritten-"))
+    steps = main.plugins().steps
+    mode = "diff" if diff else "check" if check else "out" if out_root else "write"
+    for step in steps:
+        out_root = step.prepare(plugin_flags, paths, mode, out_root)
     root = find_project_root(list(paths))
     try:
         config = load_config(root)
@@ -120,6 +122,7 @@ def rewrite_command(paths: tuple[Path, ...], rule_specs: tuple[str, ...], check:
                               else assume_tensor_params),
         scope=frozenset(scopes or config.scope or ()) or None,
     )
+    # Again: a step (--oracle) may have chosen an --out folder.
     mode = "diff" if diff else "check" if check else "out" if out_root else "write"
     job = Job([p.path for p in packs], options, mode, out_root, use_black,
               tuple(ignored) + tuple(config.ignore))
@@ -139,29 +142,15 @@ def rewrite_command(paths: tuple[Path, ...], rule_specs: tuple[str, ...], check:
     report.print_text(results, mode, quiet=quiet or output_format != "text")
     if any(r.status == "error" for r in results):
         sys.exit(EXIT_FILE_ERROR)
-    if use_oracle:
-        sys.exit(_run_oracle(paths[0], out_root, results, packs, job, rollback, oracle_flags))
+    run_info = RewriteRun(paths, root, out_root, mode, select_rules(
+        [r for p in packs for r in p.rules if r.id not in job.ignore], options), options,
+        results)
+    for step in steps:
+        status = step.finish(plugin_flags, run_info)
+        if status is not None:
+            sys.exit(status)
     if mode in ("check", "diff") and any(r.status == "changed" for r in results):
         sys.exit(EXIT_CHANGES)
-
-
-def _run_oracle(root: Path, out_root: Path, results, packs, job, rollback: bool,
-                flags: dict) -> int:
-    from oracle.cli import make_rollback, options_from, validate
-
-    from .discovery import discover as find_files
-    from .engine import select_rules
-
-    click.echo(f"validating {root} against the rewritten tree {out_root}", err=True)
-    changed = {Path(r.path).resolve().relative_to(root.resolve()).as_posix(): r.edits
-               for r in results if r.status == "changed"}
-    rules = select_rules([r for p in packs for r in p.rules if r.id not in job.ignore],
-                         job.options)
-    undo = make_rollback(root, out_root, changed, rules, job.options) if rollback else None
-    config = load_config(find_project_root([root])).oracle
-    files = list(find_files([root], ["*.py"], [], root))
-    return validate(root, out_root, files, changed, options_from(output_format="text", **flags),
-                    config, undo)
 
 
 def _destination(path: Path, roots: tuple[Path, ...], out_root: Path | None) -> Path | None:
@@ -171,9 +160,6 @@ def _destination(path: Path, roots: tuple[Path, ...], out_root: Path | None) -> 
         if root.is_dir() and (root == path or root in path.parents):
             return out_root / path.relative_to(root)
     return out_root / path.name
-
-
-main.add_command(oracle_command)
 
 
 @main.group("rules")

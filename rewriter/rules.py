@@ -112,7 +112,7 @@ class RulePack:
 
 def packaged_packs() -> dict[str, Path]:
     """Rule packs shipped with eqrewrite, by file name."""
-    folder = resources.files("rules")
+    folder = resources.files("eqrewrite.rules")
     return {p.name: Path(str(p)) for p in folder.iterdir() if p.name.endswith(".yaml")}
 
 

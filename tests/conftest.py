@@ -6,9 +6,8 @@ import textwrap
 from pathlib import Path
 
 import pytest
-
-from rewriter.engine import Options, rewrite_source, select_rules
-from rewriter.rules import load_pack
+from eqrewrite.rewriter.engine import Options, rewrite_source, select_rules
+from eqrewrite.rewriter.rules import load_pack
 
 
 @pytest.fixture(scope="session")

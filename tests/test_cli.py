@@ -10,8 +10,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-
-from rewriter.cli import main
+from eqrewrite.rewriter.cli import main
 
 TENSOR_CODE = "import torch\n\n\ndef f(x: torch.Tensor, y: torch.Tensor):\n    return x + y\n"
 REWRITTEN = TENSOR_CODE.replace("x + y", "torch.add(x, y)")
@@ -249,7 +248,7 @@ def test_black_formats_changed_files_only(tmp_path):
 
 def test_console_script_runs_without_importing_torch(project):
     code = ("import sys, runpy; sys.argv = ['eqrewrite', sys.argv[1], '--check', '--no-cache'];"
-            "\ntry:\n    runpy.run_module('rewriter', run_name='__main__')\n"
+            "\ntry:\n    runpy.run_module('eqrewrite.rewriter', run_name='__main__')\n"
             "except SystemExit as e:\n    code = e.code\n"
             "print('torch' in sys.modules, code)")
     out = subprocess.run([sys.executable, "-c", code, str(project / "pkg")],
@@ -269,7 +268,7 @@ def test_out_tree_is_complete_even_with_bad_files(tmp_path):
 
 
 def test_internal_error_in_one_file_does_not_stop_the_others(project, monkeypatch):
-    from rewriter import runner
+    from eqrewrite.rewriter import runner
 
     real = runner._rewrite
 

@@ -31,9 +31,8 @@ from functools import partial
 
 import pytest
 import torch
-
-from rewriter.engine import Options, rewrite_source, select_rules
-from rewriter.rules import load_pack
+from eqrewrite.rewriter.engine import Options, rewrite_source, select_rules
+from eqrewrite.rewriter.rules import load_pack
 
 try:
     import numpy as np

@@ -5,9 +5,9 @@ from __future__ import annotations
 import textwrap
 
 import pytest
+from eqrewrite.rewriter.engine import Options, RewriteError, rewrite_source
+from eqrewrite.rewriter.rules import load_pack
 
-from rewriter.engine import Options, RewriteError, rewrite_source
-from rewriter.rules import load_pack
 from tests.conftest import rewrite, write_pack
 
 
@@ -411,8 +411,8 @@ def units_of(source: str, rules):
     """The units apply.py would parse with libcst for ``source``."""
     import ast
 
-    from rewriter.layout import split_lines, units_with_edits
-    from rewriter.matcher import find_edits
+    from eqrewrite.rewriter.layout import split_lines, units_with_edits
+    from eqrewrite.rewriter.matcher import find_edits
 
     tree = ast.parse(source)
     return units_with_edits(tree, split_lines(source), find_edits(source, tree, rules))

@@ -20,14 +20,13 @@ from pathlib import Path
 
 import pytest
 import torch
-
-from oracle.compare import Options as CompareOptions
-from oracle.compare import compare
-from oracle.graphbreaks import count_graph_breaks
-from oracle.targets import find_target
-from oracle.worker import is_compiler_warning
-from rewriter.engine import Options, rewrite_source, select_rules
-from rewriter.rules import load_pack
+from eqrewrite.oracle.compare import Options as CompareOptions
+from eqrewrite.oracle.compare import compare
+from eqrewrite.oracle.graphbreaks import count_graph_breaks
+from eqrewrite.oracle.targets import find_target
+from eqrewrite.oracle.worker import is_compiler_warning
+from eqrewrite.rewriter.engine import Options, rewrite_source, select_rules
+from eqrewrite.rewriter.rules import load_pack
 
 CORPUS = Path(__file__).parent / "graphbreak_corpus"
 FILES = sorted(p.name for p in CORPUS.glob("*.py"))

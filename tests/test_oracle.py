@@ -9,9 +9,8 @@ import textwrap
 from pathlib import Path
 
 import pytest
-
-from oracle.harness import Harness, Options
-from oracle.targets import CompileSettings, find_target
+from eqrewrite.oracle.harness import Harness, Options
+from eqrewrite.oracle.targets import CompileSettings, find_target
 
 MLP = '''
 import torch
@@ -200,7 +199,7 @@ def test_nested_outputs_and_nan_positions_compare_equal(harness, tree):
 def test_generator_outputs_are_drained_and_compared(harness, tree):
     report = validate(harness, tree, "generator.py")
     assert report.verdict == "passed", report.detail
-    from oracle.worker import _call
+    from eqrewrite.oracle.worker import _call
     output, exception = _call(lambda values: (v * 2 for v in values), [[1, 2]])
     assert (output, exception) == ([2, 4], None)  # what the workers compare: the items
 
@@ -298,7 +297,7 @@ def test_wrong_rule_is_caught_and_rolled_back(wrong_setup, tmp_path):
     source, pack = wrong_setup
     out = tmp_path / "out"
     result = subprocess.run(
-        [sys.executable, "-m", "rewriter", str(source), "--rules", str(pack), "--oracle",
+        [sys.executable, "-m", "eqrewrite.rewriter", str(source), "--rules", str(pack), "--oracle",
          "--rollback", "--out", str(out), "--no-cache", "--backend", "eager", "--no-breaks"],
         capture_output=True, text=True, timeout=300)
     assert result.returncode == 0, result.stdout + result.stderr
@@ -311,10 +310,10 @@ def test_wrong_rule_is_caught_and_rolled_back(wrong_setup, tmp_path):
 def test_wrong_rule_without_rollback_fails_the_run(wrong_setup, tmp_path):
     source, pack = wrong_setup
     out = tmp_path / "out"
-    subprocess.run([sys.executable, "-m", "rewriter", str(source), "--rules", str(pack),
+    subprocess.run([sys.executable, "-m", "eqrewrite.rewriter", str(source), "--rules", str(pack),
                     "--out", str(out), "--no-cache"], check=True, capture_output=True)
     result = subprocess.run(
-        [sys.executable, "-m", "rewriter", "oracle", str(source), "--format", "json",
+        [sys.executable, "-m", "eqrewrite.rewriter", "oracle", str(source), "--format", "json",
          "--no-breaks", "--rewritten", str(out)],
         capture_output=True, text=True, timeout=300)
     assert result.returncode == 1, result.stderr

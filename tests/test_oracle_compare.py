@@ -11,7 +11,7 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from oracle.compare import (  # noqa: E402 - torch must be importable first
+from eqrewrite.oracle.compare import (  # noqa: E402 - torch must be importable first
     DEFAULT_TOLERANCES,
     Options,
     Tolerance,

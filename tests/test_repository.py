@@ -9,22 +9,107 @@ import sys
 from pathlib import Path
 
 import pytest
-
-from rewriter.examples import check_pack, count_examples
-from rewriter.rules import load_pack, packaged_packs
+from eqrewrite.rewriter.examples import check_pack, count_examples
+from eqrewrite.rewriter.rules import load_pack, packaged_packs
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def test_rewriter_never_imports_torch():
+PACKAGES = {"rewriter": "eqrewrite.rewriter", "oracle": "eqrewrite.oracle"}
+# What the oracle (and the benchmarks) may use of the rewriter: its public API and the
+# plugin interface the command line offers.
+PUBLIC = {"eqrewrite.rewriter.api", "eqrewrite.rewriter.plugins"}
+
+
+def _module_name(path: Path) -> str:
+    relative = path.relative_to(ROOT).with_suffix("")
+    parts = [PACKAGES[relative.parts[0]], *relative.parts[1:]]
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _imports(path: Path, module: str) -> set[str]:
+    """Every module ``path`` imports, anywhere in the file, relative imports resolved."""
+    package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            found |= {alias.name for alias in node.names}
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                anchor = package.split(".")[: len(package.split(".")) - node.level + 1]
+                base = ".".join(anchor + ([base] if base else []))
+            found.add(base)
+            found |= {f"{base}.{alias.name}" for alias in node.names}
+    return found
+
+
+def _import_graph() -> dict[str, set[str]]:
+    return {_module_name(path): _imports(path, _module_name(path))
+            for folder in PACKAGES for path in (ROOT / folder).rglob("*.py")}
+
+
+def _reachable(graph: dict[str, set[str]], start: str) -> set[str]:
+    seen, todo = set(), [start]
+    while todo:
+        for name in graph.get(todo.pop(), ()):
+            if name not in seen:
+                seen.add(name)
+                todo.append(name)
+    return seen
+
+
+def test_rewriter_imports_neither_torch_nor_the_oracle():
+    graph = _import_graph()
+    for module in (m for m in graph if m.startswith("eqrewrite.rewriter")):
+        bad = {n for n in _reachable(graph, module)
+               if n.split(".")[0] == "torch" or n.startswith("eqrewrite.oracle")}
+        assert bad == set(), f"{module} reaches {sorted(bad)}"
+
+
+def test_oracle_uses_only_the_rewriters_public_api():
+    graph = _import_graph()
+    for module in (m for m in graph if m.startswith("eqrewrite.oracle")):
+        private = {n for n in graph[module] if n.startswith("eqrewrite.rewriter")
+                   and not any(n == p or n.startswith(p + ".") for p in PUBLIC)}
+        assert private == set(), f"{module} imports {sorted(private)}"
+
+
+def test_benchmarks_use_only_public_modules():
+    for path in (ROOT / "benchmarks").glob("*.py"):
+        used = {n for n in _imports(path, "benchmarks") if n.startswith("eqrewrite.rewriter")}
+        assert used <= PUBLIC | {"eqrewrite.rewriter.api." + n for n in _api_names()}, path.name
+
+
+def _api_names() -> list[str]:
+    from eqrewrite.rewriter import api
+
+    return list(api.__all__)
+
+
+def test_nothing_imports_the_repository_folders_by_their_own_names():
+    # ``import rewriter`` works only from a checkout's root; installed, only ``eqrewrite`` exists.
     offenders = []
-    for path in (ROOT / "rewriter").rglob("*.py"):
-        for node in ast.walk(ast.parse(path.read_text())):
-            names = ([a.name for a in node.names] if isinstance(node, ast.Import)
-                     else [node.module or ""] if isinstance(node, ast.ImportFrom) else [])
-            offenders += [f"{path.name}:{node.lineno}" for n in names
-                          if n == "torch" or n.startswith("torch.")]
+    for folder in ("rewriter", "oracle", "rules", "tests", "benchmarks"):
+        for path in (ROOT / folder).rglob("*.py"):
+            for name in _imports(path, "x.y"):
+                if name.split(".")[0] in ("rewriter", "oracle", "rules"):
+                    offenders.append(f"{path.relative_to(ROOT)}: {name}")
     assert offenders == []
+
+
+def test_the_wheel_installs_only_the_eqrewrite_package(tmp_path):
+    # Generic names (``rules``, ``oracle``) would clash with other distributions.
+    subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w", str(tmp_path),
+                    str(ROOT)], check=True, capture_output=True)
+    import zipfile
+
+    (wheel,) = tmp_path.glob("eqrewrite-*.whl")
+    names = zipfile.ZipFile(wheel).namelist()
+    top = {name.split("/")[0] for name in names if ".dist-info/" not in name}
+    assert top == {"eqrewrite"}
+    assert {"eqrewrite/rules/default.yaml", "eqrewrite/rules/graphbreaks.yaml"} <= set(names)
+    assert not any(name.startswith("eqrewrite/__init__") for name in names)  # a namespace
 
 
 @pytest.mark.parametrize("name", sorted(packaged_packs()))
@@ -43,10 +128,10 @@ def test_ruff_is_clean():
 
 def test_examples_rewrite_and_second_run_is_noop(tmp_path):
     out = tmp_path / "rewritten"
-    first = subprocess.run([sys.executable, "-m", "rewriter", str(ROOT / "examples"), "--out",
-                            str(out), "--no-cache"], capture_output=True, text=True)
+    first = subprocess.run([sys.executable, "-m", "eqrewrite.rewriter", str(ROOT / "examples"),
+                            "--out", str(out), "--no-cache"], capture_output=True, text=True)
     assert first.returncode == 0, first.stderr
     assert "files rewritten" in first.stderr and " 0 files rewritten" not in first.stderr
-    second = subprocess.run([sys.executable, "-m", "rewriter", str(out), "--check",
+    second = subprocess.run([sys.executable, "-m", "eqrewrite.rewriter", str(out), "--check",
                              "--no-cache"], capture_output=True, text=True)
     assert second.returncode == 0, second.stderr

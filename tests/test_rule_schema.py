@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import pytest
+from eqrewrite.rewriter.rules import RuleError, load_pack
 
-from rewriter.rules import RuleError, load_pack
 from tests.conftest import write_pack
 
 GOOD_RULE = """\

@@ -1,0 +1,62 @@
+"""The oracle's part of the command line, registered through the ``eqrewrite.plugins``
+entry point: the ``eqrewrite oracle`` command and the rewrite command's ``--oracle`` step.
+
+Importing this module must stay cheap (no torch): it runs on every ``eqrewrite`` call.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import click
+from eqrewrite.rewriter.plugins import Registry, RewriteRun
+
+from .cli import compile_options, oracle_command
+
+
+class OracleStep:
+    """``--oracle``: validate the rewritten tree four ways; ``--rollback``: revert culprits."""
+
+    def prepare(self, flags: dict[str, Any], paths: tuple[Path, ...], mode: str,
+                out_root: Path | None) -> Path | None:
+        if flags.get("rollback") and not flags.get("use_oracle"):
+            raise click.UsageError("--rollback needs --oracle")
+        if not flags.get("use_oracle"):
+            return out_root
+        if mode in ("check", "diff") or len(paths) != 1 or not paths[0].is_dir():
+            raise click.UsageError(
+                "--oracle takes one folder and writes the rewritten tree to --out (default: a "
+                "temporary folder); it cannot be combined with --check or --diff")
+        return out_root or Path(tempfile.mkdtemp(prefix="eqrewrite-rewritten-"))
+
+    def finish(self, flags: dict[str, Any], run: RewriteRun) -> int | None:
+        if not flags.get("use_oracle"):
+            return None
+        from .cli import validate_rewrite
+
+        settings = {k: v for k, v in flags.items() if k not in ("use_oracle", "rollback")}
+        return validate_rewrite(run, bool(flags.get("rollback")), settings)
+
+
+def _rewrite_options() -> list[click.Parameter]:
+    """``--oracle``, ``--rollback`` and the compile options, as click parameters."""
+
+    @click.command()
+    @click.option("--oracle", "use_oracle", is_flag=True,
+                  help="Validate the rewrite by running every target four ways (needs torch).")
+    @click.option("--rollback", is_flag=True,
+                  help="With --oracle: revert the edits that changed a target's behaviour.")
+    @compile_options
+    def holder(**_: Any) -> None:
+        """Only collects the decorated parameters."""
+
+    return list(holder.params)
+
+
+def register(registry: Registry) -> None:
+    """Entry point: add the oracle command, the rewrite options and the ``--oracle`` step."""
+    registry.add_command(oracle_command)
+    registry.add_rewrite_options(_rewrite_options())
+    registry.add_rewrite_step(OracleStep())

@@ -1,0 +1,56 @@
+"""The rewriter's public API: what the oracle, the tests, the benchmarks and other tools use.
+
+Everything outside ``eqrewrite.rewriter`` imports rewriter names from here only, so the
+modules behind it can change shape without breaking their users (a test checks the import
+graph). Nothing here imports torch or the oracle.
+
+- rule packs: ``load_pack``, ``load_packs``, ``packaged_packs``, ``select_rules``;
+- one source text: ``rewrite_text`` returns a ``Rewrite`` (new text and ``Edit``s by round);
+- files: ``discover_files``, ``decode``/``encode``/``write_atomic``;
+- configuration: ``find_project_root``, ``load_config``;
+- static facts the oracle needs to find targets: ``module_class_names``.
+"""
+
+from __future__ import annotations
+
+import ast
+
+from .config import Config, ConfigError, find_project_root, load_config
+from .discovery import discover as discover_files
+from .engine import Options as RewriteOptions
+from .engine import Rewrite, RewriteError, parse, select_rules
+from .engine import rewrite_source as rewrite_text
+from .facts import ModuleFacts
+from .matcher import Edit, find_edits
+from .rules import Rule, RuleError, RulePack, load_pack, packaged_packs, resolve_pack
+from .sources import Source, SourceError, decode, encode, write_atomic
+
+__all__ = [
+    "Config", "ConfigError", "Edit", "Rewrite", "RewriteError", "RewriteOptions", "Rule",
+    "RuleError", "RulePack", "Source", "SourceError", "apply_edit_subset", "decode",
+    "discover_files", "encode", "find_project_root", "first_round_edits", "load_config",
+    "load_pack", "load_packs", "module_class_names", "packaged_packs", "parse", "resolve_pack",
+    "rewrite_text", "select_rules", "write_atomic",
+]
+
+
+def first_round_edits(text: str, rules: list[Rule], options: RewriteOptions) -> list[Edit]:
+    """The edits the first round of ``rewrite_text`` would make (the rollback bisects them)."""
+    return find_edits(text, parse(text), rules, options.assume_tensor_params)
+
+
+def apply_edit_subset(text: str, edits: list[Edit]) -> str:
+    """``text`` with only ``edits`` (a subset of ``first_round_edits``) applied."""
+    from .apply import apply_edits  # libcst loads only when needed
+
+    return apply_edits(text, edits) if edits else text
+
+
+def load_packs(specs: list[str]) -> list[RulePack]:
+    """Load and validate several packs (paths or packaged names); RuleError on the first bad one."""
+    return [load_pack(spec) for spec in specs]
+
+
+def module_class_names(tree: ast.Module) -> list[str]:
+    """Names of the ``nn.Module`` subclasses a module defines (directly or through bases)."""
+    return [c.name for c in ModuleFacts(tree).module_classes]

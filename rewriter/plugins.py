@@ -1,0 +1,70 @@
+"""Command-line extensions, found through the ``eqrewrite.plugins`` entry-point group.
+
+The rewriter never imports the oracle: the oracle (or any other installed package) declares
+an entry point ``name = "package.module:register"`` in that group, and ``register`` receives
+a ``Registry`` through which it adds subcommands, options of the rewrite command, and steps
+that run before and after a rewrite (``--oracle`` is such a step). Plugins are loaded once,
+when the command line first needs its commands; importing one must stay cheap.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from importlib.metadata import entry_points
+from pathlib import Path
+from typing import Any, Protocol
+
+import click
+
+GROUP = "eqrewrite.plugins"
+
+
+@dataclass(frozen=True)
+class RewriteRun:
+    """A finished rewrite, as a step sees it."""
+
+    paths: tuple[Path, ...]
+    root: Path               # the project root (where pyproject.toml was looked for)
+    out_root: Path | None    # the written tree, when there is one
+    mode: str                # write | check | diff | out
+    rules: list[Any]         # the selected rules (eqrewrite.rewriter.api.Rule)
+    options: Any             # eqrewrite.rewriter.api.RewriteOptions
+    results: list[Any]       # one FileResult per processed file
+
+
+class RewriteStep(Protocol):
+    """Work a plugin adds around the rewrite command, driven by its own options."""
+
+    def prepare(self, flags: dict[str, Any], paths: tuple[Path, ...], mode: str,
+                out_root: Path | None) -> Path | None:
+        """Check the flags before anything is written; return the ``--out`` folder to use
+        (``out_root`` unchanged when the step is not active). Raise click.UsageError."""
+
+    def finish(self, flags: dict[str, Any], run: RewriteRun) -> int | None:
+        """Run after the rewrite; an exit status, or None when the step is not active."""
+
+
+class Registry:
+    """What a plugin's ``register`` function may extend."""
+
+    def __init__(self, group: click.Group, rewrite: click.Command):
+        self._group, self._rewrite = group, rewrite
+        self.steps: list[RewriteStep] = []
+
+    def add_command(self, command: click.Command) -> None:
+        """A new subcommand (``eqrewrite oracle ...``)."""
+        self._group.add_command(command)
+
+    def add_rewrite_options(self, options: list[click.Parameter]) -> None:
+        """Options of the rewrite command; their values reach the steps as ``flags``."""
+        self._rewrite.params.extend(options)
+
+    def add_rewrite_step(self, step: RewriteStep) -> None:
+        """A step run before and after every rewrite."""
+        self.steps.append(step)
+
+
+def load_plugins(registry: Registry) -> None:
+    """Call every installed plugin's ``register(registry)``."""
+    for entry in sorted(entry_points(group=GROUP), key=lambda e: e.name):
+        entry.load()(registry)
