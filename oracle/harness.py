@@ -1,26 +1,28 @@
 """Four-way differential execution of one target, and the verdict that names the culprit.
 
-For each target: original eager (twice: the determinism gate), original compiled,
-rewritten eager, rewritten compiled. Original vs rewritten eager differing means
-the rewrite changed behaviour; eager vs compiled differing for the same code is a
-candidate compiler bug, unless a float64 eager reference shows the compiled
-result is no further from the truth than eager itself (numerical noise).
+For each target: original eager (twice: the determinism gate), original compiled, rewritten
+eager, rewritten compiled. Original vs rewritten eager differing means the rewrite changed
+behaviour; eager vs compiled differing for the same code is a candidate compiler bug, which
+``judge.py`` may excuse as numerical noise (float64 reference, measured sensitivity).
+
+The two trees' workers run side by side (one request each at a time), graph breaks are
+counted during the compiled runs themselves, and a target that executes none of the
+rewritten files is not run again in the rewritten tree: its code there is identical.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from . import compare as cmp
+from . import judge
+from .judge import Verdict, decide, differ
 from .pool import DEFAULT_MEMORY_LIMIT, DEFAULT_TIMEOUT, Worker
-from .targets import CompileSettings, Target
+from .protocol import RunRequest, RunResult, Variant
+from .settings import CompileSettings, Target
 
 SEED = 0
-NOISE_MULTIPLIER = 2.0  # compiled may be this many times further from float64 than eager
-VERDICT_ORDER = ("crash", "timeout", "oom", "error", "nondeterministic",
-                 "rewrite-changed-behaviour", "compiler-bug", "compile-error", "numerical-noise",
-                 "unvalidated", "passed")
 
 
 @dataclass
@@ -33,6 +35,8 @@ class Options:
     timeout: float = DEFAULT_TIMEOUT
     memory_limit: int | None = DEFAULT_MEMORY_LIMIT  # bytes of address space per worker
     count_breaks: bool = True
+    separate_break_count: bool = False  # explain + fullgraph compile apart from the runs
+    concurrent: bool = True             # the two trees' workers at the same time
     reproducer_dir: Path | None = None
 
 
@@ -40,11 +44,12 @@ class Options:
 class Finding:
     """One pair of runs that differ, and what that difference means."""
 
-    verdict: str
+    verdict: Verdict
     left: str
     right: str
     differences: list[cmp.Difference]
     detail: str = ""
+    evidence: judge.Evidence | None = None
     reproducer: str | None = None
 
 
@@ -53,19 +58,21 @@ class TargetReport:
     """Everything learned about one target."""
 
     target: str
-    verdict: str = "passed"
+    verdict: Verdict = Verdict.PASSED
     detail: str = ""
     findings: list[Finding] = field(default_factory=list)
-    breaks: dict[str, object] = field(default_factory=dict)  # "original"/"rewritten" → BreakReport
+    breaks: dict[str, object] = field(default_factory=dict)  # "original"/"rewritten" → report
     seconds: dict[str, float] = field(default_factory=dict)
     covered: dict[str, set[int]] = field(default_factory=dict)
     settings: CompileSettings | None = None
-    reference: dict = field(default_factory=dict, repr=False)  # the original eager run
+    reference: RunResult | None = field(default=None, repr=False)  # the original eager run
     reverted: list = field(default_factory=list)
+    rewritten_reused: bool = False  # the target ran none of the rewritten code
+    diagnostics: dict[str, list[str]] = field(default_factory=dict)  # the compiler's output
 
-    def worst(self, verdict: str, detail: str = "") -> None:
+    def worst(self, verdict: Verdict, detail: str = "") -> None:
         """Keep the most severe verdict seen so far."""
-        if VERDICT_ORDER.index(verdict) < VERDICT_ORDER.index(self.verdict):
+        if verdict.rank < self.verdict.rank:
             self.verdict, self.detail = verdict, detail
 
 
@@ -92,135 +99,173 @@ class Harness:
         for handle in self.workers.values():
             handle.close()
 
-    def _run(self, tree: str, report: TargetReport, label: str, request: dict) -> dict:
-        response = self.workers[tree].call(request, self.options.timeout)
-        seconds = response.get("seconds", {})
-        for key, value in seconds.items():
-            report.seconds[f"{label}.{key}"] = value
-        return response
+    # -- requests -----------------------------------------------------------------------------
+
+    def _run(self, report: TargetReport, label: str, tree: str, request: RunRequest) -> RunResult:
+        return self._runs(report, {label: (tree, request)})[label]
+
+    def _runs(self, report: TargetReport,
+              requests: dict[str, tuple[str, RunRequest]]) -> dict[str, RunResult]:
+        """Run requests on their trees' workers, side by side when ``concurrent``."""
+        timeout = self.options.timeout
+        results: dict[str, RunResult] = {}
+        if self.options.concurrent:
+            sent = {label: self.workers[tree].submit(request, timeout)
+                    for label, (tree, request) in requests.items()}
+            for label, (tree, _) in requests.items():
+                failure = sent[label]
+                results[label] = (RunResult(failure=failure) if failure is not None
+                                  else self.workers[tree].receive(timeout))
+        else:
+            for label, (tree, request) in requests.items():
+                results[label] = self.workers[tree].call(request, timeout)
+        for label, result in results.items():
+            for key, value in result.seconds.items():
+                report.seconds[f"{label}.{key}"] = value
+            if result.diagnostics:
+                report.diagnostics[label] = result.diagnostics
+        return results
+
+    # -- validation ---------------------------------------------------------------------------
+
+    def settings_for(self, target: Target) -> CompileSettings:
+        """Configuration, then the target's header, then the command line."""
+        return self.options.settings.merged(target.settings).merged(self.options.overrides)
 
     def validate(self, target: Target, coverage_files: tuple[str, ...] = ()) -> TargetReport:
         """Run the four-way comparison (two-way without a rewritten tree)."""
-        settings = self.options.settings.merged(target.settings).merged(self.options.overrides)
+        settings = self.settings_for(target)
         report = TargetReport(target.name, settings=settings)
-        base = {"op": "run", "target": target, "settings": settings, "seed": SEED}
-        first = self._run("original", report, "original_eager",
-                          {**base, "variant": "eager", "coverage": coverage_files})
-        if _failed(report, first, "original eager"):
+        base = RunRequest(target, settings, Variant.EAGER, SEED, deadline=self.options.timeout)
+        first = self._run(report, "original_eager", "original",
+                          replace(base, coverage=coverage_files))
+        if _failed(report, first, "original eager", settings):
             return report
-        report.covered = first.get("covered", {})
-        state = first["state"]
-        base["state"] = state
-        second = self._run("original", report, "original_eager_again",
-                           {**base, "variant": "eager"})
-        if _failed(report, second, "original eager (second run)"):
+        report.covered, report.reference = first.covered, first
+        base = replace(base, state=first.state)
+        rewritten = self.rewritten is not None and (
+            not coverage_files or any(first.covered.values()))
+        report.rewritten_reused = self.rewritten is not None and not rewritten
+        pair = {"original_eager_again": ("original", base)}
+        if rewritten:
+            pair["rewritten_eager"] = ("rewritten", base)
+        eager = self._runs(report, pair)
+        if _failed(report, eager["original_eager_again"], "original eager (second run)",
+                   settings):
             return report
-        if differences := self._differ(first, second):
-            report.worst("nondeterministic", "two eager runs of the original disagree: "
+        if differences := self._differ(first, eager["original_eager_again"], settings):
+            report.worst(Verdict.NONDETERMINISTIC, "two eager runs of the original disagree: "
                          + differences[0].message)
-            report.findings.append(Finding("nondeterministic", "original eager",
+            report.findings.append(Finding(Verdict.NONDETERMINISTIC, "original eager",
                                            "original eager (again)", differences))
             return report
-        report.reference = first
-        self._compiled_pair(report, "original", base, first)
-        if self.rewritten is not None:
-            rewritten = self.run_rewritten_eager(target, report, state)
-            if _failed(report, rewritten, "rewritten eager"):
+        trees = {"original": first}
+        if rewritten:
+            rewritten_eager = eager["rewritten_eager"]
+            if _failed(report, rewritten_eager, "rewritten eager", settings):
                 return report
-            if differences := self._differ(first, rewritten):
-                report.worst("rewrite-changed-behaviour", differences[0].message)
-                report.findings.append(Finding("rewrite-changed-behaviour", "original eager",
-                                               "rewritten eager", differences))
-            self._compiled_pair(report, "rewritten", base, rewritten)
-        if self.options.count_breaks:
-            for tree in self.workers:
-                response = self.workers[tree].call({**base, "op": "breaks"}, self.options.timeout)
-                if "report" in response:
-                    report.breaks[tree] = response["report"]
+            if differences := self._differ(first, rewritten_eager, settings):
+                report.worst(Verdict.REWRITE_CHANGED_BEHAVIOUR, differences[0].message)
+                report.findings.append(Finding(Verdict.REWRITE_CHANGED_BEHAVIOUR,
+                                               "original eager", "rewritten eager", differences))
+            trees["rewritten"] = rewritten_eager
+        compiled = self._runs(report, {f"{tree}_compiled": (tree, replace(
+            base, variant=Variant.COMPILED)) for tree in trees})
+        for tree, eager_run in trees.items():
+            self._judge_compiled(report, tree, base, eager_run, compiled[f"{tree}_compiled"])
+        self._count_breaks(report, base, compiled, list(trees))
         return report
 
-    def run_rewritten_eager(self, target: Target, report: TargetReport, state: bytes | None,
-                            fresh: bool = False) -> dict:
-        """Run the rewritten target eagerly; ``fresh`` re-imports edited files first."""
-        if fresh:
-            self.workers["rewritten"].call({"op": "purge"}, self.options.timeout)
-        request = {"op": "run", "target": target, "settings": report.settings, "seed": SEED,
-                   "state": state, "variant": "eager"}
-        return self._run("rewritten", report, "rewritten_eager", request)
+    def _count_breaks(self, report: TargetReport, base: RunRequest,
+                      compiled: dict[str, RunResult], trees: list[str]) -> None:
+        if not self.options.count_breaks:
+            return
+        for tree in trees:
+            if self.options.separate_break_count:
+                measured = self.workers[tree].call(("breaks", base.target, SEED, base.state),
+                                                   self.options.timeout)
+                if not isinstance(measured, RunResult):
+                    report.breaks[tree] = measured
+            elif compiled[f"{tree}_compiled"].breaks is not None:
+                report.breaks[tree] = compiled[f"{tree}_compiled"].breaks
+        if report.rewritten_reused and "original" in report.breaks:
+            report.breaks["rewritten"] = report.breaks["original"]
+
+    def run_rewritten_eager(self, target: Target, report: TargetReport,
+                            state: bytes | None) -> RunResult:
+        """Run the rewritten target eagerly (every run imports the tree's files afresh, so
+        files edited since the last run are read again)."""
+        request = RunRequest(target, report.settings, Variant.EAGER, SEED, state,
+                             deadline=self.options.timeout)
+        return self._run(report, "rewritten_eager", "rewritten", request)
 
     def behaves_like_original(self, target: Target, report: TargetReport) -> bool:
         """Re-run the (edited) rewritten tree eagerly; True when it matches the original."""
-        state = report.reference.get("state")
-        rewritten = self.run_rewritten_eager(target, report, state, fresh=True)
-        return "failure" not in rewritten and not self._differ(report.reference, rewritten)
+        state = report.reference.state if report.reference else None
+        rewritten = self.run_rewritten_eager(target, report, state)
+        return rewritten.failure is None and not self._differ(report.reference, rewritten,
+                                                              report.settings)
 
-    def _compiled_pair(self, report: TargetReport, tree: str, base: dict, eager: dict) -> None:
+    def _judge_compiled(self, report: TargetReport, tree: str, base: RunRequest,
+                        eager: RunResult, compiled: RunResult) -> None:
         label = f"{tree} compiled"
-        compiled = self._run(tree, report, f"{tree}_compiled", {**base, "variant": "compiled"})
-        if "failure" in compiled:
-            report.worst(compiled["failure"], f"{label}: {compiled['message']}")
+        if compiled.failure is not None:
+            report.worst(Verdict(compiled.failure.kind.value),
+                         f"{label}: {compiled.failure.message}")
             return
-        if compiled["exception"] and not eager["exception"]:
-            message = f"{compiled['exception']['type']}: {compiled['exception']['message']}"
-            report.worst("compile-error", f"{label} raised where eager did not: {message}")
-            report.findings.append(Finding("compile-error", f"{tree} eager", label, [],
+        if compiled.exception and not eager.exception:
+            message = compiled.exception.describe()
+            report.worst(Verdict.COMPILE_ERROR, f"{label} raised where eager did not: {message}"
+                         + (f" ({compiled.exception.frame})" if compiled.exception.frame else ""))
+            report.findings.append(Finding(Verdict.COMPILE_ERROR, f"{tree} eager", label, [],
                                            message))
             return
-        differences = self._differ(eager, compiled)
+        differences = self._differ(eager, compiled, base.settings)
         if not differences:
             return
-        verdict, detail = self._triage(tree, base, eager, compiled)
-        finding = Finding(verdict, f"{tree} eager", label, differences, detail)
-        if verdict == "compiler-bug" and self.options.reproducer_dir is not None:
+        verdict, evidence = self._triage(tree, base, eager, compiled, differences)
+        finding = Finding(verdict, f"{tree} eager", label, differences, evidence.summary(),
+                          evidence)
+        if verdict is Verdict.COMPILER_BUG and self.options.reproducer_dir is not None:
             from .repro import write_reproducer
 
             finding.reproducer = str(write_reproducer(
-                self.options.reproducer_dir, self.workers[tree].root, base["target"],
-                report.settings, base["state"], self.options.compare))
+                self.options.reproducer_dir, self.workers[tree].root, base,
+                self.compare_options(base.settings)))
         report.findings.append(finding)
-        report.worst(verdict, f"{label} differs from eager: {differences[0].message}"
-                     + (f" ({detail})" if detail else ""))
+        report.worst(verdict, f"{label} differs from eager: {differences[0].message} "
+                     f"({evidence.summary()})")
 
-    def _triage(self, tree: str, base: dict, eager: dict, compiled: dict) -> tuple[str, str]:
-        """Compiler bug, or no further from a float64 reference than eager is?"""
-        reference = self.workers[tree].call({**base, "variant": "eager", "float64": True},
-                                            self.options.timeout)
-        if "failure" in reference or reference["exception"]:
-            return "compiler-bug", "no float64 reference available"
-        truth = reference["observed"]["output"]
-        eager_error = cmp.max_errors(truth, eager["observed"]["output"])
-        compiled_error = cmp.max_errors(truth, compiled["observed"]["output"])
-        detail = (f"max abs error vs float64: eager {eager_error[0]:.3g}, "
-                  f"compiled {compiled_error[0]:.3g}")
-        structural = any(d.kind != "value" for d in self._differ(eager, compiled))
-        if not structural and compiled_error[0] <= NOISE_MULTIPLIER * eager_error[0] + 1e-12:
-            return "numerical-noise", detail
-        return "compiler-bug", detail
+    def _triage(self, tree: str, base: RunRequest, eager: RunResult, compiled: RunResult,
+                differences: list[cmp.Difference]) -> tuple[Verdict, judge.Evidence]:
+        """Compiler bug, or rounding that the reference or the program's sensitivity explains?"""
+        worker, timeout = self.workers[tree], self.options.timeout
+        return decide(differences, eager, compiled,
+                      lambda request: worker.call(request, timeout), base,
+                      self.compare_options(base.settings))
 
-    def _differ(self, left: dict, right: dict) -> list[cmp.Difference]:
-        if left["exception"] or right["exception"]:
-            if left["exception"] and right["exception"] and (
-                    left["exception"]["type"] == right["exception"]["type"]):
-                return []
-            return [cmp.Difference("exception", "type", f"exception {_exc(left)} vs "
-                                   f"{_exc(right)}")]
-        return cmp.compare(left["observed"], right["observed"], self.options.compare,
-                           path="result")
+    def compare_options(self, settings: CompileSettings) -> cmp.Options:
+        """The comparison options with a target's ``strict`` and ``tolerance-scale``."""
+        chosen = self.options.compare
+        return replace(chosen, strict=chosen.strict or settings.strict,
+                       scale=chosen.scale * settings.tolerance_scale)
+
+    def _differ(self, left: RunResult, right: RunResult,
+                settings: CompileSettings) -> list[cmp.Difference]:
+        return differ(left, right, self.compare_options(settings))
 
 
-def _exc(run: dict) -> str:
-    exception = run["exception"]
-    return "none" if exception is None else f"{exception['type']}: {exception['message'][:200]}"
-
-
-def _failed(report: TargetReport, response: dict, label: str) -> bool:
-    if "failure" in response:
-        report.worst(response["failure"], f"{label}: {response['message']}")
+def _failed(report: TargetReport, result: RunResult, label: str,
+            settings: CompileSettings) -> bool:
+    if result.failure is not None:
+        report.worst(Verdict(result.failure.kind.value), f"{label}: {result.failure.message}")
         return True
-    if label.startswith("original eager") and response["exception"]:
-        exception = response["exception"]
-        out_of_memory = exception["type"] == "MemoryError" or (
-            "can't allocate memory" in exception["message"])
-        report.worst("oom" if out_of_memory else "error", f"{label} raised {_exc(response)}")
+    if label.startswith("original eager") and result.exception and not settings.raises:
+        exception = result.exception
+        out_of_memory = exception.type == "builtins.MemoryError" or (
+            "can't allocate memory" in exception.message)
+        where = f" at {exception.frame}" if exception.frame else ""
+        report.worst(Verdict.OOM if out_of_memory else Verdict.ERROR,
+                     f"{label} raised {exception.describe()}{where}")
         return True
     return False

@@ -9,11 +9,14 @@ costs seconds. A request that hangs past its timeout, or a worker that dies
 from __future__ import annotations
 
 import multiprocessing
+import os
 import signal
 import time
 from pathlib import Path
+from typing import Any
 
 from . import worker
+from .protocol import Failure, FailureKind, RunResult
 
 DEFAULT_TIMEOUT = 300.0
 DEFAULT_MEMORY_LIMIT = 16 * 1024**3
@@ -40,24 +43,30 @@ class Worker:
         context = multiprocessing.get_context("spawn")
         self.conn, child = context.Pipe()
         self.process = context.Process(target=worker.serve,
-                                       args=(child, str(self.root), self.memory_limit),
+                                       args=(child, str(self.root), self.memory_limit,
+                                             os.getpid()),
                                        daemon=True)
         self.process.start()
         child.close()
 
-    def _wait_ready(self, timeout: float) -> dict | None:
+    def _wait_ready(self, timeout: float) -> Failure | None:
         if self._ready:
             return None
         if not self.conn.poll(timeout):
             self._kill()
-            return {"failure": "timeout", "message": "worker did not start in time"}
+            return Failure(FailureKind.TIMEOUT, "worker did not start in time")
         self.conn.recv()
         self._ready = True
         self.start_seconds += time.perf_counter() - self._started
         return None
 
-    def call(self, request: dict, timeout: float = DEFAULT_TIMEOUT) -> dict:
-        """Send one request; a hang or a dead worker becomes ``{"failure": ...}``."""
+    def call(self, request: Any, timeout: float = DEFAULT_TIMEOUT) -> Any:
+        """Send one request and wait for its answer (see ``submit`` and ``receive``)."""
+        failure = self.submit(request, timeout)
+        return self._failed(failure) if failure is not None else self.receive(timeout)
+
+    def submit(self, request: Any, timeout: float = DEFAULT_TIMEOUT) -> Failure | None:
+        """Send one request without waiting for the answer; a Failure if it cannot be sent."""
         try:
             if self.process is None or not self.process.is_alive():
                 self.start()
@@ -65,13 +74,25 @@ class Worker:
             if failure is not None:
                 return failure
             self.conn.send(request)
+            return None
+        except (EOFError, BrokenPipeError, ConnectionResetError):
+            return Failure(FailureKind.CRASH, _exit_description(self._reap()))
+
+    def receive(self, timeout: float = DEFAULT_TIMEOUT) -> Any:
+        """The answer to the request sent last; a hang or a dead worker becomes a
+        ``RunResult`` carrying the Failure (and the worker is replaced on the next call)."""
+        try:
             if not self.conn.poll(timeout):
                 self._kill()
-                return {"failure": "timeout", "message": f"no answer within {timeout:g} s"}
+                return self._failed(Failure(FailureKind.TIMEOUT,
+                                            f"no answer within {timeout:g} s"))
             return self.conn.recv()
         except (EOFError, BrokenPipeError, ConnectionResetError):
-            code = self._reap()
-            return {"failure": "crash", "message": _exit_description(code)}
+            return self._failed(Failure(FailureKind.CRASH, _exit_description(self._reap())))
+
+    @staticmethod
+    def _failed(failure: Failure) -> RunResult:
+        return RunResult(failure=failure)
 
     def _kill(self) -> None:
         if self.process is not None:
