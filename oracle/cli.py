@@ -171,8 +171,9 @@ def configured(config: dict) -> tuple[dict[str, object], dict]:
     return settings, run
 
 
-def check_switches(settings: CompileSettings) -> None:
-    """Refuse unknown backends and config switches before any worker starts."""
+def check_switches(settings: CompileSettings, root: Path) -> None:
+    """Refuse unknown backends and config switches before any worker starts (a
+    ``module:function`` backend is imported the way workers import it: tree first)."""
     import difflib
 
     import torch._dynamo
@@ -181,16 +182,20 @@ def check_switches(settings: CompileSettings) -> None:
 
     backend = settings.backend
     if ":" in backend:
-        import importlib
+        import importlib.util
 
-        module_name, _, function = backend.partition(":")
+        # Found, not imported: the parent never runs user code (workers import it).
+        module_name = backend.partition(":")[0]
+        sys.path.insert(0, str(root.resolve()))
         try:
-            found = hasattr(importlib.import_module(module_name), function)
-        except ImportError as error:
-            raise click.UsageError(f"--backend {backend}: cannot import {module_name}: "
-                                   f"{error}") from None
+            found = importlib.util.find_spec(module_name) is not None
+        except (ImportError, ValueError):
+            found = False
+        finally:
+            sys.path.remove(str(root.resolve()))
         if not found:
-            raise click.UsageError(f"--backend {backend}: {module_name} has no {function}")
+            raise click.UsageError(f"--backend {backend}: no module {module_name!r} "
+                                   f"(looked in {root} and on sys.path)")
     elif backend not in torch._dynamo.list_backends(exclude_tags=()):
         known = torch._dynamo.list_backends(exclude_tags=())
         raise click.UsageError(f"unknown backend {backend!r} (known: {', '.join(known)}, or "
@@ -231,7 +236,7 @@ def validate(root: Path, rewritten: Path | None, files: list[Path],
         settings = CompileSettings().merged(from_config)
         chosen = settings.merged(options.settings)
         for target in targets:
-            check_switches(chosen.merged(target.settings).merged(options.settings))
+            check_switches(chosen.merged(target.settings).merged(options.settings), root)
     except TargetError as error:
         raise click.UsageError(str(error)) from None
     if not targets:

@@ -153,6 +153,24 @@ def compare(
     return _compare(expected, actual, options or Options(), Path(path))
 
 
+def stride_differences(expected: Any, actual: Any, path: str = "output") -> list[Difference]:
+    """Tensors at the same place with the same shape but other strides (dimensions of size 1
+    aside, whose stride means nothing). Compiled code promises eager's output strides: a
+    caller's ``.view()`` depends on them."""
+    differences = []
+    for index, (exp, act) in enumerate(_tensor_pairs(expected, actual)):
+        if exp.layout != torch.strided or exp.is_nested or exp.shape != act.shape or (
+                exp.numel() <= 1 or act.layout != torch.strided or act.is_nested):
+            continue
+        sized = [d for d, size in enumerate(exp.shape) if size > 1]
+        left, right = [exp.stride(d) for d in sized], [act.stride(d) for d in sized]
+        if left != right:
+            message = (f"{path}: tensor {index} (shape {list(exp.shape)}) has strides "
+                       f"{list(act.stride())}, expected {list(exp.stride())}")
+            differences.append(Difference(path, "stride", message))
+    return differences
+
+
 def fetch(value: Any, keys: tuple[tuple[str, Any], ...]) -> Any:
     """The part of ``value`` that ``keys`` (a Difference's) lead to; ``MISSING`` if none."""
     for step, key in keys:

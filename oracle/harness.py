@@ -220,7 +220,7 @@ class Harness:
             report.findings.append(Finding(Verdict.COMPILE_ERROR, f"{tree} eager", label, [],
                                            message))
             return
-        differences = self._differ(eager, compiled, base.settings)
+        differences = differ(eager, compiled, self.compare_options(base.settings), strides=True)
         if not differences:
             return
         verdict, evidence = self._triage(tree, base, eager, compiled, differences)

@@ -97,21 +97,42 @@ class Evidence:
 
 def reference_agreement(differences: list[cmp.Difference], eager: Any, compiled: Any,
                         reference: Any, options: cmp.Options) -> tuple[str, str]:
-    """Which side of each difference the reference takes: ``(agreement, note)``."""
+    """Which side the reference takes where eager and compiled differ: ``(side, note)``,
+    side one of ``eager``, ``compiled``, ``both``, ``neither``, ``unavailable``. Floating
+    values are judged element by element, only where the two runs disagree."""
     sides = set()
     for difference in differences:
-        e, c = cmp.fetch(eager, difference.keys), cmp.fetch(compiled, difference.keys)
         r = cmp.fetch(reference, difference.keys)
         if r is cmp.MISSING:
             return "unavailable", f"the reference has no {difference.path}"
-        r_like_e, r_like_c = like(r, e), like(r, c)
-        with_eager = not cmp.compare(r_like_e, e, options, difference.path)
-        with_compiled = not cmp.compare(r_like_c, c, options, difference.path)
+        values = _values(difference, eager, compiled, reference) if difference.floating else None
+        if values is not None:
+            with_eager, with_compiled = _sides(*values, options)
+        else:
+            e, c = cmp.fetch(eager, difference.keys), cmp.fetch(compiled, difference.keys)
+            with_eager = not cmp.compare(like(r, e), e, options, difference.path)
+            with_compiled = not cmp.compare(like(r, c), c, options, difference.path)
         sides.add({(True, False): "eager", (False, True): "compiled",
                    (True, True): "both"}.get((with_eager, with_compiled), "neither"))
     if len(sides) == 1:
         return sides.pop(), ""
-    return "neither", "differs by value: " + ", ".join(sorted(sides))
+    return "neither", "it differs from value to value: " + ", ".join(sorted(sides))
+
+
+def _sides(e: torch.Tensor, c: torch.Tensor, r: torch.Tensor, dtype: torch.dtype,
+           options: cmp.Options) -> tuple[bool, bool]:
+    """(reference close to eager, reference close to compiled) where eager and compiled
+    differ: the same NaN/infinity class and within the dtype's tolerance."""
+    tolerance = options.tolerance(dtype)
+    allowed = tolerance.atol + tolerance.rtol * r.abs()
+    differs = _mismatch(e, c, allowed) | (torch.signbit(e) != torch.signbit(c))
+
+    def close(x: torch.Tensor) -> bool:
+        same = (_special_class(x) == _special_class(r)) & (
+            ~torch.isfinite(r) | ((x - r).abs() <= allowed))
+        return bool(same[differs].all())
+
+    return close(e), close(c)
 
 
 def like(reference: Any, shaped: Any) -> Any:
@@ -184,28 +205,37 @@ def sensitivity(differences: list[cmp.Difference], eager: Any, perturbed: list[A
 def errors(differences: list[cmp.Difference], eager: Any, compiled: Any,
            reference: Any | None) -> tuple[float | None, float | None, float]:
     """(max |eager - reference|, max |compiled - reference|, max |compiled - eager|) over
-    the finite elements of the differing floating values."""
+    the finite elements where eager and compiled differ."""
     worst = [0.0, 0.0, 0.0]
     for difference in differences:
         e = _as_float64(cmp.fetch(eager, difference.keys))
         c = _as_float64(cmp.fetch(compiled, difference.keys))
         r = None if reference is None else _as_float64(cmp.fetch(reference, difference.keys))
-        pairs = ((0, e, r), (1, c, r), (2, c, e))
-        for slot, left, right in pairs:
-            if left is not None and right is not None and left.shape == right.shape:
-                finite = torch.isfinite(left) & torch.isfinite(right)
-                if finite.any():
-                    worst[slot] = max(worst[slot], float((left - right).abs()[finite].max()))
+        if e is None or c is None or e.shape != c.shape:
+            continue
+        where = (c != e) & ~(torch.isnan(c) & torch.isnan(e))
+        for slot, left, right in ((0, e, r), (1, c, r), (2, c, e)):
+            if right is None or right.shape != left.shape:
+                continue
+            finite = where & torch.isfinite(left) & torch.isfinite(right)
+            if finite.any():
+                worst[slot] = max(worst[slot], float((left - right).abs()[finite].max()))
     if reference is None:
         return None, None, worst[2]
     return worst[0], worst[1], worst[2]
 
 
-def differ(left: RunResult, right: RunResult, options: cmp.Options) -> list[cmp.Difference]:
-    """Every observable difference between two completed runs (outcomes, exceptions too)."""
+def differ(left: RunResult, right: RunResult, options: cmp.Options,
+           strides: bool = False) -> list[cmp.Difference]:
+    """Every observable difference between two completed runs (outcomes, exceptions too);
+    with ``strides``, also the strides of the outputs (eager vs compiled)."""
     if left.exception or right.exception:
         return exception_differences(left.exception, right.exception)
-    return cmp.compare(left.observed, right.observed, options, path="result")
+    found = cmp.compare(left.observed, right.observed, options, path="result")
+    if strides:
+        found += cmp.stride_differences(left.observed["output"], right.observed["output"],
+                                        "result['output']")
+    return found
 
 
 def exception_differences(left: RaisedException | None,

@@ -26,7 +26,7 @@ def replay(root: str, request: RunRequest, options: cmp.Options) -> Verdict:
     compiled = _checked(session.run(replace(request, variant=Variant.COMPILED)), "compiled")
     if compiled.exception and not eager.exception:
         return _say(Verdict.COMPILE_ERROR, f"compiled raised {compiled.exception.describe()}")
-    differences = differ(eager, compiled, options)
+    differences = differ(eager, compiled, options, strides=True)
     if not differences:
         return _say(Verdict.PASSED, "eager and compiled agree")
     verdict, evidence = decide(differences, eager, compiled, session.run, request, options)
