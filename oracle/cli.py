@@ -8,6 +8,7 @@ before any worker starts, and exits 2 with its cause.
 
 from __future__ import annotations
 
+import os
 import sys
 import tempfile
 from dataclasses import dataclass, field
@@ -18,6 +19,8 @@ import click
 from .settings import KNOWN_KEYS, CompileSettings, TargetError, parse_settings
 from .targets import discover_targets, factory_targets
 
+# Two targets in flight keep two cores busy; each costs a pair of workers (torch imported).
+DEFAULT_PARALLEL = min(2, os.cpu_count() or 1)
 # Keys of [tool.eqrewrite.oracle] beyond the compile settings.
 _RUN_KEYS = ("factory", "timeout", "memory-limit", "reproducers")
 
@@ -35,6 +38,7 @@ class OracleOptions:
     count_breaks: bool = True
     separate_break_count: bool = False
     concurrent: bool = True
+    parallel: int = 2
     output_format: str = "text"
     output: Path | None = None
     show_output: bool = False
@@ -69,7 +73,10 @@ def compile_options(command):
                      "compile with Dynamo only); slower, also says whether fullgraph=True "
                      "compiles."),
         click.option("--sequential", is_flag=True,
-                     help="Run the two trees one after the other instead of side by side."),
+                     help="Run the two trees' eager runs one after the other, not side by side."),
+        click.option("--parallel", type=click.IntRange(min=1), default=DEFAULT_PARALLEL,
+                     show_default=True,
+                     help="Targets validated at once, each with its own pair of workers."),
         click.option("--show-output", is_flag=True,
                      help="Print what targets printed and what the compiler logged."),
     ]
@@ -80,7 +87,7 @@ def compile_options(command):
 
 def options_from(backend, mode, dynamic, fullgraph, inductor, dynamo, timeout, memory_gb,
                  strict, tolerance_scale, reproducers, no_breaks, separate_break_count,
-                 sequential, show_output, output_format="text",
+                 sequential, parallel, show_output, output_format="text",
                  output=None) -> OracleOptions:
     """Collect the decorated options into OracleOptions (usage errors exit 2)."""
     settings: dict[str, object] = {}
@@ -96,8 +103,8 @@ def options_from(backend, mode, dynamic, fullgraph, inductor, dynamo, timeout, m
     if reproducers is None and output is not None:
         reproducers = output.parent / f"{output.stem}-reproducers"
     return OracleOptions(settings, timeout, memory_gb, strict, tolerance_scale, reproducers,
-                         not no_breaks, separate_break_count, not sequential, output_format,
-                         output, show_output)
+                         not no_breaks, separate_break_count, not sequential, parallel,
+                         output_format, output, show_output)
 
 
 @click.command("oracle")
@@ -221,7 +228,7 @@ def validate(root: Path, rewritten: Path | None, files: list[Path],
     culprit edits, or None. ``explicit`` is a file the user named: it must declare a target.
     """
     from .compare import Options as CompareOptions
-    from .harness import Harness, Options
+    from .harness import HarnessPool, Options
     from .judge import FAILING, Verdict
 
     from_config, run_config = configured(config)
@@ -250,21 +257,23 @@ def validate(root: Path, rewritten: Path | None, files: list[Path],
                                   * 1024**3),
                               options.count_breaks, options.separate_break_count,
                               options.concurrent, reproducers)
-    harness = Harness(root, rewritten, harness_options)
+    # The rollback rewrites files of the rewritten tree: one target at a time then.
+    jobs = 1 if rollback is not None else max(1, min(options.parallel, len(targets)))
+    pool = HarnessPool(root, rewritten, harness_options, jobs)
     coverage = tuple(str((root / f).resolve()) for f in changed)
-    reports = []
+
+    def undo(harness, target, report, coverage):
+        if rollback is not None and report.verdict is Verdict.REWRITE_CHANGED_BEHAVIOUR:
+            return rollback(harness, target, report, coverage)
+        return report
+
     try:
         with _progress(len(targets)) as advance:
-            for target in targets:
-                report = harness.validate(target, coverage)
-                if rollback is not None and report.verdict is Verdict.REWRITE_CHANGED_BEHAVIOUR:
-                    report = rollback(harness, target, report, coverage)
-                reports.append(report)
-                advance(report)
+            reports = pool.validate_all(targets, coverage, advance, undo)
     finally:
-        harness.close()
+        pool.close()
     unvalidated = _unvalidated(root, changed, reports)
-    start = sum(w.start_seconds for w in harness.workers.values())
+    start = pool.start_seconds
     _emit(reports, unvalidated, problems, options, settings.merged(options.settings), start)
     return 1 if any(r.verdict in FAILING for r in reports) else 0
 
