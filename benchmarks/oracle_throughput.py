@@ -17,8 +17,9 @@ the same run, each with its own empty Inductor cache (cold compiles for both):
 
 For each path it prints targets per minute with warm workers (worker start excluded) and
 including start, the median seconds per target (each target's own wall time), the workers'
-CPU seconds (reaped children, so Inductor's g++ included), then the ratio after/before, and checks that both paths reach
-the same verdict and the same graph-break count for every target. The load average is
+CPU seconds (reaped children, so Inductor's g++ included), then the ratio after/before, and
+checks that both paths reach the same verdict and the same graph-break count for every
+target. The load average is
 printed at start and end: above the CPU count, other processes share the cores.
 
 Usage: ``python benchmarks/oracle_throughput.py [--targets N] [--backend eager|aot_eager|
