@@ -13,7 +13,7 @@ import os
 from pathlib import Path
 
 from . import __version__
-from .sources import write_atomic
+from .files import write_atomic
 
 Stamp = tuple[int, int, str]  # mtime_ns, size, sha256 of the content
 

@@ -1,19 +1,15 @@
-"""Reading and writing user files without ever corrupting them.
+"""Turning a file's bytes into source text and back, exactly as Python reads them.
 
 Sources are decoded as Python would (BOM, ``# -*- coding -*-`` cookie) and
 re-encoded the same way; line endings are kept because text is never
-newline-translated. Writes go to a temporary file in the same folder, then
-``os.replace`` it over the original, so a crash leaves the old file whole.
+newline-translated. Writing is ``files.py``'s job.
 """
 
 from __future__ import annotations
 
 import io
-import os
-import tempfile
 import tokenize
 from dataclasses import dataclass
-from pathlib import Path
 
 
 class SourceError(Exception):
@@ -51,21 +47,3 @@ def decode(data: bytes) -> Source:
 def encode(source: Source, text: str) -> bytes:
     """Encode ``text`` like ``source`` was (``utf-8-sig`` restores the BOM)."""
     return text.encode(source.encoding)
-
-
-def write_atomic(path: Path, data: bytes) -> None:
-    """Replace ``path``'s content with ``data`` all at once, keeping its permissions."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    mode = path.stat().st_mode & 0o7777 if path.exists() else None
-    fd, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".eqrw")
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        if mode is not None:
-            os.chmod(temporary, mode)
-        os.replace(temporary, path)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
