@@ -20,6 +20,7 @@ from .discovery import discover
 from .engine import Options, select_rules
 from .plugins import Registry, RewriteRun, load_plugins
 from .rules import RuleError, RulePack, load_pack, packaged_packs
+from .worklist import PlanError, plan
 
 EXIT_CHANGES, EXIT_USAGE, EXIT_FILE_ERROR = 1, 2, 123
 
@@ -127,13 +128,17 @@ def rewrite_command(paths: tuple[Path, ...], rule_specs: tuple[str, ...], check:
     job = Job([p.path for p in packs], options, mode, out_root, use_black,
               tuple(ignored) + tuple(config.ignore))
     files = list(discover(list(paths), config.include,
-                          config.exclude + config.extend_exclude + list(excludes), root))
-    pairs = [(f, _destination(f, paths, out_root)) for f in files]
+                          config.exclude + config.extend_exclude + list(excludes), root,
+                          skip=out_root))
+    try:
+        items = plan(files, list(paths), out_root)
+    except PlanError as error:
+        _fail(str(error))
     cache = None
     if not no_cache and not use_black:
         key = [p.digest for p in packs] + [repr(options), repr(job.ignore)]
         cache = Cache(cache_dir or default_cache_dir(root), key)
-    results = run(pairs, job, cache, jobs, progress=not quiet and mode != "check"
+    results = run(items, job, cache, jobs, progress=not quiet and mode != "check"
                   and output_format == "text")
     if output_format == "json":
         click.echo(report.to_json(results, mode))
@@ -151,15 +156,6 @@ def rewrite_command(paths: tuple[Path, ...], rule_specs: tuple[str, ...], check:
             sys.exit(status)
     if mode in ("check", "diff") and any(r.status == "changed" for r in results):
         sys.exit(EXIT_CHANGES)
-
-
-def _destination(path: Path, roots: tuple[Path, ...], out_root: Path | None) -> Path | None:
-    if out_root is None:
-        return None
-    for root in roots:
-        if root.is_dir() and (root == path or root in path.parents):
-            return out_root / path.relative_to(root)
-    return out_root / path.name
 
 
 @main.group("rules")

@@ -85,8 +85,9 @@ def default_mode() -> int:
 def write_atomic(path: Path, data: bytes, mode: int | None = None) -> None:
     """Replace the content of ``path`` with ``data`` all at once.
 
-    An existing file keeps its own mode; a new one gets ``mode`` (default: as ``open()``
-    would). A symlink is written through; a file with other hard links is refused.
+    The file gets ``mode``; without one, an existing file keeps its own and a new one gets
+    ``open()``'s default. A symlink is written through; a file with other hard links is
+    refused.
     """
     if path.is_symlink():
         path = Path(os.path.realpath(path))
@@ -98,7 +99,7 @@ def write_atomic(path: Path, data: bytes, mode: int | None = None) -> None:
     if existing is not None and stat.S_ISREG(existing.st_mode) and existing.st_nlink > 1:
         raise LinkedFileError(errno.EMLINK, f"has {existing.st_nlink} hard links; replacing "
                               "it would split them", str(path))
-    if existing is not None and stat.S_ISREG(existing.st_mode):
+    if mode is None and existing is not None and stat.S_ISREG(existing.st_mode):
         mode = stat.S_IMODE(existing.st_mode)
     fd, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.",
                                      suffix=TEMPORARY_SUFFIX)
@@ -124,3 +125,19 @@ def remove_pending() -> None:
             os.unlink(temporary)
         except OSError:
             pass  # already renamed into place, or never created
+
+
+def write_symlink(path: Path, target: str) -> bool:
+    """Make ``path`` a symlink reading ``target``, atomically; False when it already is one."""
+    if path.is_symlink() and os.readlink(path) == target:
+        return False
+    path.parent.mkdir(parents=True, exist_ok=True)
+    temporary = tempfile.mktemp(dir=path.parent, prefix=f".{path.name}.",
+                                suffix=TEMPORARY_SUFFIX)  # os.symlink fails if taken
+    os.symlink(target, temporary)
+    try:
+        os.replace(temporary, path)
+    except BaseException:
+        os.unlink(temporary)
+        raise
+    return True

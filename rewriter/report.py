@@ -28,20 +28,21 @@ def summary(results: list[FileResult]) -> dict[str, int]:
     counts = Counter(r.status for r in results)
     return {"files": len(results), "changed": counts["changed"],
             "unchanged": counts["unchanged"], "generated": counts["generated"],
-            "errors": counts["error"], "edits": sum(len(r.edits) for r in results)}
+            "skipped": counts["skipped"], "errors": counts["error"],
+            "edits": sum(len(r.edits) for r in results)}
 
 
 def print_text(results: list[FileResult], mode: str, quiet: bool) -> None:
     """Black-style report: one line per changed or failed file, then a summary."""
-    verb = {"check": "would rewrite", "diff": "would rewrite", "out": "rewrote"}.get(
-        mode, "rewrote")
     for result in results:
         if result.diff:
             sys.stdout.write(result.diff)
         if result.status == "error":
             print(error_line(result), file=sys.stderr)
+        elif result.status == "skipped" and not quiet:
+            print(f"skipped {result.path}: {result.error}", file=sys.stderr)
         elif result.status == "changed" and not quiet:
-            print(f"{verb} {result.path} ({_plural(len(result.edits), 'edit')})",
+            print(f"{_done(result, mode)} ({_plural(len(result.edits), 'edit')})",
                   file=sys.stderr)
     if quiet:
         return
@@ -52,9 +53,21 @@ def print_text(results: list[FileResult], mode: str, quiet: bool) -> None:
              f"{_plural(counts['unchanged'], 'file')} {would}left unchanged"]
     if counts["generated"]:
         parts.append(f"{counts['generated']} @generated skipped")
+    if counts["skipped"]:
+        parts.append(f"{_plural(counts['skipped'], 'file')} skipped")
     if counts["errors"]:
         parts.append(f"{_plural(counts['errors'], 'file')} failed")
     print(", ".join(parts) + ".", file=sys.stderr)
+
+
+def _done(result: FileResult, mode: str) -> str:
+    """What happened to a changed file, naming the file that was written."""
+    if mode in ("check", "diff"):
+        return f"would rewrite {result.path}"
+    if mode == "out":
+        return f"wrote {result.written}" if result.written else (
+            f"{result.path}: its rewritten copy is already up to date")
+    return f"rewrote {result.path}"
 
 
 def _plural(n: int, word: str) -> str:
