@@ -74,14 +74,35 @@ def _plural(n: int, word: str) -> str:
     return f"{n} {word}{'' if n == 1 else 's'}"
 
 
-def to_json(results: list[FileResult], mode: str) -> str:
-    """One record per edit and per error, plus a summary."""
+def to_json(results: list[FileResult], mode: str, steps: dict[str, dict] | None = None) -> str:
+    """The whole run as one JSON document: a record per file, per edit and per error.
+
+    ``mode`` says what the run may write (``write``: sources in place, ``out``: the
+    ``--out`` tree, ``check``/``diff``: nothing); each file's ``written`` says whether it
+    was. Diffs (``--diff``) are inside the file records; ``steps`` holds plugin records.
+    """
     edits = [{"file": r.path, **e} for r in results for e in r.edits]
     errors = [{"file": r.path, "line": r.line, "col": r.col, "message": r.error}
               for r in results if r.status == "error"]
     document = {"version": __version__, "mode": mode, "summary": summary(results),
-                "edits": edits, "errors": errors}
+                "files": [_file_record(r) for r in results], "edits": edits, "errors": errors}
+    if steps:
+        document["steps"] = steps
     return json.dumps(document, indent=2)
+
+
+def _file_record(result: FileResult) -> dict:
+    record = {"path": result.path, "status": result.status,
+              "written": result.written is not None, "edits": len(result.edits)}
+    if result.written is not None and result.written != result.path:
+        record["output"] = result.written
+    if result.status == "skipped":
+        record["reason"] = result.error
+    elif result.status == "error":
+        record["error"] = result.error
+    if result.diff:
+        record["diff"] = result.diff
+    return record
 
 
 def to_sarif(results: list[FileResult], rules: list[Rule]) -> str:
