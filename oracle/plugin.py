@@ -6,6 +6,7 @@ Importing this module must stay cheap (no torch): it runs on every ``eqrewrite``
 
 from __future__ import annotations
 
+import shutil
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -28,8 +29,14 @@ class OracleStep:
         if mode in ("check", "diff") or len(paths) != 1 or not paths[0].is_dir():
             raise click.UsageError(
                 "--oracle takes one folder and writes the rewritten tree to --out (default: a "
-                "temporary folder); it cannot be combined with --check or --diff")
-        return out_root or Path(tempfile.mkdtemp(prefix="eqrewrite-rewritten-"))
+                "temporary folder, removed afterwards); it cannot be combined with --check or "
+                "--diff")
+        if out_root is not None:
+            return out_root
+        tree = Path(tempfile.mkdtemp(prefix="eqrewrite-rewritten-"))
+        # Removed when the command ends, however it ends (exit 123 skips finish()).
+        click.get_current_context().call_on_close(lambda: shutil.rmtree(tree, True))
+        return tree
 
     def finish(self, flags: dict[str, Any], run: RewriteRun) -> int | None:
         if not flags.get("use_oracle"):

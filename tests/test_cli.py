@@ -281,3 +281,60 @@ def test_internal_error_in_one_file_does_not_stop_the_others(project, monkeypatc
     result = run_cli(str(project / "pkg"))
     assert result.exit_code == 123 and "internal error (IndexError: boom)" in result.stderr
     assert (project / "pkg" / "model.py").read_text() == REWRITTEN
+
+
+# -- output trees (--out, --oracle's temporary tree) ----------------------------------------
+
+
+def test_out_files_keep_the_sources_mode(project, tmp_path):
+    (project / "pkg" / "model.py").chmod(0o755)
+    (project / "pkg" / "clean.py").chmod(0o640)
+    out = tmp_path / "out"
+    assert run_cli(str(project / "pkg"), "--out", str(out)).exit_code == 0
+    assert (out / "model.py").stat().st_mode & 0o7777 == 0o755
+    assert (out / "clean.py").stat().st_mode & 0o7777 == 0o640
+
+
+def test_out_inside_the_source_folder_is_not_processed_again(project):
+    pkg = project / "pkg"
+    for _ in range(2):
+        result = run_cli(str(pkg), "--out", str(pkg / "out"))
+        assert result.exit_code == 0, result.output
+    assert not (pkg / "out" / "out").exists()
+    assert (pkg / "out" / "model.py").read_text() == REWRITTEN
+    assert "2 files" not in result.stderr.split("rewritten")[0]  # out/ was not rediscovered
+
+
+def test_out_equal_to_the_source_folder_is_a_usage_error(project):
+    pkg = project / "pkg"
+    result = run_cli(str(pkg), "--out", str(project / "pkg" / ".." / "pkg"))
+    assert result.exit_code == 2
+    assert "is the source folder" in result.stderr and "leave out --out" in result.stderr
+    assert (pkg / "model.py").read_text() == TENSOR_CODE
+
+
+def test_out_that_would_overwrite_a_source_file_is_a_usage_error(project):
+    model = project / "pkg" / "model.py"
+    result = run_cli(str(model), "--out", str(project / "pkg"))
+    assert result.exit_code == 2 and "would overwrite the source" in result.stderr
+    assert model.read_text() == TENSOR_CODE
+
+
+def test_oracle_without_out_names_the_temporary_copy_and_removes_it(project, monkeypatch):
+    from eqrewrite.oracle import cli as oracle_cli
+
+    seen = {}
+
+    def validate(run, rollback, flags):
+        seen["tree"] = run.out_root
+        seen["rewritten"] = (run.out_root / "model.py").read_text()
+        return 0
+
+    monkeypatch.setattr(oracle_cli, "validate_rewrite", validate)
+    result = run_cli(str(project / "pkg"), "--oracle")
+    assert result.exit_code == 0, result.output
+    assert seen["rewritten"] == REWRITTEN
+    assert f"wrote {seen['tree'] / 'model.py'} (1 edit)" in result.stderr
+    assert "rewrote" not in result.stderr
+    assert not seen["tree"].exists()
+    assert (project / "pkg" / "model.py").read_text() == TENSOR_CODE
