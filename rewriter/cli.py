@@ -14,7 +14,7 @@ from pathlib import Path
 import click
 
 from . import __version__
-from .cache import Cache, default_cache_dir
+from .cache import Cache, canonical, default_cache_dir
 from .config import ConfigError, find_project_root, load_config
 from .discovery import discover
 from .engine import Options, select_rules
@@ -136,7 +136,7 @@ def rewrite_command(paths: tuple[Path, ...], rule_specs: tuple[str, ...], check:
         _fail(str(error))
     cache = None
     if not no_cache and not use_black:
-        key = [p.digest for p in packs] + [repr(options), repr(job.ignore)]
+        key = [p.digest for p in packs] + [canonical(options), canonical(set(job.ignore))]
         cache = Cache(cache_dir or default_cache_dir(root), key)
     results = run(items, job, cache, jobs, progress=not quiet and mode != "check"
                   and output_format == "text")

@@ -338,3 +338,31 @@ def test_oracle_without_out_names_the_temporary_copy_and_removes_it(project, mon
     assert "rewrote" not in result.stderr
     assert not seen["tree"].exists()
     assert (project / "pkg" / "model.py").read_text() == TENSOR_CODE
+
+
+# -- cache keys ---------------------------------------------------------------------------
+
+
+def _seeds_with_different_set_orders() -> tuple[str, str]:
+    """Two PYTHONHASHSEED values under which ``{'forward', 'compiled'}`` iterates differently."""
+    orders: dict[str, str] = {}
+    for seed in map(str, range(40)):
+        shown = subprocess.run([sys.executable, "-c", "print(list({'forward', 'compiled'}))"],
+                               env={**os.environ, "PYTHONHASHSEED": seed}, capture_output=True,
+                               text=True, check=True).stdout
+        orders.setdefault(shown, seed)
+        if len(orders) == 2:
+            return tuple(orders.values())
+    raise AssertionError("no two hash seeds order the set differently")
+
+
+def test_cache_key_does_not_depend_on_the_hash_seed(project, tmp_path):
+    cache = tmp_path / "cache"
+    command = [sys.executable, "-m", "eqrewrite.rewriter", str(project / "pkg" / "clean.py"),
+               "--scope", "forward", "--scope", "compiled", "--cache-dir", str(cache),
+               "--format", "json", "--check"]
+    for seed in _seeds_with_different_set_orders():
+        completed = subprocess.run(command, env={**os.environ, "PYTHONHASHSEED": seed},
+                                   capture_output=True, text=True)
+        assert completed.returncode == 0, completed.stderr
+    assert len(list(cache.glob("cache-*.json"))) == 1  # the second run used the first's cache
