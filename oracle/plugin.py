@@ -12,13 +12,15 @@ from pathlib import Path
 from typing import Any
 
 import click
-from eqrewrite.rewriter.plugins import Registry, RewriteRun
+from eqrewrite.rewriter.plugins import Registry, RewriteRun, StepResult
 
 from .cli import compile_options, oracle_command
 
 
 class OracleStep:
     """``--oracle``: validate the rewritten tree four ways; ``--rollback``: revert culprits."""
+
+    name = "oracle"
 
     def prepare(self, flags: dict[str, Any], paths: tuple[Path, ...], mode: str,
                 out_root: Path | None) -> Path | None:
@@ -38,13 +40,13 @@ class OracleStep:
         click.get_current_context().call_on_close(lambda: shutil.rmtree(tree, True))
         return tree
 
-    def finish(self, flags: dict[str, Any], run: RewriteRun) -> int | None:
+    def finish(self, flags: dict[str, Any], run: RewriteRun) -> StepResult | None:
         if not flags.get("use_oracle"):
             return None
         from .cli import validate_rewrite
 
         settings = {k: v for k, v in flags.items() if k not in ("use_oracle", "rollback")}
-        return validate_rewrite(run, bool(flags.get("rollback")), settings)
+        return StepResult(validate_rewrite(run, bool(flags.get("rollback")), settings))
 
 
 def _rewrite_options() -> list[click.Parameter]:

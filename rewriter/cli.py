@@ -140,22 +140,44 @@ def rewrite_command(paths: tuple[Path, ...], rule_specs: tuple[str, ...], check:
         cache = Cache(cache_dir or default_cache_dir(root), key)
     results = run(items, job, cache, jobs, progress=not quiet and mode != "check"
                   and output_format == "text")
-    if output_format == "json":
-        click.echo(report.to_json(results, mode))
-    elif output_format == "sarif":
-        click.echo(report.to_sarif(results, [r for p in packs for r in p.rules]))
-    report.print_text(results, mode, quiet=quiet or output_format != "text")
-    if any(r.status == "error" for r in results):
-        sys.exit(EXIT_FILE_ERROR)
     run_info = RewriteRun(paths, root, out_root, mode, select_rules(
         [r for p in packs for r in p.rules if r.id not in job.ignore], options), options,
-        results)
+        results, output_format)
+    if output_format == "text":
+        report.print_text(results, mode, quiet=quiet)
+        status, _ = _finish_steps(steps, plugin_flags, run_info)
+    else:
+        # stdout holds exactly one document, printed last; file errors still go to stderr.
+        report.print_text(results, mode, quiet=True, diffs=False)
+        status, records = _finish_steps(steps, plugin_flags, run_info)
+        click.echo(report.to_json(results, mode, records) if output_format == "json" else
+                   report.to_sarif(results, [r for p in packs for r in p.rules]))
+    sys.exit(_exit_code(results, mode, status))
+
+
+def _finish_steps(steps: list, flags: dict, run: RewriteRun) -> tuple[int, dict[str, dict]]:
+    """Run the plugin steps after a rewrite without file errors: worst status, records."""
+    if any(r.status == "error" for r in run.results):
+        return 0, {}
+    status, records = 0, {}
     for step in steps:
-        status = step.finish(plugin_flags, run_info)
-        if status is not None:
-            sys.exit(status)
+        outcome = step.finish(flags, run)
+        if outcome is None:
+            continue
+        status = status or outcome.status
+        if outcome.record is not None:
+            records[step.name] = outcome.record
+    return status, records
+
+
+def _exit_code(results: list, mode: str, step_status: int) -> int:
+    if any(r.status == "error" for r in results):
+        return EXIT_FILE_ERROR
+    if step_status:
+        return step_status
     if mode in ("check", "diff") and any(r.status == "changed" for r in results):
-        sys.exit(EXIT_CHANGES)
+        return EXIT_CHANGES
+    return 0
 
 
 @main.group("rules")

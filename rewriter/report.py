@@ -32,10 +32,13 @@ def summary(results: list[FileResult]) -> dict[str, int]:
             "edits": sum(len(r.edits) for r in results)}
 
 
-def print_text(results: list[FileResult], mode: str, quiet: bool) -> None:
-    """Black-style report: one line per changed or failed file, then a summary."""
+def print_text(results: list[FileResult], mode: str, quiet: bool, diffs: bool = True) -> None:
+    """Black-style report on stderr: a line per changed, skipped or failed file, a summary.
+
+    Diffs go to stdout (unless ``diffs`` is False: stdout then belongs to a JSON report).
+    """
     for result in results:
-        if result.diff:
+        if result.diff and diffs:
             sys.stdout.write(result.diff)
         if result.status == "error":
             print(error_line(result), file=sys.stderr)

@@ -366,3 +366,70 @@ def test_cache_key_does_not_depend_on_the_hash_seed(project, tmp_path):
                                    capture_output=True, text=True)
         assert completed.returncode == 0, completed.stderr
     assert len(list(cache.glob("cache-*.json"))) == 1  # the second run used the first's cache
+
+
+# -- machine output: one document on stdout ------------------------------------------------
+
+
+@pytest.mark.parametrize("flag", ["--diff", "--check"])
+def test_json_with_diff_or_check_is_one_document_with_the_diffs_inside(project, flag):
+    result = run_cli(str(project / "pkg"), "--format", "json", flag)
+    assert result.exit_code == 1
+    document = json.loads(result.stdout)  # nothing else on stdout
+    files = {Path(f["path"]).name: f for f in document["files"]}
+    assert files["model.py"]["status"] == "changed" and files["model.py"]["written"] is False
+    if flag == "--diff":
+        assert "+    return torch.add(x, y)\n" in files["model.py"]["diff"]
+    else:
+        assert "diff" not in files["model.py"]
+    assert (project / "pkg" / "model.py").read_text() == TENSOR_CODE
+
+
+def test_sarif_with_diff_is_one_document(project):
+    result = run_cli(str(project / "pkg"), "--format", "sarif", "--diff")
+    assert result.exit_code == 1 and json.loads(result.stdout)["version"] == "2.1.0"
+
+
+def test_json_alone_rewrites_in_place_and_says_what_was_written(project):
+    result = run_cli(str(project / "pkg"), "--format", "json")
+    assert result.exit_code == 0
+    document = json.loads(result.stdout)
+    assert document["mode"] == "write"
+    written = {Path(f["path"]).name: f["written"] for f in document["files"]}
+    assert written == {"model.py": True, "clean.py": False}
+    assert (project / "pkg" / "model.py").read_text() == REWRITTEN
+
+
+def test_json_out_mode_names_each_written_copy(project, tmp_path):
+    out = tmp_path / "out"
+    document = json.loads(run_cli(str(project / "pkg"), "--out", str(out), "--format",
+                                  "json").stdout)
+    outputs = {Path(f["path"]).name: f.get("output") for f in document["files"]}
+    assert outputs == {"model.py": str(out / "model.py"), "clean.py": str(out / "clean.py")}
+
+
+class _ProbeStep:
+    """A plugin step that reports a record, as the oracle will."""
+
+    name = "probe"
+
+    def __init__(self, status: int):
+        self.status = status
+
+    def prepare(self, flags, paths, mode, out_root):
+        return out_root
+
+    def finish(self, flags, run):
+        from eqrewrite.rewriter.plugins import StepResult
+
+        return StepResult(self.status, {"files": len(run.results), "format": run.output_format})
+
+
+def test_step_records_go_into_the_json_document(project, monkeypatch):
+    registry = main.plugins()
+    monkeypatch.setattr(registry, "steps", [*registry.steps, _ProbeStep(0)])
+    result = run_cli(str(project / "pkg"), "--format", "json", "--check")
+    assert json.loads(result.stdout)["steps"] == {"probe": {"files": 2, "format": "json"}}
+    assert result.exit_code == 1  # a step's 0 does not hide the changes --check found
+    monkeypatch.setattr(registry, "steps", [*registry.steps, _ProbeStep(3)])
+    assert run_cli(str(project / "pkg"), "--format", "json").exit_code == 3
