@@ -20,6 +20,7 @@ from .discovery import discover
 from .engine import Options, select_rules
 from .plugins import Registry, RewriteRun, load_plugins
 from .rules import RuleError, RulePack, load_pack, packaged_packs
+from .workers import Interrupted, interruptible
 from .worklist import PlanError, plan
 
 EXIT_CHANGES, EXIT_USAGE, EXIT_FILE_ERROR = 1, 2, 123
@@ -127,19 +128,24 @@ def rewrite_command(paths: tuple[Path, ...], rule_specs: tuple[str, ...], check:
     mode = "diff" if diff else "check" if check else "out" if out_root else "write"
     job = Job([p.path for p in packs], options, mode, out_root, use_black,
               tuple(ignored) + tuple(config.ignore))
-    files = list(discover(list(paths), config.include,
-                          config.exclude + config.extend_exclude + list(excludes), root,
-                          skip=out_root))
-    try:
-        items = plan(files, list(paths), out_root)
-    except PlanError as error:
-        _fail(str(error))
     cache = None
     if not no_cache and not use_black:
         key = [p.digest for p in packs] + [canonical(options), canonical(set(job.ignore))]
         cache = Cache(cache_dir or default_cache_dir(root), key)
-    results = run(items, job, cache, jobs, progress=not quiet and mode != "check"
-                  and output_format == "text")
+    try:
+        with interruptible():
+            files = list(discover(list(paths), config.include,
+                                  config.exclude + config.extend_exclude + list(excludes),
+                                  root, skip=out_root))
+            items = plan(files, list(paths), out_root)
+            results = run(items, job, cache, jobs, progress=not quiet and mode != "check"
+                          and output_format == "text")
+    except PlanError as error:
+        _fail(str(error))
+    except Interrupted as stop:
+        click.echo(f"eqrewrite: stopped by {stop}: every file is either rewritten or "
+                   "untouched, none half-written", err=True)
+        sys.exit(stop.exit_code)
     run_info = RewriteRun(paths, root, out_root, mode, select_rules(
         [r for p in packs for r in p.rules if r.id not in job.ignore], options), options,
         results, output_format)

@@ -11,7 +11,6 @@ import difflib
 import os
 import stat
 import sys
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -21,6 +20,7 @@ from .engine import Options, RewriteError, parse, rewrite_source, select_rules
 from .files import WriteError
 from .rules import Rule, load_pack
 from .sources import Source, SourceError, decode, encode
+from .workers import WorkerPool
 from .worklist import Item, MirrorLink, Skip, Work
 
 GENERATED_MARKER = b"@" b"generated"  # split so this file is not itself marked
@@ -238,7 +238,7 @@ def _run_work(todo: list[tuple[int, Work]], job: Job, jobs: int | None,
     if workers > 1 and len(todo) >= PARALLEL_THRESHOLD:
         # Largest files first, in small chunks, so no worker is left with the big ones.
         todo.sort(key=lambda pair: -_size(pair[1].path))
-        with ProcessPoolExecutor(workers, initializer=_prepare, initargs=(job,)) as pool:
+        with WorkerPool(workers, _prepare, (job,)) as pool:
             outcomes = pool.map(_process_work, [work for _, work in todo],
                                 chunksize=max(1, len(todo) // (workers * 32)))
             return dict(zip([index for index, _ in todo],
