@@ -26,10 +26,19 @@ from .worklist import PlanError, plan
 EXIT_CHANGES, EXIT_USAGE, EXIT_FILE_ERROR = 1, 2, 123
 
 
+SUBCOMMAND_NAMES_RULE = (
+    "A first argument named like a command (rules, oracle, rewrite) is that command, even "
+    "when a file or folder of that name exists: write such a path as ./NAME or NAME/, or "
+    "run 'eqrewrite rewrite NAME'.")
+
+
 class _DefaultGroup(click.Group):
     """A group whose first argument, when it is not a subcommand, is a path to rewrite.
 
-    Installed plugins (``plugins.py``) are loaded before the first command is looked up.
+    A subcommand's name always means the subcommand: taking an existing path of that name
+    instead would make ``eqrewrite oracle src/`` rewrite a folder called ``oracle`` in
+    place. Installed plugins (``plugins.py``) are loaded before the first command is
+    looked up. The group's help is the rewrite command's, plus the subcommands.
     """
 
     registry: Registry | None = None
@@ -43,15 +52,47 @@ class _DefaultGroup(click.Group):
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
         self.plugins()
-        if not args or (args[0] not in self.commands and args[0] not in ("--help", "--version")):
+        if not args or (args[0] not in self.commands
+                        and args[0] not in ("-h", "--help", "--version")):
             args = ["rewrite", *args]
+        ctx.meta["eqrewrite.command"] = args[0]
         return super().parse_args(ctx, args)
+
+    def invoke(self, ctx: click.Context):
+        try:
+            return super().invoke(ctx)
+        except click.UsageError as error:
+            name = ctx.meta.get("eqrewrite.command")
+            if name == "rewrite" or name not in self.commands or not Path(name).exists():
+                raise
+            error.show()
+            click.echo(f"note: '{name}' is the 'eqrewrite {name}' command; to rewrite the "
+                       f"path {name}, write ./{name} or 'eqrewrite rewrite {name} ...'",
+                       err=True)
+            sys.exit(error.exit_code)
+
+    def format_usage(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        formatter.write_usage(ctx.command_path, "[OPTIONS] PATH...")
+        formatter.write_usage(ctx.command_path, "COMMAND [ARGS]...", prefix="   or: ")
+
+    def format_options(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        """The rewrite command's options (the default command), then the subcommands."""
+        rewrite = self.commands["rewrite"]
+        params = [p for p in rewrite.params + self.get_params(ctx)
+                  if isinstance(p, click.Option)]
+        records = [r for r in (p.get_help_record(ctx) for p in params) if r is not None]
+        with formatter.section("Options"):
+            formatter.write_dl(records)
+        self.format_commands(ctx, formatter)
+        with formatter.section("Paths and commands"):
+            formatter.write_text(SUBCOMMAND_NAMES_RULE)
 
 
 @click.group(cls=_DefaultGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="eqrewrite")
 def main() -> None:
-    """Rewrite PyTorch code with YAML rule packs: ``eqrewrite PATH... [OPTIONS]``."""
+    """Rewrite the Python files under each PATH with YAML rule packs: in place by default,
+    or report (--check, --diff, --format) or write a copy (--out) instead."""
 
 
 def _fail(message: str) -> None:
@@ -100,7 +141,8 @@ def rewrite_command(paths: tuple[Path, ...], rule_specs: tuple[str, ...], check:
                     ignored: tuple[str, ...], excludes: tuple[str, ...], output_format: str,
                     use_black: bool, no_cache: bool, cache_dir: Path | None, jobs: int | None,
                     quiet: bool, **plugin_flags) -> None:
-    """Rewrite the Python files under PATHS with the selected rule packs."""
+    """Rewrite the Python files under PATHS with the selected rule packs (the default
+    command: 'eqrewrite PATH...' runs it)."""
     from . import report
     from .runner import Job, run
 

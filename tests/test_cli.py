@@ -433,3 +433,37 @@ def test_step_records_go_into_the_json_document(project, monkeypatch):
     assert result.exit_code == 1  # a step's 0 does not hide the changes --check found
     monkeypatch.setattr(registry, "steps", [*registry.steps, _ProbeStep(3)])
     assert run_cli(str(project / "pkg"), "--format", "json").exit_code == 3
+
+
+# -- help, and paths named like commands ---------------------------------------------------
+
+
+@pytest.mark.parametrize("flag", ["--help", "-h"])
+def test_top_level_help_shows_the_rewrite_usage_and_options(flag):
+    result = CliRunner().invoke(main, [flag], prog_name="eqrewrite")
+    assert result.exit_code == 0
+    assert result.output.startswith("Usage: eqrewrite [OPTIONS] PATH...\n")
+    for option in ("--check", "--diff", "--out", "--format", "--version", "Commands:", "rules"):
+        assert option in result.output
+    assert "``" not in result.output and "[PATHS]" not in result.output
+    assert "write such a path as ./NAME or NAME/" in " ".join(result.output.split())
+
+
+def test_a_folder_named_like_a_command_is_reached_as_a_path(tmp_path):
+    (tmp_path / "rules").mkdir()
+    (tmp_path / "rules" / "model.py").write_text(TENSOR_CODE)
+    for spelling in (["./rules"], ["rules/"], ["rewrite", "rules"]):
+        result = run_cli(*spelling, "--check", cwd=tmp_path)
+        assert result.exit_code == 1 and "would rewrite" in result.stderr, spelling
+
+
+def test_a_command_name_stays_the_command_and_says_how_to_reach_the_path(tmp_path):
+    (tmp_path / "rules").mkdir()
+    (tmp_path / "rules" / "model.py").write_text(TENSOR_CODE)
+    wrong = run_cli("rules", "--check", cwd=tmp_path)
+    assert wrong.exit_code == 2
+    assert "note: 'rules' is the 'eqrewrite rules' command" in wrong.stderr
+    assert "write ./rules or 'eqrewrite rewrite rules ...'" in wrong.stderr
+    listing = run_cli("rules", "list", cwd=tmp_path)
+    assert listing.exit_code == 0 and "add-to-torch-add" in listing.output
+    assert (tmp_path / "rules" / "model.py").read_text() == TENSOR_CODE
