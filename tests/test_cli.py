@@ -467,3 +467,20 @@ def test_a_command_name_stays_the_command_and_says_how_to_reach_the_path(tmp_pat
     listing = run_cli("rules", "list", cwd=tmp_path)
     assert listing.exit_code == 0 and "add-to-torch-add" in listing.output
     assert (tmp_path / "rules" / "model.py").read_text() == TENSOR_CODE
+
+
+# -- clear messages for odd inputs -------------------------------------------------------
+
+
+@pytest.mark.parametrize("data", [b"\x00\x01\x02\x03binary", b"\x89PNG\r\n\x1a\n\xff\xfe\xfa"])
+def test_binary_file_says_so(tmp_path, data):
+    (tmp_path / "image.py").write_bytes(data)
+    result = run_cli(str(tmp_path))
+    assert result.exit_code == 123
+    assert f"error: {tmp_path / 'image.py'}: binary file, not Python source" in result.stderr
+
+
+def test_undeclared_latin1_is_not_called_binary(tmp_path):
+    (tmp_path / "old.py").write_bytes(b"s = '\xe9t\xe9'\n")
+    result = run_cli(str(tmp_path))
+    assert result.exit_code == 123 and "binary" not in result.stderr
