@@ -8,6 +8,7 @@ rule-pack error, 123 some file could not be processed (the others still were).
 
 from __future__ import annotations
 
+import difflib
 import sys
 from pathlib import Path
 
@@ -15,7 +16,7 @@ import click
 
 from . import __version__
 from .cache import Cache, canonical, default_cache_dir
-from .config import ConfigError, find_project_root, load_config
+from .config import Config, ConfigError, find_project_root, load_config
 from .discovery import discover
 from .engine import Options, select_rules
 from .plugins import Registry, RewriteRun, load_plugins
@@ -106,7 +107,7 @@ def _load_packs(specs: list[str]) -> list[RulePack]:
     except RuleError as error:
         _fail(str(error))
     except OSError as error:
-        _fail(f"cannot read rule pack: {error}")
+        _fail(f"{error.filename}: cannot read the rule pack: {error.strerror or error}")
 
 
 @main.command("rewrite")
@@ -150,15 +151,15 @@ def rewrite_command(paths: tuple[Path, ...], rule_specs: tuple[str, ...], check:
         _fail("no paths given; try 'eqrewrite src/ --diff' or 'eqrewrite --help'")
     if out_root is not None and (check or diff):
         _fail("--out writes a rewritten tree; it cannot be combined with --check or --diff")
+    if use_black:
+        _require_black()
     steps = main.plugins().steps
-    mode = "diff" if diff else "check" if check else "out" if out_root else "write"
+    mode = _mode(check, diff, out_root)
     for step in steps:
         out_root = step.prepare(plugin_flags, paths, mode, out_root)
+    mode = _mode(check, diff, out_root)  # again: a step (--oracle) may have chosen --out
     root = find_project_root(list(paths))
-    try:
-        config = load_config(root)
-    except ConfigError as error:
-        _fail(str(error))
+    config = _config(root)
     packs = _load_packs(list(rule_specs) or config.rules)
     options = Options(
         unsafe=config.unsafe if unsafe is None else unsafe,
@@ -166,10 +167,8 @@ def rewrite_command(paths: tuple[Path, ...], rule_specs: tuple[str, ...], check:
                               else assume_tensor_params),
         scope=frozenset(scopes or config.scope or ()) or None,
     )
-    # Again: a step (--oracle) may have chosen an --out folder.
-    mode = "diff" if diff else "check" if check else "out" if out_root else "write"
     job = Job([p.path for p in packs], options, mode, out_root, use_black,
-              tuple(ignored) + tuple(config.ignore))
+              _checked_ignores(ignored, config, packs))
     cache = None
     if not no_cache and not use_black:
         key = [p.digest for p in packs] + [canonical(options), canonical(set(job.ignore))]
@@ -179,6 +178,8 @@ def rewrite_command(paths: tuple[Path, ...], rule_specs: tuple[str, ...], check:
             files = list(discover(list(paths), config.include,
                                   config.exclude + config.extend_exclude + list(excludes),
                                   root, skip=out_root))
+            if not quiet:
+                _say_empty_folders(paths, files)
             items = plan(files, list(paths), out_root)
             results = run(items, job, cache, jobs, progress=not quiet and mode != "check"
                           and output_format == "text")
@@ -201,6 +202,53 @@ def rewrite_command(paths: tuple[Path, ...], rule_specs: tuple[str, ...], check:
         click.echo(report.to_json(results, mode, records) if output_format == "json" else
                    report.to_sarif(results, [r for p in packs for r in p.rules]))
     sys.exit(_exit_code(results, mode, status))
+
+
+def _mode(check: bool, diff: bool, out_root: Path | None) -> str:
+    return "diff" if diff else "check" if check else "out" if out_root else "write"
+
+
+def _require_black() -> None:
+    try:
+        import black  # noqa: F401
+    except ImportError:
+        _fail("--black needs black, which is not installed: pip install 'eqrewrite[black]'")
+
+
+def _config(root: Path) -> Config:
+    try:
+        return load_config(root)
+    except ConfigError as error:
+        _fail(str(error))
+
+
+def _checked_ignores(ignored: tuple[str, ...], config: Config,
+                     packs: list[RulePack]) -> tuple[str, ...]:
+    """The rule ids to ignore; one that no pack defines is a usage error (likely a typo)."""
+    known = {rule.id for pack in packs for rule in pack.rules}
+    for rule_id in ignored:
+        if rule_id not in known:
+            _fail(f"--ignore: no rule {rule_id!r} in the selected packs"
+                  f"{_did_you_mean(rule_id, known)}")
+    if any(rule_id not in known for rule_id in config.ignore):
+        # The project may ignore rules of its configured packs while --rules picks others.
+        known |= {rule.id for pack in _load_packs(config.rules) for rule in pack.rules}
+    for rule_id in config.ignore:
+        if rule_id not in known:
+            _fail(f"{config.path}: [tool.eqrewrite] ignore: no rule {rule_id!r}"
+                  f"{_did_you_mean(rule_id, known)}")
+    return tuple(ignored) + tuple(config.ignore)
+
+
+def _did_you_mean(name: str, known: set[str]) -> str:
+    matches = difflib.get_close_matches(name, sorted(known), n=3)
+    return f" (did you mean {', '.join(matches)}?)" if matches else ""
+
+
+def _say_empty_folders(paths: tuple[Path, ...], files: list[Path]) -> None:
+    for root in paths:
+        if root.is_dir() and not any(root in f.parents for f in files):
+            click.echo(f"no Python files found in {root}", err=True)
 
 
 def _finish_steps(steps: list, flags: dict, run: RewriteRun) -> tuple[int, dict[str, dict]]:
@@ -235,11 +283,18 @@ def rules_group() -> None:
 
 _packs_option = click.option(
     "-r", "--rules", "rule_specs", multiple=True, metavar="PACK",
-    help="Rule pack file or packaged name. Repeatable. Default: every packaged pack.")
+    help="Rule pack file or packaged name. Repeatable. Default: the packs pyproject.toml "
+         "configures, else every packaged pack.")
 
 
 def _selected_packs(rule_specs: tuple[str, ...]) -> list[RulePack]:
-    return _load_packs(list(rule_specs) or sorted(str(p) for p in packaged_packs().values()))
+    """The packs named, else those the project here configures, else every packaged one."""
+    if rule_specs:
+        return _load_packs(list(rule_specs))
+    config = _config(find_project_root([Path.cwd()]))
+    if "rules" in config.given:
+        return _load_packs(config.rules)
+    return _load_packs(sorted(str(p) for p in packaged_packs().values()))
 
 
 @rules_group.command("list")
@@ -288,7 +343,9 @@ def rules_show(rule_id: str, rule_specs: tuple[str, ...]) -> None:
                 if example.after is not None:
                     click.echo("  after:\n" + _indented(example.after))
             return
-    _fail(f"no rule {rule_id!r} in the selected packs; see 'eqrewrite rules list'")
+    known = {rule.id for pack in _selected_packs(rule_specs) for rule in pack.rules}
+    _fail(f"no rule {rule_id!r} in the selected packs{_did_you_mean(rule_id, known)}; see "
+          "'eqrewrite rules list'")
 
 
 def _indented(text: str) -> str:

@@ -109,39 +109,43 @@ def _file_record(result: FileResult) -> dict:
 
 
 def to_sarif(results: list[FileResult], rules: list[Rule]) -> str:
-    """SARIF 2.1.0: one result per edit (with its fix) and one per file error."""
+    """SARIF 2.1.0: one result per edit, with its fix. Files that could not be processed
+    (or were skipped) are tool execution notifications of the run's invocation, which is
+    unsuccessful when any file failed."""
     used = {e["rule"] for r in results for e in r.edits}
     descriptors = [{"id": rule.id, "shortDescription": {"text": rule.description},
                     "properties": {"safety": rule.safety}}
                    for rule in rules if rule.id in used]
-    descriptors.append({"id": "eqrewrite-error",
-                        "shortDescription": {"text": "file could not be processed"}})
-    sarif_results = []
-    for result in results:
-        location = {"physicalLocation": {"artifactLocation": {"uri": result.path}}}
-        for edit in result.edits:
-            region = {"startLine": edit["start"]["line"], "startColumn": edit["start"]["col"],
-                      "endLine": edit["end"]["line"], "endColumn": edit["end"]["col"]}
-            sarif_results.append({
-                "ruleId": edit["rule"], "level": "note",
-                "message": {"text": f"{edit['before']} -> {edit['after']}"},
-                "locations": [{"physicalLocation": {**location["physicalLocation"],
-                                                    "region": region}}],
-                "fixes": [{"description": {"text": f"rewrite with {edit['rule']}"},
-                           "artifactChanges": [{**location["physicalLocation"],
-                                                "replacements": [{
-                                                    "deletedRegion": region,
-                                                    "insertedContent": {"text": edit["after"]},
-                                                }]}]}] if edit["round"] == 1 else [],
-            })
-        if result.status == "error":
-            region = {"startLine": max(result.line, 1)}
-            sarif_results.append({
-                "ruleId": "eqrewrite-error", "level": "error",
-                "message": {"text": result.error},
-                "locations": [{"physicalLocation": {**location["physicalLocation"],
-                                                    "region": region}}]})
+    invocation = {"executionSuccessful": not any(r.status == "error" for r in results),
+                  "toolExecutionNotifications": [_notification(r) for r in results
+                                                 if r.status in ("error", "skipped")]}
     run = {"tool": {"driver": {"name": "eqrewrite", "version": __version__,
                                "rules": descriptors}},
-           "results": sarif_results}
+           "invocations": [invocation],
+           "results": [_sarif_result(r.path, edit) for r in results for edit in r.edits]}
     return json.dumps({"$schema": SARIF_SCHEMA, "version": "2.1.0", "runs": [run]}, indent=2)
+
+
+def _sarif_result(path: str, edit: dict) -> dict:
+    location = {"artifactLocation": {"uri": path}}
+    region = {"startLine": edit["start"]["line"], "startColumn": edit["start"]["col"],
+              "endLine": edit["end"]["line"], "endColumn": edit["end"]["col"]}
+    fixes = [{"description": {"text": f"rewrite with {edit['rule']}"},
+              "artifactChanges": [{**location, "replacements": [{
+                  "deletedRegion": region, "insertedContent": {"text": edit["after"]}}]}]}]
+    return {"ruleId": edit["rule"], "level": "note",
+            "message": {"text": f"{edit['before']} -> {edit['after']}"},
+            "locations": [{"physicalLocation": {**location, "region": region}}],
+            # Later rounds rewrite text the first round produced: no fix for the original.
+            "fixes": fixes if edit["round"] == 1 else []}
+
+
+def _notification(result: FileResult) -> dict:
+    location = {"artifactLocation": {"uri": result.path}}
+    if result.line:
+        location["region"] = {"startLine": result.line}
+        if result.col:
+            location["region"]["startColumn"] = result.col
+    return {"level": "error" if result.status == "error" else "warning",
+            "message": {"text": result.error or result.status},
+            "locations": [{"physicalLocation": location}]}

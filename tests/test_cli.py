@@ -469,7 +469,81 @@ def test_a_command_name_stays_the_command_and_says_how_to_reach_the_path(tmp_pat
     assert (tmp_path / "rules" / "model.py").read_text() == TENSOR_CODE
 
 
-# -- clear messages for odd inputs -------------------------------------------------------
+# -- clear messages for missing tools, unknown ids, odd inputs ------------------------------
+
+
+def test_black_missing_says_how_to_install_it(project, monkeypatch):
+    monkeypatch.setitem(sys.modules, "black", None)  # makes 'import black' fail
+    result = run_cli(str(project / "pkg"), "--black")
+    assert result.exit_code == 2
+    assert "pip install 'eqrewrite[black]'" in result.stderr
+    assert (project / "pkg" / "model.py").read_text() == TENSOR_CODE
+
+
+def test_unknown_ignored_rule_id_names_close_matches(project):
+    result = run_cli(str(project / "pkg"), "--ignore", "add-to-torch-ad")
+    assert result.exit_code == 2
+    assert "--ignore: no rule 'add-to-torch-ad'" in result.stderr
+    assert "did you mean add-to-torch-add" in result.stderr
+    (project / "pyproject.toml").write_text("[tool.eqrewrite]\nignore = ['sub-to-torchsub']\n")
+    result = run_cli(str(project / "pkg"))
+    assert result.exit_code == 2
+    assert f"{project / 'pyproject.toml'}: [tool.eqrewrite] ignore: no rule 'sub-to-torchsub'" \
+        in result.stderr and "did you mean sub-to-torch-sub" in result.stderr
+
+
+def test_configured_ignore_may_name_rules_of_the_configured_packs(project):
+    # The project ignores a default-pack rule; a run with another pack must not fail on it.
+    (project / "pyproject.toml").write_text("[tool.eqrewrite]\nignore = ['add-to-torch-add']\n")
+    assert run_cli(str(project / "pkg"), "--rules", "graphbreaks", "--check").exit_code == 0
+
+
+def test_rules_commands_use_the_packs_configured_in_pyproject(project):
+    pack = (Path(__file__).parents[1] / "rules" / "default.yaml").read_text()
+    (project / "mypack.yaml").write_text(pack.replace("add-to-torch-add", "my-add"))
+    (project / "pyproject.toml").write_text("[tool.eqrewrite]\nrules = ['mypack.yaml']\n")
+    listing = run_cli("rules", "list", cwd=project)
+    assert listing.exit_code == 0 and "my-add" in listing.output
+    assert "graphbreaks" not in listing.output and "add-to-torch-add" not in listing.output
+    assert run_cli("rules", "show", "my-add", cwd=project).exit_code == 0
+    tested = run_cli("rules", "test", cwd=project)
+    assert tested.exit_code == 0 and "mypack.yaml" in tested.output
+
+
+def test_rules_show_unknown_id_names_close_matches():
+    result = run_cli("rules", "show", "pow-half-to-sqr")
+    assert result.exit_code == 2 and "did you mean pow-half-to-sqrt" in result.stderr
+
+
+def test_sarif_lists_failed_files_as_tool_execution_notifications(project):
+    (project / "pkg" / "broken.py").write_text("def (:\n")
+    result = run_cli(str(project / "pkg"), "--format", "sarif", "--check")
+    assert result.exit_code == 123
+    run = json.loads(result.stdout)["runs"][0]
+    (invocation,) = run["invocations"]
+    assert invocation["executionSuccessful"] is False
+    (notification,) = invocation["toolExecutionNotifications"]
+    assert notification["level"] == "error" and "syntax error" in notification["message"]["text"]
+    location = notification["locations"][0]["physicalLocation"]
+    assert location["artifactLocation"]["uri"].endswith("broken.py")
+    assert location["region"]["startLine"] == 1
+    assert [r["ruleId"] for r in run["results"]] == ["add-to-torch-add"]  # findings only
+
+
+def test_sarif_run_without_failures_is_successful(project):
+    run = json.loads(run_cli(str(project / "pkg"), "--format", "sarif").stdout)["runs"][0]
+    assert run["invocations"] == [{"executionSuccessful": True,
+                                   "toolExecutionNotifications": []}]
+
+
+def test_missing_rule_pack_names_the_path_and_the_cause(project):
+    result = run_cli(str(project / "pkg"), "--rules", "nope.yaml")
+    assert result.exit_code == 2
+    assert "error: nope.yaml: no such file, and no packaged pack of that name" in result.stderr
+    assert ":0:0" not in result.stderr
+    folder = run_cli(str(project / "pkg"), "--rules", str(project))
+    assert folder.exit_code == 2 and f"error: {project}: a folder, not a rule pack" \
+        in folder.stderr
 
 
 @pytest.mark.parametrize("data", [b"\x00\x01\x02\x03binary", b"\x89PNG\r\n\x1a\n\xff\xfe\xfa"])
@@ -484,3 +558,10 @@ def test_undeclared_latin1_is_not_called_binary(tmp_path):
     (tmp_path / "old.py").write_bytes(b"s = '\xe9t\xe9'\n")
     result = run_cli(str(tmp_path))
     assert result.exit_code == 123 and "binary" not in result.stderr
+
+
+def test_folder_without_python_files_says_so(tmp_path):
+    (tmp_path / "notes.txt").write_text("hello\n")
+    result = run_cli(str(tmp_path))
+    assert result.exit_code == 0
+    assert f"no Python files found in {tmp_path}" in result.stderr
