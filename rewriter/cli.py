@@ -3,7 +3,8 @@
 ``eqrewrite PATH...`` rewrites (the default command); ``eqrewrite rules ...``
 inspects and tests rule packs. Exit codes follow black and ruff: 0 done or
 nothing to do, 1 ``--check``/``--diff`` found changes, 2 usage, configuration or
-rule-pack error, 123 some file could not be processed (the others still were).
+rule-pack error, 123 some file could not be processed (the others still were),
+130/143 stopped by SIGINT/SIGTERM.
 """
 
 from __future__ import annotations
@@ -129,8 +130,11 @@ def _load_packs(specs: list[str]) -> list[RulePack]:
 @click.option("--exclude", "excludes", multiple=True, metavar="GLOB",
               help="Skip paths matching this gitignore-style glob. Repeatable.")
 @click.option("--format", "output_format", type=click.Choice(["text", "json", "sarif"]),
-              default="text", show_default=True, help="Report format on stdout.")
-@click.option("--black", "use_black", is_flag=True, help="Format changed files with black.")
+              default="text", show_default=True,
+              help="Report format on stdout; json and sarif print one document. Writing is "
+                   "unchanged: add --check or --diff for a report only.")
+@click.option("--black", "use_black", is_flag=True,
+              help="Format changed files with black (pip install 'eqrewrite[black]').")
 @click.option("--no-cache", is_flag=True, help="Neither read nor write the cache.")
 @click.option("--cache-dir", type=click.Path(file_okay=False, path_type=Path),
               help="Where to keep the cache (default: .eqrewrite_cache in the project).")
