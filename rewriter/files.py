@@ -43,11 +43,6 @@ class LinkedFileError(OSError):
     """Refusal to replace a file that has other hard links."""
 
 
-def hard_link_count(path: Path) -> int:
-    """How many names the file at ``path`` has (symlinks followed)."""
-    return os.stat(path).st_nlink
-
-
 def check_writable(path: Path) -> None:
     """Raise PermissionError unless ``path`` (existing or not) may be replaced.
 
@@ -66,11 +61,6 @@ def check_writable(path: Path) -> None:
 def _require_write_bits(path: Path, access: int = os.W_OK) -> None:
     if not os.stat(path).st_mode & 0o222 or not os.access(path, access):
         raise PermissionError(errno.EACCES, os.strerror(errno.EACCES), str(path))
-
-
-def file_mode(path: Path) -> int:
-    """The permission bits of ``path``."""
-    return stat.S_IMODE(os.stat(path).st_mode)
 
 
 def default_mode() -> int:

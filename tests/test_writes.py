@@ -163,3 +163,15 @@ def test_cli_result_for_unknown_write_failure_names_the_file(tree, monkeypatch):
     result = CliRunner().invoke(main, [str(tree / "model.py"), "--no-cache"])
     assert result.exit_code == 123
     assert result.stderr.startswith(f"error: {tree / 'model.py'}: cannot write: Input/output")
+
+
+def test_write_atomic_writes_through_symlinks_and_refuses_hard_links(tmp_path):
+    (tmp_path / "real.py").write_text("old\n")
+    (tmp_path / "link.py").symlink_to("real.py")
+    files.write_atomic(tmp_path / "link.py", b"new\n")
+    assert (tmp_path / "link.py").is_symlink() and (tmp_path / "real.py").read_text() == "new\n"
+    os.link(tmp_path / "real.py", tmp_path / "other.py")
+    with pytest.raises(files.LinkedFileError, match="has 2 hard links"):
+        files.write_atomic(tmp_path / "real.py", b"newer\n")
+    assert (tmp_path / "other.py").read_text() == "new\n" and _temporaries(tmp_path) == []
+
