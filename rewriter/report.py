@@ -68,8 +68,7 @@ def _done(result: FileResult, mode: str) -> str:
     if mode in ("check", "diff"):
         return f"would rewrite {result.path}"
     if mode == "out":
-        return f"wrote {result.written}" if result.written else (
-            f"{result.path}: its rewritten copy is already up to date")
+        return f"wrote {result.output}" if result.written else f"{result.output} is up to date"
     return f"rewrote {result.path}"
 
 
@@ -96,9 +95,9 @@ def to_json(results: list[FileResult], mode: str, steps: dict[str, dict] | None 
 
 def _file_record(result: FileResult) -> dict:
     record = {"path": result.path, "status": result.status,
-              "written": result.written is not None, "edits": len(result.edits)}
-    if result.written is not None and result.written != result.path:
-        record["output"] = result.written
+              "written": result.written, "edits": len(result.edits)}
+    if result.output is not None:
+        record["output"] = result.output
     if result.status == "skipped":
         record["reason"] = result.error
     elif result.status == "error":

@@ -51,7 +51,8 @@ class FileResult:
     line: int = 0
     col: int = 0
     diff: str = ""
-    written: str | None = None  # the file written: the source itself, or its --out copy
+    written: bool = False  # whether a file was written: the source, or its --out copy
+    output: str | None = None  # where --out puts the file (written or already up to date)
     stamp: Stamp | None = None  # set when the file is now known clean
 
 
@@ -99,7 +100,7 @@ def _process(path: Path, destination: Path | None) -> FileResult:
         result = FileResult(str(path), "unchanged", stamp=(info.st_mtime_ns, info.st_size,
                                                            digest(data)))
         if destination is not None:
-            result.written = _write_out(destination, data, info)
+            _write_out(result, destination, data, info)
         return result
     result = FileResult(str(path), "changed", edits=edits)
     new_data = encode(source, new_text)
@@ -112,10 +113,10 @@ def _process(path: Path, destination: Path | None) -> FileResult:
             return FileResult(str(path), "skipped", error=HARD_LINKED.format(n=info.st_nlink))
         _write(path, new_data)
         after = path.stat()
-        result.written = str(path)
+        result.written = True
         result.stamp = (after.st_mtime_ns, after.st_size, digest(new_data))
     elif _job.mode == "out" and destination is not None:
-        result.written = _write_out(destination, new_data, info)
+        _write_out(result, destination, new_data, info)
     return result
 
 
@@ -136,18 +137,19 @@ def _write(target: Path, data: bytes, mode: int | None = None,
         raise WriteError(shown, error.strerror or str(error)) from None
 
 
-def _write_out(destination: Path, data: bytes, source: os.stat_result) -> str | None:
+def _write_out(result: FileResult, destination: Path, data: bytes,
+               source: os.stat_result) -> None:
     """Put ``data`` at ``destination`` with the source's mode, unless it is there already."""
+    result.output = str(destination)
     mode = stat.S_IMODE(source.st_mode)
     try:
         current = destination.lstat()
         same = stat.S_ISREG(current.st_mode) and destination.read_bytes() == data
     except OSError:
         same = False
-    if same and stat.S_IMODE(current.st_mode) == mode:
-        return None
-    _write(destination, data, mode, shown=destination)
-    return str(destination)
+    if not (same and stat.S_IMODE(current.st_mode) == mode):
+        _write(destination, data, mode, shown=destination)
+        result.written = True
 
 
 def _failed(path: Path, error: Exception,
@@ -163,7 +165,7 @@ def _failed(path: Path, error: Exception,
                         col=getattr(error, "col", 0))
     if copy is not None:
         try:
-            result.written = _write_out(*copy)
+            _write_out(result, *copy)
         except WriteError as failure:
             result.error += f"; and {failure}"
     return result
@@ -250,10 +252,9 @@ def _run_work(todo: list[tuple[int, Work]], job: Job, jobs: int | None,
 
 def _mirror(link: MirrorLink) -> FileResult:
     """Recreate a symlink in the --out tree; a failure is that link's error."""
-    result = FileResult(str(link.path), "unchanged")
+    result = FileResult(str(link.path), "unchanged", output=str(link.destination))
     try:
-        if files.write_symlink(link.destination, link.target):
-            result.written = str(link.destination)
+        result.written = files.write_symlink(link.destination, link.target)
     except OSError as error:
         result.status = "error"
         result.error = str(WriteError(link.destination, error.strerror or str(error)))

@@ -295,6 +295,17 @@ def test_out_files_keep_the_sources_mode(project, tmp_path):
     assert (out / "clean.py").stat().st_mode & 0o7777 == 0o640
 
 
+def test_out_rerun_names_the_copies_and_rewrites_nothing(project, tmp_path):
+    out = tmp_path / "out"
+    first = run_cli(str(project / "pkg"), "--out", str(out))
+    assert f"wrote {out / 'model.py'} (1 edit)" in first.stderr
+    before = (out / "model.py").stat().st_mtime_ns
+    second = run_cli(str(project / "pkg"), "--out", str(out))
+    assert f"{out / 'model.py'} is up to date (1 edit)" in second.stderr
+    assert "rewrote" not in first.stderr + second.stderr
+    assert (out / "model.py").stat().st_mtime_ns == before
+
+
 def test_out_inside_the_source_folder_is_not_processed_again(project):
     pkg = project / "pkg"
     for _ in range(2):
