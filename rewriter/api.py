@@ -21,9 +21,10 @@ from .engine import Options as RewriteOptions
 from .engine import Rewrite, RewriteError, parse, select_rules
 from .engine import rewrite_source as rewrite_text
 from .facts import ModuleFacts
+from .files import write_atomic
 from .matcher import Edit, find_edits
 from .rules import Rule, RuleError, RulePack, load_pack, packaged_packs, resolve_pack
-from .sources import Source, SourceError, decode, encode, write_atomic
+from .sources import Source, SourceError, decode, encode
 
 __all__ = [
     "Config", "ConfigError", "Edit", "Rewrite", "RewriteError", "RewriteOptions", "Rule",

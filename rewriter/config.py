@@ -38,6 +38,7 @@ class Config:
     assume_tensor_params: bool = False
     path: Path | None = None
     oracle: dict = field(default_factory=dict)
+    given: frozenset[str] = frozenset()  # the keys the file sets (the rest are defaults)
 
 
 _LISTS = {"rules", "include", "exclude", "extend-exclude", "ignore", "scope"}
@@ -72,7 +73,7 @@ def load_config(root: Path) -> Config:
     table = data.get("tool", {}).get("eqrewrite")
     if table is None:
         return Config()
-    config = Config(path=path)
+    config = Config(path=path, given=frozenset(table))
     for key, value in table.items():
         if key in _LISTS:
             if isinstance(value, str):

@@ -30,18 +30,34 @@ class RewriteRun:
     rules: list[Any]         # the selected rules (eqrewrite.rewriter.api.Rule)
     options: Any             # eqrewrite.rewriter.api.RewriteOptions
     results: list[Any]       # one FileResult per processed file
+    output_format: str = "text"  # text | json | sarif: with json, report through the record
+
+
+@dataclass(frozen=True)
+class StepResult:
+    """What a step reports: its exit status (0: all good) and, for ``--format json``, a
+    record that the command line puts in its one JSON document under ``steps.<name>``."""
+
+    status: int
+    record: dict[str, Any] | None = None
 
 
 class RewriteStep(Protocol):
-    """Work a plugin adds around the rewrite command, driven by its own options."""
+    """Work a plugin adds around the rewrite command, driven by its own options.
+
+    ``name`` keys the step's record in the JSON document. A step prints nothing on stdout
+    when the output format is not text (stdout then holds exactly one document).
+    """
+
+    name: str
 
     def prepare(self, flags: dict[str, Any], paths: tuple[Path, ...], mode: str,
                 out_root: Path | None) -> Path | None:
         """Check the flags before anything is written; return the ``--out`` folder to use
         (``out_root`` unchanged when the step is not active). Raise click.UsageError."""
 
-    def finish(self, flags: dict[str, Any], run: RewriteRun) -> int | None:
-        """Run after the rewrite; an exit status, or None when the step is not active."""
+    def finish(self, flags: dict[str, Any], run: RewriteRun) -> StepResult | None:
+        """Run after the rewrite; its result, or None when the step is not active."""
 
 
 class Registry:
