@@ -8,6 +8,7 @@ before any worker starts, and exits 2 with its cause.
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 import tempfile
@@ -135,13 +136,15 @@ def oracle_command(path: Path, rewritten: Path | None, output_format: str,
         config = load_config(find_project_root([path]))
     except ConfigError as error:
         raise click.UsageError(str(error)) from None
-    sys.exit(validate(root, rewritten, files, changed, options, config.oracle,
-                      explicit=path if path.is_file() else None))
+    status, _ = validate(root, rewritten, files, changed, options, config.oracle,
+                         explicit=path if path.is_file() else None)
+    sys.exit(status)
 
 
-def validate_rewrite(run, rollback: bool, flags: dict) -> int:
+def validate_rewrite(run, rollback: bool, flags: dict) -> tuple[int, dict]:
     """The rewrite command's ``--oracle`` step: validate ``run.paths[0]`` against the tree
-    written to ``run.out_root`` (``run`` is the rewriter's ``RewriteRun``)."""
+    written to ``run.out_root`` (``run`` is the rewriter's ``RewriteRun``). With a machine
+    format the report is returned for the rewrite's JSON document instead of printed."""
     from eqrewrite.rewriter.api import discover_files, find_project_root, load_config
 
     root, out_root = run.paths[0], run.out_root
@@ -151,7 +154,9 @@ def validate_rewrite(run, rollback: bool, flags: dict) -> int:
     undo = make_rollback(root, out_root, changed, run.rules, run.options) if rollback else None
     config = load_config(find_project_root([root])).oracle
     files = list(discover_files([root], ["*.py"], [], root))
-    return validate(root, out_root, files, changed, options_from(**flags), config, undo)
+    embedded = "embedded" if run.output_format != "text" else "text"
+    return validate(root, out_root, files, changed,
+                    options_from(output_format=embedded, **flags), config, undo)
 
 
 def configured(config: dict) -> tuple[dict[str, object], dict]:
@@ -219,8 +224,10 @@ def check_switches(settings: CompileSettings, root: Path) -> None:
 
 def validate(root: Path, rewritten: Path | None, files: list[Path],
              changed: dict[str, list[dict] | None], options: OracleOptions, config: dict,
-             rollback=None, explicit: Path | None = None) -> int:
-    """Validate every target; print the report; return the exit code (1 if any fails).
+             rollback=None, explicit: Path | None = None) -> tuple[int, dict]:
+    """Validate every target; print the report; return the exit code (1 if any fails) and
+    the report as a JSON-ready document. With the output format ``embedded`` the document
+    is not printed (the caller embeds it) and the table goes to stderr.
 
     ``changed`` maps rewritten files (relative to ``root``) to their edit records
     (None when only the file is known). ``rollback`` is a callable
@@ -272,26 +279,24 @@ def validate(root: Path, rewritten: Path | None, files: list[Path],
             reports = pool.validate_all(targets, coverage, advance, undo)
     finally:
         pool.close()
-    unvalidated = _unvalidated(root, changed, reports)
-    start = pool.start_seconds
-    _emit(reports, unvalidated, problems, options, settings.merged(options.settings), start)
-    return 1 if any(r.verdict in FAILING for r in reports) else 0
-
-
-def _emit(reports, unvalidated, problems, options: OracleOptions, settings: CompileSettings,
-          start_seconds: float) -> None:
     from . import report as oracle_report
 
+    unvalidated = _unvalidated(root, changed, reports)
+    in_force = settings.merged(options.settings)
+    record = oracle_report.document(reports, unvalidated, problems, in_force, pool.start_seconds)
     if options.output_format == "json":
-        text = oracle_report.records(reports, unvalidated, problems, settings, start_seconds)
+        text = json.dumps(record, indent=2)
     else:
-        text = oracle_report.table(reports, unvalidated, problems, settings,
+        text = oracle_report.table(reports, unvalidated, problems, in_force,
                                    show_output=options.show_output)
     if options.output is not None:
         options.output.write_text(text + "\n", encoding="utf-8")
         click.echo(f"report written to {options.output}", err=True)
-    else:
+    elif options.output_format != "embedded":
         click.echo(text)
+    else:  # inside the rewrite command's JSON document: people read the table on stderr
+        click.echo(oracle_report.table(reports, unvalidated, problems, in_force), err=True)
+    return 1 if any(r.verdict in FAILING for r in reports) else 0, record
 
 
 class _progress:

@@ -46,7 +46,8 @@ class OracleStep:
         from .cli import validate_rewrite
 
         settings = {k: v for k, v in flags.items() if k not in ("use_oracle", "rollback")}
-        return StepResult(validate_rewrite(run, bool(flags.get("rollback")), settings))
+        status, record = validate_rewrite(run, bool(flags.get("rollback")), settings)
+        return StepResult(status, record if run.output_format != "text" else None)
 
 
 def _rewrite_options() -> list[click.Parameter]:

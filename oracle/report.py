@@ -140,8 +140,16 @@ def _plain(value):
 
 def records(reports: list[TargetReport], unvalidated: list[str], problems: list[str],
             settings: CompileSettings, start_seconds: float) -> str:
-    """JSON: settings, then one record per target with verdict, confidence, findings (with
-    their evidence), breaks, timings, what the target printed and the compiler's output."""
+    """The JSON document of ``document``, as text."""
+    return json.dumps(document(reports, unvalidated, problems, settings, start_seconds),
+                      indent=2)
+
+
+def document(reports: list[TargetReport], unvalidated: list[str], problems: list[str],
+             settings: CompileSettings, start_seconds: float) -> dict:
+    """JSON-ready: settings, then one record per target with verdict, confidence, findings
+    (with their evidence), breaks, timings, what the target printed and the compiler's
+    output."""
     import torch
 
     document = {"torch": torch.__version__, "settings": _plain(settings),
@@ -155,4 +163,4 @@ def records(reports: list[TargetReport], unvalidated: list[str], problems: list[
         for tree, counted in report.breaks.items():
             record["breaks"][tree]["breaks"] = counted.breaks
         document["targets"].append(record)
-    return json.dumps(document, indent=2)
+    return document

@@ -339,7 +339,7 @@ def test_oracle_without_out_names_the_temporary_copy_and_removes_it(project, mon
     def validate(run, rollback, flags):
         seen["tree"] = run.out_root
         seen["rewritten"] = (run.out_root / "model.py").read_text()
-        return 0
+        return 0, {}
 
     monkeypatch.setattr(oracle_cli, "validate_rewrite", validate)
     result = run_cli(str(project / "pkg"), "--oracle")

@@ -328,3 +328,82 @@ def test_wrong_rule_without_rollback_fails_the_run(wrong_setup, tmp_path):
     (record,) = json.loads(result.stdout)["targets"]
     assert record["verdict"] == "rewrite-changed-behaviour"
     assert record["findings"][0]["left"] == "original eager"
+
+
+def test_oracle_step_with_json_prints_one_document(wrong_setup, tmp_path):
+    source, _ = wrong_setup
+    result = subprocess.run(
+        [sys.executable, "-m", "eqrewrite.rewriter", str(source), "--oracle", "--format",
+         "json", "--out", str(tmp_path / "out"), "--no-cache", "--backend", "eager"],
+        capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr
+    document = json.loads(result.stdout)  # the whole of stdout is one JSON document
+    (target,) = document["steps"]["oracle"]["targets"]
+    assert target["verdict"] == "passed" and document["summary"]
+    assert "passed" in result.stderr  # the table, for people, on stderr
+
+
+ORPHAN_SCRIPT = """
+import sys, time
+from pathlib import Path
+from eqrewrite.oracle.harness import Harness, Options
+from eqrewrite.oracle.settings import CompileSettings
+from eqrewrite.oracle.targets import find_target
+
+if __name__ == "__main__":
+    tree = Path(sys.argv[1])
+    harness = Harness(tree, tree, Options(CompileSettings(backend="eager"), timeout=600))
+    for worker in harness.workers.values():
+        worker.call("purge")
+    print(" ".join(str(w.process.pid) for w in harness.workers.values()), flush=True)
+    harness.validate(find_target(tree, tree / "hang.py"))
+"""
+
+
+def _alive(pid: int) -> bool:
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+    except OSError:
+        return False
+    return "State:\tZ" not in status
+
+
+def test_workers_die_with_a_killed_oracle(tree, tmp_path):
+    import os
+    import signal
+    import time
+
+    script = tmp_path / "orphan.py"
+    script.write_text(ORPHAN_SCRIPT)
+    parent = subprocess.Popen([sys.executable, str(script), str(tree)], stdout=subprocess.PIPE,
+                              text=True)
+    pids = [int(p) for p in parent.stdout.readline().split()]
+    assert len(pids) == 2 and all(_alive(pid) for pid in pids)
+    time.sleep(1.0)  # the hanging target is running now
+    os.kill(parent.pid, signal.SIGKILL)
+    parent.wait()
+    deadline = time.monotonic() + 20
+    while any(_alive(pid) for pid in pids) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert not any(_alive(pid) for pid in pids)
+
+
+def test_a_worker_ends_a_run_that_overstays_its_own_deadline(tree):
+    from dataclasses import replace
+
+    from eqrewrite.oracle import worker as worker_module
+    from eqrewrite.oracle.pool import Worker
+    from eqrewrite.oracle.protocol import FailureKind, RunRequest, Variant
+
+    handle = Worker(tree)
+    try:
+        target = find_target(tree, tree / "hang.py")
+        request = RunRequest(target, CompileSettings(backend="eager"), Variant.EAGER,
+                             deadline=1.0)
+        assert handle.submit(replace(request)) is None
+        # The parent waits far longer than the run's deadline: the worker itself must stop it.
+        result = handle.receive(timeout=worker_module.DEADLINE_GRACE + 60)
+        assert result.failure.kind is FailureKind.CRASH
+        assert "status 71" in result.failure.message
+    finally:
+        handle.close()
