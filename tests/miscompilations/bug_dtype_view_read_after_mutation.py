@@ -3,7 +3,7 @@
 Issue: https://github.com/pytorch/pytorch/issues/198101
 Expect: compiler-bug
 Trigger: aliased mutation
-Differs: int64 output: 3 of 24 elements differ (computed from the mutated input); the mutated input itself matches
+Differs: int64 output: 11 of 24 elements differ (computed from the mutated input); the mutated input itself matches
 Status: reproduces on 2.13.0+cpu; open upstream (reported on CUDA, same on CPU)
 """
 # eqrewrite-oracle: backend=inductor

@@ -3,7 +3,7 @@
 Issue: https://github.com/pytorch/pytorch/issues/198201
 Expect: compiler-bug
 Trigger: interpolation
-Differs: output float32: rows picked differ (eager rows [0,1,2], compiled [0,0,1]); max abs diff 4
+Differs: output float32: 12 of 18 values differ (eager source rows [0,1,2], compiled [0,0,1]); max abs diff 4
 Status: reproduces on 2.13.0+cpu; open upstream
 """
 # eqrewrite-oracle: backend=inductor

@@ -3,7 +3,7 @@
 Issue: https://github.com/pytorch/pytorch/issues/189799
 Expect: compiler-bug
 Trigger: NaN/inf/signed zero
-Differs: output float32: eager [inf, inf, inf], compiled [-inf, -inf, -inf] (3 of 3)
+Differs: output float32: sign of inf differs at 3 of 3 (eager [inf, inf, inf], compiled [-inf, -inf, -inf])
 Status: reproduces on 2.13.0+cpu; open upstream
 """
 # eqrewrite-oracle: backend=inductor
