@@ -3,7 +3,7 @@
 Issue: https://github.com/pytorch/pytorch/issues/185382
 Expect: compiler-bug
 Trigger: optimisation sequence
-Differs: output float32: 16 of 16 parameters differ (max abs diff ~2.4e-3 after 5 steps, about half of the total update); correct with dynamo.capture_scalar_outputs=true (no graph break)
+Differs: output float32: 16 of 16 parameters differ (max abs diff ~2.4e-3 after 5 steps, about half of the total update); correct with dynamo.capture_scalar_outputs=true (no graph break) and also with TORCHINDUCTOR_FORCE_DISABLE_CACHES=1: the wrong result comes from a cached artifact reused across the per-step recompiles
 Status: reproduces on 2.13.0+cpu with default settings; closed upstream
 """
 # eqrewrite-oracle: backend=inductor
