@@ -3,7 +3,7 @@
 Issue: https://github.com/pytorch/pytorch/issues/150165
 Expect: numerical-noise
 Trigger: interpolation
-Differs: output float32: nearly all values differ (max abs diff ~5e7); the matrix is singular to working precision
+Differs: output float32: all 12288 values differ (max abs diff 5.4e7); the matrix is singular to working precision: eager and compiled are both ~1.6e17 away from a float64 run
 Status: reproduces on 2.13.0+cpu; open upstream, a maintainer answered: "This is another case of torch.compile being more accurate than eager" (checked with torch._dynamo.utils.same against a float64 reference)
 """
 # eqrewrite-oracle: backend=inductor
