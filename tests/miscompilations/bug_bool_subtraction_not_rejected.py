@@ -6,7 +6,7 @@ Trigger: mixed dtypes
 Differs: eager raises RuntimeError ("Subtraction, the `-` operator, with a bool tensor is not supported"), compiled returns an int64 tensor
 Status: reproduces on 2.13.0+cpu; open upstream
 """
-# eqrewrite-oracle: backend=inductor
+# eqrewrite-oracle: backend=inductor raises=true
 import torch
 
 

@@ -6,7 +6,7 @@ Trigger: integer overflow
 Differs: eager raises RuntimeError ("value cannot be converted to type int8_t without overflow"), compiled returns [-24, -24, -24, -24, -24] (1000 wrapped to int8)
 Status: reproduces on 2.13.0+cpu; open upstream
 """
-# eqrewrite-oracle: backend=inductor
+# eqrewrite-oracle: backend=inductor raises=true
 import torch
 
 

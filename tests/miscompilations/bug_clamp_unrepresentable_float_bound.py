@@ -6,7 +6,7 @@ Trigger: boundary values
 Differs: eager raises RuntimeError ("value cannot be converted to type float without overflow"), compiled returns x unchanged
 Status: reproduces on 2.13.0+cpu; open upstream (fix proposed in #196114)
 """
-# eqrewrite-oracle: backend=inductor
+# eqrewrite-oracle: backend=inductor raises=true
 import torch
 
 

@@ -1,8 +1,10 @@
 """a RuntimeError caught by try/except eagerly escapes the compiled function as TorchRuntimeError
 
 Issue: https://github.com/pytorch/pytorch/issues/175608
-Expect: compiler-bug
+Expect: compile-error
 Trigger: Python semantics/control flow
+Verdict note: not silent: the compiled call raises where eager returns, which the oracle reports
+as `compile-error` (a failing verdict); it is kept apart from the silent miscompilations
 Differs: eager returns x + 1 (the except branch), compiled raises torch._dynamo.exc.TorchRuntimeError
 Status: reproduces on 2.13.0+cpu; closed upstream
 """
