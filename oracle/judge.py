@@ -315,12 +315,15 @@ def decide(differences: list[cmp.Difference], eager: RunResult, compiled: RunRes
 
 
 def _values(difference: cmp.Difference, eager: Any, compiled: Any, reference: Any):
-    """float64 tensors of the three runs at the difference, or None if one is not numeric."""
-    found = [_as_float64(cmp.fetch(run, difference.keys)) for run in (eager, compiled, reference)]
+    """float64 tensors of the three runs at the difference, or None if one is not numeric.
+    The reference is first rounded to the program's dtype: the exact result of a float16
+    program that lies beyond float16's range is infinity."""
+    shaped = cmp.fetch(compiled, difference.keys)
+    found = [_as_float64(cmp.fetch(eager, difference.keys)), _as_float64(shaped),
+             _as_float64(like(cmp.fetch(reference, difference.keys), shaped))]
     if any(v is None for v in found) or len({v.shape for v in found}) != 1:
         return None
-    dtype = _dtype(cmp.fetch(compiled, difference.keys))
-    return (*found, dtype)
+    return (*found, _dtype(shaped))
 
 
 def _reference_explains(kind: str, e: torch.Tensor, c: torch.Tensor, r: torch.Tensor,
