@@ -20,7 +20,7 @@ import click
 from .settings import KNOWN_KEYS, CompileSettings, TargetError, parse_settings
 from .targets import discover_targets, factory_targets
 
-# Two targets in flight keep two cores busy; each costs a pair of workers (torch imported).
+# Two targets in flight keep two cores busy; each costs a worker process (torch imported).
 DEFAULT_PARALLEL = min(2, os.cpu_count() or 1)
 # Keys of [tool.eqrewrite.oracle] beyond the compile settings.
 _RUN_KEYS = ("factory", "timeout", "memory-limit", "reproducers")
@@ -38,7 +38,6 @@ class OracleOptions:
     reproducers: Path | None = None
     count_breaks: bool = True
     separate_break_count: bool = False
-    concurrent: bool = True
     parallel: int = 2
     output_format: str = "text"
     output: Path | None = None
@@ -73,11 +72,9 @@ def compile_options(command):
                      help="Count graph breaks apart from the runs (explain and a fullgraph "
                      "compile with Dynamo only); slower, also says whether fullgraph=True "
                      "compiles."),
-        click.option("--sequential", is_flag=True,
-                     help="Run the two trees' eager runs one after the other, not side by side."),
         click.option("--parallel", type=click.IntRange(min=1), default=DEFAULT_PARALLEL,
                      show_default=True,
-                     help="Targets validated at once, each with its own pair of workers."),
+                     help="Targets validated at once, each with its own worker process."),
         click.option("--show-output", is_flag=True,
                      help="Print what targets printed and what the compiler logged."),
     ]
@@ -88,7 +85,7 @@ def compile_options(command):
 
 def options_from(backend, mode, dynamic, fullgraph, inductor, dynamo, timeout, memory_gb,
                  strict, tolerance_scale, reproducers, no_breaks, separate_break_count,
-                 sequential, parallel, show_output, output_format="text",
+                 parallel, show_output, output_format="text",
                  output=None) -> OracleOptions:
     """Collect the decorated options into OracleOptions (usage errors exit 2)."""
     settings: dict[str, object] = {}
@@ -104,7 +101,7 @@ def options_from(backend, mode, dynamic, fullgraph, inductor, dynamo, timeout, m
     if reproducers is None and output is not None:
         reproducers = output.parent / f"{output.stem}-reproducers"
     return OracleOptions(settings, timeout, memory_gb, strict, tolerance_scale, reproducers,
-                         not no_breaks, separate_break_count, not sequential, parallel,
+                         not no_breaks, separate_break_count, parallel,
                          output_format, output, show_output)
 
 
@@ -262,8 +259,7 @@ def validate(root: Path, rewritten: Path | None, files: list[Path],
                               float(run_config.get("timeout", options.timeout)),
                               int(float(run_config.get("memory-limit", options.memory_gb))
                                   * 1024**3),
-                              options.count_breaks, options.separate_break_count,
-                              options.concurrent, reproducers)
+                              options.count_breaks, options.separate_break_count, reproducers)
     # The rollback rewrites files of the rewritten tree: one target at a time then.
     jobs = 1 if rollback is not None else max(1, min(options.parallel, len(targets)))
     pool = HarnessPool(root, rewritten, harness_options, jobs)

@@ -5,8 +5,10 @@ eager, rewritten compiled. Original vs rewritten eager differing means the rewri
 behaviour; eager vs compiled differing for the same code is a candidate compiler bug, which
 ``judge.py`` may excuse as numerical noise (float64 reference, measured sensitivity).
 
-The two trees' workers run side by side (one request each at a time), graph breaks are
-counted during the compiled runs themselves, and a target that executes none of the
+One warm worker serves both trees (one start-up, shared Inductor caches: the rewritten
+compile finds the original's kernels wherever the rewrite left the graph unchanged); a
+``HarnessPool`` validates several targets at once, each with its own worker. Graph breaks
+are counted during the compiled runs themselves, and a target that executes none of the
 rewritten files is not run again in the rewritten tree: its code there is identical.
 """
 
@@ -36,7 +38,6 @@ class Options:
     memory_limit: int | None = DEFAULT_MEMORY_LIMIT  # bytes of address space per worker
     count_breaks: bool = True
     separate_break_count: bool = False  # explain + fullgraph compile apart from the runs
-    concurrent: bool = True             # the two trees' workers at the same time
     reproducer_dir: Path | None = None
 
 
@@ -86,45 +87,27 @@ class Harness:
         self.original = original.resolve()
         self.rewritten = rewritten.resolve() if rewritten is not None else None
         self.options = options
-        self.workers = {"original": Worker(self.original, options.memory_limit)}
+        self.roots = {"original": self.original}
         if self.rewritten is not None:
-            self.workers["rewritten"] = Worker(self.rewritten, options.memory_limit)
-        for handle in self.workers.values():
-            handle.start()  # both import torch at the same time
+            self.roots["rewritten"] = self.rewritten
+        self.worker = Worker(self.roots, options.memory_limit,
+                             warm_up=options.settings.backend == "inductor")
+        self.worker.start()  # imports torch (and warms Inductor up) while targets are found
 
     def close(self) -> None:
-        """Stop the workers (all asked first, then waited for)."""
-        for handle in self.workers.values():
-            handle.stop()
-        for handle in self.workers.values():
-            handle.close()
+        """Stop the worker."""
+        self.worker.close()
 
     # -- requests -----------------------------------------------------------------------------
 
     def _run(self, report: TargetReport, label: str, tree: str, request: RunRequest) -> RunResult:
-        return self._runs(report, {label: (tree, request)})[label]
-
-    def _runs(self, report: TargetReport,
-              requests: dict[str, tuple[str, RunRequest]]) -> dict[str, RunResult]:
-        """Run requests on their trees' workers, side by side when ``concurrent``."""
-        timeout = self.options.timeout
-        results: dict[str, RunResult] = {}
-        if self.options.concurrent:
-            sent = {label: self.workers[tree].submit(request, timeout)
-                    for label, (tree, request) in requests.items()}
-            for label, (tree, _) in requests.items():
-                failure = sent[label]
-                results[label] = (RunResult(failure=failure) if failure is not None
-                                  else self.workers[tree].receive(timeout))
-        else:
-            for label, (tree, request) in requests.items():
-                results[label] = self.workers[tree].call(request, timeout)
-        for label, result in results.items():
-            for key, value in result.seconds.items():
-                report.seconds[f"{label}.{key}"] = value
-            if result.diagnostics:
-                report.diagnostics[label] = result.diagnostics
-        return results
+        """Run ``request`` on ``tree``; its timings and the compiler's output go to ``report``."""
+        result = self.worker.call(replace(request, tree=tree), self.options.timeout)
+        for key, value in result.seconds.items():
+            report.seconds[f"{label}.{key}"] = value
+        if result.diagnostics:
+            report.diagnostics[label] = result.diagnostics
+        return result
 
     # -- validation ---------------------------------------------------------------------------
 
@@ -146,14 +129,10 @@ class Harness:
         rewritten = self.rewritten is not None and (
             not coverage_files or any(first.covered.values()))
         report.rewritten_reused = self.rewritten is not None and not rewritten
-        pair = {"original_eager_again": ("original", base)}
-        if rewritten:
-            pair["rewritten_eager"] = ("rewritten", base)
-        eager = self._runs(report, pair)
-        if _failed(report, eager["original_eager_again"], "original eager (second run)",
-                   settings):
+        again = self._run(report, "original_eager_again", "original", base)
+        if _failed(report, again, "original eager (second run)", settings):
             return report
-        if differences := self._differ(first, eager["original_eager_again"], settings):
+        if differences := self._differ(first, again, settings):
             report.worst(Verdict.NONDETERMINISTIC, "two eager runs of the original disagree: "
                          + differences[0].message)
             report.findings.append(Finding(Verdict.NONDETERMINISTIC, "original eager",
@@ -161,7 +140,7 @@ class Harness:
             return report
         trees = {"original": first}
         if rewritten:
-            rewritten_eager = eager["rewritten_eager"]
+            rewritten_eager = self._run(report, "rewritten_eager", "rewritten", base)
             if _failed(report, rewritten_eager, "rewritten eager", settings):
                 return report
             if differences := self._differ(first, rewritten_eager, settings):
@@ -169,13 +148,10 @@ class Harness:
                 report.findings.append(Finding(Verdict.REWRITE_CHANGED_BEHAVIOUR,
                                                "original eager", "rewritten eager", differences))
             trees["rewritten"] = rewritten_eager
-        # One tree after the other: the rewritten compile then finds the original's kernels
-        # in Inductor's cache wherever the rewrite left the graph unchanged, which beats two
-        # full compiles side by side on a small machine.
-        compiled = {}
-        for tree in trees:
-            compiled.update(self._runs(report, {f"{tree}_compiled": (tree, replace(
-                base, variant=Variant.COMPILED))}))
+        # The original first: the rewritten compile then finds its kernels in Inductor's cache
+        # wherever the rewrite left the graph unchanged.
+        compiled = {f"{tree}_compiled": self._run(report, f"{tree}_compiled", tree, replace(
+            base, variant=Variant.COMPILED)) for tree in trees}
         for tree, eager_run in trees.items():
             self._judge_compiled(report, tree, base, eager_run, compiled[f"{tree}_compiled"])
         self._count_breaks(report, base, compiled, list(trees))
@@ -187,8 +163,8 @@ class Harness:
             return
         for tree in trees:
             if self.options.separate_break_count:
-                measured = self.workers[tree].call(("breaks", base.target, SEED, base.state),
-                                                   self.options.timeout)
+                measured = self.worker.call(("breaks", tree, base.target, SEED, base.state),
+                                            self.options.timeout)
                 if not isinstance(measured, RunResult):
                     report.breaks[tree] = measured
             elif compiled[f"{tree}_compiled"].breaks is not None:
@@ -235,7 +211,7 @@ class Harness:
             from .repro import write_reproducer
 
             finding.reproducer = str(write_reproducer(
-                self.options.reproducer_dir, self.workers[tree].root, base,
+                self.options.reproducer_dir, self.roots[tree], base,
                 self.compare_options(base.settings)))
         report.findings.append(finding)
         report.worst(verdict, f"{label} differs from eager: {differences[0].message} "
@@ -244,10 +220,10 @@ class Harness:
     def _triage(self, tree: str, base: RunRequest, eager: RunResult, compiled: RunResult,
                 differences: list[cmp.Difference]) -> tuple[Verdict, judge.Evidence]:
         """Compiler bug, or rounding that the reference or the program's sensitivity explains?"""
-        worker, timeout = self.workers[tree], self.options.timeout
+        timeout = self.options.timeout
         return decide(differences, eager, compiled,
-                      lambda request: worker.call(request, timeout), base,
-                      self.compare_options(base.settings))
+                      lambda request: self.worker.call(replace(request, tree=tree), timeout),
+                      base, self.compare_options(base.settings))
 
     def compare_options(self, settings: CompileSettings) -> cmp.Options:
         """The comparison options with a target's ``strict`` and ``tolerance-scale``."""
@@ -261,7 +237,7 @@ class Harness:
 
 
 class HarnessPool:
-    """Validates several targets at once, each job with its own pair of warm workers.
+    """Validates several targets at once, each job with its own warm worker.
 
     Compiling is mostly single-threaded Python (Dynamo, AOT autograd, Inductor's lowering)
     between bursts of parallel C++ builds, so one target at a time leaves cores idle; with
@@ -299,7 +275,7 @@ class HarnessPool:
     @property
     def start_seconds(self) -> float:
         """Spawn plus torch import of every worker, summed."""
-        return sum(w.start_seconds for h in self.harnesses for w in h.workers.values())
+        return sum(h.worker.start_seconds for h in self.harnesses)
 
     def close(self) -> None:
         for harness in self.harnesses:

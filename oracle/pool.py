@@ -23,11 +23,13 @@ DEFAULT_MEMORY_LIMIT = 16 * 1024**3
 
 
 class Worker:
-    """One warm worker serving one source tree."""
+    """One warm worker process serving the given source trees (``{"original": path, ...}``)."""
 
-    def __init__(self, root: Path, memory_limit: int | None = DEFAULT_MEMORY_LIMIT):
-        self.root = root.resolve()
+    def __init__(self, roots: dict[str, Path], memory_limit: int | None = DEFAULT_MEMORY_LIMIT,
+                 warm_up: bool = False):
+        self.roots = {tree: Path(root).resolve() for tree, root in roots.items()}
         self.memory_limit = memory_limit
+        self.warm_up = warm_up
         self.process = None
         self.conn = None
         self.start_seconds = 0.0  # spawn + torch import, summed over (re)starts
@@ -43,8 +45,8 @@ class Worker:
         context = multiprocessing.get_context("spawn")
         self.conn, child = context.Pipe()
         self.process = context.Process(target=worker.serve,
-                                       args=(child, str(self.root), self.memory_limit,
-                                             os.getpid()),
+                                       args=(child, {t: str(r) for t, r in self.roots.items()},
+                                             self.memory_limit, os.getpid(), self.warm_up),
                                        daemon=True)
         self.process.start()
         child.close()

@@ -18,7 +18,7 @@ from .worker import Session
 
 def replay(root: str, request: RunRequest, options: cmp.Options) -> Verdict:
     """Run ``request``'s target eagerly twice and compiled once, judge, print the outcome."""
-    session = Session(root)
+    session = Session({"original": root})
     eager = _checked(session.run(request), "eager")
     again = _checked(session.run(request), "eager (again)")
     if differences := differ(eager, again, options):

@@ -1,9 +1,13 @@
 """The worker process: imports torch once, then runs targets on request.
 
-Each worker serves one source tree (original or rewritten), first on ``sys.path``, so the
-rewritten tree shadows the original. Requests arrive over a pipe; every user-code failure
-becomes part of the response, never a dead worker. A worker never outlives the oracle: it
-asks the kernel to kill it when its parent dies (Linux) and a watchdog thread also exits
+A worker serves the source trees it is given (original and rewritten): for each run it puts
+the requested tree first on ``sys.path`` and imports the trees' modules afresh, so the
+rewritten tree shadows the original and every run starts from the same module-level state.
+One process for both trees pays torch's and Inductor's start-up once, and the rewritten
+compile finds the original's kernels in Inductor's caches. Requests arrive over a pipe; every
+user-code failure becomes part of the response, never a dead worker. A worker never outlives
+the oracle: it asks the kernel to kill it when its parent dies (Linux) and a watchdog thread
+also exits
 when the parent is gone or when a run overstays its own deadline, so a hanging target
 cannot spin on after the parent stopped waiting.
 
@@ -41,18 +45,19 @@ DEADLINE_GRACE = 10.0   # the parent's own timeout fires first; this is the back
 _PR_SET_PDEATHSIG = 1
 
 
-def serve(conn, root: str, memory_limit: int | None, parent: int) -> None:
+def serve(conn, roots: dict[str, str], memory_limit: int | None, parent: int,
+          warm_up: bool = False) -> None:
     """Process entry point: answer requests until the parent sends None or goes away."""
     watchdog = _Watchdog(parent)
     watchdog.start()
-    sys.path.insert(0, root)
-    os.chdir(root)
     import torch  # noqa: F401  (the expensive import, done once per worker)
 
     if memory_limit:
         resource.setrlimit(resource.RLIMIT_AS, (memory_limit, memory_limit))
-    session = Session(root)
-    conn.send("ready")  # the parent times start-up (spawn + torch import) up to here
+    session = Session(roots)
+    if warm_up:
+        _warm_up()
+    conn.send("ready")  # the parent times start-up (spawn, imports, warm-up) up to here
     while True:
         try:
             request = conn.recv()
@@ -97,6 +102,18 @@ class _Watchdog(threading.Thread):
                 os._exit(71)
 
 
+def _warm_up() -> None:
+    """Compile a tiny function forward and backward with Inductor once: its first compile in
+    a process costs tens of seconds (imports, compiler checks) that are better paid while the
+    oracle is still starting than inside the first target's timing."""
+    import torch
+
+    with contextlib.suppress(Exception):  # a failure here shows again, and better, in a run
+        value = torch.ones(3, requires_grad=True)
+        torch.compile(lambda v: (v.sin() * 2).sum())(value).backward()
+    torch._dynamo.reset()
+
+
 def _die_with_parent() -> None:
     """Ask Linux to SIGKILL this process when its parent exits (no-op elsewhere)."""
     if not sys.platform.startswith("linux"):
@@ -111,10 +128,10 @@ def _describe(error: BaseException) -> str:
 
 
 class Session:
-    """Builds and runs targets of one source tree inside the current process."""
+    """Builds and runs targets of the given source trees inside the current process."""
 
-    def __init__(self, root: str):
-        self.root = str(Path(root).resolve())
+    def __init__(self, roots: dict[str, str]):
+        self.roots = {tree: str(Path(root).resolve()) for tree, root in roots.items()}
 
     def handle(self, request: object) -> Any:
         if isinstance(request, RunRequest):
@@ -127,13 +144,21 @@ class Session:
         raise ValueError(f"unknown request {request!r}")
 
     def purge(self) -> None:
-        """Forget imported modules of this tree, so the next run imports them afresh: every
+        """Forget imported modules of the trees, so the next run imports them afresh: every
         run starts from the same module-level state, and edited files are read again."""
+        roots = tuple(self.roots.values())
         for name, module in list(sys.modules.items()):
             location = getattr(module, "__file__", None) or ""
-            if location and str(Path(location).resolve()).startswith(self.root):
+            if location and str(Path(location).resolve()).startswith(roots):
                 del sys.modules[name]
         importlib.invalidate_caches()
+
+    def enter(self, tree: str) -> None:
+        """Make ``tree`` the one imports come from (first on sys.path, current folder)."""
+        root = self.roots[tree]
+        sys.path[:] = [root] + [p for p in sys.path if p not in self.roots.values()]
+        os.chdir(root)
+        self.purge()
 
     # -- one run ------------------------------------------------------------------------------
 
@@ -160,7 +185,7 @@ class Session:
 
         variant, settings = request.variant, request.settings
         started = time.perf_counter()
-        self.purge()
+        self.enter(request.tree)
         with tracer:  # construction and get_inputs() count as executed too
             fn, inputs, module, source = self.build(request)
         state = _state_bytes(module) if request.state is None else None
@@ -215,14 +240,14 @@ class Session:
             perturb(inputs, module, request.perturbation)
         return fn, inputs, module, source
 
-    def breaks(self, target: Target, seed: int, state: bytes | None) -> Any:
+    def breaks(self, tree: str, target: Target, seed: int, state: bytes | None) -> Any:
         """Graph-break counts measured apart from the runs: ``explain`` plus a
         ``fullgraph=True`` compile with Dynamo only (``--separate-break-count``)."""
         from .graphbreaks import count_graph_breaks
 
-        self.purge()
+        self.enter(tree)
         request = RunRequest(target, CompileSettings(backend="eager"), Variant.EAGER, seed,
-                             state)
+                             state, tree=tree)
         fn, inputs, _, _ = self.build(request)
         args, kwargs = ((), inputs) if isinstance(inputs, dict) else (tuple(inputs), {})
         return count_graph_breaks(fn, args, kwargs, backend="eager")
