@@ -64,11 +64,11 @@ class RunRequest:
     settings: CompileSettings
     variant: Variant
     seed: int = 0
-    tree: str = "original"              # which source tree: "original" or "rewritten"
     state: bytes | None = None          # a module's state_dict to load (the original's)
     coverage: tuple[str, ...] = ()      # files whose executed lines to record
     perturbation: int = 0               # which perturbation (PERTURBED runs)
     deadline: float = 300.0             # seconds the worker allows itself
+    tree: str = "original"              # which source tree: "original" or "rewritten"
 
 
 @dataclass

@@ -192,6 +192,18 @@ def test_correct_module_passes_with_breaks_counted(harness, tree):
     assert report.breaks["original"].graph_count == 1
 
 
+def test_breaks_counted_apart_also_say_whether_fullgraph_compiles(tree):
+    separate = Harness(tree, None, Options(CompileSettings(backend="eager"), timeout=120,
+                                           separate_break_count=True))
+    try:
+        report = validate(separate, tree, "good.py")
+    finally:
+        separate.close()
+    assert report.verdict == "passed", report.detail
+    counted = report.breaks["original"]
+    assert (counted.breaks, counted.graph_count, counted.fullgraph_ok) == (0, 1, True)
+
+
 def test_nested_outputs_and_nan_positions_compare_equal(harness, tree):
     report = validate(harness, tree, "nested.py")
     assert report.verdict == "passed", report.detail
