@@ -52,6 +52,7 @@ def serve(conn, roots: dict[str, str], memory_limit: int | None, parent: int,
     watchdog.start()
     import torch  # noqa: F401  (the expensive import, done once per worker)
 
+    _thread_lock_for_tqdm()
     if memory_limit:
         resource.setrlimit(resource.RLIMIT_AS, (memory_limit, memory_limit))
     session = Session(roots)
@@ -65,6 +66,7 @@ def serve(conn, roots: dict[str, str], memory_limit: int | None, parent: int,
             request = None
         if request is None:
             conn.close()
+            _stop_compile_workers()
             os._exit(0)  # skip interpreter teardown with torch loaded (seconds, for nothing)
         watchdog.arm(getattr(request, "deadline", 600.0) + DEADLINE_GRACE)
         try:
@@ -112,6 +114,24 @@ def _warm_up() -> None:
         value = torch.ones(3, requires_grad=True)
         torch.compile(lambda v: (v.sin() * 2).sum())(value).backward()
     torch._dynamo.reset()
+
+
+def _thread_lock_for_tqdm() -> None:
+    """torch.fx shows tqdm progress bars, and tqdm's default lock is a multiprocessing lock: a
+    semaphore that ``os._exit`` leaves to the resource tracker, which then warns when the
+    oracle exits. One process needs only a thread lock."""
+    with contextlib.suppress(ImportError):
+        from tqdm import tqdm
+
+        tqdm.set_lock(threading.RLock())
+
+
+def _stop_compile_workers() -> None:
+    """Stop Inductor's compile subprocesses, which ``os._exit`` would leave to the resource
+    tracker (it then warns about leaked semaphores when the oracle exits)."""
+    if "torch._inductor.async_compile" in sys.modules:
+        with contextlib.suppress(Exception):
+            sys.modules["torch._inductor.async_compile"].shutdown_compile_workers()
 
 
 def _die_with_parent() -> None:
