@@ -20,6 +20,7 @@ from __future__ import annotations
 import builtins
 import contextlib
 import logging
+import os
 import statistics
 import time
 import warnings
@@ -66,6 +67,11 @@ class ProbeResult:
 
 def probe(session: Session, request: ProbeRequest) -> ProbeResult:
     """Run the probe (the worker's handler for a ProbeRequest)."""
+    with _torch_log_streams():
+        return _probe(session, request)
+
+
+def _probe(session: Session, request: ProbeRequest) -> ProbeResult:
     result = ProbeResult()
     base = RunRequest(request.target, request.settings, Variant.EAGER, request.seed,
                       request.state, deadline=request.deadline)
@@ -179,6 +185,28 @@ def _latency(session: Session, base: RunRequest, calls: int) -> dict:
             timings[label] = statistics.median(runs)
         torch._dynamo.reset()
     return timings
+
+
+@contextlib.contextmanager
+def _torch_log_streams():
+    """torch's log handlers write to the stderr they found when torch set them up, past any
+    redirection: point them elsewhere while probing, so that the compiler's warnings never
+    reach the audit's terminal (the breaks are recorded by their own handler)."""
+    handlers = list({id(h): h for name, logger in logging.Logger.manager.loggerDict.items()
+                     if name == "torch" or name.startswith("torch.")
+                     for h in getattr(logger, "handlers", [])
+                     if isinstance(h, logging.StreamHandler)
+                     and not isinstance(h, logging.FileHandler)}.values())
+    # A real file: some handlers ask their stream for fileno() (a StringIO has none).
+    with open(os.devnull, "w", encoding="utf-8") as sink:
+        streams = [h.stream for h in handlers]
+        for handler in handlers:
+            handler.stream = sink  # assigned, not setStream(): no flush of a stale stream
+        try:
+            yield
+        finally:
+            for handler, stream in zip(handlers, streams):
+                handler.stream = stream
 
 
 @contextlib.contextmanager
