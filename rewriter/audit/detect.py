@@ -67,6 +67,13 @@ class OptimisticInference(Inference):
     def __init__(self, facts: ModuleFacts):
         super().__init__(facts, assume_tensor_params=True)
 
+    def _library_call(self, qualname: str, node: ast.Call, chain, env) -> str | None:
+        # torch functions that return a tensor for the usual arguments (the rules' table
+        # leaves them out because some argument lists give tuples).
+        if qualname in ("torch.nonzero", "torch.unique", "torch.unique_consecutive"):
+            return TENSOR
+        return super()._library_call(qualname, node, chain, env)
+
     def _parameters(self, scope: ast.AST, chain: tuple[ast.AST, ...]) -> list[tuple[str, str]]:
         found = super()._parameters(scope, chain)
         annotations = _annotations(scope)

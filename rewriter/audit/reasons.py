@@ -102,7 +102,8 @@ class Reasons:
         if other is None or not all(isinstance(s, ast.Return) for s in (first, other)):
             return ("only one branch returns: the other falls through",
                     "add an `else: return ...` so that both sides return a tensor")
-        if any(s.value is None for s in (first, other)):
+        if any(s.value is None or (isinstance(s.value, ast.Constant) and s.value.value is None)
+               for s in (first, other)):
             return ("a branch returns None", "return a tensor on both sides")
         return self._values([first.value, other.value], site)
 

@@ -127,6 +127,8 @@ class Resolver:
     def _untargeted(self, site: Site) -> dict:
         pattern = PATTERNS[site.pattern]
         selected = sorted(r.id for r in self.selected if site.pattern in _patterns_of(r))
+        if selected and site.pattern in _DERIVED_FORMS:
+            return _why(selected, "form", *self.reasons.derive(site))
         if selected:
             return _why(selected, "form", "the selected rules for this pattern do not handle "
                         f"this form (`{_head(site.snippet)}`)", pattern.advice)
@@ -136,6 +138,10 @@ class Resolver:
                         "the graphbreaks pack does: --rules graphbreaks")
         return _why([], "none", "no rule rewrites this pattern: no equivalent graph-friendly "
                     "form can be proven in general", pattern.advice)
+
+
+# Patterns whose rules only handle some uses: what the use is says why (``x[m]`` escapes).
+_DERIVED_FORMS = frozenset({"boolean-mask", "nonzero"})
 
 
 def _why(rules: list[str], stage: str, reason: str, remedy: str) -> dict:
