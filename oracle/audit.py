@@ -17,6 +17,7 @@ which breaks each removes, and whether values and printed output stay equal.
 
 from __future__ import annotations
 
+import difflib
 import linecache
 import os
 import shutil
@@ -85,6 +86,7 @@ class DynamicAudit:
         self.audit, self.flags = run, flags
         self.tree = _tree_root(run.paths, run.root)
         self.copy: Path | None = None  # the rewritten tree, while it exists
+        self.line_maps: dict[str, list] = {}  # rewritten file -> difflib opcodes to the original
         self.timeout = float(flags.get("audit_timeout") or 300.0)
 
     def run(self) -> tuple[dict, int]:
@@ -148,6 +150,9 @@ class DynamicAudit:
                 continue  # the static report lists the file's error; the copy stays as it was
             if rewritten.changed:
                 write_atomic(target, encode(source, rewritten.text))
+                self.line_maps[str(target)] = difflib.SequenceMatcher(
+                    None, source.text.splitlines(), rewritten.text.splitlines(),
+                    autojunk=False).get_opcodes()
         return copy
 
     # -- measurements -----------------------------------------------------------------------
@@ -251,6 +256,15 @@ def _tree_root(paths: tuple[Path, ...], root: Path) -> Path:
         path = paths[0].resolve()
         return path if path.is_dir() else path.parent
     return root.resolve()
+
+
+def original_line(opcodes: list, line: int) -> int:
+    """The line of the original file that rewritten ``line`` comes from: itself moved, in
+    unchanged code, else the first line of the code a rewrite replaced."""
+    for tag, i1, _, j1, j2 in opcodes:
+        if j1 <= line - 1 < j2:
+            return i1 + (line - 1 - j1) + 1 if tag == "equal" else i1 + 1
+    return line
 
 
 def source_line(path: str, line: int) -> str:

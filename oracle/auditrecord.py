@@ -45,20 +45,26 @@ class _Labels:
 
     def __init__(self, audit):
         self.root, self.tree, self.copy = audit.audit.root.resolve(), audit.tree, audit.copy
+        self.line_maps = audit.line_maps
 
     def frame(self, frame: str | None) -> dict | None:
+        """``{file, line, source, tree}``; a rewritten file's line is mapped back to the
+        original file's (``rewritten_line`` keeps it), so keys match across trees."""
         if not frame or ":" not in frame:
             return None
         path, _, line = frame.rpartition(":")
         if not line.isdigit():
             return None
+        from .audit import original_line, source_line
+
         resolved = Path(os.path.abspath(path))
         label, tree = self._label(resolved)
-        from .audit import source_line
-
-        return {"file": label, "line": int(line), "source": source_line(str(resolved),
-                                                                          int(line)),
-                "tree": tree}
+        found = {"file": label, "line": int(line),
+                 "source": source_line(str(resolved), int(line)), "tree": tree}
+        if str(resolved) in self.line_maps:
+            found["rewritten_line"] = int(line)
+            found["line"] = original_line(self.line_maps[str(resolved)], int(line))
+        return found
 
     def key(self, reason) -> str:
         """``GB0170@model.py:12``: what identifies a break across targets."""
