@@ -97,7 +97,8 @@ def audit_command(paths: tuple[Path, ...], rule_specs: tuple[str, ...], scopes: 
         paths, root, files, packs, bool(rule_specs), options, document, output_format,
         progress=not quiet and output_format == "text"))
     baseline = baseline or audit.baseline
-    if baseline is not None:
+    # Writing the report over the baseline regenerates it: compare with nothing then.
+    if baseline is not None and not (output is not None and _same(output, baseline)):
         _compare_to(document, baseline, root)
     _emit(document, output_format, output, root, quiet)
     sys.exit(_exit_code(document, status, exit_zero))
@@ -147,6 +148,10 @@ def _static(paths, root: Path, config, audit: AuditConfig, packs: list[str], sco
                 "rules": [Path(p).name for p in packs], "assume_tensor_params": assume,
                 "ignore": sorted(scan.ignore)}
     return build(audits, settings, time.perf_counter() - started), files, options
+
+
+def _same(one: Path, other: Path) -> bool:
+    return one.resolve() == other.resolve()
 
 
 def _label(path: Path, root: Path) -> str:
