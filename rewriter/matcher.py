@@ -167,6 +167,10 @@ class Matcher:
         """``node``'s span in characters (ast counts UTF-8 bytes)."""
         return self._lines.span(node)
 
+    def text_of(self, span: Span) -> str:
+        """The source text a span covers."""
+        return self._lines.text(span)
+
     def run(self) -> list[Edit]:
         """Walk the whole module and collect edits, outermost first, in source order."""
         interesting = {key[0] for key in self.by_key}

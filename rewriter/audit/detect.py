@@ -110,14 +110,20 @@ class Detector:
         self.optimistic = OptimisticInference(self.facts)
         self.sites: list[Site] = []
         self.loggers = self._module_loggers()
+        self._assigned: dict[ast.AST, dict[str, list[ast.expr]]] = {}
 
     def run(self) -> list[Site]:
         """Every site, in source order."""
         stack: list[tuple[ast.AST, tuple[ast.AST, ...], bool]] = [(self.tree, (), False)]
+        # Outside traced code only functions matter; they hide in expressions only as a
+        # lambda passed to torch.compile.
+        lambdas = any(isinstance(f, ast.Lambda) for f in self.facts.compiled)
         while stack:
             node, chain, traced = stack.pop()
             if traced:
                 self._visit(node, chain)
+            elif isinstance(node, ast.expr) and not lambdas:
+                continue
             if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda
                           | ast.ClassDef):
                 chain = chain + (node,)
@@ -143,7 +149,10 @@ class Detector:
             return CERTAIN if CERTAIN in found else LIKELY if LIKELY in found else None
         if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
             return self._condition(test.operand, chain)
-        return self.confidence(test, chain)
+        confidence = self.confidence(test, chain)
+        # `if flag:` on an unproven parameter: flags, not tensors (a tensor's truth value
+        # is rarely tested bare, it raises for more than one element).
+        return None if confidence == LIKELY and isinstance(test, ast.Name) else confidence
 
     def _boolean(self, node: ast.expr, chain: tuple[ast.AST, ...], depth: int = 0) -> bool:
         """A boolean tensor: a comparison, ``~``/``&``/``|`` of those, ``isnan()``..., or a
@@ -159,10 +168,21 @@ class Detector:
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
             return node.func.attr in _BOOLEAN_METHODS
         if isinstance(node, ast.Name) and depth < 4 and chain:
-            values = [n.value for n in ast.walk(chain[-1]) if isinstance(n, ast.Assign)
-                      and any(isinstance(t, ast.Name) and t.id == node.id for t in n.targets)]
+            values = self._assignments(chain[-1]).get(node.id, [])
             return len(values) == 1 and self._boolean(values[0], chain, depth + 1)
         return False
+
+    def _assignments(self, function: ast.AST) -> dict[str, list[ast.expr]]:
+        """Values assigned to each plain name in ``function`` (indexed once per function)."""
+        if function not in self._assigned:
+            found: dict[str, list[ast.expr]] = {}
+            for node in ast.walk(function):
+                if isinstance(node, ast.Assign):
+                    for target in node.targets:
+                        if isinstance(target, ast.Name):
+                            found.setdefault(target.id, []).append(node.value)
+            self._assigned[function] = found
+        return self._assigned[function]
 
     # -- patterns -----------------------------------------------------------------------------
 
@@ -229,7 +249,6 @@ class Detector:
         if name is None:
             return False
         operands = (receiver,) if receiver is not None else tuple(call.args[:1])
-        confidence = self.confidence(operands[0], chain) if operands else None
         if name == "where" and len(call.args) + len(call.keywords) == 1:
             pattern = "nonzero"
         elif name in _NONZERO_FUNCTIONS:
@@ -241,9 +260,12 @@ class Detector:
             pattern = "dynamic-shape"
         elif name in _SIZED_FACTORIES and receiver is None and any(
                 self.proven.kind(a, chain) == TENSOR for a in call.args):
-            pattern, confidence = "dynamic-shape", CERTAIN
+            self._add("dynamic-shape", call, chain, CERTAIN, operands)
+            return True
         else:
             return False
+        # Only now, for the few calls with a matching name: is the operand a tensor?
+        confidence = self.confidence(operands[0], chain) if operands else None
         if confidence is None:
             return False
         self._add(pattern, call, chain, confidence, operands)

@@ -206,7 +206,7 @@ class Reasons:
         if not call.args or not isinstance(call.args[0], ast.Constant | ast.JoinedStr):
             return ("the message is not a literal or an f-string", "pass the message as a "
                     "literal (values as %-arguments)")
-        return self._printed_values(call.args[1:], site)
+        return self._printed_values(call.args, site)
 
     def _warnings(self, site: Site) -> tuple[str, str] | None:
         call = site.node

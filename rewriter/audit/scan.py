@@ -20,7 +20,7 @@ from ..sources import SourceError, decode
 from ..workers import WorkerPool
 from .catalogue import PATTERNS
 from .detect import Detector, Site
-from .resolve import Resolution, Resolver
+from .resolve import Resolution, Resolver, render
 
 PARALLEL_THRESHOLD = 24  # fewer files than this are audited in-process
 # Text that any traced function needs nearby: a forward method or a compile call.
@@ -74,13 +74,14 @@ def audit_text(text: str, label: str) -> FileAudit:
         return result
     tree = parse(text)
     detector = Detector(tree, text, _options.scope, _options.assume_tensor_params)
-    comments = _Comments(text)
+    # Tokenizing is slow: only files that mention eqrewrite can suppress a finding.
+    comments = _Comments(text) if "eqrewrite" in text else None
     sites = []
     for site in detector.run():
         if site.pattern in _options.ignore:
             continue
         span = (site.node.lineno, 0, site.node.end_lineno, 0)
-        if comments.suppressed(site.pattern, span):
+        if comments is not None and comments.suppressed(site.pattern, span):
             result.suppressed += 1
         else:
             sites.append(site)
@@ -90,7 +91,7 @@ def audit_text(text: str, label: str) -> FileAudit:
     resolver = Resolver(detector, text, candidates, _options.assume_tensor_params, _rules,
                         _kinds)
     resolutions = [resolver.resolve(site) for site in sites]
-    _fill_after(text, resolutions)
+    _fill_after(text, resolutions, resolver)
     result.findings = [_record(site, resolution, resolver, label)
                        for site, resolution in zip(sites, resolutions)]
     return result
@@ -102,13 +103,16 @@ def _may_trace(text: str, scope: frozenset[str]) -> bool:
     return any(token in text for name in scope for token in _SCOPE_TOKENS.get(name, ()))
 
 
-def _fill_after(text: str, resolutions: list[Resolution]) -> None:
-    """Fill the rewritten text of the edits that fix a site (libcst, only then)."""
-    edits = [r.edit for r in resolutions if r.edit is not None]
-    if edits:
+def _fill_after(text: str, resolutions: list[Resolution], resolver: Resolver) -> None:
+    """The rewritten text of the edits that fix a site: rendered from the template, or
+    with libcst for a file where some template does not render."""
+    edits = list({id(r.edit): r.edit for r in resolutions if r.edit is not None}.values())
+    for edit in edits:
+        edit.after = render(edit, resolver.matcher.text_of) or ""
+    if any(not edit.after for edit in edits):
         from ..apply import apply_edits
 
-        apply_edits(text, list({id(e): e for e in edits}.values()))
+        apply_edits(text, edits)
 
 
 def _record(site: Site, resolution: Resolution, resolver: Resolver, label: str) -> dict:
