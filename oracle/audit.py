@@ -145,7 +145,10 @@ class DynamicAudit:
             target = copy / file.resolve().relative_to(self.tree)
             try:
                 source = decode(file.read_bytes())
-                rewritten = rewrite_text(source.text, rules, self.audit.options)
+                candidates = [r for r in rules if r.could_match(source.text)]
+                if not candidates:
+                    continue
+                rewritten = rewrite_text(source.text, candidates, self.audit.options)
             except (OSError, SourceError, RewriteError):
                 continue  # the static report lists the file's error; the copy stays as it was
             if rewritten.changed:

@@ -171,14 +171,18 @@ class Matcher:
         """The source text a span covers."""
         return self._lines.text(span)
 
-    def run(self) -> list[Edit]:
-        """Walk the whole module and collect edits, outermost first, in source order."""
+    def run(self, roots: list[tuple[ast.AST, tuple[ast.AST, ...]]] | None = None) -> list[Edit]:
+        """Walk the whole module (or only the subtrees ``roots``: ``(statement, enclosing
+        functions and classes)``, none inside another) and collect edits, outermost first,
+        in source order."""
         interesting = {key[0] for key in self.by_key}
         conditions = any(r.context == "condition" for rules in self.by_key.values()
                          for r in rules)
         # An explicit stack instead of recursion: this loop visits every node of every
         # file, so it is the rewriter's hottest code.
-        stack: list[tuple[ast.AST, tuple[ast.AST, ...], bool]] = [(self.tree, (), False)]
+        stack: list[tuple[ast.AST, tuple[ast.AST, ...], bool]] = (
+            [(self.tree, (), False)] if roots is None
+            else [(node, chain, False) for node, chain in reversed(roots)])
         push = stack.append
         while stack:
             node, chain, in_condition = stack.pop()
@@ -267,9 +271,11 @@ class Matcher:
                          for name, bound in bindings.items()}
         holes = [s for spans in binding_spans.values()
                  for s in (spans if isinstance(spans, list) else [spans])]
-        if self.comments.suppressed(rule.id, span):
+        # Tokenizing the file is slow: only a file that says "eqrewrite" can suppress, and
+        # only code with a "#" in it can hold a comment.
+        if "eqrewrite" in self.text and self.comments.suppressed(rule.id, span):
             return _decline(why, "suppressed", "suppressed by an `# eqrewrite: ignore` comment")
-        if self.comments.inside(span, holes):
+        if "#" in self._lines.text(span) and self.comments.inside(span, holes):
             return _decline(why, "comment", "a comment inside the code would be lost")
         return Edit(rule, span, level, binding_spans, spelling[0], self._lines.text(span),
                     frozenset(spelling[1]), template, helpers)

@@ -56,10 +56,12 @@ def _list_patterns(ctx: click.Context, _param: click.Parameter, value: bool) -> 
               help="Do not report this pattern id (see --list-patterns). Repeatable.")
 @click.option("--exclude", "excludes", multiple=True, metavar="GLOB",
               help="Skip paths matching this gitignore-style glob. Repeatable.")
-@click.option("--format", "output_format", type=click.Choice(FORMATS), default="text",
-              show_default=True, help="Report format.")
-@click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path),
-              help="Write the report to this file instead of stdout.")
+@click.option("--format", "output_format", type=click.Choice(FORMATS), default=None,
+              help="Report format (default: from the -o file's suffix, else text).")
+@click.option("-o", "--output", "outputs", multiple=True,
+              type=click.Path(dir_okay=False, path_type=Path),
+              help="Write the report to this file instead of stdout; repeatable, each in the "
+                   "format its suffix names (.txt .md .json .sarif .html).")
 @click.option("--baseline", type=click.Path(dir_okay=False, path_type=Path),
               help="A previous JSON report: report only findings it does not have, exit 1 "
                    "if there are any.")
@@ -70,8 +72,9 @@ def _list_patterns(ctx: click.Context, _param: click.Parameter, value: bool) -> 
               callback=_list_patterns, help="List the break patterns and exit.")
 def audit_command(paths: tuple[Path, ...], rule_specs: tuple[str, ...], scopes: tuple[str, ...],
                   assume_tensor_params: bool | None, ignored: tuple[str, ...],
-                  excludes: tuple[str, ...], output_format: str, output: Path | None,
-                  baseline: Path | None, exit_zero: bool, jobs: int | None, quiet: bool,
+                  excludes: tuple[str, ...], output_format: str | None,
+                  outputs: tuple[Path, ...], baseline: Path | None, exit_zero: bool,
+                  jobs: int | None, quiet: bool,
                   **plugin_flags) -> None:
     """Report where the code under PATHS breaks torch.compile graphs, why, and what fixes
     each break: a rule, a Dynamo setting, or a human."""
@@ -79,6 +82,7 @@ def audit_command(paths: tuple[Path, ...], rule_specs: tuple[str, ...], scopes: 
 
     if not paths:
         _fail("no paths given; try 'eqrewrite audit src/'")
+    targets = _targets(outputs, output_format)
     steps = main.plugins().audit_steps
     for step in steps:
         step.prepare(plugin_flags)
@@ -94,13 +98,15 @@ def audit_command(paths: tuple[Path, ...], rule_specs: tuple[str, ...], scopes: 
                                        assume_tensor_params, ignored, excludes, jobs)
     document["summary"]["seconds"] = round(time.perf_counter() - started, 3)
     status = _dynamic(steps, plugin_flags, AuditRun(
-        paths, root, files, packs, bool(rule_specs), options, document, output_format,
-        progress=not quiet and output_format == "text"))
+        paths, root, files, packs, bool(rule_specs), options, document,
+        targets[0][1] if len(targets) == 1 else "json",
+        progress=not quiet and (bool(outputs) or targets[0][1] == "text")))
     baseline = baseline or audit.baseline
     # Writing the report over the baseline regenerates it: compare with nothing then.
-    if baseline is not None and not (output is not None and _same(output, baseline)):
+    if baseline is not None and not any(_same(path, baseline) for path, _ in targets if path):
         _compare_to(document, baseline, root)
-    _emit(document, output_format, output, root, quiet)
+    for path, chosen in targets:
+        _emit(document, chosen, path, root, quiet)
     sys.exit(_exit_code(document, status, exit_zero))
 
 
@@ -148,6 +154,29 @@ def _static(paths, root: Path, config, audit: AuditConfig, packs: list[str], sco
                 "rules": [Path(p).name for p in packs], "assume_tensor_params": assume,
                 "ignore": sorted(scan.ignore)}
     return build(audits, settings, time.perf_counter() - started), files, options
+
+
+_SUFFIXES = {".txt": "text", ".md": "md", ".json": "json", ".sarif": "sarif", ".html": "html",
+             ".htm": "html"}
+
+
+def _targets(outputs: tuple[Path, ...], output_format: str | None
+             ) -> list[tuple[Path | None, str]]:
+    """(file or None for stdout, format) for every report to write."""
+    if not outputs:
+        return [(None, output_format or "text")]
+    if output_format is not None:
+        if len(outputs) > 1:
+            _fail("--format names one format; with several -o files, each file's suffix "
+                  "names its format")
+        return [(outputs[0], output_format)]
+    found = []
+    for path in outputs:
+        if path.suffix.lower() not in _SUFFIXES:
+            _fail(f"-o {path}: cannot tell the format from the suffix (use "
+                  f"{', '.join(sorted(_SUFFIXES))}, or --format)")
+        found.append((path, _SUFFIXES[path.suffix.lower()]))
+    return found
 
 
 def _same(one: Path, other: Path) -> bool:

@@ -149,6 +149,11 @@ class Detector:
             return CERTAIN if CERTAIN in found else LIKELY if LIKELY in found else None
         if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
             return self._condition(test.operand, chain)
+        if isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(
+                test.ops[0], ast.Lt | ast.LtE | ast.Gt | ast.GtE | ast.Eq | ast.NotEq):
+            # A tensor compared with anything is a tensor, whatever the other side holds.
+            sides = [self.confidence(s, chain) for s in (test.left, test.comparators[0])]
+            return CERTAIN if CERTAIN in sides else LIKELY if LIKELY in sides else None
         confidence = self.confidence(test, chain)
         # `if flag:` on an unproven parameter: flags, not tensors (a tensor's truth value
         # is rarely tested bare, it raises for more than one element).
@@ -264,8 +269,9 @@ class Detector:
             return True
         else:
             return False
-        # Only now, for the few calls with a matching name: is the operand a tensor?
-        confidence = self.confidence(operands[0], chain) if operands else None
+        # Only now, for the few calls with a matching name: is the operand a tensor? (A
+        # torch function's result is, whatever it was given.)
+        confidence = CERTAIN if receiver is None else self.confidence(receiver, chain)
         if confidence is None:
             return False
         self._add(pattern, call, chain, confidence, operands)

@@ -95,6 +95,10 @@ class Reasons:
             return self._returns(first, other, site)
         if isinstance(first, ast.Assign):
             return self._assigns(first, other, site)
+        if isinstance(first, ast.Expr) and other is None:
+            return (f"the branch only runs `{_short(first.value)}` for its effect: there is no "
+                    "value to select", "move the effect out of the traced code, or make it "
+                    "unconditional (the rules can then defer a print or log call)")
         return ("the branch is not a single assignment, `return` or call",
                 "express both sides as values and select with `torch.where`")
 

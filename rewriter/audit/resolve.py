@@ -36,15 +36,18 @@ class Resolver:
     """Runs the rules over one module and resolves its sites."""
 
     def __init__(self, detector: Detector, text: str, rules: list[Rule],
-                 assume_tensor_params: bool, selected: list[Rule] | None = None,
+                 assume_tensor_params: bool, sites: list[Site],
+                 selected: list[Rule] | None = None,
                  packaged_kinds: frozenset[str] = frozenset()):
         self.detector, self.text, self.rules = detector, text, rules
         self.selected = rules if selected is None else selected  # before the token filter
         self.assume = assume_tensor_params
+        self.reasons = Reasons(detector)
         self.matcher = Matcher(text, detector.tree, rules, assume_tensor_params,
                                facts=detector.facts)
-        self.edits = self.matcher.run() if rules else []
-        self.reasons = Reasons(detector)
+        # Only the statements holding sites matter: the rules never look further out.
+        self.roots = self._roots(sites)
+        self.edits = self.matcher.run(self.roots) if rules else []
         self.packaged_kinds = packaged_kinds  # kinds some unselected packaged pack offers
         self._assumed: list[Edit] | None = None
 
@@ -122,8 +125,26 @@ class Resolver:
         if self._assumed is None:
             self._assumed = [] if self.assume else Matcher(
                 self.text, self.detector.tree, self.rules, True,
-                facts=self.detector.facts).run()
+                facts=self.detector.facts).run(self.roots)
         return self._assumed
+
+    def _roots(self, sites: list[Site]) -> list[tuple[ast.AST, tuple[ast.AST, ...]]]:
+        """The statement holding each site, with its enclosing functions; outermost only."""
+        found: list[tuple[ast.AST, tuple[ast.AST, ...]]] = []
+        for site in sites:
+            statement = self._candidates(site)[-1]
+            chain = site.chain
+            while chain and isinstance(chain[-1], ast.Lambda):
+                chain = chain[:-1]  # a lambda never holds a statement
+            found.append((statement, chain))
+        found.sort(key=lambda pair: (pair[0].lineno, pair[0].col_offset, -pair[0].end_lineno))
+        outermost: list[tuple[ast.AST, tuple[ast.AST, ...]]] = []
+        for statement, chain in found:
+            if outermost and _contains(self.matcher.span(outermost[-1][0]),
+                                       self.matcher.span(statement)):
+                continue
+            outermost.append((statement, chain))
+        return outermost
 
     def _untargeted(self, site: Site) -> dict:
         pattern = PATTERNS[site.pattern]

@@ -88,8 +88,8 @@ def audit_text(text: str, label: str) -> FileAudit:
     if not sites:
         return result
     candidates = [r for r in _rules if r.could_match(text)]
-    resolver = Resolver(detector, text, candidates, _options.assume_tensor_params, _rules,
-                        _kinds)
+    resolver = Resolver(detector, text, candidates, _options.assume_tensor_params, sites,
+                        _rules, _kinds)
     resolutions = [resolver.resolve(site) for site in sites]
     _fill_after(text, resolutions, resolver)
     result.findings = [_record(site, resolution, resolver, label)
@@ -166,8 +166,19 @@ def audit_files(files: list[tuple[Path, str]], options: ScanOptions,
     workers = min(jobs or os.cpu_count() or 1, len(files))
     pairs = [(str(path), label) for path, label in files]
     if workers > 1 and len(files) >= PARALLEL_THRESHOLD:
+        # Largest files first, in small chunks, so that no worker is left with the big ones.
+        order = sorted(range(len(pairs)), key=lambda i: -_size(pairs[i][0]))
         with WorkerPool(workers, prepare, (options,)) as pool:
-            return list(pool.map(_audit_pair, pairs,
-                                 chunksize=max(1, len(pairs) // (workers * 16))))
+            done = pool.map(_audit_pair, [pairs[i] for i in order],
+                            chunksize=max(1, len(pairs) // (workers * 32)))
+            results = dict(zip(order, done))
+        return [results[i] for i in range(len(pairs))]
     prepare(options)
     return [_audit_pair(pair) for pair in pairs]
+
+
+def _size(path: str) -> int:
+    try:
+        return os.path.getsize(path)
+    except OSError:
+        return 0
