@@ -220,6 +220,8 @@ def _what_if_run(target: str, switch: str, value: str, base, probe, reference,
                 "breaks_after": probe.compiled.breaks.breaks,
                 "graphs_after": probe.compiled.breaks.graph_count,
                 "removed": sorted(k for k in before if k not in after),
+                "reduced": sorted(f"{k}: {before[k]} -> {after[k]}" for k in before
+                                  if k in after and after[k] < before[k]),
                 "added": sorted(k for k in after if k not in before),
                 "outputs_equal": _equal(reference, probe.compiled, printed=False),
                 "printed_equal": _printed_equal(reference, probe.compiled)})

@@ -30,6 +30,7 @@ _UNSUPPORTED_BUILTINS = frozenset({"open", "input", "breakpoint", "exec", "eval"
 _UNSUPPORTED_MODULES = ("time.", "os.", "subprocess.", "pdb.", "socket.", "shutil.")
 _UNSUPPORTED_QUALNAMES = frozenset({"copy.deepcopy", "sys.exit", "pickle.dump", "pickle.load",
                                     "torch.save", "torch.load", "random.seed"})
+_LOOKED_FOR = _SCALAR_BUILTINS | _UNSUPPORTED_BUILTINS | {"print"}
 _NONZERO_FUNCTIONS = frozenset({"nonzero", "argwhere", "masked_select"})
 _DYNAMIC_FUNCTIONS = frozenset({"unique", "unique_consecutive", "bincount"})
 _SIZED_FACTORIES = frozenset({"arange", "zeros", "ones", "empty", "full", "randn", "rand",
@@ -79,6 +80,30 @@ class OptimisticInference(Inference):
         annotations = _annotations(scope)
         return [(name, TENSOR if kind == UNKNOWN and _mentions_tensor(annotations.get(name))
                  else kind) for name, kind in found]
+
+
+_PYTHON_PREDICATES = frozenset({"isinstance", "hasattr", "callable", "len", "getattr",
+                                "is_torchdynamo_compiling", "is_compiling"})
+
+
+def _python_test(test: ast.expr) -> bool:
+    """Tests taken as Python values without inference: ``x is None``, ``k in d``,
+    ``isinstance(...)``, constants, and bare flags (``use_cache``, ``self.training``): a
+    tensor's truth is rarely tested bare (it raises for more than one element), and these
+    tests are most of a model's."""
+    if isinstance(test, ast.Constant | ast.Name | ast.Attribute):
+        return True
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        return _python_test(test.operand)
+    if isinstance(test, ast.BoolOp):
+        return all(_python_test(v) for v in test.values)
+    if isinstance(test, ast.Compare):
+        return all(isinstance(op, ast.Is | ast.IsNot | ast.In | ast.NotIn) for op in test.ops)
+    if isinstance(test, ast.Call):
+        func = test.func
+        name = func.id if isinstance(func, ast.Name) else getattr(func, "attr", "")
+        return name in _PYTHON_PREDICATES
+    return False
 
 
 def _annotations(scope: ast.AST) -> dict[str, ast.expr]:
@@ -138,12 +163,17 @@ class Detector:
 
     def confidence(self, node: ast.AST, chain: tuple[ast.AST, ...]) -> str | None:
         """``certain`` / ``likely`` when ``node`` holds a tensor, else None."""
-        if self.proven.kind(node, chain) == TENSOR:
+        kind = self.proven.kind(node, chain)
+        if kind == TENSOR:
             return CERTAIN
+        if kind != UNKNOWN:
+            return None  # a definite other kind: assumptions about parameters cannot change it
         return LIKELY if self.optimistic.kind(node, chain) == TENSOR else None
 
     def _condition(self, test: ast.expr, chain: tuple[ast.AST, ...]) -> str | None:
         """Whether a truth-tested expression depends on a tensor's value."""
+        if _python_test(test):
+            return None
         if isinstance(test, ast.BoolOp):
             found = [self._condition(v, chain) for v in test.values]
             return CERTAIN if CERTAIN in found else LIKELY if LIKELY in found else None
@@ -154,10 +184,7 @@ class Detector:
             # A tensor compared with anything is a tensor, whatever the other side holds.
             sides = [self.confidence(s, chain) for s in (test.left, test.comparators[0])]
             return CERTAIN if CERTAIN in sides else LIKELY if LIKELY in sides else None
-        confidence = self.confidence(test, chain)
-        # `if flag:` on an unproven parameter: flags, not tensors (a tensor's truth value
-        # is rarely tested bare, it raises for more than one element).
-        return None if confidence == LIKELY and isinstance(test, ast.Name) else confidence
+        return self.confidence(test, chain)
 
     def _boolean(self, node: ast.expr, chain: tuple[ast.AST, ...], depth: int = 0) -> bool:
         """A boolean tensor: a comparison, ``~``/``&``/``|`` of those, ``isnan()``..., or a
@@ -298,8 +325,10 @@ class Detector:
     # -- helpers ------------------------------------------------------------------------------
 
     def _builtin(self, func: ast.expr, chain) -> str | None:
-        """The builtin a call's name refers to (None when shadowed or not a plain name)."""
-        if not isinstance(func, ast.Name) or func.id in self.facts.aliases:
+        """The builtin a call's name refers to, among those the patterns look for (None when
+        shadowed, not a plain name, or another name)."""
+        if (not isinstance(func, ast.Name) or func.id not in _LOOKED_FOR
+                or func.id in self.facts.aliases):
             return None
         return func.id if self.proven.lookup(func.id, chain) is None else None
 

@@ -109,7 +109,8 @@ def _what_if(what_if: dict) -> list[str]:
                      for s in what_if["switches"]])
     rows = [[r["target"], f"`{r['switch']}`", "-", r["error"], "-"] if r.get("error") else
             [r["target"], f"`{r['switch']}`", f"{r['breaks_before']} → {r['breaks_after']}",
-             ", ".join(r["removed"]) or "none", _equal(r["outputs_equal"], r["printed_equal"])]
+             ", ".join(r["removed"] + r.get("reduced", [])) or "none",
+             _equal(r["outputs_equal"], r["printed_equal"])]
             for r in what_if["runs"]]
     return lines + ["<details><summary>Every run</summary>", ""] + _table(
         ["target", "switch", "breaks", "removed", "outputs"], rows) + ["</details>", ""]

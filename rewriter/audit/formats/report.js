@@ -271,7 +271,8 @@
       simpleTable("what-if", ["target", "switch", "breaks", "removed", "values", "printed"],
         d.what_if.runs.map((r) => r.error ? [r.target, r.switch, "-", r.error, "-", "-"]
           : [r.target, r.switch + " = " + r.value, r.breaks_before + " → " + r.breaks_after,
-             r.removed.join(", ") || "none", equal(r.outputs_equal), equal(r.printed_equal)]));
+             r.removed.concat(r.reduced || []).join(", ") || "none", equal(r.outputs_equal),
+             equal(r.printed_equal)]));
     }
   }
 

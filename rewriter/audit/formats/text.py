@@ -10,7 +10,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from . import breaks_key, fix_text, share, why_text
+from . import fix_text, share, why_text
 
 _WIDTH = 120  # when not writing to a terminal
 
@@ -82,11 +82,13 @@ def _dynamic(console: Console, dynamic: dict) -> None:
                       _equal(target["outputs_equal"]))
     console.print(table)
     if dynamic["breaks"]:
-        table = _table("\nObserved breaks (deduplicated by GB id and site)", "count",
-                       "break", "cause", "source", "targets")
+        table = _table("\nObserved breaks (deduplicated by GB id and site)", "count", "GB id",
+                       "site", "cause", "source", "targets")
+        table.columns[2].no_wrap = True
         for observed in dynamic["breaks"]:
             frame = observed.get("frame") or {}
-            table.add_row(str(observed["count"]), breaks_key(observed),
+            site = f"{frame['file']}:{frame['line']}" if frame else "?"
+            table.add_row(str(observed["count"]), observed.get("gb_id") or "?", site,
                           observed.get("gb_type") or observed.get("reason", ""),
                           frame.get("source", ""), ", ".join(observed["targets"]))
         console.print(table)
@@ -125,7 +127,7 @@ def _what_if(console: Console, what_if: dict) -> None:
         if run.get("error"):
             table.add_row(run["switch"], run["target"], "-", run["error"][:60], "-")
             continue
-        removed = ", ".join(run["removed"]) or "none"
+        removed = ", ".join(run["removed"] + run.get("reduced", [])) or "none"
         table.add_row(f"{run['switch']}={run['value']}", run["target"],
                       f"{run['breaks_before']} → {run['breaks_after']}", removed,
                       _equal(run["outputs_equal"], run.get("printed_equal")))
