@@ -424,3 +424,38 @@ def test_the_static_audit_never_imports_torch(model_project):
             "except SystemExit:\n    pass\nassert 'torch' not in sys.modules, 'torch imported'\n")
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert result.returncode == 0, result.stderr
+
+
+def test_several_outputs_take_their_format_from_the_suffix(model_project, tmp_path):
+    result = _audit(model_project, "-o", str(tmp_path / "a.json"), "-o",
+                    str(tmp_path / "a.sarif"), "-o", str(tmp_path / "a.md"), cwd=model_project)
+    assert result.exit_code == 1
+    assert json.loads((tmp_path / "a.json").read_text())["kind"] == "eqrewrite-audit"
+    assert json.loads((tmp_path / "a.sarif").read_text())["version"] == "2.1.0"
+    assert (tmp_path / "a.md").read_text().startswith("## eqrewrite graph-break audit")
+    unknown = _audit(model_project, "-o", str(tmp_path / "a.pdf"), cwd=model_project)
+    assert unknown.exit_code == 2 and "cannot tell the format from the suffix" in unknown.output
+
+
+def test_rendered_rewrites_parse_and_match_libcst_where_no_edit_nests():
+    from eqrewrite.rewriter.apply import apply_edits
+    from eqrewrite.rewriter.audit.resolve import render
+    from eqrewrite.rewriter.engine import Options, select_rules
+
+    rules = select_rules(load_pack("graphbreaks").rules, Options())
+    checked = 0
+    for path in sorted((ROOT / "tests" / "graphbreak_corpus").glob("*.py")):
+        text = path.read_text()
+        matcher = Matcher(text, parse(text), rules)
+        edits = matcher.run()
+        rendered = [render(edit, matcher.text_of) for edit in edits]
+        if edits:
+            apply_edits(text, edits)
+        for edit, text_ in zip(edits, rendered):
+            assert text_ is not None, (path.name, edit.template)
+            nested = any(o is not edit and o.span[:2] >= edit.span[:2]
+                         and o.span[2:] <= edit.span[2:] for o in edits)
+            if not nested:
+                assert "".join(text_.split()) == "".join(edit.after.split()), path.name
+                checked += 1
+    assert checked >= 25

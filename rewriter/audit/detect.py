@@ -98,11 +98,37 @@ def _python_test(test: ast.expr) -> bool:
     if isinstance(test, ast.BoolOp):
         return all(_python_test(v) for v in test.values)
     if isinstance(test, ast.Compare):
-        return all(isinstance(op, ast.Is | ast.IsNot | ast.In | ast.NotIn) for op in test.ops)
+        sides = [test.left, *test.comparators]
+        return (all(isinstance(op, ast.Is | ast.IsNot | ast.In | ast.NotIn) for op in test.ops)
+                or all(_python_value(s) for s in sides)
+                or any(isinstance(s, ast.Constant) and isinstance(s.value, str) for s in sides))
     if isinstance(test, ast.Call):
         func = test.func
         name = func.id if isinstance(func, ast.Name) else getattr(func, "attr", "")
         return name in _PYTHON_PREDICATES
+    return False
+
+
+_SIZE_ATTRIBUTES = frozenset({"shape", "ndim", "dtype", "device", "training", "is_cuda"})
+_SIZE_METHODS = frozenset({"size", "dim", "numel", "ndimension", "nelement"})
+
+
+def _python_value(node: ast.expr) -> bool:
+    """Sizes, dtypes, literals and arithmetic on those: never a tensor."""
+    if isinstance(node, ast.Constant):
+        return True
+    if isinstance(node, ast.Attribute):
+        return node.attr in _SIZE_ATTRIBUTES
+    if isinstance(node, ast.Subscript):
+        return _python_value(node.value)
+    if isinstance(node, ast.Call):
+        name = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(
+            node.func, "id", "")
+        return name in _SIZE_METHODS or name in ("len", "int", "float")
+    if isinstance(node, ast.BinOp):
+        return _python_value(node.left) and _python_value(node.right)
+    if isinstance(node, ast.UnaryOp):
+        return _python_value(node.operand)
     return False
 
 

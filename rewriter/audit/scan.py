@@ -9,6 +9,7 @@ and the scope is not ``everywhere``) is not even parsed.
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -23,8 +24,10 @@ from .detect import Detector, Site
 from .resolve import Resolution, Resolver, render
 
 PARALLEL_THRESHOLD = 24  # fewer files than this are audited in-process
-# Text that any traced function needs nearby: a forward method or a compile call.
-_SCOPE_TOKENS = {"forward": ("forward",), "compiled": ("compile", "optimize")}
+# Text a file needs to hold a traced function: a forward method defined here, or the word
+# compile/optimize (torch.compile, torch._dynamo.optimize; not "compiling").
+_SCOPE_TEXT = {"forward": re.compile(r"\bdef\s+forward\b"),
+               "compiled": re.compile(r"\b(?:compile|optimize)\b")}
 
 
 @dataclass(frozen=True)
@@ -100,7 +103,7 @@ def audit_text(text: str, label: str) -> FileAudit:
 def _may_trace(text: str, scope: frozenset[str]) -> bool:
     if "everywhere" in scope:
         return True
-    return any(token in text for name in scope for token in _SCOPE_TOKENS.get(name, ()))
+    return any(_SCOPE_TEXT[name].search(text) for name in scope if name in _SCOPE_TEXT)
 
 
 def _fill_after(text: str, resolutions: list[Resolution], resolver: Resolver) -> None:
