@@ -15,15 +15,11 @@ import builtins
 
 from ..guards import GuardContext, is_pure
 from ..inference import NUMBER, SEQUENCE, TENSOR
+from ..kinds.select import _elementwise  # the select kind's own test: the reason agrees with it
 from .detect import LIKELY, Detector, Site
 
 _EXCEPTIONS = frozenset(n for n in dir(builtins) if isinstance(getattr(builtins, n), type)
                         and issubclass(getattr(builtins, n), Exception))
-_SHAPE_KEEPING = frozenset("""
-    clamp clamp_min clamp_max clip abs neg relu sigmoid tanh exp log float double half
-    bfloat16 to type_as clone detach contiguous masked_fill zeros_like ones_like full_like
-    sign round floor ceil sqrt rsqrt reciprocal nan_to_num
-""".split())
 _REDUCTIONS = frozenset({"sum", "mean", "max", "min", "amax", "amin", "numel"})
 ANNOTATE = ("annotate it (`{name}: torch.Tensor`) or pass --assume-tensor-params")
 
@@ -291,17 +287,6 @@ def _calls_layers_only(value: ast.expr, site: Site, reasons: Reasons) -> bool:
     context = GuardContext(reasons.detector.proven, site.chain)
     return all(reasons.kind(c.func, site) == "tensor_callable" or is_pure(context, c)
                for c in calls)
-
-
-def _elementwise(node: ast.expr) -> bool:
-    for part in ast.walk(node):
-        if isinstance(part, ast.Subscript | ast.Starred):
-            return False
-        if isinstance(part, ast.Call):
-            name = part.func.attr if isinstance(part.func, ast.Attribute) else ""
-            if name not in _SHAPE_KEEPING:
-                return False
-    return True
 
 
 def _literal(node: ast.AST) -> bool:
