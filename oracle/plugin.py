@@ -1,5 +1,6 @@
 """The oracle's part of the command line, registered through the ``eqrewrite.plugins``
-entry point: the ``eqrewrite oracle`` command and the rewrite command's ``--oracle`` step.
+entry point: the ``eqrewrite oracle`` command, the rewrite command's ``--oracle`` step and
+the audit command's dynamic options (``--run``, ``--what-if``, ``--bench``).
 
 Importing this module must stay cheap (no torch): it runs on every ``eqrewrite`` call.
 """
@@ -14,6 +15,7 @@ from typing import Any
 import click
 from eqrewrite.rewriter.plugins import Registry, RewriteRun, StepResult
 
+from .audit import DynamicAuditStep, audit_options
 from .cli import compile_options, oracle_command
 
 
@@ -66,7 +68,10 @@ def _rewrite_options() -> list[click.Parameter]:
 
 
 def register(registry: Registry) -> None:
-    """Entry point: add the oracle command, the rewrite options and the ``--oracle`` step."""
+    """Entry point: add the oracle command, the rewrite options and the ``--oracle`` step,
+    and the dynamic audit."""
     registry.add_command(oracle_command)
     registry.add_rewrite_options(_rewrite_options())
     registry.add_rewrite_step(OracleStep())
+    registry.add_audit_options(audit_options())
+    registry.add_audit_step(DynamicAuditStep())

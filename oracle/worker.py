@@ -161,6 +161,10 @@ class Session:
             return None
         if isinstance(request, tuple) and request and request[0] == "breaks":
             return self.breaks(*request[1:])
+        from .probe import ProbeRequest, probe  # the audit's measurements
+
+        if isinstance(request, ProbeRequest):
+            return probe(self, request)
         raise ValueError(f"unknown request {request!r}")
 
     def purge(self) -> None:

@@ -29,7 +29,7 @@ EXIT_CHANGES, EXIT_USAGE, EXIT_FILE_ERROR = 1, 2, 123
 
 
 SUBCOMMAND_NAMES_RULE = (
-    "A first argument named like a command (rules, oracle, rewrite) is that command, even "
+    "A first argument named like a command (rules, oracle, audit, rewrite) is that command, even "
     "when a file or folder of that name exists: write such a path as ./NAME or NAME/, or "
     "run 'eqrewrite rewrite NAME'.")
 
@@ -375,3 +375,12 @@ def rules_test(rule_specs: tuple[str, ...]) -> None:
         click.echo(f"{pack.path}: {len(pack.rules)} rules, {total - len(failures)} passed, "
                    f"{len(failures)} failed")
     sys.exit(1 if failed else 0)
+
+
+def _add_audit() -> None:
+    from .audit.cli import audit_command
+
+    main.add_command(audit_command)
+
+
+_add_audit()
