@@ -72,7 +72,7 @@ def audit_options() -> list[click.Parameter]:
                   help="Seconds per target run.")
     @click.option("--parallel", "audit_parallel", type=click.IntRange(min=1),
                   default=min(2, os.cpu_count() or 1), show_default=True,
-                  help="Targets run at once, each with its own workers.")
+                  help="Targets run at once, each with its own worker.")
     def holder(**_: Any) -> None:
         """Only collects the decorated parameters."""
 
@@ -165,32 +165,29 @@ class DynamicAudit:
         from .pool import Worker
 
         jobs = max(1, min(int(self.flags.get("audit_parallel") or 1), len(targets)))
-        pairs = []
-        for _ in range(jobs):
-            pair = {"original": Worker(self.tree)}
-            if rewritten is not None:
-                pair["rewritten"] = Worker(rewritten)
-            for worker in pair.values():
-                worker.start()
-            pairs.append(pair)
-        free = list(pairs)
+        roots = {"original": self.tree}
+        if rewritten is not None:
+            roots["rewritten"] = rewritten
+        workers = [Worker(roots) for _ in range(jobs)]  # each serves both trees
+        for worker in workers:
+            worker.start()
+        free = list(workers)
         progress = _Progress(len(targets), self.audit.progress)
 
         def one(target: Target) -> dict:
-            workers = free.pop()
+            worker = free.pop()
             try:
-                return self._measure(target, settings, workers)
+                return self._measure(target, settings, worker, list(roots))
             finally:
-                free.append(workers)
+                free.append(worker)
                 progress.advance(target.name)
 
         try:
             with progress, ThreadPoolExecutor(jobs) as executor:
                 return list(executor.map(one, targets))
         finally:
-            for pair in pairs:
-                for worker in pair.values():
-                    worker.close()
+            for worker in workers:
+                worker.close()
 
     def _probe(self, worker, request) -> Any:
         from .probe import ProbeResult
@@ -202,7 +199,8 @@ class DynamicAudit:
             return ProbeResult(failure=answer.failure)
         return answer
 
-    def _measure(self, target: Target, settings: CompileSettings, workers: dict) -> dict:
+    def _measure(self, target: Target, settings: CompileSettings, worker,
+                 trees: list[str]) -> dict:
         from .probe import ProbeRequest
 
         settings = settings.merged(target.settings).merged(
@@ -210,22 +208,21 @@ class DynamicAudit:
         bench = BENCH_CALLS if self.flags.get("bench") else 0
         request = ProbeRequest(target, settings, SEED, bench=bench, deadline=self.timeout * 5)
         found = {"target": target, "settings": settings,
-                 "original": self._probe(workers["original"], request)}
+                 "original": self._probe(worker, request)}
         state = _state(found["original"])
-        if "rewritten" in workers:
-            found["rewritten"] = self._probe(workers["rewritten"],
-                                             ProbeRequest(target, settings, SEED, state,
-                                                          bench=bench,
-                                                          deadline=self.timeout * 5))
+        if "rewritten" in trees:
+            found["rewritten"] = self._probe(worker, ProbeRequest(
+                target, settings, SEED, state, bench=bench, deadline=self.timeout * 5,
+                tree="rewritten"))
         if self.flags.get("what_if"):
-            tree = "rewritten" if "rewritten" in workers else "original"
-            found["what_if"] = self._what_if(target, settings, state, workers[tree],
-                                             found[tree])
+            tree = "rewritten" if "rewritten" in trees else "original"
+            found["what_if"] = self._what_if(target, settings, state, worker, found[tree],
+                                             tree)
             found["what_if_tree"] = tree
         return found
 
     def _what_if(self, target: Target, settings: CompileSettings, state: bytes | None,
-                 worker, base) -> list[tuple[str, str, Any]]:
+                 worker, base, tree: str) -> list[tuple[str, str, Any]]:
         """(switch, value, probe) for each switch that may remove one of ``base``'s breaks."""
         from .probe import ProbeRequest
 
@@ -239,7 +236,8 @@ class DynamicAudit:
                 continue
             value = _SWITCH_VALUES.get(switch, "true")
             request = ProbeRequest(target, settings, SEED, state, switch=(switch, value),
-                                   eager=False, measure=False, deadline=self.timeout * 2)
+                                   eager=False, measure=False, deadline=self.timeout * 2,
+                                   tree=tree)
             runs.append((switch, value, self._probe(worker, request)))
         return runs
 

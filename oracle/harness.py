@@ -125,7 +125,7 @@ class Harness:
         if _failed(report, first, "original eager", settings):
             return report
         report.covered, report.reference = first.covered, first
-        base = replace(base, state=first.state)
+        base = replace(base, state=first.state, grad_inputs=first.grad_inputs)
         rewritten = self.rewritten is not None and (
             not coverage_files or any(first.covered.values()))
         report.rewritten_reused = self.rewritten is not None and not rewritten

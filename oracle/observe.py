@@ -158,9 +158,17 @@ class ProgramStream(io.StringIO):
     there too (their stream may be bound to whatever ``sys.stderr`` was when torch set them
     up); those records are the compiler's diagnostics, not the program's output."""
 
-    def __init__(self, diagnostics: list[str]):
+    def __init__(self, diagnostics: list[str], real: Any = None):
         super().__init__()
         self.diagnostics = diagnostics
+        self.real = real  # the stream replaced, for code that needs a file descriptor
+
+    def fileno(self) -> int:
+        """The replaced stream's descriptor: what is written there directly (compiler
+        subprocesses, C code) is not the program's Python-level output anyway."""
+        if self.real is None:
+            raise io.UnsupportedOperation("fileno")
+        return self.real.fileno()
 
     def write(self, text: str) -> int:
         if _from_torch_logging():
@@ -199,8 +207,8 @@ class Printed:
         once = getattr(logging.Logger, "warning_once", None)
         if hasattr(once, "cache_clear"):
             once.cache_clear()
-        self._out, self._err = (ProgramStream(self.diagnostics),
-                                ProgramStream(self.diagnostics))
+        self._out, self._err = (ProgramStream(self.diagnostics, sys.stdout),
+                                ProgramStream(self.diagnostics, sys.stderr))
         self._caught = self._stack.enter_context(warnings.catch_warnings(record=True))
         warnings.simplefilter("always")
         self._stack.enter_context(contextlib.redirect_stdout(self._out))

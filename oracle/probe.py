@@ -48,6 +48,7 @@ class ProbeRequest:
     measure: bool = True        # recompilations, compile time, fullgraph
     bench: int = 0              # timed warm calls (0: no latency)
     deadline: float = 300.0
+    tree: str = "original"      # which of the worker's trees
 
 
 @dataclass
@@ -74,12 +75,12 @@ def probe(session: Session, request: ProbeRequest) -> ProbeResult:
 def _probe(session: Session, request: ProbeRequest) -> ProbeResult:
     result = ProbeResult()
     base = RunRequest(request.target, request.settings, Variant.EAGER, request.seed,
-                      request.state, deadline=request.deadline)
+                      request.state, deadline=request.deadline, tree=request.tree)
     if request.eager:
         result.eager = session.run(base)
         state = request.state or result.eager.state
         base = replace(base, state=state)
-    switched = _SwitchedSession(session.root, request.switch)
+    switched = _SwitchedSession(session.roots, request.switch)
     result.compiled = switched.run(replace(base, variant=Variant.COMPILED))
     if request.measure and result.compiled.exception is None:
         _measure(session, base, result)
@@ -92,8 +93,8 @@ class _SwitchedSession(Session):
     """A session that turns a what-if switch on once the target's code is imported, for
     the compiled run only, and restores it afterwards."""
 
-    def __init__(self, root: str, switch: tuple[str, str] | None):
-        super().__init__(root)
+    def __init__(self, roots: dict[str, str], switch: tuple[str, str] | None):
+        super().__init__(roots)
         self.switch = switch
 
     def run(self, request: RunRequest) -> RunResult:
@@ -139,7 +140,7 @@ def _measure(session: Session, base: RunRequest, result: ProbeResult) -> None:
     import torch._dynamo
     from torch._dynamo.utils import counters
 
-    session.purge()
+    session.enter(base.tree)
     fn, inputs, _, source = session.build(base)
     sets = _inputs(source, inputs)
     result.input_sets = len(sets)
@@ -170,7 +171,7 @@ def _latency(session: Session, base: RunRequest, calls: int) -> dict:
     import torch
     import torch._dynamo
 
-    session.purge()
+    session.enter(base.tree)
     fn, inputs, _, _ = session.build(base)
     timings = {}
     with _configured(base.settings), torch.no_grad(), _quiet():

@@ -69,6 +69,10 @@ class RunRequest:
     perturbation: int = 0               # which perturbation (PERTURBED runs)
     deadline: float = 300.0             # seconds the worker allows itself
     tree: str = "original"              # which source tree: "original" or "rewritten"
+    # Floating inputs require grad, so their gradients are compared. None: try, and run
+    # again without if that makes the target fail (in-place writes to its inputs); the
+    # first run decides and every later run of the target follows it.
+    grad_inputs: bool | None = None
 
 
 @dataclass
@@ -82,4 +86,5 @@ class RunResult:
     covered: dict[str, set[int]] = field(default_factory=dict)
     seconds: dict[str, float] = field(default_factory=dict)
     breaks: Any = None                  # graphbreaks.BreakReport of a compiled run
+    grad_inputs: bool = True            # whether the run tracked its inputs' gradients
     diagnostics: list[str] = field(default_factory=list)  # the compiler's own warnings/logs

@@ -20,6 +20,7 @@ def replay(root: str, request: RunRequest, options: cmp.Options) -> Verdict:
     """Run ``request``'s target eagerly twice and compiled once, judge, print the outcome."""
     session = Session({"original": root})
     eager = _checked(session.run(request), "eager")
+    request = replace(request, grad_inputs=eager.grad_inputs)
     again = _checked(session.run(request), "eager (again)")
     if differences := differ(eager, again, options):
         return _say(Verdict.NONDETERMINISTIC, differences[0].message)

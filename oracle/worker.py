@@ -192,12 +192,12 @@ class Session:
 
         started = time.perf_counter()
         tracer = LineTracer(request.coverage)
-        result = self._attempt(request, tracer, grad_inputs=True)
-        if result.exception is not None and result.observed.get("graded"):
-            # Input gradients can make a target fail (in-place writes to its inputs);
-            # then compare it as it is, without them.
+        wanted = request.grad_inputs is not False
+        result = self._attempt(request, tracer, grad_inputs=wanted)
+        if request.grad_inputs is None and result.exception is not None and result.grad_inputs:
+            # Input gradients can make a target fail (in-place writes to its inputs); then
+            # it is compared as it is, without them (the caller passes that on).
             result = self._attempt(request, tracer, grad_inputs=False)
-        result.observed.pop("graded")
         result.covered = tracer.covered
         result.seconds["total"] = time.perf_counter() - started
         return result
@@ -232,11 +232,11 @@ class Session:
                 observed["state_after"] = to_plain(dict(module.state_dict()))
             if exception is None:
                 observed["grads"] = gradients(output, module, graded)
-        observed["graded"] = bool(graded)
         return RunResult(
             observed=observed, exception=exception, state=state,
             diagnostics=printed.diagnostics,
             breaks=recorder.report() if variant is Variant.COMPILED else None,
+            grad_inputs=bool(graded),
             seconds={"load": loaded - started, "call": called - loaded,
                      "grads": time.perf_counter() - called})
 

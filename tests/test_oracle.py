@@ -117,7 +117,7 @@ import torch
 
 
 def wait(x: torch.Tensor):
-    time.sleep(120)
+    time.sleep(600)
 
 
 def get_inputs():
@@ -243,11 +243,12 @@ def test_out_of_memory_is_contained(harness, tree):
 
 
 def test_hang_is_contained(tree):
-    impatient = Harness(tree, None, Options(CompileSettings(backend="eager"), timeout=5,
+    # Long enough for a fresh worker's first Dynamo compile on a busy machine.
+    impatient = Harness(tree, None, Options(CompileSettings(backend="eager"), timeout=30,
                                             count_breaks=False))
     try:
         report = validate(impatient, tree, "hang.py")
-        assert report.verdict == "timeout" and "5 s" in report.detail
+        assert report.verdict == "timeout" and "30 s" in report.detail
         assert validate(impatient, tree, "inplace.py").verdict == "passed"
     finally:
         impatient.close()
