@@ -421,6 +421,7 @@ class PathRun:
     validation: float = 0.0  # first target started to last target done
     total: float = 0.0       # start to close
     worker_cpu: float = 0.0  # CPU seconds of the workers and their children (g++)
+    phases: Counter = field(default_factory=Counter)  # worker-reported seconds per phase
 
     @property
     def warm_rate(self) -> float:
@@ -490,6 +491,7 @@ def validate_all(path: str, original: Path, rewritten: Path, files: list[Path], 
             run.verdicts[target.name] = report.verdict.value
             run.breaks[target.name] = {tree: found.breaks
                                        for tree, found in report.breaks.items()}
+            run.phases.update(report.seconds)
     finally:
         pool.close()
     run.total = time.perf_counter() - began
@@ -506,6 +508,10 @@ def print_results(runs: dict[str, PathRun]) -> bool:
               f"{statistics.median(run.walls):>9.2f} {run.start:>8.2f} {run.total:>8.2f} "
               f"{run.worker_cpu:>13.1f}")
     print("(warm: targets over the time from the first target's start to the last one's end)")
+    print("\nseconds per phase, summed over targets (as the workers timed them):")
+    for run in runs.values():
+        top = ", ".join(f"{label} {seconds:.1f}" for label, seconds in run.phases.most_common(6))
+        print(f"  {run.name:<8} {top}")
     before, after = runs["before"], runs["after"]
     ratio = after.warm_rate / before.warm_rate
     print(f"\nafter / before: {ratio:.2f}x warm, "
