@@ -1,5 +1,6 @@
 """The oracle's part of the command line, registered through the ``eqrewrite.plugins``
-entry point: the ``eqrewrite oracle`` command and the rewrite command's ``--oracle`` step.
+entry point: the ``eqrewrite oracle`` and ``eqrewrite gen`` commands and the rewrite command's
+``--oracle`` step.
 
 Importing this module must stay cheap (no torch): it runs on every ``eqrewrite`` call.
 """
@@ -15,6 +16,7 @@ import click
 from eqrewrite.rewriter.plugins import Registry, RewriteRun, StepResult
 
 from .cli import compile_options, oracle_command
+from .gencli import gen_command
 
 
 class OracleStep:
@@ -66,7 +68,9 @@ def _rewrite_options() -> list[click.Parameter]:
 
 
 def register(registry: Registry) -> None:
-    """Entry point: add the oracle command, the rewrite options and the ``--oracle`` step."""
+    """Entry point: add the ``oracle`` and ``gen`` commands, the rewrite options and the
+    ``--oracle`` step."""
     registry.add_command(oracle_command)
+    registry.add_command(gen_command)
     registry.add_rewrite_options(_rewrite_options())
     registry.add_rewrite_step(OracleStep())
