@@ -8,7 +8,9 @@ miscompilations disappear). For a non-integer ``s``, ``floor(in * s)`` is the ou
 ``in / out`` is not ``1 / s``, so sampled positions can move: option ``scales: any`` allows
 those too, for ``unsafe`` rules only. The call keeps its spelling and other arguments; it is
 left alone when it passes ``size``, ``recompute_scale_factor`` or positional arguments after
-the input, or when the input is not a plain tensor name (it is read twice).
+the input, or when the input is not a plain tensor name (it is read twice). Where the
+original raises (an input of rank < 3) the rewrite raises another exception type
+(ValueError instead of NotImplementedError), so it is not applied inside a ``try`` body.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from __future__ import annotations
 import ast
 
 from . import Kind, KindContext, Proposal
-from .spelling import number_literal, repeatable
+from .spelling import inside_try, number_literal, repeatable
 
 _NAMES = frozenset({"torch.nn.functional.interpolate", "torch.nn.functional.upsample"})
 
@@ -37,7 +39,8 @@ class InterpolateSize(Kind):
             return None
         scale = keywords.get("scale_factor")
         x = node.args[0]
-        if scale is None or not repeatable(x, context) or not context.is_tensor(x):
+        if (scale is None or not repeatable(x, context) or not context.is_tensor(x)
+                or inside_try(node, context)):
             return None
         value = number_literal(scale.value)
         if value is None or value <= 0:

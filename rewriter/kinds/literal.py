@@ -25,6 +25,7 @@ LARGEST = 256  # integers beyond 2**8 are not all exact in bfloat16
 class FloatLiteral(Kind):
     name = "float_literal"
     node_types = (ast.BinOp,)
+    node_keys = tuple((ast.BinOp, op) for op in _FUNCTIONS)
 
     def propose(self, node: ast.AST, context: KindContext) -> Proposal | None:
         spelled = _FUNCTIONS.get(type(node.op))

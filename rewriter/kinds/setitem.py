@@ -1,13 +1,15 @@
-"""``x[i] = v`` with basic indexing → ``x[i].fill_(v)`` (a number) or ``x[i].copy_(v)``.
+"""``x[i] = v`` with basic indexing → ``x[i].copy_(...)``: an explicit view and copy.
 
 For slices, integers, ``None`` and ``...``, ``Tensor.__setitem__`` writes through the view
-``x[i]``: exactly what ``fill_`` does with a Python number, and what ``copy_`` does with a
-tensor (broadcast and cast alike), except that setitem first drops leading size-1
-dimensions of the value, so ``x[0] = v[None]`` works where ``copy_`` raises (option
-``value: tensor`` is for ``unsafe`` rules). The compiler sees an explicit view-and-copy
-instead of an index_put-style assignment (slice assignment → ``copy_`` made real aliasing
-miscompilations disappear). Advanced indexing (tensors, lists, bool masks) is left alone:
-there ``x[idx]`` is a copy and writing into it would be lost.
+``x[i]`` with ``copy_``. A Python number is first made a tensor of x's dtype, so
+``x[i] = 2.5`` is ``x[i].copy_(torch.tensor(2.5, dtype=x.dtype))``: the same conversion
+(and the same overflow error), and like setitem it refuses to write into overlapping memory
+(``fill_`` would not). A tensor value is broadcast and cast alike, except that setitem first
+drops leading size-1 dimensions of the value, so ``x[0] = v[None]`` works where ``copy_``
+raises (option ``value: tensor`` is for ``unsafe`` rules). The compiler sees an explicit
+view-and-copy instead of an index_put-style assignment (slice assignment → ``copy_`` made
+real aliasing miscompilations disappear). Advanced indexing (tensors, lists, bool masks) is
+left alone: there ``x[idx]`` is a copy and writing into it would be lost.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ import ast
 
 from ..inference import NUMBER
 from . import Kind, KindContext, Proposal
+from .spelling import repeatable, torch_spelled
 
 
 class SetitemCopy(Kind):
@@ -31,20 +34,22 @@ class SetitemCopy(Kind):
             return None
         value = node.value
         if self.options["value"] == "tensor" and context.is_tensor(value):
-            method = "copy_"
-        elif self.options["value"] == "number" and context.kind(value) == NUMBER:
-            method = "fill_"
+            source = "$v"
+        elif (self.options["value"] == "number" and context.kind(value) == NUMBER
+              and repeatable(target.value, context) and torch_spelled(context)):
+            source = "torch.tensor($v, dtype=$x.dtype)"
         else:
             return None
-        bindings = {"x": target.value, "v": value}
-        pieces = target.slice.elts if isinstance(target.slice, ast.Tuple) else [target.slice]
-        index = []
-        for number, piece in enumerate(pieces):
-            bindings[f"i{number}"] = piece
-            index.append(f"$i{number}")
-        subscript = ", ".join(index) + ("," if len(index) == 1 and isinstance(
-            target.slice, ast.Tuple) else "")
-        return Proposal(f"$x[{subscript}].{method}($v)", bindings, "statement")
+        # The index is written out as source text: libcst cannot address a slice on its own.
+        return Proposal(f"$x[{_index_text(target.slice)}].copy_({source})",
+                        {"x": target.value, "v": value}, "statement")
+
+
+def _index_text(index: ast.expr) -> str:
+    if not isinstance(index, ast.Tuple):
+        return ast.unparse(index)
+    pieces = [ast.unparse(piece) for piece in index.elts]
+    return ", ".join(pieces) + ("," if len(pieces) == 1 else "")
 
 
 def _basic(index: ast.expr, context: KindContext) -> bool:
