@@ -73,8 +73,10 @@ class Builder:
     """A program under construction and the namespace where it has run."""
 
     def __init__(self, rng: random.Random, table: OpTable, inputs: list[InputSpec],
-                 input_seed: int, op_ids: frozenset[str] | None = None):
+                 input_seed: int, op_ids: frozenset[str] | None = None,
+                 focus: str | None = None, boost: float = 8.0):
         self.rng, self.table = rng, table
+        self.focus, self._boost = focus, boost
         self.draft = Draft(inputs, input_seed)
         self.ops = [op for op in table.ops if op_ids is None or op.id in op_ids]
         self.pool: dict[str, Info] = {}
@@ -229,7 +231,13 @@ class Builder:
 
     def choose_op(self, accept=lambda op: True) -> OpSpec | None:
         ops = [op for op in self.ops if accept(op)]
-        return self.rng.choices(ops, [op.weight for op in ops])[0] if ops else None
+        weights = [op.weight * (self._boost if self.focus in op.tags else 1.0) for op in ops]
+        return self.rng.choices(ops, weights)[0] if ops else None
+
+    def _has_subject(self, op: OpSpec) -> bool:
+        low, high = op.rank
+        return any(i.dtype_name in op.dtypes and low <= i.rank <= high
+                   and (i.numel > 0 or not op.nonempty) for i in self.pool.values())
 
     def subject_for(self, op: OpSpec) -> Info | None:
         """A value the op accepts as its subject."""
@@ -242,8 +250,10 @@ class Builder:
         return fill_call(self, op, subject, self.rng.choice(op.forms))
 
     def op_statement(self, accept=lambda op: True) -> bool:
-        """One assignment from the op table: ``vN = <call>`` (or unpacked results)."""
-        op = self.choose_op(accept)
+        """One assignment from the op table: ``vN = <call>`` (or unpacked results). Only ops
+        some value can be the subject of are drawn, so ops with narrow subjects (rank-4
+        pooling, integer matmul) are used whenever the program has a value they accept."""
+        op = self.choose_op(lambda spec: accept(spec) and self._has_subject(spec))
         subject = op and self.subject_for(op)
         call = subject and self.call(op, subject)
         if not call:

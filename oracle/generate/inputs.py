@@ -90,10 +90,10 @@ def related_shape(rng: random.Random, shape: tuple[int, ...]) -> tuple[int, ...]
 
 
 def draw_input(rng: random.Random, name: str, shape: tuple[int, ...],
-               boundary: float) -> InputSpec:
-    """One tensor input with a random dtype, layout and (with probability ``boundary``)
-    boundary values."""
-    dtype = _weighted(rng, _DTYPE_WEIGHTS)
+               boundary: float, dtype: str | None = None) -> InputSpec:
+    """One tensor input with a random (or the given) dtype, a random layout and (with
+    probability ``boundary``) boundary values."""
+    dtype = dtype or _weighted(rng, _DTYPE_WEIGHTS)
     layouts = {k: w for k, w in _LAYOUT_WEIGHTS.items() if _layout_fits(k, shape)}
     layout = _weighted(rng, layouts)
     specials: tuple = ()

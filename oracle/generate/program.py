@@ -19,6 +19,16 @@ from .table import OpTable, default_table
 MODULE_TARGET, FUNCTION_TARGET = "Program", "program"
 
 
+# A program's focus: an op tag whose ops are drawn FOCUS_BOOST times more often. Without it
+# ops with narrow subjects (4-D floating inputs for pooling, interpolation, convolution)
+# would be rare; spatial foci also make the first input 3-D or 4-D and floating.
+FOCI = ("interpolation", "pooling", "convolution", "attention", "matmul", "indexing",
+        "duplicate-indices", "reduction", "scan", "layout", "view", "mixed-dtypes",
+        "overflow", "normalisation", "padding", "bool-result", "index-result")
+SPATIAL = frozenset({"interpolation", "pooling", "convolution", "attention", "padding"})
+FOCUS_BOOST = 12.0
+
+
 class GenerationError(RuntimeError):
     """No valid program for a seed within the configured number of attempts."""
 
@@ -61,6 +71,7 @@ class Program:
     seed: int
     source: str
     target: str                       # "Program" (an nn.Module) or "program" (a function)
+    focus: str | None                 # the op tag the program leans on (see FOCI)
     ops: dict[str, int]               # op id -> uses, sorted by id
     features: tuple[str, ...]         # sorted feature tags
     inputs: tuple[InputSpec, ...]
@@ -84,7 +95,7 @@ class Program:
     def metadata(self) -> dict[str, Any]:
         """A JSON-ready summary (what a campaign records per program)."""
         return {"seed": self.seed, "file": self.filename, "target": self.target,
-                "ops": self.ops, "features": list(self.features),
+                "focus": self.focus, "ops": self.ops, "features": list(self.features),
                 "inputs": [spec.to_dict() for spec in self.inputs],
                 "settings": self.settings, "attempts": self.attempts,
                 "statements": {"tried": self.statements_tried, "kept": self.statements_kept},
@@ -113,8 +124,10 @@ def generate(seed: int, config: GenConfig | None = None) -> Program:
 
 def draft(rng: random.Random, seed: int, config: GenConfig) -> Builder | None:
     """Build one candidate by running statements; None when nothing could be kept."""
-    inputs = _draw_inputs(rng, config)
-    builder = Builder(rng, config.table, inputs, seed % 2**63, config.ops)
+    focus = rng.choice(FOCI + (None,) * 3)
+    inputs = _draw_inputs(rng, config, focus)
+    builder = Builder(rng, config.table, inputs, seed % 2**63, config.ops, focus,
+                      FOCUS_BOOST)
     for spec in inputs:
         if spec.is_tensor:
             builder.register_input(spec.name)
@@ -132,10 +145,13 @@ def draft(rng: random.Random, seed: int, config: GenConfig) -> Builder | None:
     return builder
 
 
-def _draw_inputs(rng: random.Random, config: GenConfig) -> list[InputSpec]:
+def _draw_inputs(rng: random.Random, config: GenConfig,
+                 focus: str | None) -> list[InputSpec]:
     count = rng.randint(*config.inputs)
-    first = draw_shape(rng)
-    specs = [draw_input(rng, "x0", first, config.boundary)]
+    spatial = focus in SPATIAL
+    first = draw_shape(rng, rng.choice((3, 4, 4)) if spatial else None)
+    dtype = rng.choice(("float32", "float32", "float64")) if spatial else None
+    specs = [draw_input(rng, "x0", first, config.boundary, dtype)]
     for index in range(1, count):
         specs.append(draw_input(rng, f"x{index}", related_shape(rng, first), config.boundary))
     if rng.random() < 0.15:
@@ -254,6 +270,6 @@ def _program(seed: int, source: str, target: str, builder: Builder, config: GenC
              attempts: int, rejected: list[str]) -> Program:
     draft = builder.draft
     settings = dict(sorted(draft.settings.items())) | ({"strict": True} if config.strict else {})
-    return Program(seed, source, target, dict(sorted(draft.ops.items())),
+    return Program(seed, source, target, builder.focus, dict(sorted(draft.ops.items())),
                    tuple(sorted(draft.features)), tuple(draft.inputs), settings, attempts,
                    builder.tried, builder.kept, tuple(rejected))

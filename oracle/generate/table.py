@@ -164,6 +164,9 @@ def _parse_arg(raw: Any, fail) -> ArgSpec:
         raise fail(f"unknown argument kind {kind!r}")
     if kind == "keepdim":
         options.setdefault("name", "keepdim")
+    strings = [v for v in options.get("values", ()) if isinstance(v, str)]
+    if kind == "number" and strings:  # YAML reads 1.0e30 (no exponent sign) as a string
+        raise fail(f"number values must be numbers, got {strings}")
     return ArgSpec(kind, options)
 
 
