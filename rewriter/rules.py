@@ -90,7 +90,9 @@ class Rule:
     def keys(self) -> list[tuple[type, type | None]]:
         """The node keys (type, operator type) this rule can match."""
         if self.implementation is not None:
-            return [(t, None) for t in self.implementation.node_types]
+            # a kind on operator nodes (BinOp...) lists its (type, operator type) keys
+            return list(getattr(self.implementation, "node_keys", ())) or [
+                (t, None) for t in self.implementation.node_types]
         return [self.pattern.key]
 
     def could_match(self, text: str) -> bool:
