@@ -11,12 +11,15 @@ the rewriter never imports torch.
 
 from __future__ import annotations
 
+from functools import cache
+
 MARKER = "# eqrewrite helpers: keep torch.compile graphs whole (see eqrewrite's README)."
 END_MARKER = "# end of eqrewrite helpers."
 PREAMBLE = "import torch as _eqrw_torch\n"
 PREFIX = "_eqrw_"
 
-# name -> (source, other helpers it needs)
+# name -> (source, other helpers it needs). Helpers shared by several kinds live here; a kind
+# module may also define its own ``HELPERS`` beside its kind, found by ``registered()``.
 HELPERS: dict[str, tuple[str, tuple[str, ...]]] = {
     "_eqrw_compiling": ('''
 def _eqrw_compiling():
@@ -142,12 +145,27 @@ def _eqrw_masked(x, mask, reduction):
 }
 
 
+@cache
+def registered() -> dict[str, tuple[str, tuple[str, ...]]]:
+    """Every helper: those above and those the kind modules define beside their kinds."""
+    from .kinds import helper_sources  # imported late: kinds need the inference, not this
+
+    found = dict(HELPERS)
+    for name, entry in helper_sources().items():
+        if name in found or not name.startswith(PREFIX):
+            raise ImportError(f"kind helper {name!r} must start with {PREFIX!r} and may not "
+                              "redefine a helper of helpers.py")
+        found[name] = entry
+    return found
+
+
 def closure(names: set[str]) -> list[str]:
     """``names`` and every helper they need, dependencies first, in a stable order."""
+    helpers = registered()
     ordered: list[str] = []
 
     def add(name: str) -> None:
-        for dependency in HELPERS[name][1]:
+        for dependency in helpers[name][1]:
             add(dependency)
         if name not in ordered:
             ordered.append(name)
@@ -159,8 +177,9 @@ def closure(names: set[str]) -> list[str]:
 
 def source_of(names: list[str], with_preamble: bool) -> str:
     """The code defining ``names``, after the private torch import if asked."""
+    helpers = registered()
     return (PREAMBLE if with_preamble else "") + "".join(
-        "\n" + HELPERS[name][0] for name in names)
+        "\n" + helpers[name][0] for name in names)
 
 
 def strip_block(text: str) -> str:
