@@ -25,7 +25,6 @@ from __future__ import annotations
 import functools
 import math
 import re
-import struct
 import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -33,6 +32,8 @@ from functools import partial
 
 import pytest
 import torch
+from eqrewrite.oracle.compare import Options as CompareOptions
+from eqrewrite.oracle.compare import compare
 from eqrewrite.rewriter.engine import Options, rewrite_source, select_rules
 from eqrewrite.rewriter.rules import load_pack
 
@@ -165,49 +166,16 @@ def observe_grad(function: Callable, args: tuple) -> Observed:
 
 # -- strict comparison -----------------------------------------------------------------------
 
-_SAME_WIDTH_INT = {F16: torch.int16, BF16: torch.int16, F32: torch.int32, F64: torch.int64}
-
-
-def _bits(tensor: torch.Tensor) -> torch.Tensor:
-    """The tensor's values reinterpreted as integers, so NaNs and -0.0 compare by their bits."""
-    tensor = tensor.detach().as_subclass(torch.Tensor).resolve_conj().resolve_neg().contiguous()
-    if tensor.is_complex():
-        tensor = torch.view_as_real(tensor)
-    if tensor.dtype in _SAME_WIDTH_INT:
-        tensor = tensor.view(_SAME_WIDTH_INT[tensor.dtype])
-    return tensor
-
-
-def _float_bits(value: float) -> bytes:
-    return struct.pack("<d", value)
+# The oracle's comparison at the rewrite standard: bits (NaN payloads and signs of zero
+# included), dtype, shape, strides, requires_grad, exact types, Python values exactly.
+EXACT = CompareOptions(bitwise=True)
 
 
 def assert_same(before: object, after: object, where: str = "result") -> None:
-    """``after`` is indistinguishable from ``before``: type, metadata and bits."""
-    assert type(before) is type(after), (
-        f"{where}: type {type(before).__name__} (original) vs {type(after).__name__} "
-        f"(rewritten)\n  original:  {before!r}\n  rewritten: {after!r}")
-    if isinstance(before, torch.Tensor):
-        meta_before = (before.dtype, tuple(before.shape), before.device, before.requires_grad)
-        meta_after = (after.dtype, tuple(after.shape), after.device, after.requires_grad)
-        assert meta_before == meta_after, f"{where}: {meta_before} vs {meta_after}"
-        assert before.stride() == after.stride(), f"{where}: strides differ"
-        assert torch.equal(_bits(before), _bits(after)), (
-            f"{where}: values differ\n  original:  {before!r}\n  rewritten: {after!r}")
-    elif isinstance(before, tuple | list):
-        assert len(before) == len(after), f"{where}: lengths {len(before)} vs {len(after)}"
-        for index, (b, a) in enumerate(zip(before, after)):
-            assert_same(b, a, f"{where}[{index}]")
-    elif isinstance(before, float):
-        assert _float_bits(before) == _float_bits(after), f"{where}: {before!r} vs {after!r}"
-    elif isinstance(before, complex):
-        assert _float_bits(before.real) + _float_bits(before.imag) == (
-            _float_bits(after.real) + _float_bits(after.imag)), f"{where}: {before} vs {after}"
-    elif np is not None and isinstance(before, np.ndarray):
-        assert (before.dtype, before.shape) == (after.dtype, after.shape), where
-        assert before.tobytes() == after.tobytes(), f"{where}: {before!r} vs {after!r}"
-    else:
-        assert before == after, f"{where}: {before!r} vs {after!r}"
+    """``after`` is indistinguishable from ``before``, by the oracle's ``compare``."""
+    differences = compare(before, after, EXACT, path=where)
+    assert not differences, "\n".join(d.message for d in differences) + (
+        f"\n  original:  {before!r}\n  rewritten: {after!r}")
 
 
 def assert_same_outcome(before: Observed, after: Observed) -> None:
@@ -973,7 +941,7 @@ def test_pow_half_to_sqrt_float16_special_values_differ():
     before = observe(load(SQRT_SOURCE), (x.clone(),))
     after = observe(load(rewritten(SQRT, SQRT_SOURCE)), (x.clone(),))
     assert before.error is None and after.error is None
-    differ = _bits(before.value) != _bits(after.value)
+    differ = before.value.view(torch.int16) != after.value.view(torch.int16)  # by bits
     assert_same(torch.tensor([-0.0, -INF], dtype=F16), x[differ], "inputs where they differ")
     assert_same(torch.tensor([0.0, INF], dtype=F16), before.value[differ], "x ** 0.5")
     sqrt = after.value[differ]
