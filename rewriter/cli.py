@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import difflib
 import sys
+import textwrap
 from pathlib import Path
 
 import click
@@ -341,6 +342,9 @@ def rules_show(rule_id: str, rule_specs: tuple[str, ...]) -> None:
                            f"{GUARDS[condition.guard][1]}")
             click.echo(f"  scope:    {', '.join(sorted(rule.scope))}   safety: {rule.safety}"
                        f"   context: {rule.context}")
+            if rule.safety_note:
+                click.echo(textwrap.fill(rule.safety_note, 100, subsequent_indent=" " * 12,
+                                         initial_indent=f"  {rule.safety + ':':10}"))
             for example in rule.examples:
                 label = "unchanged" if example.after is None else "before"
                 click.echo(f"  {label}:\n" + _indented(example.before))

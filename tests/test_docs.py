@@ -171,3 +171,13 @@ def test_good_packs_pass_both(body, tmp_path):
     path = write_pack(tmp_path, body)
     load_pack(str(path))
     jsonschema.validate(yaml.safe_load(path.read_text()), SCHEMA)
+
+
+def test_the_readme_example_pack_loads_passes_its_examples_and_validates(tmp_path):
+    from eqrewrite.rewriter.examples import check_pack
+
+    text = (ROOT / docs.README).read_text(encoding="utf-8")
+    block = text.split("One complete rule:\n\n```yaml\n", 1)[1].split("```", 1)[0]
+    pack = load_pack(str(write_pack(tmp_path, block)))
+    assert check_pack(pack) == [] and pack.rules[0].safety_note
+    jsonschema.validate(yaml.safe_load(block), SCHEMA)
