@@ -18,8 +18,9 @@ END_MARKER = "# end of eqrewrite helpers."
 PREAMBLE = "import torch as _eqrw_torch\n"
 PREFIX = "_eqrw_"
 
-# name -> (source, other helpers it needs). Helpers shared by several kinds live here; a kind
-# module may also define its own ``HELPERS`` beside its kind, found by ``registered()``.
+# name -> (source, other helpers it needs). Shared helpers live here, with those of the kinds
+# written before kinds could carry their own; a kind module defines its own ``HELPERS`` beside
+# its kind (``kinds/scalar.py``, ``kinds/masked.py``), found by ``registered()``.
 HELPERS: dict[str, tuple[str, tuple[str, ...]]] = {
     "_eqrw_compiling": ('''
 def _eqrw_compiling():
@@ -79,13 +80,6 @@ def _eqrw_write(stream, template, *values):
 
 _eqrw_torch._dynamo.config.reorderable_logging_functions.add(_eqrw_write)
 ''', ("_eqrw_snap",)),
-    "_eqrw_item": ('''
-def _eqrw_item(tensor):
-    """``tensor.item()``; traced, the same value as a detached 0-d tensor."""
-    if _eqrw_compiling():
-        return tensor.detach().reshape(()).clone()
-    return tensor.item()
-''', ("_eqrw_compiling",)),
     "_eqrw_where": ('''
 def _eqrw_where(condition, if_true, if_false):
     """``if_true if condition else if_false``; traced as torch.where when that is exact."""
@@ -118,29 +112,6 @@ def _eqrw_check(condition, expected, error, message):
         _eqrw_torch._assert_async(holds if expected else ~holds, message or error.__name__)
     elif bool(condition) != expected:
         raise error() if message is None else error(message)
-''', ("_eqrw_compiling",)),
-    "_eqrw_masked": ('''
-def _eqrw_masked(x, mask, reduction):
-    """``getattr(x[mask], reduction)()``; traced with torch.where when the mask covers x."""
-    if not (_eqrw_compiling() and mask.dtype == _eqrw_torch.bool and mask.shape == x.shape):
-        return getattr(x[mask], reduction)()
-    if reduction == "numel":
-        return mask.sum()
-    if reduction == "sum":
-        return _eqrw_torch.where(mask, x, _eqrw_torch.zeros((), dtype=x.dtype)).sum()
-    if reduction == "mean":
-        total = _eqrw_torch.where(mask, x, _eqrw_torch.zeros((), dtype=x.dtype)).sum()
-        return total / mask.sum()
-    _eqrw_torch._assert_async(mask.any(), f"{reduction}(): the masked selection is empty")
-    lowest = reduction in ("max", "amax")
-    if x.dtype == _eqrw_torch.bool:
-        fill = not lowest
-    elif x.is_floating_point():
-        fill = -float("inf") if lowest else float("inf")
-    else:
-        info = _eqrw_torch.iinfo(x.dtype)
-        fill = info.min if lowest else info.max
-    return getattr(_eqrw_torch.where(mask, x, fill), reduction)()
 ''', ("_eqrw_compiling",)),
 }
 

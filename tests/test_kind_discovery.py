@@ -77,6 +77,9 @@ def test_the_shipped_kinds_are_all_found():
         "select", "guard", "defer", "item_scalar", "masked_reduction", "float_literal",
         "interpolate_size", "setitem_copy", "view_reshape", "transpose_round_trip"}
     assert kinds.registry() is kinds.registry()  # discovered once per process
+    # helpers that live beside their kinds join those of helpers.py
+    assert set(kinds.helper_sources()) == {"_eqrw_item", "_eqrw_masked"}
+    assert {"_eqrw_item", "_eqrw_masked", "_eqrw_where"} <= set(helpers.registered())
 
 
 def test_two_modules_defining_one_kind_name_fail(package, tmp_path):
