@@ -49,7 +49,7 @@ def apply_edits(text: str, edits: list[Edit]) -> str:
         moved = [_shifted(edit, shift_lines, shift_columns) for edit in inside]
         new_chunk = _apply_to_module(chunk, moved)
         for edit, copy in zip(inside, moved):
-            edit.after = copy.after
+            edit.after = _as_written(copy.after, unit.indent)
         lines[unit.start - 1: unit.end] = reindent(new_chunk, unit.indent)
     text = "".join(lines)
     imports = set().union(*(edit.imports for edit in edits))
@@ -59,6 +59,13 @@ def apply_edits(text: str, edits: list[Edit]) -> str:
     if helpers:
         text = insert_helpers(text, helpers)
     return text
+
+
+def _as_written(after: str, indent: str) -> str:
+    """An edit's text as it lands in the file: its continuation lines re-indented like
+    the unit around it (the edit was rendered in the unit's dedented text)."""
+    first, *rest = split_lines(after) or [""]
+    return first + "".join(reindent("".join(rest), indent))
 
 
 def _shifted(edit: Edit, lines: int, columns: int) -> Edit:

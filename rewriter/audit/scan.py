@@ -21,7 +21,7 @@ from ..sources import SourceError, decode
 from ..workers import WorkerPool
 from .catalogue import PATTERNS
 from .detect import Detector, Site
-from .resolve import Resolution, Resolver, render
+from .resolve import Resolution, Resolver
 
 PARALLEL_THRESHOLD = 24  # fewer files than this are audited in-process
 # Text a file needs to hold a traced function: a forward method defined here, or the word
@@ -94,7 +94,7 @@ def audit_text(text: str, label: str) -> FileAudit:
     resolver = Resolver(detector, text, candidates, _options.assume_tensor_params, sites,
                         _rules, _kinds)
     resolutions = [resolver.resolve(site) for site in sites]
-    _fill_after(text, resolutions, resolver)
+    _fill_after(text, resolutions)
     result.findings = [_record(site, resolution, resolver, label)
                        for site, resolution in zip(sites, resolutions)]
     return result
@@ -106,16 +106,24 @@ def _may_trace(text: str, scope: frozenset[str]) -> bool:
     return any(_SCOPE_TEXT[name].search(text) for name in scope if name in _SCOPE_TEXT)
 
 
-def _fill_after(text: str, resolutions: list[Resolution], resolver: Resolver) -> None:
-    """The rewritten text of the edits that fix a site: rendered from the template, or
-    with libcst for a file where some template does not render."""
-    edits = list({id(r.edit): r.edit for r in resolutions if r.edit is not None}.values())
-    for edit in edits:
-        edit.after = render(edit, resolver.matcher.text_of) or ""
-    if any(not edit.after for edit in edits):
-        from ..apply import apply_edits
+def _fill_after(text: str, resolutions: list[Resolution]) -> None:
+    """What the rewrite writes for each edit that fixes a site: the engine's own libcst
+    application (``apply_edit_subset``) of those first-round edits sets each ``after``. A
+    file the engine cannot rewrite keeps none of its fixes: the rewrite would refuse it."""
+    from ..api import apply_edit_subset
 
-        apply_edits(text, edits)
+    edits = list({id(r.edit): r.edit for r in resolutions if r.edit is not None}.values())
+    if not edits:
+        return
+    try:
+        apply_edit_subset(text, edits)
+    except Exception as error:  # noqa: BLE001 - the rewrite reports it as this file's error
+        for resolution in resolutions:
+            if resolution.edit is not None:
+                resolution.why_not = {"rules": [resolution.edit.rule.id], "stage": "apply",
+                                      "reason": f"the rewrite of this file fails: {error}",
+                                      "remedy": "please report it"}
+                resolution.fix, resolution.edit = "manual", None
 
 
 def _record(site: Site, resolution: Resolution, resolver: Resolver, label: str) -> dict:
