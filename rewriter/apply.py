@@ -35,15 +35,15 @@ class ApplyError(Exception):
     """An edit could not be located in the libcst tree (a bug, reported per file)."""
 
 
-def apply_edits(text: str, edits: list[Edit]) -> str:
+def apply_edits(text: str, edits: list[Edit], tree: ast.Module | None = None) -> str:
     """Return ``text`` with ``edits`` applied and the modules and helpers they need added.
 
     Only the statements holding edits are parsed with libcst (see ``layout.py``); the
     rest of the text is kept as it is. Any subset of one round's edits can be applied
-    (the oracle's rollback does).
+    (the oracle's rollback does). ``tree`` is ``text`` parsed, when the caller has it.
     """
     lines = split_lines(text)
-    for unit, inside in reversed(units_with_edits(ast.parse(text), lines, edits)):
+    for unit, inside in reversed(units_with_edits(tree or ast.parse(text), lines, edits)):
         shift_lines, shift_columns = unit.start - 1, len(unit.indent)
         chunk = dedent(lines[unit.start - 1: unit.end], unit.indent)
         moved = [_shifted(edit, shift_lines, shift_columns) for edit in inside]

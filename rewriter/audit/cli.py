@@ -224,8 +224,9 @@ def _emit(document: dict, output_format: str, output: Path | None, root: Path,
     if output is None:
         click.echo(text, nl=not text.endswith("\n"))
         return
-    output.parent.mkdir(parents=True, exist_ok=True)
-    output.write_text(text, encoding="utf-8")
+    from ..files import write_atomic
+
+    write_atomic(output, text.encode("utf-8"))  # a report is a user file too: never half written
     if not quiet:
         summary = document["summary"]
         click.echo(f"{summary['findings']} findings in {summary['files_with_findings']} files; "

@@ -66,6 +66,8 @@ def prepare(options: ScanOptions) -> None:
     from ..engine import Options, select_rules
 
     global _rules, _kinds, _options
+    if _options == options:
+        return  # loaded already (a forked worker inherits the parent's packs)
     rules = [r for spec in options.packs for r in load_pack(spec).rules]
     _rules = select_rules(rules, Options(assume_tensor_params=options.assume_tensor_params,
                                          scope=options.rule_scope))
@@ -124,7 +126,7 @@ def audit_text(text: str, label: str) -> FileAudit:
     resolver = Resolver(detector, text, candidates, _options.assume_tensor_params, sites,
                         _rules, _kinds)
     resolutions = [resolver.resolve(site) for site in sites]
-    _fill_after(text, resolutions)
+    _fill_after(text, tree, resolutions)
     result.findings = [_record(site, resolution, resolver, label)
                        for site, resolution in zip(sites, resolutions)]
     return result
@@ -147,7 +149,7 @@ def _has_word(text: str, pattern: re.Pattern) -> bool:
                for m in pattern.finditer(text))
 
 
-def _fill_after(text: str, resolutions: list[Resolution]) -> None:
+def _fill_after(text: str, tree, resolutions: list[Resolution]) -> None:
     """What the rewrite writes for each edit that fixes a site: the engine's own libcst
     application (``apply_edit_subset``) of those first-round edits sets each ``after``. A
     file the engine cannot rewrite keeps none of its fixes: the rewrite would refuse it."""
@@ -157,7 +159,7 @@ def _fill_after(text: str, resolutions: list[Resolution]) -> None:
     if not edits:
         return
     try:
-        apply_edit_subset(text, edits)
+        apply_edit_subset(text, edits, tree)
     except Exception as error:  # noqa: BLE001 - the rewrite reports it as this file's error
         for resolution in resolutions:
             if resolution.edit is not None:
@@ -220,6 +222,7 @@ def audit_files(files: list[tuple[Path, str]], options: ScanOptions,
     if workers > 1 and len(files) >= PARALLEL_THRESHOLD:
         # Largest files first, in small chunks, so that no worker is left with the big ones.
         order = sorted(range(len(pairs)), key=lambda i: -_size(pairs[i][0]))
+        prepare(options)  # once here: forked workers start with the packs loaded
         with WorkerPool(workers, _prepare_worker, (options,)) as pool:
             done = pool.map(_audit_pair, [pairs[i] for i in order],
                             chunksize=max(1, len(pairs) // (workers * 32)))
