@@ -175,6 +175,25 @@ def test_a_rule_fixes_a_proven_site_and_its_rewrite_is_reported(tmp_path):
     assert finding["why_not"] is None
 
 
+def test_a_file_the_engine_cannot_rewrite_gets_no_rule_fix(tmp_path, monkeypatch):
+    import eqrewrite.rewriter.api as api
+
+    def refuse(text, edits, tree=None):
+        raise RuntimeError("no Arg at 4:8-4:9")
+
+    monkeypatch.setattr(api, "apply_edit_subset", refuse)
+    (finding,) = _why(tmp_path, '''\
+        import torch
+        class M(torch.nn.Module):
+            def forward(self, x: torch.Tensor):
+                print("mean", x.mean())
+                return x
+        ''')
+    assert finding["fix"] == "setting" and finding["rewrite"] is None  # print has one
+    assert finding["why_not"]["stage"] == "apply" and "no Arg at 4:8" in \
+        finding["why_not"]["reason"] and finding["why_not"]["rules"] == ["defer-print"]
+
+
 def test_unproven_operand_names_the_operand_and_the_remedy(tmp_path):
     (finding,) = _why(tmp_path, '''\
         import torch

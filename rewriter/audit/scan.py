@@ -126,7 +126,7 @@ def audit_text(text: str, label: str) -> FileAudit:
     resolver = Resolver(detector, text, candidates, _options.assume_tensor_params, sites,
                         _rules, _kinds)
     resolutions = [resolver.resolve(site) for site in sites]
-    _fill_after(text, tree, resolutions)
+    _fill_after(text, tree, sites, resolutions)
     result.findings = [_record(site, resolution, resolver, label)
                        for site, resolution in zip(sites, resolutions)]
     return result
@@ -149,7 +149,7 @@ def _has_word(text: str, pattern: re.Pattern) -> bool:
                for m in pattern.finditer(text))
 
 
-def _fill_after(text: str, tree, resolutions: list[Resolution]) -> None:
+def _fill_after(text: str, tree, sites: list[Site], resolutions: list[Resolution]) -> None:
     """What the rewrite writes for each edit that fixes a site: the engine's own libcst
     application (``apply_edit_subset``) of those first-round edits sets each ``after``. A
     file the engine cannot rewrite keeps none of its fixes: the rewrite would refuse it."""
@@ -161,12 +161,13 @@ def _fill_after(text: str, tree, resolutions: list[Resolution]) -> None:
     try:
         apply_edit_subset(text, edits, tree)
     except Exception as error:  # noqa: BLE001 - the rewrite reports it as this file's error
-        for resolution in resolutions:
+        for site, resolution in zip(sites, resolutions):
             if resolution.edit is not None:
                 resolution.why_not = {"rules": [resolution.edit.rule.id], "stage": "apply",
                                       "reason": f"the rewrite of this file fails: {error}",
                                       "remedy": "please report it"}
-                resolution.fix, resolution.edit = "manual", None
+                resolution.edit = None
+                resolution.fix = "setting" if PATTERNS[site.pattern].settings else "manual"
 
 
 def _record(site: Site, resolution: Resolution, resolver: Resolver, label: str) -> dict:
