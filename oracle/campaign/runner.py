@@ -24,7 +24,7 @@ from . import outcome, store
 class Campaign:
     """What to run and where to write it."""
 
-    seeds: range
+    seeds: range | list[int]      # the CLI gives a range; any seeds will do
     out: Path
     executor: Any                 # LocalExecutor | RayExecutor (or any with the same methods)
     context: dict[str, Any]       # torch version, settings: copied into finding.json
@@ -135,8 +135,9 @@ class Runner:
         validated = [r for r in self.results.values()
                      if r["class"] != outcome.GENERATION_FAILED]
         return {
-            "seeds": {"asked": [self.c.seeds.start, self.c.seeds.stop], "finished":
-                      len(self.results), "this_run": ran, "resumed": self.resumed},
+            "seeds": {"asked": len(self.c.seeds), "first": min(self.c.seeds, default=None),
+                      "last": max(self.c.seeds, default=None), "finished": len(self.results),
+                      "this_run": ran, "resumed": self.resumed},
             "stopped_by": self.stopped_by,
             "executor": getattr(self.c.executor, "name", "?"),
             "jobs": getattr(self.c.executor, "jobs", None),
