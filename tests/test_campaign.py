@@ -201,8 +201,8 @@ _UNARY = ["abs", "atanh", "ceil", "cos", "erf", "exp", "exp2", "expm1", "floor",
           "log1p", "neg", "reciprocal", "relu", "round", "rsqrt", "sigmoid", "sign", "sin",
           "sqrt", "square", "tan", "tanh", "trunc"]
 # One op class per planted backend, and seeds whose programs use it (0:16 has matmul once).
-PLANTED = {"reduction": [2, 3, 5], "matmul": [11, 22], "indexing": [0, 2, 3],
-           "pointwise": [0, 1, 2]}
+PLANTED = {"reduction": [2, 3], "matmul": [11, 22], "indexing": [0, 2, 3],
+           "pointwise": [2, 3, 4]}
 
 BACKENDS = '''
 """Custom backends for campaign tests: each corrupts the results of one op class."""
@@ -217,7 +217,9 @@ def _corrupt(value):
             return ~value
         if value.is_complex():
             return value
-        return value + (0.5 if value.is_floating_point() else 1)
+        if value.is_floating_point():  # visible on infinities and NaNs too
+            return torch.where(value.isnan(), torch.ones_like(value), 1 - value)
+        return value + 1
     if isinstance(value, (tuple, list)):
         return type(value)([_corrupt(item) for item in value])
     return value
@@ -340,7 +342,7 @@ def test_the_ray_executor_streams_results_into_the_same_folder(backends, tmp_pat
         out = tmp_path / "ray"
         finished = store.open_campaign(out, {"settings": spec.settings}, resume=True)
         executor = RayExecutor(spec, jobs=2, address=None)
-        campaign = Campaign([0, 2, 14], out, executor, {"torch": torch.__version__}, [],
+        campaign = Campaign([0, 2, 3], out, executor, {"torch": torch.__version__}, [],
                             300.0, progress=False)
         summary = Runner(campaign, finished).run()
         assert ray.is_initialized()  # the executor leaves a cluster it did not start
@@ -349,6 +351,6 @@ def test_the_ray_executor_streams_results_into_the_same_folder(backends, tmp_pat
     assert summary["executor"] == "ray" and summary["seeds"]["finished"] == 3
     assert any(f["class"] == "compiler-bug" for f in summary["findings"]), summary
     lines = (out / store.JOURNAL).read_text().splitlines()
-    assert sorted(json.loads(line)["seed"] for line in lines) == [0, 2, 14]
+    assert sorted(json.loads(line)["seed"] for line in lines) == [0, 2, 3]
     for finding in summary["findings"]:
         assert (out / finding["folder"] / "finding.json").exists()

@@ -134,7 +134,8 @@ def _validate(job: _Job, seed: int) -> dict[str, Any]:
     except GenerationError as error:
         return {"seed": seed, "class": outcome.GENERATION_FAILED, "detail": str(error)}
     base = {"seed": seed, "ops": program.ops, "features": list(program.features),
-            "focus": program.focus, "program": program.source, "file": program.filename}
+            "focus": program.focus, "program": program.source, "file": program.filename,
+            "attempts": program.attempts}
     try:
         rewrite = rewrite_text(program.source, job.rules, job.rewrite_options)
     except RewriteError as error:

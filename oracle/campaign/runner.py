@@ -90,6 +90,7 @@ class Runner:
                       "error": outcome.normalise_error(f"{type(result).__name__}: {result}"),
                       "kinds": [], "signature_ops": [], "program": ""}
         self.job_seconds += result.get("seconds", 0.0)
+        result["at"] = round(time.monotonic() - self.started, 2)  # seconds into this run
         if result["class"] in outcome.FINDING_CLASSES:
             self._classify(result)
         journal.append(result)
@@ -134,6 +135,7 @@ class Runner:
         ops = Counter(op for r in self.results.values() for op in (r.get("ops") or {}))
         validated = [r for r in self.results.values()
                      if r["class"] != outcome.GENERATION_FAILED]
+        attempts = sum(r.get("attempts", 0) for r in validated)
         return {
             "seeds": {"asked": len(self.c.seeds), "first": min(self.c.seeds, default=None),
                       "last": max(self.c.seeds, default=None), "finished": len(self.results),
@@ -142,10 +144,14 @@ class Runner:
             "executor": getattr(self.c.executor, "name", "?"),
             "jobs": getattr(self.c.executor, "jobs", None),
             "elapsed_seconds": round(elapsed, 1),
+            "job_seconds": round(self.job_seconds, 1),  # seeds' own wall time, summed
             "programs_per_minute": round(60 * ran / elapsed, 2) if elapsed and ran else 0.0,
             "classes": dict(sorted(self._counts().items())),
             "verdicts": dict(Counter(r.get("verdict") for r in validated)),
             "rewritten": sum(1 for r in validated if r.get("edits")),
+            "generation": {"programs": len(validated), "drafted": attempts,
+                           "validity_rate": round(len(validated) / attempts, 4)
+                           if attempts else None},
             "findings": sorted(self.findings.values(), key=lambda f: (
                 outcome.CLASSES.index(f["class"]), f["seeds"][0])),
             "known": [{"url": url, "seeds": count} for url, count in sorted(known.items())],

@@ -32,7 +32,8 @@ from eqrewrite.rewriter.api import write_atomic
 JOURNAL, SUMMARY, META, FINDINGS = "journal.jsonl", "summary.json", "campaign.json", "findings"
 # What the journal keeps of a result (sources, records and requests go to finding folders).
 JOURNALED = ("seed", "class", "verdict", "signature", "known", "confidence", "seconds", "ops",
-             "features", "focus", "edits", "kinds", "signature_ops", "error", "pid")
+             "features", "focus", "edits", "kinds", "signature_ops", "error", "pid", "attempts",
+             "at")
 
 
 class CampaignError(RuntimeError):
