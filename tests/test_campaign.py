@@ -187,6 +187,20 @@ def test_the_time_budget_stops_submitting_seeds(tmp_path):
     assert executor.submitted == [] and summary["stopped_by"] == "time budget"
 
 
+def test_a_failed_job_is_reported_and_left_for_the_resume(tmp_path):
+    class Failing(Canned):
+        def finished(self, timeout):
+            return [(seed, RuntimeError("job process died") if seed == 1 else result)
+                    for seed, result in super().finished(timeout)]
+
+    out = tmp_path / "campaign"
+    executor = Failing({s: PASS for s in range(3)})
+    campaign = Campaign(range(3), out, executor, {}, [], None, progress=False)
+    summary = Runner(campaign, store.open_campaign(out, {}, resume=True)).run()
+    assert summary["job_failures"] == [{"seed": 1, "error": "RuntimeError: job process died"}]
+    assert [r["seed"] for r in store.read_journal(out / store.JOURNAL)] == [0, 2]
+
+
 def test_the_default_path_never_imports_ray(tmp_path):
     code = ("import sys; from eqrewrite.rewriter.cli import main; "
             "import eqrewrite.oracle.campaign.cli, eqrewrite.oracle.campaign.executors, "

@@ -118,7 +118,12 @@ def campaign_command(seeds: str, jobs: int, budget: str | None, out: Path, backe
     runner_executor = _executor(executor, spec, jobs, address)
     campaign = Campaign(seed_range, out, runner_executor, context, issues, seconds,
                         reduce_findings, progress)
-    summary = Runner(campaign, finished).run()
+    try:
+        summary = Runner(campaign, finished).run()
+    except KeyboardInterrupt:
+        click.echo(f"interrupted: finished seeds are in {out / 'journal.jsonl'}; run the same "
+                   "command again to resume", err=True)
+        sys.exit(130)
     _report(summary, out)
     sys.exit(1 if summary["findings"] else 0)
 

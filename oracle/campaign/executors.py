@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import multiprocessing
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from concurrent.futures.process import BrokenProcessPool
 from typing import Any
 
 from .job import JobSpec, run_seed
@@ -32,7 +33,13 @@ class LocalExecutor:
         self.pending: dict[Future, int] = {}
 
     def submit(self, seed: int) -> None:
-        self.pending[self.pool.submit(run_seed, seed, self.spec)] = seed
+        try:
+            future = self.pool.submit(run_seed, seed, self.spec)
+        except BrokenProcessPool:  # a job process died (killed, out of memory): start anew
+            self.pool = ProcessPoolExecutor(self.jobs,
+                                            mp_context=multiprocessing.get_context("spawn"))
+            future = self.pool.submit(run_seed, seed, self.spec)
+        self.pending[future] = seed
 
     def finished(self, timeout: float | None) -> list[tuple[int, Any]]:
         """Results that completed within ``timeout`` (a result or the exception raised)."""

@@ -47,6 +47,7 @@ class Runner:
         self.resumed = len(self.results)
         self.started = time.monotonic()
         self.job_seconds = 0.0
+        self.job_failures: list[dict] = []
         self.stopped_by = "done"
 
     # -- the loop ----------------------------------------------------------------------------
@@ -67,7 +68,7 @@ class Runner:
                         todo = []
                     for seed, result in self.c.executor.finished(timeout=1.0):
                         self._record(journal, seed, result)
-                        progress.update(self.results[seed], self._counts())
+                        progress.update(seed, self._counts())
                     self._write_summary()
         except KeyboardInterrupt:
             interrupted, self.stopped_by = True, "interrupted"
@@ -84,11 +85,12 @@ class Runner:
     # -- one result --------------------------------------------------------------------------
 
     def _record(self, journal: store.Journal, seed: int, result: Any) -> None:
-        if isinstance(result, BaseException):  # the job itself failed: an internal error
-            result = {"seed": seed, "class": outcome.EAGER_CRASH, "verdict": None,
-                      "detail": f"campaign job failed: {type(result).__name__}: {result}",
-                      "error": outcome.normalise_error(f"{type(result).__name__}: {result}"),
-                      "kinds": [], "signature_ops": [], "program": ""}
+        if isinstance(result, BaseException):
+            # The job process itself failed (killed, out of memory, a bug of ours): not an
+            # outcome of the program, so not journaled; a resumed campaign tries it again.
+            self.job_failures.append({"seed": seed, "error": f"{type(result).__name__}: "
+                                      f"{result}"[:300]})
+            return
         self.job_seconds += result.get("seconds", 0.0)
         result["at"] = round(time.monotonic() - self.started, 2)  # seconds into this run
         if result["class"] in outcome.FINDING_CLASSES:
@@ -154,6 +156,7 @@ class Runner:
                            if attempts else None},
             "findings": sorted(self.findings.values(), key=lambda f: (
                 outcome.CLASSES.index(f["class"]), f["seeds"][0])),
+            "job_failures": self.job_failures,
             "known": [{"url": url, "seeds": count} for url, count in sorted(known.items())],
             "op_coverage": {"ops_used": len(ops), "uses": dict(sorted(ops.items()))},
             "rules_applied": dict(Counter(rule for r in validated
@@ -202,11 +205,11 @@ class _Progress:
             self.task = self.bar.add_task("", total=self.total, completed=self.done)
         return self
 
-    def update(self, result: dict, counts: Counter) -> None:
+    def update(self, seed: int, counts: Counter) -> None:
         if self.bar is None:
             return
         shown = ", ".join(f"{kind} {counts[kind]}" for kind in outcome.CLASSES if counts[kind])
-        self.bar.update(self.task, advance=1, description=f"seed {result['seed']}: {shown}")
+        self.bar.update(self.task, advance=1, description=f"seed {seed}: {shown}")
 
     def __exit__(self, *exc) -> None:
         if self.bar is not None:
