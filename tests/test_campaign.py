@@ -324,21 +324,33 @@ def test_the_clean_custom_backend_finds_nothing_on_the_same_seeds(backends, tmp_
     assert summary["classes"].get("passed") == len(seeds)
 
 
-def test_the_command_runs_and_a_second_run_resumes(backends, tmp_path):
+def test_the_command_is_interrupted_and_resumed_without_redoing_seeds(backends, tmp_path):
+    import signal
+    import time
+
     env = dict(os.environ, PYTHONPATH=str(backends))
-    command = [sys.executable, "-m", "eqrewrite.rewriter", "campaign", "--seeds", "2:4", "-j",
-               "1", "--backend", "planted:reduction", "-o", str(tmp_path / "c"),
-               "--time-budget", "5m"]
-    first = subprocess.run(command, capture_output=True, text=True, timeout=600, env=env)
-    assert first.returncode == 1, first.stderr  # new findings
-    summary = json.loads((tmp_path / "c" / "summary.json").read_text())
-    assert summary["seeds"]["this_run"] == 2 and summary["findings"]
-    assert "\x1b[" not in first.stderr  # no live progress when stderr is not a terminal
-    again = subprocess.run(command, capture_output=True, text=True, timeout=600, env=env)
-    assert json.loads((tmp_path / "c" / "summary.json").read_text())["seeds"] == {
-        **summary["seeds"], "this_run": 0, "resumed": 2}, again.stderr
-    other = subprocess.run(command[:-4] + ["--backend", "eager", "-o", str(tmp_path / "c")],
-                           capture_output=True, text=True, timeout=600, env=env)
+    out = tmp_path / "c"
+    command = [sys.executable, "-m", "eqrewrite.rewriter", "campaign", "--seeds", "2:6", "-j",
+               "1", "--backend", "planted:reduction", "-o", str(out), "--time-budget", "10m"]
+    process = subprocess.Popen(command, stderr=subprocess.PIPE, text=True, env=env)
+    journal = out / store.JOURNAL
+    deadline = time.monotonic() + 400
+    while not (journal.exists() and journal.read_text()) and time.monotonic() < deadline:
+        time.sleep(0.5)
+    process.send_signal(signal.SIGINT)
+    _, stderr = process.communicate(timeout=60)  # stops at once, not after the seed in flight
+    assert process.returncode == 130, stderr
+    assert "run the same command again to resume" in stderr
+    done = {json.loads(line)["seed"] for line in journal.read_text().splitlines()}
+    assert done and done < {2, 3, 4, 5}
+    again = subprocess.run(command, capture_output=True, text=True, timeout=900, env=env)
+    assert again.returncode == 1, again.stderr  # the reduction finding
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["seeds"]["resumed"] == len(done)
+    assert summary["seeds"]["this_run"] == 4 - len(done) and summary["seeds"]["finished"] == 4
+    assert "\x1b[" not in again.stderr  # no live progress when stderr is not a terminal
+    other = subprocess.run(command[:9] + ["eager", "-o", str(out)], capture_output=True,
+                           text=True, timeout=600, env=env)
     assert other.returncode == 2 and "other settings" in other.stderr
 
 

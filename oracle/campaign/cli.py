@@ -65,7 +65,7 @@ def parse_seeds(text: str) -> range:
               show_default=True, help="Where seeds run.")
 @click.option("--address", help="Ray cluster address (auto, ray://host:10001); default: a "
               "new local Ray instance.")
-@click.option("--timeout", type=float, default=120.0, show_default=True,
+@click.option("--timeout", type=float, default=300.0, show_default=True,
               help="Seconds per run before a program counts as hung.")
 @click.option("--strict", is_flag=True, help="Also compare signs of zero and NaN.")
 @click.option("--unsafe", is_flag=True, help="Also apply the pack's unsafe rules.")

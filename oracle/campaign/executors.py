@@ -10,6 +10,7 @@ process that runs seeds keeps one warm oracle harness (``job.py``). Ray is impor
 from __future__ import annotations
 
 import multiprocessing
+import signal
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
 from typing import Any
@@ -21,6 +22,12 @@ class ExecutorError(RuntimeError):
     """The executor cannot run (Ray missing, cluster unreachable): the message says why."""
 
 
+def _ignore_interrupts() -> None:
+    """Job processes leave Ctrl-C to the campaign, which stops them (terminal Ctrl-C reaches
+    the whole process group)."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
 class LocalExecutor:
     """``jobs`` spawned processes on this machine."""
 
@@ -29,15 +36,18 @@ class LocalExecutor:
     def __init__(self, spec: JobSpec, jobs: int):
         self.spec = spec
         self.jobs = jobs
-        self.pool = ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("spawn"))
+        self.pool = self._pool()
         self.pending: dict[Future, int] = {}
+
+    def _pool(self) -> ProcessPoolExecutor:
+        return ProcessPoolExecutor(self.jobs, mp_context=multiprocessing.get_context("spawn"),
+                                   initializer=_ignore_interrupts)
 
     def submit(self, seed: int) -> None:
         try:
             future = self.pool.submit(run_seed, seed, self.spec)
         except BrokenProcessPool:  # a job process died (killed, out of memory): start anew
-            self.pool = ProcessPoolExecutor(self.jobs,
-                                            mp_context=multiprocessing.get_context("spawn"))
+            self.pool = self._pool()
             future = self.pool.submit(run_seed, seed, self.spec)
         self.pending[future] = seed
 
@@ -58,10 +68,15 @@ class LocalExecutor:
         return len(self.pending)
 
     def close(self, cancel: bool = False) -> None:
+        # Interrupted: the job processes go now (their oracle workers die with them); the
+        # pool forgets its processes on shutdown, so they are listed first.
+        processes = list((getattr(self.pool, "_processes", None) or {}).values())
         self.pool.shutdown(wait=not cancel, cancel_futures=cancel)
-        if cancel:  # interrupted: the job processes (and their oracle workers) go now
-            for process in list(getattr(self.pool, "_processes", {}).values()):
+        if cancel:
+            for process in processes:
                 process.terminate()
+            for process in processes:
+                process.join(10)
 
 
 class RayExecutor:

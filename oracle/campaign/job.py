@@ -38,7 +38,7 @@ class JobSpec:
     packs: tuple[str, ...] = ("equivalences",)
     unsafe: bool = False
     settings: dict[str, Any] = field(default_factory=dict)  # compile settings; beat headers
-    timeout: float = 120.0
+    timeout: float = 300.0
     memory_limit: int = 8 * 1024**3
     strict: bool = False
     tolerance_scale: float = 1.0
