@@ -201,6 +201,27 @@ def test_a_failed_job_is_reported_and_left_for_the_resume(tmp_path):
     assert [r["seed"] for r in store.read_journal(out / store.JOURNAL)] == [0, 2]
 
 
+@pytest.mark.parametrize(("arguments", "message"), [
+    (["--seeds", "5:2"], "expected 0 <= START < STOP"),
+    (["--time-budget", "1x"], "expected a duration"),
+    (["--backend", "nosuch"], "unknown backend 'nosuch'"),
+    (["--known-issues", "{bad}"], "no pattern"),
+    (["--ops", "add,nosuch"], "unknown op ids: nosuch"),
+    (["--address", "auto"], "--address is for --executor ray"),
+])
+def test_usage_errors_exit_2_before_any_job_starts(tmp_path, arguments, message):
+    from click.testing import CliRunner
+    from eqrewrite.oracle.campaign.cli import campaign_command
+
+    bad = tmp_path / "known.yaml"
+    bad.write_text("issues:\n  - {url: 'https://x/1'}\n")
+    arguments = [a.format(bad=bad) for a in arguments]
+    result = CliRunner().invoke(campaign_command, ["-o", str(tmp_path / "c"), "--backend",
+                                                   "eager", *arguments])
+    assert result.exit_code == 2 and message in result.output, result.output
+    assert not (tmp_path / "c").exists()
+
+
 def test_the_default_path_never_imports_ray(tmp_path):
     code = ("import sys; from eqrewrite.rewriter.cli import main; "
             "import eqrewrite.oracle.campaign.cli, eqrewrite.oracle.campaign.executors, "
@@ -289,7 +310,7 @@ def backends(tmp_path_factory) -> Path:
 def real_run(out: Path, backend: str, seeds, jobs=2, budget=300.0):
     from eqrewrite.oracle.campaign.executors import LocalExecutor
 
-    spec = JobSpec(settings={"backend": backend}, timeout=120, work_root=str(out / "work"))
+    spec = JobSpec(settings={"backend": backend}, timeout=300, work_root=str(out / "work"))
     finished = store.open_campaign(out, {"settings": spec.settings}, resume=True)
     campaign = Campaign(seeds, out, LocalExecutor(spec, jobs), {"torch": torch.__version__},
                         [], budget, progress=False)
@@ -364,7 +385,7 @@ def test_the_ray_executor_streams_results_into_the_same_folder(backends, tmp_pat
     ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False,
              runtime_env={"env_vars": {"PYTHONPATH": str(backends)}})
     try:
-        spec = JobSpec(settings={"backend": "planted:indexing"}, timeout=120)
+        spec = JobSpec(settings={"backend": "planted:indexing"}, timeout=300)
         out = tmp_path / "ray"
         finished = store.open_campaign(out, {"settings": spec.settings}, resume=True)
         executor = RayExecutor(spec, jobs=2, address=None)

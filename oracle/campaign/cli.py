@@ -93,6 +93,8 @@ def campaign_command(seeds: str, jobs: int, budget: str | None, out: Path, backe
     from .runner import Campaign, Runner
     from .store import CampaignError, open_campaign
 
+    if address and executor == "local":
+        raise click.UsageError("--address is for --executor ray")
     try:
         seed_range = parse_seeds(seeds)
         seconds = parse_duration(budget) if budget else None
@@ -179,8 +181,6 @@ def _executor(name: str, spec, jobs: int, address: str | None):
     from .executors import ExecutorError, LocalExecutor, RayExecutor
 
     if name == "local":
-        if address:
-            raise click.UsageError("--address is for --executor ray")
         return LocalExecutor(spec, jobs)
     try:
         return RayExecutor(spec, jobs, address)
