@@ -11,6 +11,8 @@ new programs has), and prints from the summary and the journal:
   (table ops used of all);
 * the classes of outcome, unique findings, and findings per CPU-hour (CPU seconds of every
   process of the campaign: jobs, oracle workers, Inductor's compilers);
+* the CPU seconds per program, and the rate they would allow on idle cores (an estimate:
+  on a shared machine the wall-clock rate measures the share of the cores the campaign got);
 * the load average at start and end: above the CPU count, other processes share the cores.
 
 Usage: ``python benchmarks/campaign.py [--seeds 0:40] [--jobs 2] [--budget 15m]
@@ -96,6 +98,11 @@ def main() -> int:
     print(f"programs/min      {60 * programs / wall:.1f} overall (start-up included), "
           f"{warm:.1f} warm   target {TARGET_PER_MINUTE:.0f}   "
           f"ratio {warm / TARGET_PER_MINUTE:.2f}x")
+    if programs and cpu:
+        per_program = cpu / programs
+        print(f"CPU per program   {per_program:.1f} s (every process of the campaign) -> "
+              f"{60 * (os.cpu_count() or 1) / per_program:.1f}/min if the cores were idle "
+              f"(an estimate, not a measurement)")
     print(f"validity rate     {generation['validity_rate']:.1%} ({generation['programs']} valid "
           f"of {generation['drafted']} drafted)")
     print(f"op coverage       {summary['op_coverage']['ops_used']} of {table_ops} table ops "
