@@ -213,8 +213,7 @@ def ops_feeding(source: str, program_ops: list[str], names: dict[str, set[str]],
             sources = {n.id for n in ast.walk(statement) if isinstance(n, ast.Name)}
             flowing = _ops_in(statement, names, used).union(
                 *(taint.get(name, set()) for name in sources))
-            for name in _written(statement) | ({"self"} if "self." in ast.unparse(statement)
-                                                and _written(statement) else set()):
+            for name in _written(statement):  # ``self.x = ...`` writes ``self``
                 taint[name] = taint.get(name, set()) | flowing
     sinks = set(returned)
     if any(area.split("/")[0] not in ("output", "result", "exception") for area in areas):
