@@ -19,6 +19,8 @@ from typing import Any
 from . import known as known_issues
 from . import outcome, store
 
+REDUCE_SECONDS = 600  # per new compiler-bug finding, with --reduce
+
 
 @dataclass
 class Campaign:
@@ -175,7 +177,10 @@ def _reduce(folder: Path, result: dict) -> None:
 
     if importlib.util.find_spec("eqrewrite.oracle.reduce") is None:
         return
-    subprocess.run([sys.executable, "-m", "eqrewrite.rewriter", "reduce", str(folder)],
+    # The finding folder holds one repro_*/ folder, which `reduce` finds; it writes
+    # minimal.py and reduced/ beside it. Bounded, since the campaign waits for it.
+    subprocess.run([sys.executable, "-m", "eqrewrite.rewriter", "reduce", str(folder), "-q",
+                    "--time-budget", str(REDUCE_SECONDS)],
                    check=False, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
 
