@@ -186,10 +186,12 @@ def _judged(job: _Job, program, report) -> dict[str, Any]:
         list(program.ops), names, kinds)
     result.update(tree=tree, kinds=kinds, error=error, signature_ops=ops)
     if kind in (outcome.COMPILER_BUG, outcome.COMPILE_CRASH) and report.reference is not None:
+        from ..harness import SEED
         from ..protocol import RunRequest, Variant
 
-        result["request"] = RunRequest(_target_of(job, program), report.settings, Variant.EAGER, 0,
-                                       state=report.reference.state,
+        # The request the harness judged (same seed, weights, settings): the reproducer's.
+        result["request"] = RunRequest(_target_of(job, program), report.settings,
+                                       Variant.EAGER, SEED, state=report.reference.state,
                                        grad_inputs=report.reference.grad_inputs,
                                        deadline=job.spec.timeout)
         result["compare"] = job.harness.compare_options(report.settings)
