@@ -90,7 +90,7 @@ class Path(str):
         made.keys = keys
         return made
 
-    def __reduce__(self):
+    def __reduce__(self) -> tuple[type[Path], tuple[str, tuple[tuple[str, Any], ...]]]:
         return Path, (str(self), self.keys)
 
     def child(self, suffix: str, step: tuple[str, Any]) -> Path:
@@ -255,7 +255,7 @@ def _dispatch(expected: Any, actual: Any, options: Options, path: Path) -> list[
         return _compare_numpy(expected, actual, options, path)
     if isinstance(expected, torch.Size):
         return _compare_by_equality(expected, actual, path)
-    if isinstance(expected, tuple) and hasattr(type(expected), "_fields"):
+    if isinstance(expected, tuple) and hasattr(expected, "_fields"):  # a named tuple
         return _compare_fields(expected, actual, expected._fields, options, path)
     if isinstance(expected, (list, tuple)):
         return _compare_sequences(expected, actual, options, path)
@@ -686,8 +686,8 @@ def _rebuild(obj: Any, convert: Callable[[Any], Any]) -> Any:
         items = [convert(item) for item in obj]
         if type(obj) is tuple:
             return tuple(items)
-        if hasattr(type(obj), "_make"):
-            return type(obj)._make(items)
+        if hasattr(obj, "_make"):  # a named tuple
+            return obj._make(items)
         return type(obj)(items)  # structseq such as torch.return_types.max
     if isinstance(obj, dict):
         return _rebuild_dict(obj, convert)
@@ -755,7 +755,7 @@ def _sign_name(value: float) -> str:
     return "sign bit set" if _sign(value) < 0 else "sign bit clear"
 
 
-def _safe_float(value: int) -> float:
+def _safe_float(value: float) -> float:
     """``float(value)``, or infinity for ints too large for a float."""
     try:
         return float(value)

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from . import compare as cmp
 from . import judge
@@ -23,6 +24,10 @@ from .judge import Verdict, decide, differ
 from .pool import DEFAULT_MEMORY_LIMIT, DEFAULT_TIMEOUT, Worker
 from .protocol import RunRequest, RunResult, Variant
 from .settings import CompileSettings, Target
+
+if TYPE_CHECKING:  # both import torch or the rewriter, which this module does not need
+    from .graphbreaks import BreakReport
+    from .rollback import Reverted
 
 SEED = 0
 
@@ -62,12 +67,12 @@ class TargetReport:
     verdict: Verdict = Verdict.PASSED
     detail: str = ""
     findings: list[Finding] = field(default_factory=list)
-    breaks: dict[str, object] = field(default_factory=dict)  # "original"/"rewritten" → report
+    breaks: dict[str, BreakReport] = field(default_factory=dict)  # per tree: "original", ...
     seconds: dict[str, float] = field(default_factory=dict)
     covered: dict[str, set[int]] = field(default_factory=dict)
     settings: CompileSettings | None = None
     reference: RunResult | None = field(default=None, repr=False)  # the original eager run
-    reverted: list = field(default_factory=list)
+    reverted: list[Reverted] = field(default_factory=list)
     rewritten_reused: bool = False  # the target ran none of the rewritten code
     diagnostics: dict[str, list[str]] = field(default_factory=dict)  # the compiler's output
 

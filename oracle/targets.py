@@ -46,7 +46,9 @@ def find_target(root: Path, file: Path) -> Target | None:
     try:
         CompileSettings().merged(settings)  # an unknown or malformed key fails here, early
     except TargetError as error:
-        line = text[: _HEADER_RE.search(text).start()].count("\n") + 1
+        found = _HEADER_RE.search(text)
+        assert found is not None  # the settings came from at least one header match
+        line = text[: found.start()].count("\n") + 1
         raise TargetError(f"{file}:{line}: eqrewrite-oracle header: {error}") from None
     named = _named_target(assigned.get("__eqrewrite_target__"))
     modules = [name for name in module_class_names(tree) if name in top]
