@@ -31,6 +31,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import TracebackType
 from typing import Any
 
 import torch
@@ -108,7 +109,8 @@ def registry() -> dict[str, dict]:
 @functools.lru_cache(maxsize=1)
 def _type_patterns() -> list[tuple[re.Pattern[str], str]]:
     """(whole-line pattern, id) for every Gb_type; current types before historical ones."""
-    current, historical = [], []
+    current: list[tuple[re.Pattern[str], str]] = []
+    historical: list[tuple[re.Pattern[str], str]] = []
     for gb_id, entry in registry().items():
         for i, gb_type in enumerate(entry["Gb_types"]):
             # Some Gb_types are templates ("... '{attr_name}' ..."): a placeholder matches text.
@@ -339,8 +341,9 @@ class BreakRecorder:
         self._collector = self._capture.__enter__()
         return self
 
-    def __exit__(self, *exc: object) -> None:
-        self._capture.__exit__(*exc)
+    def __exit__(self, kind: type[BaseException] | None, error: BaseException | None,
+                 trace: TracebackType | None) -> None:
+        self._capture.__exit__(kind, error, trace)
 
     def report(self) -> BreakReport:
         """What was counted between enter and exit."""

@@ -14,6 +14,7 @@ rewritten files is not run again in the rewritten tree: its code there is identi
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -107,7 +108,7 @@ class Harness:
 
     def _run(self, report: TargetReport, label: str, tree: str, request: RunRequest) -> RunResult:
         """Run ``request`` on ``tree``; its timings and the compiler's output go to ``report``."""
-        result = self.worker.call(replace(request, tree=tree), self.options.timeout)
+        result: RunResult = self.worker.call(replace(request, tree=tree), self.options.timeout)
         for key, value in result.seconds.items():
             report.seconds[f"{label}.{key}"] = value
         if result.diagnostics:
@@ -181,14 +182,16 @@ class Harness:
                             state: bytes | None) -> RunResult:
         """Run the rewritten target eagerly (every run imports the tree's files afresh, so
         files edited since the last run are read again)."""
+        assert report.settings is not None  # set when the report was made (``validate``)
         request = RunRequest(target, report.settings, Variant.EAGER, SEED, state,
                              deadline=self.options.timeout)
         return self._run(report, "rewritten_eager", "rewritten", request)
 
     def behaves_like_original(self, target: Target, report: TargetReport) -> bool:
         """Re-run the (edited) rewritten tree eagerly; True when it matches the original."""
-        state = report.reference.state if report.reference else None
-        rewritten = self.run_rewritten_eager(target, report, state)
+        # Only asked of a report whose original eager run succeeded (the reference).
+        assert report.reference is not None and report.settings is not None
+        rewritten = self.run_rewritten_eager(target, report, report.reference.state)
         return rewritten.failure is None and not self._differ(report.reference, rewritten,
                                                               report.settings)
 
@@ -241,6 +244,11 @@ class Harness:
         return differ(left, right, self.compare_options(settings))
 
 
+# ``after`` of ``HarnessPool.validate_all``: (harness, target, report, coverage) -> the report
+# to keep in its place.
+Revalidate = Callable[[Harness, Target, TargetReport, tuple[str, ...]], TargetReport]
+
+
 class HarnessPool:
     """Validates several targets at once, each job with its own warm worker.
 
@@ -252,7 +260,8 @@ class HarnessPool:
         self.harnesses = [Harness(original, rewritten, options) for _ in range(max(1, jobs))]
 
     def validate_all(self, targets: list[Target], coverage: tuple[str, ...] = (),
-                     done=None, after=None) -> list[TargetReport]:
+                     done: Callable[[TargetReport], object] | None = None,
+                     after: Revalidate | None = None) -> list[TargetReport]:
         """Validate ``targets``; ``after(harness, target, report, coverage)`` may replace a
         report (the rollback), ``done(report)`` is told of each finished one."""
         import queue
