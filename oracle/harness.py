@@ -173,8 +173,8 @@ class Harness:
                                             self.options.timeout)
                 if not isinstance(measured, RunResult):
                     report.breaks[tree] = measured
-            elif compiled[f"{tree}_compiled"].breaks is not None:
-                report.breaks[tree] = compiled[f"{tree}_compiled"].breaks
+            elif (counted := compiled[f"{tree}_compiled"].breaks) is not None:
+                report.breaks[tree] = counted
         if report.rewritten_reused and "original" in report.breaks:
             report.breaks["rewritten"] = report.breaks["original"]
 

@@ -31,7 +31,7 @@ from collections.abc import Callable, Iterator
 from multiprocessing.connection import Connection
 from pathlib import Path
 from types import ModuleType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from .protocol import (
     Failure,
@@ -52,6 +52,15 @@ if TYPE_CHECKING:  # torch is imported inside the worker process only, once it h
 WATCHDOG_PERIOD = 0.5   # seconds between checks on the parent and the deadline
 DEADLINE_GRACE = 10.0   # the parent's own timeout fires first; this is the backstop
 _PR_SET_PDEATHSIG = 1
+
+
+class Built(NamedTuple):
+    """A target built for one run."""
+
+    fn: Callable[..., Any]          # what is called: a built module, a function
+    inputs: Any                     # positional inputs (a list) or keyword inputs (a dict)
+    module: torch.nn.Module | None  # ``fn`` when it is a module
+    source: ModuleType              # the target's Python module
 
 
 def serve(conn: Connection, roots: dict[str, str], memory_limit: int | None, parent: int,
@@ -249,8 +258,7 @@ class Session:
             seconds={"load": loaded - started, "call": called - loaded,
                      "grads": time.perf_counter() - called})
 
-    def build(self, request: RunRequest
-              ) -> tuple[Callable[..., Any], Any, torch.nn.Module | None, ModuleType]:
+    def build(self, request: RunRequest) -> Built:
         """``(callable, inputs, module or None, the target's Python module)`` under the seed,
         widened to float64 for the reference, perturbed for a perturbed run."""
         import torch
@@ -272,7 +280,7 @@ class Session:
                 module.double()
         if request.variant is Variant.PERTURBED:
             perturb(inputs, module, request.perturbation)
-        return fn, inputs, module, source
+        return Built(fn, inputs, module, source)
 
     def breaks(self, tree: str, target: Target, seed: int, state: bytes | None) -> BreakReport:
         """Graph-break counts measured apart from the runs: ``explain`` plus a
