@@ -337,7 +337,8 @@ def _compare_numpy(expected: Any, actual: Any, options: Options, path: Path) -> 
 
 
 def _compare_sequences(
-    expected: list | tuple, actual: list | tuple, options: Options, path: Path
+    expected: list[Any] | tuple[Any, ...], actual: list[Any] | tuple[Any, ...], options: Options,
+    path: Path
 ) -> list[Difference]:
     """Lists and tuples: same length, then item by item (the common prefix when lengths differ)."""
     differences = []
@@ -353,7 +354,7 @@ def _compare_sequences(
 
 
 def _compare_mappings(
-    expected: Mapping, actual: Mapping, options: Options, path: Path
+    expected: Mapping[Any, Any], actual: Mapping[Any, Any], options: Options, path: Path
 ) -> list[Difference]:
     """Dicts (ModelOutput included): same keys in the same order, then value by value."""
     differences = []
@@ -379,7 +380,7 @@ def _compare_fields(
     return differences
 
 
-def _keys_message(expected_keys: list, actual_keys: list, path: Path) -> str:
+def _keys_message(expected_keys: list[Any], actual_keys: list[Any], path: Path) -> str:
     """Describe missing, unexpected or reordered keys."""
     missing = [key for key in expected_keys if key not in actual_keys]
     extra = [key for key in actual_keys if key not in expected_keys]
@@ -394,7 +395,7 @@ def _keys_message(expected_keys: list, actual_keys: list, path: Path) -> str:
     return f"{path}: " + ", ".join(parts)
 
 
-def _key_suffix(mapping: Mapping, key: Any) -> str:
+def _key_suffix(mapping: Mapping[Any, Any], key: Any) -> str:
     """``.key`` for ModelOutput-like mappings mirroring items as attributes, else ``[key]``."""
     mirrored = (
         type(mapping) is not dict
@@ -700,7 +701,7 @@ def _rebuild(obj: Any, convert: Callable[[Any], Any]) -> Any:
     return obj
 
 
-def _rebuild_dict(obj: dict, convert: Callable[[Any], Any]) -> dict:
+def _rebuild_dict(obj: dict[Any, Any], convert: Callable[[Any], Any]) -> dict[Any, Any]:
     """Copy a dict (subclasses keep their type and mirrored attributes, as in ModelOutput)."""
     if type(obj) is dict:
         return {key: convert(value) for key, value in obj.items()}

@@ -90,7 +90,7 @@ class BreakReport:
 
 
 @functools.lru_cache(maxsize=1)
-def registry() -> dict[str, dict]:
+def registry() -> dict[str, dict[str, Any]]:
     """torch's graph_break_registry.json, loaded once (cached)."""
     path = Path(torch._dynamo.__file__).with_name("graph_break_registry.json")
     try:
@@ -281,7 +281,8 @@ def _error_summary(error: BaseException) -> str:
     return f"{type(error).__name__}: {first}" if first else type(error).__name__
 
 
-def _fullgraph(fn: Callable, args: tuple, kwargs: dict, backend: str) -> BaseException | None:
+def _fullgraph(fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any],
+               backend: str) -> BaseException | None:
     """Compile with fullgraph=True and call; the error (if any) instead of raising it."""
     torch._dynamo.reset()
     try:
@@ -293,7 +294,8 @@ def _fullgraph(fn: Callable, args: tuple, kwargs: dict, backend: str) -> BaseExc
     return None
 
 
-def count_graph_breaks(fn: Callable, args: tuple = (), kwargs: dict | None = None,
+def count_graph_breaks(fn: Callable[..., Any], args: tuple[Any, ...] = (),
+                       kwargs: dict[str, Any] | None = None,
                        backend: str = "eager") -> BreakReport:
     """Measure ``fn(*args, **kwargs)`` under Dynamo: explain, break events and fullgraph."""
     kwargs = kwargs or {}

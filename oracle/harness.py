@@ -26,7 +26,7 @@ from .pool import DEFAULT_MEMORY_LIMIT, DEFAULT_TIMEOUT, Worker
 from .protocol import RunRequest, RunResult, Variant
 from .settings import CompileSettings, Target
 
-if TYPE_CHECKING:  # both import torch or the rewriter, which this module does not need
+if TYPE_CHECKING:  # annotations only: graphbreaks loads Dynamo, rollback the rewriter
     from .graphbreaks import BreakReport
     from .rollback import Reverted
 

@@ -134,7 +134,7 @@ def gradients(output: Any, module: torch.nn.Module | None,
                for t in outputs)
     assert isinstance(loss, torch.Tensor)  # a sum of at least one tensor, never the start 0
     try:
-        loss.backward()
+        loss.backward()  # type: ignore[no-untyped-call]  # torch leaves it unannotated
     except RuntimeError as error:
         return {"backward_error": str(error)[:500]}
     grads: dict[str, Any] = {f"input{i}": _grad(t) for i, t in enumerate(inputs)}

@@ -15,6 +15,7 @@ import ast
 import re
 import shlex
 from pathlib import Path
+from typing import Any
 
 from eqrewrite.rewriter.api import module_class_names
 
@@ -81,7 +82,7 @@ def _named_target(node: ast.Assign | None) -> str | None:
     raise TargetError(f"line {node.lineno}: __eqrewrite_target__ must be a string literal")
 
 
-def factory_targets(config: dict) -> list[Target]:
+def factory_targets(config: dict[str, Any]) -> list[Target]:
     """Targets from ``[tool.eqrewrite.oracle] factory = "pkg.mod:make"`` (or a list)."""
     factories = config.get("factory", [])
     if isinstance(factories, str):

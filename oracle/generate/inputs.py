@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import random
 from dataclasses import dataclass
+from typing import Any
 
 from .values import literal
 
@@ -54,7 +55,7 @@ class InputSpec:
             parts.append("empty")
         return " ".join(parts)
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         return {"name": self.name, "shape": list(self.shape), "dtype": self.dtype,
                 "layout": self.layout, "specials": [literal(v) for _, v in self.specials],
                 "scalar": self.scalar}
