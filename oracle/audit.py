@@ -23,16 +23,27 @@ import os
 import shutil
 import sys
 import tempfile
+from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import ExitStack
 from pathlib import Path
-from typing import Any
+from types import TracebackType
+from typing import TYPE_CHECKING, Any
 
 import click
 from eqrewrite.rewriter.api import WHAT_IF_SWITCHES
 from eqrewrite.rewriter.plugins import AuditRun, StepResult
 
 from .settings import CompileSettings, Target, TargetError
+
+if TYPE_CHECKING:  # imported when the audit runs, not when its options are registered
+    from rich.progress import Progress, TaskID
+
+    from .pool import Worker
+    from .probe import ProbeRequest, ProbeResult
+
+# difflib's (tag, i1, i2, j1, j2): lines i1:i2 of the original became j1:j2 of the rewrite.
+Opcode = tuple[str, int, int, int, int]
 
 SEED = 0
 BENCH_CALLS = 20
@@ -86,10 +97,10 @@ class DynamicAudit:
         self.audit, self.flags = run, flags
         self.tree = _tree_root(run.paths, run.root)
         self.copy: Path | None = None  # the rewritten tree, while it exists
-        self.line_maps: dict[str, list] = {}  # rewritten file -> difflib opcodes to the original
+        self.line_maps: dict[str, Sequence[Opcode]] = {}  # rewritten file -> to the original
         self.timeout = float(flags.get("audit_timeout") or 300.0)
 
-    def run(self) -> tuple[dict, int]:
+    def run(self) -> tuple[dict[str, Any], int]:
         from eqrewrite.rewriter.api import load_config
 
         from .cli import check_switches, configured
@@ -161,7 +172,7 @@ class DynamicAudit:
     # -- measurements -----------------------------------------------------------------------
 
     def _measure_all(self, targets: list[Target], settings: CompileSettings,
-                     rewritten: Path | None) -> list[dict]:
+                     rewritten: Path | None) -> list[dict[str, Any]]:
         from .pool import Worker
 
         jobs = max(1, min(int(self.flags.get("audit_parallel") or 1), len(targets)))
@@ -174,7 +185,7 @@ class DynamicAudit:
         free = list(workers)
         progress = _Progress(len(targets), self.audit.progress)
 
-        def one(target: Target) -> dict:
+        def one(target: Target) -> dict[str, Any]:
             worker = free.pop()
             try:
                 return self._measure(target, settings, worker, list(roots))
@@ -189,26 +200,26 @@ class DynamicAudit:
             for worker in workers:
                 worker.close()
 
-    def _probe(self, worker, request) -> Any:
+    def _probe(self, worker: Worker, request: ProbeRequest) -> ProbeResult:
         from .probe import ProbeResult
         from .protocol import RunResult
 
         # A probe is several runs (eager, compiled, input sets, fullgraph, timing).
-        answer = worker.call(request, self.timeout * 6)
+        answer: ProbeResult | RunResult = worker.call(request, self.timeout * 6)
         if isinstance(answer, RunResult):  # the worker crashed, hung or refused
             return ProbeResult(failure=answer.failure)
         return answer
 
-    def _measure(self, target: Target, settings: CompileSettings, worker,
-                 trees: list[str]) -> dict:
+    def _measure(self, target: Target, settings: CompileSettings, worker: Worker,
+                 trees: list[str]) -> dict[str, Any]:
         from .probe import ProbeRequest
 
         settings = settings.merged(target.settings).merged(
             {"backend": self.flags.get("audit_backend") or AUDIT_BACKEND})
         bench = BENCH_CALLS if self.flags.get("bench") else 0
         request = ProbeRequest(target, settings, SEED, bench=bench, deadline=self.timeout * 5)
-        found = {"target": target, "settings": settings,
-                 "original": self._probe(worker, request)}
+        found: dict[str, Any] = {"target": target, "settings": settings,
+                                 "original": self._probe(worker, request)}
         state = _state(found["original"])
         if "rewritten" in trees:
             found["rewritten"] = self._probe(worker, ProbeRequest(
@@ -222,7 +233,8 @@ class DynamicAudit:
         return found
 
     def _what_if(self, target: Target, settings: CompileSettings, state: bytes | None,
-                 worker, base, tree: str) -> list[tuple[str, str, Any]]:
+                 worker: Worker, base: ProbeResult,
+                 tree: str) -> list[tuple[str, str, ProbeResult]]:
         """(switch, value, probe) for each switch that may remove one of ``base``'s breaks."""
         from .probe import ProbeRequest
 
@@ -246,7 +258,7 @@ _SWITCH_VALUES = {"ignore_logger_methods": "Logger methods",
                   "reorderable_logging_functions": "print, warnings.warn"}
 
 
-def _state(probe) -> bytes | None:
+def _state(probe: ProbeResult) -> bytes | None:
     return probe.eager.state if probe.eager is not None else None
 
 
@@ -259,7 +271,7 @@ def _tree_root(paths: tuple[Path, ...], root: Path) -> Path:
     return root.resolve()
 
 
-def original_line(opcodes: list, line: int) -> int:
+def original_line(opcodes: Sequence[Opcode], line: int) -> int:
     """The line of the original file that rewritten ``line`` comes from: itself moved, in
     unchanged code, else the first line of the code a rewrite replaced."""
     for tag, i1, _, j1, j2 in opcodes:
@@ -278,22 +290,24 @@ class _Progress:
 
     def __init__(self, total: int, enabled: bool):
         self.total, self.enabled = total, enabled and total > 0 and sys.stderr.isatty()
-        self._bar = None
+        self._bar: Progress | None = None
+        self._task: TaskID | None = None
 
     def __enter__(self) -> _Progress:
         if self.enabled:
             from rich.console import Console
             from rich.progress import Progress
 
-            self._bar = Progress(transient=True, console=Console(stderr=True))
-            self._bar.__enter__()
-            self._task = self._bar.add_task("running targets", total=self.total)
+            self._bar = bar = Progress(transient=True, console=Console(stderr=True))
+            bar.__enter__()
+            self._task = bar.add_task("running targets", total=self.total)
         return self
 
     def advance(self, name: str) -> None:
-        if self._bar is not None:
+        if self._bar is not None and self._task is not None:
             self._bar.update(self._task, advance=1, description=name)
 
-    def __exit__(self, *exc: object) -> None:
+    def __exit__(self, kind: type[BaseException] | None, error: BaseException | None,
+                 trace: TracebackType | None) -> None:
         if self._bar is not None:
-            self._bar.__exit__(*exc)
+            self._bar.__exit__(kind, error, trace)

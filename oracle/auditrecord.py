@@ -11,19 +11,29 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from . import compare as cmp
 from .graphbreaks import registry
 from .judge import differ
 from .settings import CompileSettings, Target
 
+if TYPE_CHECKING:
+    from .audit import DynamicAudit
+    from .graphbreaks import BreakReason, BreakReport
+    from .probe import ProbeResult
+    from .protocol import RunResult
+
+# Each target's measurements (``DynamicAudit._measure``): "target", "settings", the probe of
+# each tree ("original", "rewritten"), and the what-if runs.
+Measured = dict[str, Any]
+
 _PRINTED = "result['printed']"
 
 
-def record(audit, targets: list[Target], measured: list[dict], problems: list[str],
-           settings: CompileSettings, rewritten: bool) -> dict:
-    """The ``dynamic`` section for ``audit`` (an ``oracle.audit.DynamicAudit``)."""
+def record(audit: DynamicAudit, targets: list[Target], measured: list[Measured],
+           problems: list[str], settings: CompileSettings, rewritten: bool) -> dict[str, Any]:
+    """The ``dynamic`` section for ``audit``."""
     import torch
 
     labels = _Labels(audit)
@@ -43,11 +53,11 @@ class _Labels:
     """Frames ("abs/path.py:LINE") as report locations relative to the project root; a
     frame in the rewritten copy is named by its original file, marked ``rewritten``."""
 
-    def __init__(self, audit):
+    def __init__(self, audit: DynamicAudit):
         self.root, self.tree, self.copy = audit.audit.root.resolve(), audit.tree, audit.copy
         self.line_maps = audit.line_maps
 
-    def frame(self, frame: str | None) -> dict | None:
+    def frame(self, frame: str | None) -> dict[str, Any] | None:
         """``{file, line, source, tree}``; a rewritten file's line is mapped back to the
         original file's (``rewritten_line`` keeps it), so keys match across trees."""
         if not frame or ":" not in frame:
@@ -59,14 +69,15 @@ class _Labels:
 
         resolved = Path(os.path.abspath(path))
         label, tree = self._label(resolved)
-        found = {"file": label, "line": int(line),
-                 "source": source_line(str(resolved), int(line)), "tree": tree}
+        found: dict[str, Any] = {"file": label, "line": int(line),
+                                 "source": source_line(str(resolved), int(line)),
+                                 "tree": tree}
         if str(resolved) in self.line_maps:
             found["rewritten_line"] = int(line)
             found["line"] = original_line(self.line_maps[str(resolved)], int(line))
         return found
 
-    def key(self, reason) -> str:
+    def key(self, reason: BreakReason) -> str:
         """``GB0170@model.py:12``: what identifies a break across targets."""
         frame = self.frame(reason.frame)
         site = f"{frame['file']}:{frame['line']}" if frame else "?"
@@ -87,12 +98,12 @@ def _relative(path: Path, root: Path) -> str:
         return path.as_posix()
 
 
-def _target_row(measured: dict, labels: _Labels) -> dict:
-    probe = measured["original"]
-    row = {"name": measured["target"].name, "error": _error(probe)}
+def _target_row(measured: Measured, labels: _Labels) -> dict[str, Any]:
+    probe: ProbeResult = measured["original"]
+    row: dict[str, Any] = {"name": measured["target"].name, "error": _error(probe)}
     if row["error"]:
         return row
-    report = probe.compiled.breaks
+    report = _breaks(probe)
     row.update({"graphs": report.graph_count, "breaks": report.breaks,
                 "fullgraph": probe.fullgraph_ok, "fullgraph_error": probe.fullgraph_error,
                 "skipped_frames": report.skipped_frames,
@@ -102,7 +113,13 @@ def _target_row(measured: dict, labels: _Labels) -> dict:
     return row
 
 
-def _error(probe) -> str | None:
+def _breaks(probe: ProbeResult) -> BreakReport:
+    """The breaks a probe counted (one without an error ran compiled, so it has them)."""
+    assert probe.compiled is not None and probe.compiled.breaks is not None
+    return probe.compiled.breaks
+
+
+def _error(probe: ProbeResult) -> str | None:
     if probe.failure is not None:
         return f"{probe.failure.kind.value}: {probe.failure.message.splitlines()[-1][:300]}"
     for label, run in (("eager", probe.eager), ("compiled", probe.compiled)):
@@ -113,7 +130,8 @@ def _error(probe) -> str | None:
     return None
 
 
-def _equal(expected, actual, printed: bool = True) -> bool | None:
+def _equal(expected: RunResult | None, actual: RunResult | None,
+           printed: bool = True) -> bool | None:
     """Whether ``actual`` observed what ``expected`` did (printed output included or not)."""
     if expected is None or actual is None or actual.observed is None and not actual.exception:
         return None
@@ -123,9 +141,9 @@ def _equal(expected, actual, printed: bool = True) -> bool | None:
     return not differences
 
 
-def _dedup(runs: list[tuple[str, Any]], labels: _Labels) -> list[dict]:
+def _dedup(runs: list[tuple[str, ProbeResult]], labels: _Labels) -> list[dict[str, Any]]:
     """Breaks of every target merged by (GB id, site), most frequent first."""
-    merged: dict[str, dict] = {}
+    merged: dict[str, dict[str, Any]] = {}
     for target, probe in runs:
         if probe.compiled is None or probe.compiled.breaks is None:
             continue
@@ -144,7 +162,7 @@ def _dedup(runs: list[tuple[str, Any]], labels: _Labels) -> list[dict]:
     return sorted(merged.values(), key=lambda b: (-b["count"], b["key"]))
 
 
-def _totals(rows: list[dict]) -> dict:
+def _totals(rows: list[dict[str, Any]]) -> dict[str, int]:
     ran = [r for r in rows if not r["error"]]
     return {"targets": len(rows), "failed": len(rows) - len(ran),
             "breaking": sum(1 for r in ran if r["breaks"]),
@@ -152,13 +170,14 @@ def _totals(rows: list[dict]) -> dict:
             "fullgraph_ok": sum(1 for r in ran if r["fullgraph"])}
 
 
-def _counts(probe) -> dict:
-    report = probe.compiled.breaks
+def _counts(probe: ProbeResult) -> dict[str, Any]:
+    report = _breaks(probe)
     return {"breaks": report.breaks, "graphs": report.graph_count,
             "fullgraph": probe.fullgraph_ok}
 
 
-def _before_after(audit, measured: list[dict], labels: _Labels) -> dict:
+def _before_after(audit: DynamicAudit, measured: list[Measured],
+                  labels: _Labels) -> dict[str, Any]:
     rows = []
     for found in measured:
         before, after = found["original"], found["rewritten"]
@@ -172,7 +191,7 @@ def _before_after(audit, measured: list[dict], labels: _Labels) -> dict:
                         "latency": {"before": before.latency, "after": after.latency}})
         rows.append(row)
     ran = [r for r in rows if not r["error"]]
-    total = {side: {"breaks": sum(r[side]["breaks"] for r in ran),
+    total: dict[str, Any] = {side: {"breaks": sum(r[side]["breaks"] for r in ran),
                     "graphs": sum(r[side]["graphs"] for r in ran),
                     "fullgraph_ok": sum(1 for r in ran if r[side]["fullgraph"])}
              for side in ("before", "after")}
@@ -186,13 +205,13 @@ def _before_after(audit, measured: list[dict], labels: _Labels) -> dict:
             "totals": total, "remaining": remaining}
 
 
-def _ratio(before, after) -> float | None:
+def _ratio(before: ProbeResult, after: ProbeResult) -> float | None:
     if not (before.latency and after.latency) or not before.latency["compiled"]:
         return None
     return round(after.latency["compiled"] / before.latency["compiled"], 3)
 
 
-def _what_if(measured: list[dict], labels: _Labels) -> dict:
+def _what_if(measured: list[Measured], labels: _Labels) -> dict[str, Any]:
     runs, tree = [], "original"
     for found in measured:
         tree = found.get("what_if_tree", tree)
@@ -204,19 +223,21 @@ def _what_if(measured: list[dict], labels: _Labels) -> dict:
     return {"tree": tree, "runs": runs, "switches": _by_switch(runs)}
 
 
-def _keys(probe, labels: _Labels) -> dict[str, int]:
-    return {labels.key(r): r.count for r in probe.compiled.breaks.reasons}
+def _keys(probe: ProbeResult, labels: _Labels) -> dict[str, int]:
+    return {labels.key(r): r.count for r in _breaks(probe).reasons}
 
 
-def _what_if_run(target: str, switch: str, value: str, base, probe, reference,
-                 labels: _Labels) -> dict:
-    run = {"target": target, "switch": switch, "value": value,
-           "error": _error(probe) if probe.compiled is not None or probe.failure else None}
+def _what_if_run(target: str, switch: str, value: str, base: ProbeResult,
+                 probe: ProbeResult, reference: RunResult | None,
+                 labels: _Labels) -> dict[str, Any]:
+    run: dict[str, Any] = {
+        "target": target, "switch": switch, "value": value,
+        "error": _error(probe) if probe.compiled is not None or probe.failure else None}
     if run["error"] or probe.compiled is None or probe.compiled.breaks is None:
         run["error"] = run["error"] or "no measurement"
         return run
     before, after = _keys(base, labels), _keys(probe, labels)
-    run.update({"breaks_before": base.compiled.breaks.breaks,
+    run.update({"breaks_before": _breaks(base).breaks,
                 "breaks_after": probe.compiled.breaks.breaks,
                 "graphs_after": probe.compiled.breaks.graph_count,
                 "removed": sorted(k for k in before if k not in after),
@@ -228,16 +249,16 @@ def _what_if_run(target: str, switch: str, value: str, base, probe, reference,
     return run
 
 
-def _printed_equal(reference, compiled) -> bool | None:
+def _printed_equal(reference: RunResult | None, compiled: RunResult) -> bool | None:
     if reference is None or reference.observed is None or compiled.observed is None:
         return None
     return reference.observed.get("printed") == compiled.observed.get("printed")
 
 
-def _by_switch(runs: list[dict]) -> list[dict]:
+def _by_switch(runs: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Per switch: targets tried, breaks removed, targets left without a break, and whether
     every run kept the outputs."""
-    found: dict[str, dict] = {}
+    found: dict[str, dict[str, Any]] = {}
     for run in runs:
         entry = found.setdefault(run["switch"], {"switch": run["switch"], "value": run["value"],
                                                  "targets": 0, "breaks_removed": 0,

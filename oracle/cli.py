@@ -12,13 +12,27 @@ import json
 import os
 import sys
 import tempfile
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import TracebackType
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
 from .settings import KNOWN_KEYS, CompileSettings, TargetError, parse_settings
 from .targets import discover_targets, factory_targets
+
+if TYPE_CHECKING:  # the harness imports torch: only when a validation runs
+    from eqrewrite.rewriter.api import RewriteOptions, Rule
+    from eqrewrite.rewriter.plugins import RewriteRun
+
+    from .harness import Harness, Revalidate, TargetReport
+    from .settings import Target
+
+_Command = TypeVar("_Command", bound=Callable[..., Any])
+# What ``validate`` is given for each rewritten file: its edit records, or None if unknown.
+Changed = dict[str, list[dict[str, Any]] | None]
 
 # Two targets in flight keep two cores busy; each costs a worker process (torch imported).
 DEFAULT_PARALLEL = min(2, os.cpu_count() or 1)
@@ -44,7 +58,7 @@ class OracleOptions:
     show_output: bool = False
 
 
-def compile_options(command):
+def compile_options(command: _Command) -> _Command:
     """Decorate a click command with the oracle's compile and comparison options."""
     options = [
         click.option("--backend", help="inductor (default, as torch.compile), aot_eager or "
@@ -83,10 +97,12 @@ def compile_options(command):
     return command
 
 
-def options_from(backend, mode, dynamic, fullgraph, inductor, dynamo, timeout, memory_gb,
-                 strict, tolerance_scale, reproducers, no_breaks, separate_break_count,
-                 parallel, show_output, output_format="text",
-                 output=None) -> OracleOptions:
+def options_from(backend: str | None, mode: str | None, dynamic: bool | None,
+                 fullgraph: bool | None, inductor: Iterable[str], dynamo: Iterable[str],
+                 timeout: float, memory_gb: float, strict: bool, tolerance_scale: float,
+                 reproducers: Path | None, no_breaks: bool, separate_break_count: bool,
+                 parallel: int, show_output: bool, output_format: str = "text",
+                 output: Path | None = None) -> OracleOptions:
     """Collect the decorated options into OracleOptions (usage errors exit 2)."""
     settings: dict[str, object] = {}
     for key, value in (("backend", backend), ("mode", mode), ("dynamic", dynamic),
@@ -115,14 +131,14 @@ def options_from(backend, mode, dynamic, fullgraph, inductor, dynamo, timeout, m
               help="Write the report to this file instead of stdout.")
 @compile_options
 def oracle_command(path: Path, rewritten: Path | None, output_format: str,
-                   output: Path | None, **kwargs) -> None:
+                   output: Path | None, **kwargs: Any) -> None:
     """Validate targets under PATH: eager vs compiled, and vs a rewritten tree if given."""
     from eqrewrite.rewriter.api import ConfigError, discover_files, find_project_root, load_config
 
     options = options_from(output_format=output_format, output=output, **kwargs)
     root = path if path.is_dir() else path.parent
     files = list(discover_files([path], ["*.py"], [], root))
-    changed = {}
+    changed: Changed = {}
     if rewritten is not None:
         for file in files:
             relative = file.resolve().relative_to(root.resolve())
@@ -138,15 +154,17 @@ def oracle_command(path: Path, rewritten: Path | None, output_format: str,
     sys.exit(status)
 
 
-def validate_rewrite(run, rollback: bool, flags: dict) -> tuple[int, dict]:
+def validate_rewrite(run: RewriteRun, rollback: bool,
+                     flags: dict[str, Any]) -> tuple[int, dict[str, Any]]:
     """The rewrite command's ``--oracle`` step: validate ``run.paths[0]`` against the tree
     written to ``run.out_root`` (``run`` is the rewriter's ``RewriteRun``). With a machine
     format the report is returned for the rewrite's JSON document instead of printed."""
     from eqrewrite.rewriter.api import discover_files, find_project_root, load_config
 
     root, out_root = run.paths[0], run.out_root
+    assert out_root is not None  # the --oracle step always has the rewrite write a tree
     click.echo(f"validating {root} against the rewritten tree {out_root}", err=True)
-    changed = {Path(r.path).resolve().relative_to(root.resolve()).as_posix(): r.edits
+    changed: Changed = {Path(r.path).resolve().relative_to(root.resolve()).as_posix(): r.edits
                for r in run.results if r.status == "changed"}
     undo = make_rollback(root, out_root, changed, run.rules, run.options) if rollback else None
     config = load_config(find_project_root([root])).oracle
@@ -156,11 +174,11 @@ def validate_rewrite(run, rollback: bool, flags: dict) -> tuple[int, dict]:
                     options_from(output_format=embedded, **flags), config, undo)
 
 
-def configured(config: dict) -> tuple[dict[str, object], dict]:
+def configured(config: dict[str, Any]) -> tuple[dict[str, object], dict[str, Any]]:
     """``[tool.eqrewrite.oracle]`` split into compile settings and run keys, validated:
     ``inductor``/``dynamo`` sub-tables become ``inductor.<key>``/``dynamo.<key>``."""
     settings: dict[str, object] = {}
-    run: dict = {}
+    run: dict[str, Any] = {}
     for key, value in config.items():
         if key in ("inductor", "dynamo") and isinstance(value, dict):
             settings.update({f"{key}.{k}": v for k, v in value.items()})
@@ -181,7 +199,7 @@ def configured(config: dict) -> tuple[dict[str, object], dict]:
     return settings, run
 
 
-def _check_run_keys(run: dict) -> None:
+def _check_run_keys(run: dict[str, Any]) -> None:
     """Numbers where numbers are meant, text where paths and names are."""
     for key in ("timeout", "memory-limit"):
         value = run.get(key)
@@ -234,8 +252,9 @@ def check_switches(settings: CompileSettings, root: Path) -> None:
 
 
 def validate(root: Path, rewritten: Path | None, files: list[Path],
-             changed: dict[str, list[dict] | None], options: OracleOptions, config: dict,
-             rollback=None, explicit: Path | None = None) -> tuple[int, dict]:
+             changed: Changed, options: OracleOptions, config: dict[str, Any],
+             rollback: Revalidate | None = None,
+             explicit: Path | None = None) -> tuple[int, dict[str, Any]]:
     """Validate every target; print the report; return the exit code (1 if any fails) and
     the report as a JSON-ready document. With the output format ``embedded`` the document
     is not printed (the caller embeds it) and the table goes to stderr.
@@ -279,7 +298,8 @@ def validate(root: Path, rewritten: Path | None, files: list[Path],
     pool = HarnessPool(root, rewritten, harness_options, jobs)
     coverage = tuple(str((root / f).resolve()) for f in changed)
 
-    def undo(harness, target, report, coverage):
+    def undo(harness: Harness, target: Target, report: TargetReport,
+             coverage: tuple[str, ...]) -> TargetReport:
         if rollback is not None and report.verdict is Verdict.REWRITE_CHANGED_BEHAVIOUR:
             return rollback(harness, target, report, coverage)
         return report
@@ -315,7 +335,7 @@ class _progress:
     def __init__(self, total: int):
         self.total = total
 
-    def __enter__(self):
+    def __enter__(self) -> Callable[[TargetReport], None]:
         if self.total < 2 or not sys.stderr.isatty():
             return lambda report: None
         from rich.progress import Progress
@@ -326,12 +346,13 @@ class _progress:
         return lambda report: self._bar.update(task, advance=1,
                                                description=f"{report.target}")
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, kind: type[BaseException] | None, error: BaseException | None,
+                 trace: TracebackType | None) -> None:
         if hasattr(self, "_bar"):
-            self._bar.__exit__(*exc)
+            self._bar.__exit__(kind, error, trace)
 
 
-def _unvalidated(root: Path, changed: dict[str, list[dict] | None], reports) -> list[str]:
+def _unvalidated(root: Path, changed: Changed, reports: list[TargetReport]) -> list[str]:
     """Rewritten files or edits that no target executed."""
     covered: dict[str, set[int]] = {}
     for report in reports:
@@ -352,20 +373,22 @@ def _unvalidated(root: Path, changed: dict[str, list[dict] | None], reports) -> 
     return missing
 
 
-def make_rollback(root: Path, rewritten: Path, changed: dict, rules, rewrite_options):
+def make_rollback(root: Path, rewritten: Path, changed: Changed, rules: list[Rule],
+                  rewrite_options: RewriteOptions) -> Revalidate:
     """A ``rollback`` callable for ``validate`` that bisects over first-round edits."""
-    from .rollback import EditSet, find_culprits
+    from .rollback import Candidate, EditSet, find_culprits
 
-    edit_sets = {}
+    edit_sets: dict[str, EditSet] = {}
 
-    def rollback(harness, target, report, coverage):
+    def rollback(harness: Harness, target: Target, report: TargetReport,
+                 coverage: tuple[str, ...]) -> TargetReport:
         if "edits" not in edit_sets:
             edit_sets["edits"] = EditSet(root, rewritten, list(changed), rules, rewrite_options)
         edit_set = edit_sets["edits"]
         candidates = edit_set.candidates(report.covered)
         files = {c.file for c in candidates}
 
-        def is_good(excluded):
+        def is_good(excluded: set[Candidate]) -> bool:
             edit_set.write(excluded, files)
             return harness.behaves_like_original(target, report)
 

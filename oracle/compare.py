@@ -101,7 +101,7 @@ class Path(str):
         made.keys = keys
         return made
 
-    def __reduce__(self):
+    def __reduce__(self) -> tuple[type[Path], tuple[str, tuple[tuple[str, Any], ...]]]:
         return Path, (str(self), self.keys)
 
     def child(self, suffix: str, step: tuple[str, Any]) -> Path:
@@ -268,7 +268,7 @@ def _dispatch(expected: Any, actual: Any, options: Options, path: Path) -> list[
         return _compare_numpy(expected, actual, options, path)
     if isinstance(expected, torch.Size):
         return _compare_by_equality(expected, actual, path)
-    if isinstance(expected, tuple) and hasattr(type(expected), "_fields"):
+    if isinstance(expected, tuple) and hasattr(expected, "_fields"):  # a named tuple
         return _compare_fields(expected, actual, expected._fields, options, path)
     if isinstance(expected, (list, tuple)):
         return _compare_sequences(expected, actual, options, path)
@@ -353,7 +353,8 @@ def _compare_numpy(expected: Any, actual: Any, options: Options, path: Path) -> 
 
 
 def _compare_sequences(
-    expected: list | tuple, actual: list | tuple, options: Options, path: Path
+    expected: list[Any] | tuple[Any, ...], actual: list[Any] | tuple[Any, ...], options: Options,
+    path: Path
 ) -> list[Difference]:
     """Lists and tuples: same length, then item by item (the common prefix when lengths differ)."""
     differences = []
@@ -369,7 +370,7 @@ def _compare_sequences(
 
 
 def _compare_mappings(
-    expected: Mapping, actual: Mapping, options: Options, path: Path
+    expected: Mapping[Any, Any], actual: Mapping[Any, Any], options: Options, path: Path
 ) -> list[Difference]:
     """Dicts (ModelOutput included): same keys in the same order, then value by value."""
     differences = []
@@ -395,7 +396,7 @@ def _compare_fields(
     return differences
 
 
-def _keys_message(expected_keys: list, actual_keys: list, path: Path) -> str:
+def _keys_message(expected_keys: list[Any], actual_keys: list[Any], path: Path) -> str:
     """Describe missing, unexpected or reordered keys."""
     missing = [key for key in expected_keys if key not in actual_keys]
     extra = [key for key in actual_keys if key not in expected_keys]
@@ -410,7 +411,7 @@ def _keys_message(expected_keys: list, actual_keys: list, path: Path) -> str:
     return f"{path}: " + ", ".join(parts)
 
 
-def _key_suffix(mapping: Mapping, key: Any) -> str:
+def _key_suffix(mapping: Mapping[Any, Any], key: Any) -> str:
     """``.key`` for ModelOutput-like mappings mirroring items as attributes, else ``[key]``."""
     mirrored = (
         type(mapping) is not dict
@@ -734,8 +735,8 @@ def _rebuild(obj: Any, convert: Callable[[Any], Any]) -> Any:
         items = [convert(item) for item in obj]
         if type(obj) is tuple:
             return tuple(items)
-        if hasattr(type(obj), "_make"):
-            return type(obj)._make(items)
+        if hasattr(obj, "_make"):  # a named tuple
+            return obj._make(items)
         return type(obj)(items)  # structseq such as torch.return_types.max
     if isinstance(obj, dict):
         return _rebuild_dict(obj, convert)
@@ -748,7 +749,7 @@ def _rebuild(obj: Any, convert: Callable[[Any], Any]) -> Any:
     return obj
 
 
-def _rebuild_dict(obj: dict, convert: Callable[[Any], Any]) -> dict:
+def _rebuild_dict(obj: dict[Any, Any], convert: Callable[[Any], Any]) -> dict[Any, Any]:
     """Copy a dict (subclasses keep their type and mirrored attributes, as in ModelOutput)."""
     if type(obj) is dict:
         return {key: convert(value) for key, value in obj.items()}
@@ -803,7 +804,7 @@ def _sign_name(value: float) -> str:
     return "sign bit set" if _sign(value) < 0 else "sign bit clear"
 
 
-def _safe_float(value: int) -> float:
+def _safe_float(value: float) -> float:
     """``float(value)``, or infinity for ints too large for a float."""
     try:
         return float(value)

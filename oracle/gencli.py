@@ -9,8 +9,12 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import click
+
+if TYPE_CHECKING:  # imports torch
+    from .generate import BatchStats, GenConfig
 
 
 def _range(text: str) -> tuple[int, int]:
@@ -105,7 +109,8 @@ def gen_command(seed: int, count: int, out: Path | None, stats: bool, output_for
     sys.exit(1 if batch.failed else 0)
 
 
-def _write_manifest(out: Path, config, programs: list[dict], batch) -> None:
+def _write_manifest(out: Path, config: GenConfig, programs: list[dict[str, Any]],
+                    batch: BatchStats) -> None:
     out.mkdir(parents=True, exist_ok=True)
     manifest = {
         "config": {"statements": list(config.statements), "inputs": list(config.inputs),

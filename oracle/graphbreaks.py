@@ -31,6 +31,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import TracebackType
 from typing import Any
 
 import torch
@@ -89,7 +90,7 @@ class BreakReport:
 
 
 @functools.lru_cache(maxsize=1)
-def registry() -> dict[str, dict]:
+def registry() -> dict[str, dict[str, Any]]:
     """torch's graph_break_registry.json, loaded once (cached)."""
     path = Path(torch._dynamo.__file__).with_name("graph_break_registry.json")
     try:
@@ -108,7 +109,8 @@ def registry() -> dict[str, dict]:
 @functools.lru_cache(maxsize=1)
 def _type_patterns() -> list[tuple[re.Pattern[str], str]]:
     """(whole-line pattern, id) for every Gb_type; current types before historical ones."""
-    current, historical = [], []
+    current: list[tuple[re.Pattern[str], str]] = []
+    historical: list[tuple[re.Pattern[str], str]] = []
     for gb_id, entry in registry().items():
         for i, gb_type in enumerate(entry["Gb_types"]):
             # Some Gb_types are templates ("... '{attr_name}' ..."): a placeholder matches text.
@@ -279,7 +281,8 @@ def _error_summary(error: BaseException) -> str:
     return f"{type(error).__name__}: {first}" if first else type(error).__name__
 
 
-def _fullgraph(fn: Callable, args: tuple, kwargs: dict, backend: str) -> BaseException | None:
+def _fullgraph(fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any],
+               backend: str) -> BaseException | None:
     """Compile with fullgraph=True and call; the error (if any) instead of raising it."""
     torch._dynamo.reset()
     try:
@@ -291,7 +294,8 @@ def _fullgraph(fn: Callable, args: tuple, kwargs: dict, backend: str) -> BaseExc
     return None
 
 
-def count_graph_breaks(fn: Callable, args: tuple = (), kwargs: dict | None = None,
+def count_graph_breaks(fn: Callable[..., Any], args: tuple[Any, ...] = (),
+                       kwargs: dict[str, Any] | None = None,
                        backend: str = "eager") -> BreakReport:
     """Measure ``fn(*args, **kwargs)`` under Dynamo: explain, break events and fullgraph."""
     kwargs = kwargs or {}
@@ -339,8 +343,9 @@ class BreakRecorder:
         self._collector = self._capture.__enter__()
         return self
 
-    def __exit__(self, *exc: object) -> None:
-        self._capture.__exit__(*exc)
+    def __exit__(self, kind: type[BaseException] | None, error: BaseException | None,
+                 trace: TracebackType | None) -> None:
+        self._capture.__exit__(kind, error, trace)
 
     def report(self) -> BreakReport:
         """What was counted between enter and exit."""

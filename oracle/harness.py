@@ -14,8 +14,10 @@ rewritten files is not run again in the rewritten tree: its code there is identi
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from . import compare as cmp
 from . import judge
@@ -23,6 +25,10 @@ from .judge import Verdict, decide, differ
 from .pool import DEFAULT_MEMORY_LIMIT, DEFAULT_TIMEOUT, Worker
 from .protocol import RunRequest, RunResult, Variant
 from .settings import CompileSettings, Target
+
+if TYPE_CHECKING:  # annotations only: graphbreaks loads Dynamo, rollback the rewriter
+    from .graphbreaks import BreakReport
+    from .rollback import Reverted
 
 SEED = 0
 
@@ -62,12 +68,12 @@ class TargetReport:
     verdict: Verdict = Verdict.PASSED
     detail: str = ""
     findings: list[Finding] = field(default_factory=list)
-    breaks: dict[str, object] = field(default_factory=dict)  # "original"/"rewritten" → report
+    breaks: dict[str, BreakReport] = field(default_factory=dict)  # per tree: "original", ...
     seconds: dict[str, float] = field(default_factory=dict)
     covered: dict[str, set[int]] = field(default_factory=dict)
     settings: CompileSettings | None = None
     reference: RunResult | None = field(default=None, repr=False)  # the original eager run
-    reverted: list = field(default_factory=list)
+    reverted: list[Reverted] = field(default_factory=list)
     rewritten_reused: bool = False  # the target ran none of the rewritten code
     diagnostics: dict[str, list[str]] = field(default_factory=dict)  # the compiler's output
 
@@ -102,7 +108,7 @@ class Harness:
 
     def _run(self, report: TargetReport, label: str, tree: str, request: RunRequest) -> RunResult:
         """Run ``request`` on ``tree``; its timings and the compiler's output go to ``report``."""
-        result = self.worker.call(replace(request, tree=tree), self.options.timeout)
+        result: RunResult = self.worker.call(replace(request, tree=tree), self.options.timeout)
         for key, value in result.seconds.items():
             report.seconds[f"{label}.{key}"] = value
         if result.diagnostics:
@@ -167,8 +173,8 @@ class Harness:
                                             self.options.timeout)
                 if not isinstance(measured, RunResult):
                     report.breaks[tree] = measured
-            elif compiled[f"{tree}_compiled"].breaks is not None:
-                report.breaks[tree] = compiled[f"{tree}_compiled"].breaks
+            elif (counted := compiled[f"{tree}_compiled"].breaks) is not None:
+                report.breaks[tree] = counted
         if report.rewritten_reused and "original" in report.breaks:
             report.breaks["rewritten"] = report.breaks["original"]
 
@@ -176,14 +182,16 @@ class Harness:
                             state: bytes | None) -> RunResult:
         """Run the rewritten target eagerly (every run imports the tree's files afresh, so
         files edited since the last run are read again)."""
+        assert report.settings is not None  # set when the report was made (``validate``)
         request = RunRequest(target, report.settings, Variant.EAGER, SEED, state,
                              deadline=self.options.timeout)
         return self._run(report, "rewritten_eager", "rewritten", request)
 
     def behaves_like_original(self, target: Target, report: TargetReport) -> bool:
         """Re-run the (edited) rewritten tree eagerly; True when it matches the original."""
-        state = report.reference.state if report.reference else None
-        rewritten = self.run_rewritten_eager(target, report, state)
+        # Only asked of a report whose original eager run succeeded (the reference).
+        assert report.reference is not None and report.settings is not None
+        rewritten = self.run_rewritten_eager(target, report, report.reference.state)
         return rewritten.failure is None and not self._differ(report.reference, rewritten,
                                                               report.settings)
 
@@ -236,6 +244,11 @@ class Harness:
         return differ(left, right, self.compare_options(settings))
 
 
+# ``after`` of ``HarnessPool.validate_all``: (harness, target, report, coverage) -> the report
+# to keep in its place.
+Revalidate = Callable[[Harness, Target, TargetReport, tuple[str, ...]], TargetReport]
+
+
 class HarnessPool:
     """Validates several targets at once, each job with its own warm worker.
 
@@ -247,7 +260,8 @@ class HarnessPool:
         self.harnesses = [Harness(original, rewritten, options) for _ in range(max(1, jobs))]
 
     def validate_all(self, targets: list[Target], coverage: tuple[str, ...] = (),
-                     done=None, after=None) -> list[TargetReport]:
+                     done: Callable[[TargetReport], object] | None = None,
+                     after: Revalidate | None = None) -> list[TargetReport]:
         """Validate ``targets``; ``after(harness, target, report, coverage)`` may replace a
         report (the rollback), ``done(report)`` is told of each finished one."""
         import queue

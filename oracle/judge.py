@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import enum
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -177,9 +178,9 @@ def unexplained_by_sensitivity(differences: list[cmp.Difference], eager: Any, co
     for difference in differences:
         e, c = _as_float64(cmp.fetch(eager, difference.keys)), _as_float64(
             cmp.fetch(compiled, difference.keys))
-        moved = [_as_float64(cmp.fetch(p, difference.keys)) for p in perturbed]
+        moved = _all_as_float64(perturbed, difference.keys)
         if e is None or c is None or not moved or any(
-                m is None or m.shape != e.shape for m in moved) or e.shape != c.shape:
+                m.shape != e.shape for m in moved) or e.shape != c.shape:
             left.append(difference)
             continue
         tolerance = _tolerance(difference, eager, options, e)
@@ -217,8 +218,8 @@ def sensitivity(differences: list[cmp.Difference], eager: Any, perturbed: list[A
     largest = 0.0
     for difference in differences:
         e = _as_float64(cmp.fetch(eager, difference.keys))
-        moved = [_as_float64(cmp.fetch(p, difference.keys)) for p in perturbed]
-        if e is None or any(m is None or m.shape != e.shape for m in moved) or not moved:
+        moved = _all_as_float64(perturbed, difference.keys)
+        if e is None or not moved or any(m.shape != e.shape for m in moved):
             continue
         noise, _ = _noise(e, moved)
         if noise.numel():
@@ -257,6 +258,8 @@ def differ(left: RunResult, right: RunResult, options: cmp.Options,
         return exception_differences(left.exception, right.exception)
     found = cmp.compare(left.observed, right.observed, options, path="result")
     if strides:
+        # Neither raised, so both observed (a failed run is never compared).
+        assert left.observed is not None and right.observed is not None
         found += cmp.stride_differences(left.observed["output"], right.observed["output"],
                                         "result['output']")
     return found
@@ -274,8 +277,9 @@ def exception_differences(left: RaisedException | None,
                            f"result: raised {shown[0]} vs {shown[1]}")]
 
 
-def decide(differences: list[cmp.Difference], eager: RunResult, compiled: RunResult, call,
-           base: RunRequest, options: cmp.Options) -> tuple[Verdict, Evidence]:
+def decide(differences: list[cmp.Difference], eager: RunResult, compiled: RunResult,
+           call: Callable[[RunRequest], RunResult], base: RunRequest,
+           options: cmp.Options) -> tuple[Verdict, Evidence]:
     """The triage of ``py`` for one eager/compiled pair; ``call(request)`` runs the
     float64 reference and the perturbed runs on the tree's worker (or in-process, in a
     reproducer)."""
@@ -314,16 +318,17 @@ def decide(differences: list[cmp.Difference], eager: RunResult, compiled: RunRes
 # -- element-wise rules -----------------------------------------------------------------------
 
 
-def _values(difference: cmp.Difference, eager: Any, compiled: Any, reference: Any):
-    """float64 tensors of the three runs at the difference, or None if one is not numeric.
-    The reference is first rounded to the program's dtype: the exact result of a float16
-    program that lies beyond float16's range is infinity."""
+def _values(difference: cmp.Difference, eager: Any, compiled: Any, reference: Any
+            ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.dtype] | None:
+    """float64 tensors of the three runs at the difference, or None if one is not numeric;
+    then the program's dtype there. The reference is first rounded to the program's dtype:
+    the exact result of a float16 program that lies beyond float16's range is infinity."""
     shaped = cmp.fetch(compiled, difference.keys)
-    found = [_as_float64(cmp.fetch(eager, difference.keys)), _as_float64(shaped),
-             _as_float64(like(cmp.fetch(reference, difference.keys), shaped))]
-    if any(v is None for v in found) or len({v.shape for v in found}) != 1:
+    e, c, r = (_as_float64(cmp.fetch(eager, difference.keys)), _as_float64(shaped),
+               _as_float64(like(cmp.fetch(reference, difference.keys), shaped)))
+    if e is None or c is None or r is None or len({e.shape, c.shape, r.shape}) != 1:
         return None
-    return (*found, _dtype(shaped))
+    return e, c, r, _dtype(shaped)
 
 
 def _reference_explains(kind: str, e: torch.Tensor, c: torch.Tensor, r: torch.Tensor,
@@ -350,11 +355,13 @@ def _reference_explains(kind: str, e: torch.Tensor, c: torch.Tensor, r: torch.Te
     return False
 
 
-def _differing(kind: str, e: torch.Tensor, c: torch.Tensor, allowed) -> torch.Tensor:
+def _differing(kind: str, e: torch.Tensor, c: torch.Tensor,
+               allowed: torch.Tensor) -> torch.Tensor:
     """The elements a difference of ``kind`` is about."""
     if kind == "value":
         finite = torch.isfinite(e) & torch.isfinite(c)
-        return finite & ((c - e).abs() > allowed)
+        beyond: torch.Tensor = finite & ((c - e).abs() > allowed)
+        return beyond
     if kind in ("nan", "inf"):
         return _special_class(e) != _special_class(c)
     sign = torch.signbit(e) != torch.signbit(c)
@@ -385,10 +392,24 @@ def _noise(e: torch.Tensor, moved: list[torch.Tensor]) -> tuple[torch.Tensor, to
     return noise, unstable
 
 
-def _tolerance(difference: cmp.Difference, eager: Any, options: cmp.Options, e: torch.Tensor):
+def _tolerance(difference: cmp.Difference, eager: Any, options: cmp.Options,
+               e: torch.Tensor) -> torch.Tensor:
     dtype = _dtype(cmp.fetch(eager, difference.keys))
     tolerance = options.tolerance(dtype)
     return tolerance.atol + tolerance.rtol * e.abs()
+
+
+def _all_as_float64(runs: list[Any], keys: tuple[tuple[str, Any], ...]
+                    ) -> list[torch.Tensor] | None:
+    """``_as_float64`` of the value at ``keys`` in each of ``runs``; None if one is not
+    numeric."""
+    found = []
+    for run in runs:
+        value = _as_float64(cmp.fetch(run, keys))
+        if value is None:
+            return None
+        found.append(value)
+    return found
 
 
 def _dtype(value: Any) -> torch.dtype:
@@ -398,12 +419,12 @@ def _dtype(value: Any) -> torch.dtype:
 def _as_float64(value: Any) -> torch.Tensor | None:
     """A float64 tensor for a floating tensor or Python float; None for anything else."""
     if isinstance(value, torch.Tensor) and (value.is_floating_point() or value.is_complex()):
-        value = value.detach()
-        if value.is_complex():
-            value = torch.view_as_real(value.resolve_conj().resolve_neg())
-        if value.layout != torch.strided:
-            value = value.to_dense()
-        return value.to(torch.float64)
+        tensor = value.detach()
+        if tensor.is_complex():
+            tensor = torch.view_as_real(tensor.resolve_conj().resolve_neg())
+        if tensor.layout != torch.strided:
+            tensor = tensor.to_dense()
+        return tensor.to(torch.float64)
     if isinstance(value, float) and not isinstance(value, bool):
         return torch.tensor(value, dtype=torch.float64)
     return None

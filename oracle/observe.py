@@ -15,16 +15,19 @@ import io
 import logging
 import sys
 import types
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import fields, is_dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
 import torch
 
 from .records import Opaque, Record
 
 GRAD_PROJECTION_SEED = 1234
+
+# A ``sys.settrace`` function: returns the local trace function for the frame, or None.
+_Tracer = Callable[[types.FrameType, str, Any], Any]
 
 
 def settle(obj: Any) -> Any:
@@ -129,8 +132,9 @@ def gradients(output: Any, module: torch.nn.Module | None,
     generator = torch.Generator().manual_seed(GRAD_PROJECTION_SEED)
     loss = sum((t * torch.randn(t.shape, generator=generator).to(t.dtype)).sum()
                for t in outputs)
+    assert isinstance(loss, torch.Tensor)  # a sum of at least one tensor, never the start 0
     try:
-        loss.backward()
+        loss.backward()  # type: ignore[no-untyped-call]  # torch leaves it unannotated
     except RuntimeError as error:
         return {"backward_error": str(error)[:500]}
     grads: dict[str, Any] = {f"input{i}": _grad(t) for i, t in enumerate(inputs)}
@@ -158,7 +162,7 @@ class ProgramStream(io.StringIO):
     there too (their stream may be bound to whatever ``sys.stderr`` was when torch set them
     up); those records are the compiler's diagnostics, not the program's output."""
 
-    def __init__(self, diagnostics: list[str], real: Any = None):
+    def __init__(self, diagnostics: list[str], real: TextIO | None = None):
         super().__init__()
         self.diagnostics = diagnostics
         self.real = real  # the stream replaced, for code that needs a file descriptor
@@ -179,7 +183,7 @@ class ProgramStream(io.StringIO):
 
 def _from_torch_logging() -> bool:
     """Is the current write done by a logging handler emitting one of torch's records?"""
-    frame = sys._getframe(2)
+    frame: types.FrameType | None = sys._getframe(2)
     for _ in range(12):
         if frame is None:
             return False
@@ -205,7 +209,7 @@ class Printed:
         import warnings
 
         once = getattr(logging.Logger, "warning_once", None)
-        if hasattr(once, "cache_clear"):
+        if once is not None and hasattr(once, "cache_clear"):
             once.cache_clear()
         self._out, self._err = (ProgramStream(self.diagnostics, sys.stdout),
                                 ProgramStream(self.diagnostics, sys.stderr))
@@ -220,7 +224,7 @@ class Printed:
 
     def observed(self) -> dict[str, Any]:
         """``stdout``, ``stderr`` and the program's ``warnings``, in order."""
-        warned = []
+        warned: list[str] = []
         for caught in self._caught:
             text = f"{caught.category.__name__}: {caught.message}"
             (self.diagnostics if is_compiler_warning(caught) else warned).append(text)
@@ -244,13 +248,13 @@ class LineTracer:
         if self.files:
             sys.settrace(None)
 
-    def _global(self, frame, event, arg):
+    def _global(self, frame: types.FrameType, event: str, arg: object) -> _Tracer | None:
         filename = frame.f_code.co_filename
         if filename in self.files:
             lines = self.covered.setdefault(filename, set())
             lines.add(frame.f_lineno)
 
-            def local(frame, event, arg):
+            def local(frame: types.FrameType, event: str, arg: object) -> _Tracer:
                 if event == "line":
                     lines.add(frame.f_lineno)
                 return local

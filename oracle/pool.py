@@ -12,6 +12,8 @@ import multiprocessing
 import os
 import signal
 import time
+from multiprocessing.connection import Connection
+from multiprocessing.process import BaseProcess
 from pathlib import Path
 from typing import Any
 
@@ -30,8 +32,8 @@ class Worker:
         self.roots = {tree: Path(root).resolve() for tree, root in roots.items()}
         self.memory_limit = memory_limit
         self.warm_up = warm_up
-        self.process = None
-        self.conn = None
+        self.process: BaseProcess | None = None
+        self.conn: Connection | None = None  # the parent's end of the pipe, once started
         self.start_seconds = 0.0  # spawn + torch import, summed over (re)starts
         self._started = 0.0
         self._ready = False
@@ -44,20 +46,24 @@ class Worker:
         self._ready = False
         context = multiprocessing.get_context("spawn")
         self.conn, child = context.Pipe()
-        self.process = context.Process(target=worker.serve,
+        self.process = process = context.Process(target=worker.serve,
                                        args=(child, {t: str(r) for t, r in self.roots.items()},
                                              self.memory_limit, os.getpid(), self.warm_up),
                                        daemon=True)
-        self.process.start()
+        process.start()
         child.close()
+
+    def _pipe(self) -> Connection:
+        assert self.conn is not None, "the worker was never started"
+        return self.conn
 
     def _wait_ready(self, timeout: float) -> Failure | None:
         if self._ready:
             return None
-        if not self.conn.poll(timeout):
+        if not self._pipe().poll(timeout):
             self._kill()
             return Failure(FailureKind.TIMEOUT, "worker did not start in time")
-        self.conn.recv()
+        self._pipe().recv()
         self._ready = True
         self.start_seconds += time.perf_counter() - self._started
         return None
@@ -75,7 +81,7 @@ class Worker:
             failure = self._wait_ready(max(timeout, 120.0))
             if failure is not None:
                 return failure
-            self.conn.send(request)
+            self._pipe().send(request)
             return None
         except (EOFError, BrokenPipeError, ConnectionResetError):
             return Failure(FailureKind.CRASH, _exit_description(self._reap()))
@@ -84,11 +90,11 @@ class Worker:
         """The answer to the request sent last; a hang or a dead worker becomes a
         ``RunResult`` carrying the Failure (and the worker is replaced on the next call)."""
         try:
-            if not self.conn.poll(timeout):
+            if not self._pipe().poll(timeout):
                 self._kill()
                 return self._failed(Failure(FailureKind.TIMEOUT,
                                             f"no answer within {timeout:g} s"))
-            return self.conn.recv()
+            return self._pipe().recv()
         except (EOFError, BrokenPipeError, ConnectionResetError):
             return self._failed(Failure(FailureKind.CRASH, _exit_description(self._reap())))
 
@@ -114,7 +120,7 @@ class Worker:
         """Ask the worker to exit, without waiting."""
         if self.process is not None and self.process.is_alive():
             try:
-                self.conn.send(None)
+                self._pipe().send(None)
             except (BrokenPipeError, OSError):
                 pass
 

@@ -24,11 +24,14 @@ import os
 import statistics
 import time
 import warnings
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, replace
+from types import ModuleType
+from typing import Any
 
 from .protocol import Failure, RunRequest, RunResult, Variant
 from .settings import CompileSettings, Target
-from .worker import Session, _call, _configured, compiled
+from .worker import Built, Session, _call, _configured, compiled
 
 # Logger methods Dynamo may drop (Hugging Face adds warning_once/info_once to Logger).
 LOGGER_METHODS = ("debug", "info", "warning", "warn", "error", "critical", "fatal",
@@ -62,7 +65,7 @@ class ProbeResult:
     compile_seconds: float = 0.0
     fullgraph_ok: bool | None = None
     fullgraph_error: str | None = None
-    latency: dict | None = None
+    latency: dict[str, float] | None = None  # median seconds: "eager", "compiled"
     failure: Failure | None = None
 
 
@@ -108,7 +111,7 @@ class _SwitchedSession(Session):
         finally:
             setattr(config, self.switch[0], saved)
 
-    def build(self, request: RunRequest):
+    def build(self, request: RunRequest) -> Built:
         built = super().build(request)
         if self.switch is not None:
             import torch._dynamo.config as config
@@ -122,13 +125,19 @@ def resolve_switch(name: str, value: str, current: object) -> object:
     """The config value a what-if names: sets of functions for the logging switches."""
     if name == "ignore_logger_methods":
         found = {getattr(logging.Logger, m) for m in LOGGER_METHODS if hasattr(logging.Logger, m)}
-        return set(current) | found
+        return _functions(current) | found
     if name == "reorderable_logging_functions":
-        return set(current) | {builtins.print, warnings.warn}
+        return _functions(current) | {builtins.print, warnings.warn}
     return {"true": True, "false": False}.get(value, value)
 
 
-def _inputs(source, inputs) -> list:
+def _functions(current: object) -> set[object]:
+    """A copy of a switch's current set of functions."""
+    assert isinstance(current, Iterable)  # Dynamo keeps these switches as sets
+    return set(current)
+
+
+def _inputs(source: ModuleType, inputs: Any) -> list[Any]:
     """Every input set of the target: ``get_input_sets()`` if it declares them."""
     declared = getattr(source, "get_input_sets", None)
     return [inputs] + list(declared())[1:] if callable(declared) else [inputs]
@@ -166,14 +175,14 @@ def _measure(session: Session, base: RunRequest, result: ProbeResult) -> None:
     result.fullgraph_error = None if error is None else error.describe()
 
 
-def _latency(session: Session, base: RunRequest, calls: int) -> dict:
+def _latency(session: Session, base: RunRequest, calls: int) -> dict[str, float]:
     """Median seconds of ``calls`` warm eager and compiled calls (no gradients)."""
     import torch
     import torch._dynamo
 
     session.enter(base.tree)
     fn, inputs, _, _ = session.build(base)
-    timings = {}
+    timings: dict[str, float] = {}
     with _configured(base.settings), torch.no_grad(), _quiet():
         torch._dynamo.reset()
         for label, callable_ in (("eager", fn), ("compiled", compiled(fn, base.settings))):
@@ -189,7 +198,7 @@ def _latency(session: Session, base: RunRequest, calls: int) -> dict:
 
 
 @contextlib.contextmanager
-def _torch_log_streams():
+def _torch_log_streams() -> Iterator[None]:
     """torch's log handlers write to the stderr they found when torch set them up, past any
     redirection: point them elsewhere while probing, so that the compiler's warnings never
     reach the audit's terminal (the breaks are recorded by their own handler)."""
@@ -211,7 +220,7 @@ def _torch_log_streams():
 
 
 @contextlib.contextmanager
-def _quiet():
+def _quiet() -> Iterator[None]:
     """What the target prints and the compiler logs while measured is not observed (the
     runs observe it): nothing reaches the worker's stderr."""
     import io

@@ -10,9 +10,12 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .settings import CompileSettings, Target
+
+if TYPE_CHECKING:  # it imports torch
+    from .graphbreaks import BreakReport
 
 
 class Variant(enum.Enum):
@@ -85,6 +88,6 @@ class RunResult:
     state: bytes | None = None          # the module's initial state_dict (first run only)
     covered: dict[str, set[int]] = field(default_factory=dict)
     seconds: dict[str, float] = field(default_factory=dict)
-    breaks: Any = None                  # graphbreaks.BreakReport of a compiled run
+    breaks: BreakReport | None = None   # what a compiled run counted
     grad_inputs: bool = True            # whether the run tracked its inputs' gradients
     diagnostics: list[str] = field(default_factory=list)  # the compiler's own warnings/logs

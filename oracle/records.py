@@ -18,7 +18,7 @@ class Record:
     """A structured object: its type's qualified name and its fields, in order."""
 
     type: str
-    fields: dict
+    fields: dict[str | int, object]  # a dict subclass may have int keys
 
 
 @dataclass

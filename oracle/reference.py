@@ -19,7 +19,7 @@ or disagreeing; ``_like`` random factories draw in float32.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator
+from collections.abc import Callable, Collection, Iterator
 from typing import Any
 
 import torch
@@ -53,7 +53,9 @@ class Float64Mode(TorchFunctionMode):
         super().__init__()
         self.draw_dtype = draw_dtype  # the program's default dtype, for random draws
 
-    def __torch_function__(self, func, types, args=(), kwargs=None):
+    def __torch_function__(self, func: Callable[..., Any], types: Collection[type],
+                           args: tuple[Any, ...] = (),
+                           kwargs: dict[str, Any] | None = None) -> Any:
         kwargs = dict(kwargs or {})
         if func in _NARROWING:
             return args[0].double()
@@ -70,7 +72,8 @@ class Float64Mode(TorchFunctionMode):
             args = tuple(_wide(a) for a in args)
         return func(*args, **kwargs)
 
-    def _drawn(self, func, args, kwargs):
+    def _drawn(self, func: Callable[..., Any], args: tuple[Any, ...],
+               kwargs: dict[str, Any]) -> Any:
         asked = kwargs.get("dtype")
         if isinstance(asked, torch.dtype) and asked.is_floating_point:
             kwargs["dtype"] = asked

@@ -12,6 +12,7 @@ import json
 import math
 from dataclasses import asdict, is_dataclass
 from enum import Enum
+from typing import Any
 
 from .harness import TargetReport
 from .judge import Verdict
@@ -120,13 +121,15 @@ def _details(report: TargetReport, show_output: bool) -> list[str]:
     return lines
 
 
-def _printed(report: TargetReport) -> dict:
+def _printed(report: TargetReport) -> dict[str, str]:
     if report.reference is None or report.reference.observed is None:
         return {}
-    return report.reference.observed.get("printed", {})
+    printed: dict[str, str] = report.reference.observed.get("printed", {})
+    return printed
 
 
-def _plain(value):
+def _plain(value: object) -> Any:
+    """``value`` as JSON-ready data (dicts, lists, strings, numbers, booleans, None)."""
     if isinstance(value, Enum):
         return value.value
     if is_dataclass(value) and not isinstance(value, type):
@@ -152,15 +155,16 @@ def records(reports: list[TargetReport], unvalidated: list[str], problems: list[
 
 
 def document(reports: list[TargetReport], unvalidated: list[str], problems: list[str],
-             settings: CompileSettings, start_seconds: float) -> dict:
+             settings: CompileSettings, start_seconds: float) -> dict[str, Any]:
     """JSON-ready: settings, then one record per target with verdict, confidence, findings
     (with their evidence), breaks, timings, what the target printed and the compiler's
     output."""
     import torch
 
-    document = {"torch": torch.__version__, "settings": _plain(settings),
-                "worker_start_seconds": start_seconds, "targets": [],
-                "unvalidated": unvalidated, "no_target": problems}
+    document: dict[str, Any] = {
+        "torch": torch.__version__, "settings": _plain(settings),
+        "worker_start_seconds": start_seconds, "targets": [],
+        "unvalidated": unvalidated, "no_target": problems}
     for report in ordered(reports):
         record = _plain({k: v for k, v in vars(report).items() if k != "reference"})
         record["confidence"] = confidence(report) if report.verdict is Verdict.COMPILER_BUG \

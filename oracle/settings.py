@@ -13,6 +13,7 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import Any
 
 DEFAULT_BACKEND = "inductor"  # what torch.compile uses: where nearly all silent bugs live
 _BOOLEAN_KEYS = ("dynamic", "fullgraph", "strict", "raises")
@@ -52,7 +53,7 @@ class CompileSettings:
 
     def merged(self, overrides: dict[str, object]) -> CompileSettings:
         """A copy with ``overrides`` applied (keys as in the header comment)."""
-        changes: dict[str, object] = {}
+        changes: dict[str, Any] = {}  # each value checked for its field's type below
         tables = {"inductor.": dict(self.inductor_config), "dynamo.": dict(self.dynamo_config)}
         for key, value in overrides.items():
             prefix = next((p for p in _PREFIXES if key.startswith(p)), None)

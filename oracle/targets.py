@@ -15,6 +15,7 @@ import ast
 import re
 import shlex
 from pathlib import Path
+from typing import Any
 
 from eqrewrite.rewriter.api import module_class_names
 
@@ -46,7 +47,9 @@ def find_target(root: Path, file: Path) -> Target | None:
     try:
         CompileSettings().merged(settings)  # an unknown or malformed key fails here, early
     except TargetError as error:
-        line = text[: _HEADER_RE.search(text).start()].count("\n") + 1
+        found = _HEADER_RE.search(text)
+        assert found is not None  # the settings came from at least one header match
+        line = text[: found.start()].count("\n") + 1
         raise TargetError(f"{file}:{line}: eqrewrite-oracle header: {error}") from None
     named = _named_target(assigned.get("__eqrewrite_target__"))
     modules = [name for name in module_class_names(tree) if name in top]
@@ -79,7 +82,7 @@ def _named_target(node: ast.Assign | None) -> str | None:
     raise TargetError(f"line {node.lineno}: __eqrewrite_target__ must be a string literal")
 
 
-def factory_targets(config: dict) -> list[Target]:
+def factory_targets(config: dict[str, Any]) -> list[Target]:
     """Targets from ``[tool.eqrewrite.oracle] factory = "pkg.mod:make"`` (or a list)."""
     factories = config.get("factory", [])
     if isinstance(factories, str):

@@ -27,8 +27,11 @@ import sys
 import threading
 import time
 import traceback
+from collections.abc import Callable, Iterator
+from multiprocessing.connection import Connection
 from pathlib import Path
-from typing import Any
+from types import ModuleType
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from .protocol import (
     Failure,
@@ -40,12 +43,27 @@ from .protocol import (
 )
 from .settings import CompileSettings, Target, TargetForm
 
+if TYPE_CHECKING:  # torch is imported inside the worker process only, once it has started
+    import torch
+
+    from .graphbreaks import BreakRecorder, BreakReport
+    from .observe import LineTracer
+
 WATCHDOG_PERIOD = 0.5   # seconds between checks on the parent and the deadline
 DEADLINE_GRACE = 10.0   # the parent's own timeout fires first; this is the backstop
 _PR_SET_PDEATHSIG = 1
 
 
-def serve(conn, roots: dict[str, str], memory_limit: int | None, parent: int,
+class Built(NamedTuple):
+    """A target built for one run."""
+
+    fn: Callable[..., Any]          # what is called: a built module, a function
+    inputs: Any                     # positional inputs (a list) or keyword inputs (a dict)
+    module: torch.nn.Module | None  # ``fn`` when it is a module
+    source: ModuleType              # the target's Python module
+
+
+def serve(conn: Connection, roots: dict[str, str], memory_limit: int | None, parent: int,
           warm_up: bool = False) -> None:
     """Process entry point: answer requests until the parent sends None or goes away."""
     watchdog = _Watchdog(parent)
@@ -202,7 +220,7 @@ class Session:
         result.seconds["total"] = time.perf_counter() - started
         return result
 
-    def _attempt(self, request: RunRequest, tracer, grad_inputs: bool) -> RunResult:
+    def _attempt(self, request: RunRequest, tracer: LineTracer, grad_inputs: bool) -> RunResult:
         import torch
 
         from .observe import Printed, gradients, module_state, to_plain, track_input_grads
@@ -215,7 +233,7 @@ class Session:
         state = _state_bytes(module) if request.state is None else None
         loaded = time.perf_counter()
         recorder, printed = _recorder(variant), Printed()
-        with _configured(settings), _reference(variant), recorder:
+        with _configured(settings), _reference(variant), recorder or contextlib.nullcontext():
             if variant is Variant.COMPILED:
                 torch._dynamo.reset()
                 fn = compiled(fn, settings)
@@ -235,12 +253,12 @@ class Session:
         return RunResult(
             observed=observed, exception=exception, state=state,
             diagnostics=printed.diagnostics,
-            breaks=recorder.report() if variant is Variant.COMPILED else None,
+            breaks=recorder.report() if recorder is not None else None,
             grad_inputs=bool(graded),
             seconds={"load": loaded - started, "call": called - loaded,
                      "grads": time.perf_counter() - called})
 
-    def build(self, request: RunRequest):
+    def build(self, request: RunRequest) -> Built:
         """``(callable, inputs, module or None, the target's Python module)`` under the seed,
         widened to float64 for the reference, perturbed for a perturbed run."""
         import torch
@@ -262,9 +280,9 @@ class Session:
                 module.double()
         if request.variant is Variant.PERTURBED:
             perturb(inputs, module, request.perturbation)
-        return fn, inputs, module, source
+        return Built(fn, inputs, module, source)
 
-    def breaks(self, tree: str, target: Target, seed: int, state: bytes | None) -> Any:
+    def breaks(self, tree: str, target: Target, seed: int, state: bytes | None) -> BreakReport:
         """Graph-break counts measured apart from the runs: ``explain`` plus a
         ``fullgraph=True`` compile with Dynamo only (``--separate-break-count``)."""
         from .graphbreaks import count_graph_breaks
@@ -277,7 +295,7 @@ class Session:
         return count_graph_breaks(fn, args, kwargs, backend="eager")
 
 
-def _construct(target: Target, seed: int):
+def _construct(target: Target, seed: int) -> tuple[Callable[..., Any], Any, ModuleType]:
     """The target's callable (a built module for a module class), inputs, Python module."""
     import copy
 
@@ -288,6 +306,7 @@ def _construct(target: Target, seed: int):
         source = importlib.import_module(module_name)
         made = getattr(source, function)()
         return made[0], list(made[1]), source
+    assert target.module_name is not None  # only a factory target has no file
     source = importlib.import_module(target.module_name)
     fn = getattr(source, target.attribute)
     if target.form is TargetForm.MODULE:
@@ -300,7 +319,7 @@ def _construct(target: Target, seed: int):
     return fn, inputs, source
 
 
-def _state_bytes(module) -> bytes | None:
+def _state_bytes(module: torch.nn.Module | None) -> bytes | None:
     import torch
 
     if module is None:
@@ -310,11 +329,11 @@ def _state_bytes(module) -> bytes | None:
     return buffer.getvalue()
 
 
-def compiled(fn, settings: CompileSettings):
+def compiled(fn: Callable[..., Any], settings: CompileSettings) -> Callable[..., Any]:
     """``torch.compile`` with the requested backend (a name or ``module:function``)."""
     import torch
 
-    backend: object = settings.backend
+    backend: str | Callable[..., Any] = settings.backend
     if ":" in settings.backend:
         module_name, _, function = settings.backend.partition(":")
         backend = getattr(importlib.import_module(module_name), function)
@@ -323,7 +342,7 @@ def compiled(fn, settings: CompileSettings):
 
 
 @contextlib.contextmanager
-def _configured(settings: CompileSettings):
+def _configured(settings: CompileSettings) -> Iterator[None]:
     """Inductor and Dynamo config switches for the whole run (compile, call and backward),
     restored afterwards so the next target starts from the defaults."""
     with contextlib.ExitStack() as stack:
@@ -338,7 +357,7 @@ def _configured(settings: CompileSettings):
         yield
 
 
-def _reference(variant: Variant):
+def _reference(variant: Variant) -> contextlib.AbstractContextManager[None]:
     if variant is not Variant.REFERENCE:
         return contextlib.nullcontext()
     from .reference import float64_reference
@@ -346,15 +365,15 @@ def _reference(variant: Variant):
     return float64_reference()
 
 
-def _recorder(variant: Variant):
+def _recorder(variant: Variant) -> BreakRecorder | None:
     if variant is not Variant.COMPILED:
-        return contextlib.nullcontext()
+        return None
     from .graphbreaks import BreakRecorder
 
     return BreakRecorder()
 
 
-def _call(fn, inputs) -> tuple[object, RaisedException | None]:
+def _call(fn: Callable[..., Any], inputs: Any) -> tuple[object, RaisedException | None]:
     """``(output, None)``, or ``(None, the exception)``: raising is an outcome too. Iterators
     in the output are drained here, while the run's context is still active."""
     from .observe import settle

@@ -15,9 +15,13 @@ import math
 import random
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 
 from .table import ArgSpec, OpSpec
 from .values import Info, broadcast_to_left, broadcastable, literal
+
+if TYPE_CHECKING:  # the builder imports this module
+    from .builder import Builder
 
 
 @dataclass
@@ -34,7 +38,7 @@ class Call:
 class _Context:
     """What the kinds of one call share: the subject, the chosen dim and pending params."""
 
-    builder: object      # builder.Builder (typed loosely: the two modules refer to each other)
+    builder: Builder
     op: OpSpec
     subject: Info
     rng: random.Random
@@ -68,28 +72,28 @@ def kind(name: str) -> Callable[[Kind], Kind]:
     return register
 
 
-def fill_call(builder, op: OpSpec, subject: Info, form: str) -> Call | None:
+def fill_call(builder: Builder, op: OpSpec, subject: Info, form: str) -> Call | None:
     """Source text calling ``op`` on ``subject`` in ``form``, or None if an argument cannot
     be filled."""
     ctx = _Context(builder, op, subject, builder.rng)
-    texts: list[tuple[ArgSpec, str | None]] = [(a, None) for a in op.args]
+    texts: dict[int, str] = {}  # by argument position; "" for an optional one left out
     # dims first: other kinds (index, span, count...) depend on the dim chosen
     for order in (True, False):
         for i, spec in enumerate(op.args):
             if (spec.kind in _DIM_KINDS) != order:
                 continue
             if spec.optional and ctx.rng.random() < spec.optional:
-                texts[i] = (spec, "")
+                texts[i] = ""
                 continue
             text = _KINDS[spec.kind](ctx, spec)
             if text is None:
                 return None
-            texts[i] = (spec, text)
-    rendered = _render(op, texts, form, ctx)
+            texts[i] = text
+    rendered = _render(op, [(spec, texts[i]) for i, spec in enumerate(op.args)], form, ctx)
     return None if rendered is None else Call(rendered, op, ctx.init, ctx.operands)
 
 
-def _render(op: OpSpec, texts: list[tuple[ArgSpec, str | None]], form: str,
+def _render(op: OpSpec, texts: list[tuple[ArgSpec, str]], form: str,
             ctx: _Context) -> str | None:
     subject_at = op.subject_index
     positional = [t for i, (a, t) in enumerate(texts) if t and not a.name and i != subject_at]
@@ -222,7 +226,7 @@ def _choice(ctx: _Context, spec: ArgSpec) -> str:
 
 @kind("dtype")
 def _dtype(ctx: _Context, spec: ArgSpec) -> str:
-    return "torch." + ctx.rng.choice(spec.options["values"])
+    return f"torch.{ctx.rng.choice(spec.options['values'])}"
 
 
 # ---- shapes and positions ---------------------------------------------------------------
@@ -456,7 +460,7 @@ def _mat(ctx: _Context, spec: ArgSpec) -> str:
 
 @kind("param")
 def _param(ctx: _Context, spec: ArgSpec) -> str:
-    shape = []
+    shape: list[int] = []
     for entry in spec.options["shape"]:
         if isinstance(entry, list):
             shape.append(ctx.rng.randint(*entry))
@@ -476,7 +480,8 @@ def _new_param(ctx: _Context, shape: tuple[int, ...]) -> str:
     return name
 
 
-def render_kind(builder, kind_name: str, subject: Info, op: OpSpec, **options) -> str | None:
+def render_kind(builder: Builder, kind_name: str, subject: Info, op: OpSpec,
+                **options: Any) -> str | None:
     """One argument of kind ``kind_name`` for ``subject`` (statements that are not table
     calls, such as slice assignments, use the kinds too)."""
     ctx = _Context(builder, op, subject, builder.rng)

@@ -19,8 +19,10 @@ import random
 import re
 import warnings
 from collections import Counter
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from types import CodeType
+from typing import Any
 
 import torch
 import torch.nn.functional as F
@@ -61,7 +63,7 @@ class Draft:
     uses_self: bool = False
 
     @property
-    def ops(self) -> Counter:
+    def ops(self) -> Counter[str]:
         return Counter(op for stmt in self.body for op in stmt.ops)
 
     @property
@@ -84,9 +86,9 @@ class Builder:
         self.consumed: set[str] = set()
         self.step = 0
         self.tried = self.kept = 0
-        self._names: Counter = Counter()
+        self._names: Counter[str] = Counter()
         self._dirty = True
-        self.ns: dict[str, object] = {}
+        self.ns: dict[str, Any] = {}  # where the program has run (``exec``'s globals)
 
     # ---- names, pool, choice ----------------------------------------------------------------
 
@@ -96,12 +98,12 @@ class Builder:
         self._names[prefix] += 1
         return name
 
-    def pick(self, accept) -> Info | None:
+    def pick(self, accept: Callable[[Info], bool]) -> Info | None:
         """A value satisfying ``accept``, recent ones more likely (chains form)."""
         chosen = self.pick_many(accept, 1)
         return chosen[0] if chosen else None
 
-    def pick_many(self, accept, count: int) -> list[Info]:
+    def pick_many(self, accept: Callable[[Info], bool], count: int) -> list[Info]:
         """Up to ``count`` distinct values satisfying ``accept``, recency-weighted."""
         candidates = sorted((i for i in self.pool.values() if accept(i)),
                             key=lambda i: (i.born, i.name))
@@ -133,8 +135,8 @@ class Builder:
     def _rebuild(self) -> None:
         """Run the kept program from scratch: module lines, ``__init__``, inputs, body."""
         draft = self.draft
-        ns: dict[str, object] = {"torch": torch, "nn": nn, "F": F, "math": math,
-                                 "partial": functools.partial, "__name__": "eqrewrite_gen"}
+        ns: dict[str, Any] = {"torch": torch, "nn": nn, "F": F, "math": math,
+                              "partial": functools.partial, "__name__": "eqrewrite_gen"}
         with _quiet():
             exec("\n".join(draft.module_lines), ns)  # noqa: S102 - generated code, by design
             torch.manual_seed(GENERATION_SEED)
@@ -146,16 +148,17 @@ class Builder:
                 ns[spec.name] = value
             torch.manual_seed(GENERATION_SEED)
             for stmt in draft.body:
+                assert stmt.code is not None  # a kept statement was compiled (``attempt``)
                 exec(stmt.code, ns)  # noqa: S102
         self.ns, self._dirty = ns, False
 
-    def namespace(self) -> dict[str, object]:
+    def namespace(self) -> dict[str, Any]:
         """The namespace after every kept statement (rebuilt if a rejected one ran)."""
         if self._dirty:
             self._rebuild()
         return self.ns
 
-    def evaluate(self, text: str, init: list[str] = ()) -> object:
+    def evaluate(self, text: str, init: Sequence[str] = ()) -> object:
         """Evaluate an expression (after running pending ``__init__`` lines); raises what
         the expression raises. Marks the namespace dirty when it changed it."""
         ns = self.namespace()
@@ -174,8 +177,8 @@ class Builder:
     # ---- statements -------------------------------------------------------------------------
 
     def attempt(self, lines: list[str], binds: tuple[str, ...] = (), ops: tuple[str, ...] = (),
-                features: tuple[str, ...] = (), init: list[str] = (),
-                module_lines: list[str] = (), settings: dict | None = None,
+                features: tuple[str, ...] = (), init: Sequence[str] = (),
+                module_lines: Sequence[str] = (), settings: dict[str, object] | None = None,
                 global_names: tuple[str, ...] = (), reads: tuple[str, ...] = ()) -> bool:
         """Run a candidate statement; keep it (and its ``__init__`` and module-level lines)
         when it runs and every name it binds holds an acceptable value."""
@@ -197,7 +200,9 @@ class Builder:
                      settings or {}, global_names, reads)
         return True
 
-    def _commit(self, stmt: Stmt, init, module_lines, settings, global_names, reads) -> None:
+    def _commit(self, stmt: Stmt, init: Sequence[str], module_lines: Sequence[str],
+                settings: dict[str, object], global_names: tuple[str, ...],
+                reads: tuple[str, ...]) -> None:
         draft = self.draft
         draft.body.append(stmt)
         draft.init_lines += list(init)
@@ -229,7 +234,7 @@ class Builder:
 
     # ---- op statements ----------------------------------------------------------------------
 
-    def choose_op(self, accept=lambda op: True) -> OpSpec | None:
+    def choose_op(self, accept: Callable[[OpSpec], bool] = lambda op: True) -> OpSpec | None:
         ops = [op for op in self.ops if accept(op)]
         weights = [op.weight * (self._boost if self.focus in op.tags else 1.0) for op in ops]
         return self.rng.choices(ops, weights)[0] if ops else None
@@ -249,14 +254,14 @@ class Builder:
         """``op`` on ``subject`` in one of its spellings, arguments filled."""
         return fill_call(self, op, subject, self.rng.choice(op.forms))
 
-    def op_statement(self, accept=lambda op: True) -> bool:
+    def op_statement(self, accept: Callable[[OpSpec], bool] = lambda op: True) -> bool:
         """One assignment from the op table: ``vN = <call>`` (or unpacked results). Only ops
         some value can be the subject of are drawn, so ops with narrow subjects (rank-4
         pooling, integer matmul) are used whenever the program has a value they accept."""
         op = self.choose_op(lambda spec: accept(spec) and self._has_subject(spec))
-        subject = op and self.subject_for(op)
-        call = subject and self.call(op, subject)
-        if not call:
+        subject = self.subject_for(op) if op is not None else None
+        call = self.call(op, subject) if op is not None and subject is not None else None
+        if op is None or call is None:
             return False
         try:
             result = self.evaluate(call.text, call.init)
@@ -296,8 +301,8 @@ class Builder:
 
         for _ in range(tries):
             op = self.choose_op(accept)
-            call = op and self.call(op, subject)
-            if not call:
+            call = self.call(op, subject) if op is not None else None
+            if op is None or call is None:
                 continue
             try:
                 value = self.evaluate(call.text)
@@ -317,7 +322,7 @@ def _keepable(value: object) -> bool:
 
 
 @contextlib.contextmanager
-def _quiet():
+def _quiet() -> Iterator[None]:
     """Generated code may warn (deprecations, UserWarnings); the builder does not care."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")

@@ -35,7 +35,7 @@ def _aliasing_tags(builder: Builder, info: Info) -> tuple[str, ...]:
     ``input-mutation`` when an input does (or ``info`` is an input)."""
     sharing = [o for o in builder.pool.values()
                if info.storage and o.storage == info.storage and o.name != info.name]
-    tags = ("aliased-mutation",) if sharing else ()
+    tags: tuple[str, ...] = ("aliased-mutation",) if sharing else ()
     if info.origin == "input" or any(o.origin == "input" for o in sharing):
         tags += ("input-mutation",)
     return tags
@@ -65,8 +65,8 @@ def _inplace_call(builder: Builder, target: Info) -> tuple[str, str] | None:
                      and low <= target.rank <= high and (target.numel or not spec.nonempty))
 
     spec = builder.choose_op(accept)
-    call = spec and fill_call(builder, spec, target, "method")
-    if not call:
+    call = fill_call(builder, spec, target, "method") if spec is not None else None
+    if spec is None or call is None:
         return None
     prefix = f"{target.name}.{spec.method}("
     if not call.text.startswith(prefix):
@@ -77,8 +77,8 @@ def _inplace_call(builder: Builder, target: Info) -> tuple[str, str] | None:
 def inplace(builder: Builder) -> bool:
     """An in-place op on some value: an input, a local, or a view of either."""
     target = builder.pick(lambda i: i.origin in ("local", "input"))
-    made = target and _inplace_call(builder, target)
-    if not made:
+    made = _inplace_call(builder, target) if target is not None else None
+    if target is None or made is None:
         return False
     tags = ("inplace",) + _aliasing_tags(builder, target)
     return builder.attempt([made[0]], ops=(made[1],), features=tags, reads=(target.name,))
@@ -179,8 +179,8 @@ def layout_chain(builder: Builder) -> bool:
 
 def _branches(builder: Builder, subject: Info) -> tuple[str, str, list[str]] | None:
     first = builder.same_expression(subject)
-    second = first and builder.same_expression(subject)
-    if not second:
+    second = builder.same_expression(subject) if first is not None else None
+    if first is None or second is None:
         return None
     return first[0], second[0], [first[1], second[1]]
 
@@ -211,8 +211,8 @@ def _data_condition(builder: Builder, subject: Info) -> str:
 
 def _if_else(builder: Builder, data: bool) -> bool:
     subject = builder.pick(lambda i: True)
-    made = subject and _branches(builder, subject)
-    if not made:
+    made = _branches(builder, subject) if subject is not None else None
+    if subject is None or made is None:
         return False
     cond = (_data_condition if data else _static_condition)(builder, subject)
     name = builder.fresh()
@@ -248,8 +248,8 @@ def _carried(builder: Builder) -> Info | None:
 def for_range(builder: Builder) -> bool:
     """A static loop whose body reassigns a carried value."""
     carried = _carried(builder)
-    made = carried and builder.same_expression(carried)
-    if not made:
+    made = builder.same_expression(carried) if carried is not None else None
+    if carried is None or made is None:
         return False
     body = made[0]
     if carried.dtype != torch.bool and builder.rng.random() < 0.5:
@@ -262,8 +262,8 @@ def for_range(builder: Builder) -> bool:
 def while_data(builder: Builder) -> bool:
     """A loop whose trip count depends on tensor values (bounded)."""
     carried = _carried(builder)
-    made = carried and builder.same_expression(carried)
-    if not made:
+    made = builder.same_expression(carried) if carried is not None else None
+    if carried is None or made is None:
         return False
     counter = builder.fresh("c")
     limit = builder.rng.choice((1.0, 4.0, 16.0))
@@ -306,7 +306,7 @@ def module_list(builder: Builder) -> bool:
     if choice < 0.4:
         lines = [f"{name} = {subject.name}", f"for block in self.{field_name}:",
                  f"    {name} = block({name})"]
-        features = ("modulelist",)
+        features: tuple[str, ...] = ("modulelist",)
     else:
         fallback = builder.same_expression(subject)
         if fallback is None:
@@ -454,8 +454,8 @@ def try_except(builder: Builder) -> bool:
 def closure(builder: Builder) -> bool:
     """A lambda or nested function over a local value."""
     subject = builder.pick(lambda i: True)
-    made = subject and builder.same_expression(subject)
-    if not made:
+    made = builder.same_expression(subject) if subject is not None else None
+    if subject is None or made is None:
         return False
     function, name = builder.fresh("fn"), builder.fresh()
     body = re.sub(rf"\b{re.escape(subject.name)}\b", "t", made[0])

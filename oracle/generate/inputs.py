@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import random
 from dataclasses import dataclass
+from typing import Any
 
 from .values import literal
 
@@ -54,7 +55,7 @@ class InputSpec:
             parts.append("empty")
         return " ".join(parts)
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         return {"name": self.name, "shape": list(self.shape), "dtype": self.dtype,
                 "layout": self.layout, "specials": [literal(v) for _, v in self.specials],
                 "scalar": self.scalar}
@@ -96,7 +97,7 @@ def draw_input(rng: random.Random, name: str, shape: tuple[int, ...],
     dtype = dtype or _weighted(rng, _DTYPE_WEIGHTS)
     layouts = {k: w for k, w in _LAYOUT_WEIGHTS.items() if _layout_fits(k, shape)}
     layout = _weighted(rng, layouts)
-    specials: tuple = ()
+    specials: tuple[tuple[int, float | int], ...] = ()
     numel = _base_numel(shape, layout)
     if numel and rng.random() < boundary:
         specials = _specials(rng, dtype, numel)
@@ -144,9 +145,12 @@ def _base_numel(shape: tuple[int, ...], layout: str) -> int:
     return numel
 
 
-def _specials(rng: random.Random, dtype: str, numel: int) -> tuple:
+def _specials(rng: random.Random, dtype: str,
+              numel: int) -> tuple[tuple[int, float | int], ...]:
+    """(flat position, value) of a few boundary values to write into a tensor."""
     if dtype == "bool":
         return ()
+    pool: list[float | int]
     if dtype in INT_DTYPES:
         low, high = _LIMITS[dtype]
         pool = [high, high - 1, low, low + 1] if dtype != "uint8" else [255, 254, 0, 128]

@@ -54,12 +54,12 @@ class BatchStats:
     candidates: int = 0
     statements_tried: int = 0
     statements_kept: int = 0
-    op_uses: Counter = field(default_factory=Counter)
-    features: Counter = field(default_factory=Counter)
-    dtypes: Counter = field(default_factory=Counter)
-    layouts: Counter = field(default_factory=Counter)
-    boundary: Counter = field(default_factory=Counter)
-    rejections: Counter = field(default_factory=Counter)
+    op_uses: Counter[str] = field(default_factory=Counter)
+    features: Counter[str] = field(default_factory=Counter)
+    dtypes: Counter[str] = field(default_factory=Counter)
+    layouts: Counter[str] = field(default_factory=Counter)
+    boundary: Counter[str] = field(default_factory=Counter)
+    rejections: Counter[str] = field(default_factory=Counter)
     started: float = field(default_factory=time.perf_counter)
 
     def add(self, seed: int, result: Program | GenerationError, attempts: int = 0) -> None:
@@ -134,7 +134,7 @@ class BatchStats:
         return "\n".join(lines)
 
 
-def _counts(counter: Counter) -> str:
+def _counts(counter: Counter[str]) -> str:
     return ", ".join(f"{k} {v}" for k, v in sorted(counter.items(), key=lambda kv: -kv[1]))
 
 

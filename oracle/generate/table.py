@@ -10,6 +10,7 @@ everything, so a typo in the table fails at once with the op's name.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cache
 from importlib import resources
@@ -152,7 +153,9 @@ def _parse_op(op_id: str, entry: Any, classes: dict[str, tuple[str, ...]]) -> Op
         weight=float(entry.get("weight", 1.0)))
 
 
-def _parse_arg(raw: Any, fail) -> ArgSpec:
+def _parse_arg(raw: Any, fail: Callable[[str], TableError]) -> ArgSpec:
+    kind: str
+    options: dict[str, Any]
     if isinstance(raw, str):
         kind, options = raw, {}
     elif isinstance(raw, dict) and len(raw) == 1:
@@ -170,7 +173,8 @@ def _parse_arg(raw: Any, fail) -> ArgSpec:
     return ArgSpec(kind, options)
 
 
-def _expand_dtypes(names: list[str], classes: dict[str, tuple[str, ...]], fail) -> frozenset:
+def _expand_dtypes(names: list[str], classes: dict[str, tuple[str, ...]],
+                   fail: Callable[[str], TableError]) -> frozenset[str]:
     expanded: set[str] = set()
     for name in names:
         if name in classes:

@@ -58,7 +58,7 @@ def describe(name: str, tensor: torch.Tensor, born: int, origin: str = "local") 
         channels_last=tensor.dim() == 4 and tensor.is_contiguous(
             memory_format=torch.channels_last) and not tensor.is_contiguous(),
         storage=storage.data_ptr() if storage.nbytes() else 0,
-        storage_numel=storage.nbytes() // size, offset=tensor.storage_offset(), born=born,
+        storage_numel=storage.nbytes() // size, offset=int(tensor.storage_offset()), born=born,
         origin=origin)
 
 
