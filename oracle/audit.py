@@ -125,7 +125,9 @@ class DynamicAudit:
             # Inside: the rewritten tree's source lines are read for the report.
             document = record(self, targets, measured, problems, settings,
                               self.copy is not None)
-        failed = any(m.get("error") for m in measured)
+        # A target the audit could not measure (crash, timeout, out of memory) fails the run.
+        failed = any(m[tree].failure is not None for m in measured
+                     for tree in ("original", "rewritten") if tree in m)
         return document, 1 if failed else 0
 
     # -- trees ----------------------------------------------------------------------------

@@ -211,3 +211,27 @@ def test_what_if_and_bench_need_run(tmp_path):
     result = subprocess.run([sys.executable, "-m", "eqrewrite.rewriter", "audit", str(tmp_path),
                              "--what-if"], capture_output=True, text=True)
     assert result.returncode == 2 and "--what-if and --bench need --run" in result.stderr
+
+
+def test_a_target_that_cannot_be_measured_fails_the_audit(tmp_path):
+    (tmp_path / "dies.py").write_text(textwrap.dedent('''\
+        import os
+
+        import torch
+
+
+        class Dies(torch.nn.Module):
+            def forward(self, x: torch.Tensor) -> torch.Tensor:
+                return x * 2
+
+
+        def get_inputs():  # outside traced code: no static finding
+            os._exit(3)
+        '''))
+    result = subprocess.run([sys.executable, "-m", "eqrewrite.rewriter", "audit", str(tmp_path),
+                             "--run", "--format", "json"], capture_output=True, text=True,
+                            timeout=600)
+    assert result.returncode == 1, result.stderr
+    document = json.loads(result.stdout)
+    assert not document["findings"]  # nothing static: the exit status is the crash's
+    assert "crash" in json.dumps(document["dynamic"]["targets"])
