@@ -82,6 +82,8 @@ def find_reproducer(folder: Path) -> Path:
         found = folder
     else:
         inside = sorted(p.parent for p in folder.glob("*/repro.py"))
+        # ``reduced/`` is this command's own output: reducing again starts from the original.
+        inside = [p for p in inside if p.name != "reduced"] or inside
         if len(inside) != 1:
             raise ReduceError(f"{folder}: no reproducer (repro.py) in it or in a subfolder"
                               if not inside else f"{folder}: several reproducers "
@@ -140,10 +142,12 @@ class Checker:
         self.description = answer
         return answer
 
-    def check(self, root: Path, state: bool, timeout: float) -> dict | None:
-        """The worker's answer for the tree at ``root``; None when it timed out or died."""
+    def check(self, root: Path, state: bool, timeout: float, **screen: str | None
+              ) -> dict | None:
+        """The worker's answer for the tree at ``root``; None when it timed out or died.
+        ``eager=`` (an exception type or None) screens the candidate with one eager run."""
         self.start()
-        request = json.dumps({"root": str(root), "state": state}) + "\n"
+        request = json.dumps({"root": str(root), "state": state, **screen}) + "\n"
         try:
             self.process.stdin.write(request.encode())
             self.process.stdin.flush()
@@ -291,7 +295,8 @@ class Reduction:
         target = root / self.relative
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_text(text, encoding="utf-8")
-        answer = self.checker.check(root, state, self.timeout)
+        screen = {"eager": self.signature.exceptions[0]} if self.signature else {}
+        answer = self.checker.check(root, state, self.timeout, **screen)
         previous = self.scratch / "trees" / f"c{self._count - 1:06d}"
         shutil.rmtree(previous, ignore_errors=True)  # the process has moved on from it
         return answer
@@ -303,6 +308,11 @@ class Reduction:
         key = (text, state)
         if key in self._seen or (text == self.text and state == self.state):
             self.tally.cached += 1
+            return False
+        try:
+            ast.parse(text)
+        except SyntaxError:  # libcst prints what it is given; nothing to judge
+            self._seen[key] = False
             return False
         self._spend()
         answer = self.judge(text, state)
@@ -463,11 +473,15 @@ def reduce_folder(folder: Path, out: Path | None = None, budget: Budget | None =
             _sizes(original, baseline), _sizes(reduction.text, reduction.answer),
             reduction.tally, 0.0, stopped, description["has_state"] and not reduction.state,
             out / "reduced", out / "minimal.py")
-        _write_reduced(result.reduced, repro, checker.core, reduction)
-        _write_minimal(result.minimal, reduction, description)
-        result.seconds = time.monotonic() - started
-        (result.reduced / "reduction.json").write_text(
-            json.dumps(result.to_dict(), indent=1) + "\n", encoding="utf-8")
+        try:
+            _write_reduced(result.reduced, repro, checker.core, reduction)
+            _write_minimal(result.minimal, reduction, description)
+            result.seconds = time.monotonic() - started
+            (result.reduced / "reduction.json").write_text(
+                json.dumps(result.to_dict(), indent=1) + "\n", encoding="utf-8")
+        except OSError as error:
+            raise ReduceError(f"{error.filename or out}: cannot write: "
+                              f"{error.strerror or error}") from None
     finally:
         checker.close()
         shutil.rmtree(scratch, ignore_errors=True)

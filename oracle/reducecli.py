@@ -69,7 +69,8 @@ def _render(result) -> str:
     lines += [f"{label:16}{result.before[key]:>8}{result.after[key]:>8}"
               for label, key in rows]
     lines.append(f"candidates: {tally.tried} judged, {tally.accepted} kept, {tally.timeouts} "
-                 f"timed out, {tally.errors} failed to run; {result.seconds:.0f}s")
+                 f"timed out, {tally.errors} failed eagerly or could not run; "
+                 f"{result.seconds:.0f}s")
     if result.stopped:
         lines.append(f"stopped early: {result.stopped}")
     if result.weights_dropped:

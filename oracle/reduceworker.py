@@ -44,7 +44,7 @@ def main(folder: Path, trees: Path, core: Path | None) -> None:
         request = json.loads(line)
         started = time.perf_counter()
         try:
-            answer = _check(repro, Path(request["root"]), bool(request["state"]), trees)
+            answer = _check(repro, request, trees)
         except BaseException as error:  # noqa: BLE001 - a candidate's failure is an answer
             answer = {"error": _last_lines(error)}
         answer["seconds"] = round(time.perf_counter() - started, 3)
@@ -86,12 +86,23 @@ def _describe(repro) -> dict:
             "settings": asdict(repro.SETTINGS), "extra_paths": repro.EXTRA_PATHS}
 
 
-def _check(repro, root: Path, state: bool, trees: Path) -> dict:
-    """Judge the target in the tree at ``root``."""
+def _check(repro, asked: dict, trees: Path) -> dict:
+    """Judge the target in the tree ``asked["root"]``. When ``asked`` names the exception
+    the finding's eager run raised (``eager``, None for none), one eager run first rejects
+    candidates that already differ there, without compiling them."""
     from _eqrewrite_oracle.replay import judge
+    from _eqrewrite_oracle.worker import Session
 
     _forget(trees)
-    request = repro.REQUEST if state else replace(repro.REQUEST, state=None)
+    root = Path(asked["root"])
+    request = repro.REQUEST if asked["state"] else replace(repro.REQUEST, state=None)
+    if "eager" in asked:
+        first = Session({"original": str(root)}).run(request)
+        if first.failure is not None:
+            return {"error": first.failure.message}
+        if _exception(first) != asked["eager"]:
+            raised = first.exception.describe() if first.exception else "nothing"
+            return {"error": f"the eager run raised {raised}"}
     judgement = judge(str(root), request, repro.OPTIONS)
     eager, compiled = judgement.eager, judgement.compiled
     return {"verdict": judgement.verdict.value, "detail": judgement.detail,
