@@ -215,6 +215,17 @@ def test_a_candidate_that_changes_the_signature_is_rejected(tmp_path, monkeypatc
     assert run.returncode == 1 and "compares exactly" in run.stdout
 
 
+def test_reduction_is_deterministic(tmp_path, monkeypatch):
+    folder = reproducer(tmp_path, monkeypatch, ARGMIN, "argmin.py", "lowest",
+                        TargetForm.FUNCTION, "off_by_one")
+    runs = [reduce_folder(folder, tmp_path / f"out{i}", Budget(max_tests=12), verify=False)
+            for i in range(2)]
+    texts = [(r.reduced / "tree" / "argmin.py").read_text() for r in runs]
+    assert texts[0] == texts[1] != textwrap.dedent(ARGMIN)
+    assert runs[0].tally == runs[1].tally and runs[0].tally.tried == 12
+    assert runs[0].stopped == "--max-tests 12 reached"
+
+
 def test_signature_matching():
     base = Signature.of({"verdict": "compiler-bug", "exceptions": [None, None],
                          "differences": [["result['output'][1]", "exact", ""],
