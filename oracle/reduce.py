@@ -349,6 +349,7 @@ class Reduction:
                 self.shapes()
                 self.greedy("constants", rp.constant_candidates)
                 if (self.text, self.state) == before:
+                    self.attempt("tidy", rp.tidy(self.text))
                     return None
         except OutOfBudget as stop:
             return str(stop)

@@ -18,7 +18,9 @@ smaller input dimensions), so repeating them always ends.
 - ``constant_candidates``: a number replaced by a simpler one (0, 1, 2, half);
 - ``shape_candidates``: dimensions of tensors made by factories (``torch.randn(4, 8)``)
   shrunk, everywhere at once or one at a time, and items of ``torch.tensor([...])`` lists
-  removed.
+  removed;
+- ``tidy``: parentheses around atoms that replaced operands brought along, removed (judged
+  like any candidate, once at the end).
 """
 
 from __future__ import annotations
@@ -554,3 +556,22 @@ def shape_candidates(text: str) -> Iterator[str]:
             elements[-1] = elements[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
             yield module.visit(_Replace({id(listed): listed.with_changes(
                 elements=elements)})).code
+
+
+# -- tidying ------------------------------------------------------------------------------------
+
+
+class _Unparenthesise(cst.CSTTransformer):
+    """Parentheses around names, attributes, calls, subscripts and literals, which replaced
+    operands keep from their old place (``(v / (step))``), are removed: never needed."""
+
+    def on_leave(self, original: cst.CSTNode, updated: cst.CSTNode):
+        if isinstance(updated, _ATOMS) and not isinstance(updated, cst.Tuple) and getattr(
+                updated, "lpar", None):
+            return updated.with_changes(lpar=[], rpar=[])
+        return updated
+
+
+def tidy(text: str) -> str:
+    """``text`` without parentheses around atoms."""
+    return cst.parse_module(text).visit(_Unparenthesise()).code

@@ -318,6 +318,11 @@ def test_shape_and_constant_candidates():
                        "y = x * 46 + 1.5\n", "y = x * 93 + 0.0\n", "y = x * 93 + 1.0\n"]
 
 
+def test_tidy_removes_parentheses_around_atoms_only():
+    assert rp.tidy("y = (v / (s))\nz = (x.t())[0] + (1, 2)[0]\n") == (
+        "y = (v / s)\nz = x.t()[0] + (1, 2)[0]\n")
+
+
 def test_ddmin_finds_a_one_minimal_subset():
     calls = []
 
