@@ -442,29 +442,42 @@ def expression_candidates(text: str, start: int = 0) -> Iterator[tuple[int, str]
 
 
 class _Numbers(cst.CSTVisitor):
-    """Integer and float literals outside factory shapes (those are the shape pass's)."""
+    """Number literals outside factory shapes (those are the shape pass's); ``-3`` is one
+    number, so it can become ``0`` rather than ``-0``."""
 
     def __init__(self, shapes: set[int]):
         self.shapes = shapes
-        self.found: list[cst.Integer | cst.Float] = []
+        self.found: list[cst.BaseExpression] = []
 
     def on_visit(self, node: cst.CSTNode) -> bool:
         if isinstance(node, cst.Decorator | cst.Import | cst.ImportFrom | cst.Annotation):
             return False
-        if isinstance(node, cst.Integer | cst.Float) and id(node) not in self.shapes:
+        if _number(node) is not None and id(node) not in self.shapes and not (
+                isinstance(node, cst.UnaryOperation) and id(node.expression) in self.shapes):
             self.found.append(node)
+            return False
         return True
 
 
-def _simpler_numbers(node: cst.Integer | cst.Float) -> list[str]:
+def _number(node: cst.CSTNode) -> int | float | None:
+    """The value of an integer or float literal, or of a negated one."""
+    if isinstance(node, cst.Integer | cst.Float):
+        return node.evaluated_value
+    if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus) and (
+            isinstance(node.expression, cst.Integer | cst.Float)):
+        return -node.expression.evaluated_value
+    return None
+
+
+def _simpler_numbers(node: cst.BaseExpression) -> list[str]:
     """Simpler literals for ``node``, simplest first: shorter, or as long and smaller."""
-    value = node.evaluated_value
-    if isinstance(node, cst.Integer):
-        options = [str(v) for v in (0, 1, 2, value // 2)]
+    value = _number(node)
+    if isinstance(value, int):
+        options = [str(v) for v in (0, 1, -1, 2, -2, value // 2, -(abs(value) // 2))]
     else:
-        options = [repr(v) for v in (0.0, 1.0, float(round(value)), round(value, 1))
+        options = [repr(v) for v in (0.0, 1.0, -1.0, float(round(value)), round(value, 1))
                    if v == v and abs(v) != float("inf")]
-    current = (len(node.value), abs(value))
+    current = (len(cst.Module([]).code_for_node(node)), abs(value))
     made = []
     for text in options:
         key = (len(text), abs(float(text)))
@@ -482,8 +495,9 @@ def constant_candidates(text: str, start: int = 0) -> Iterator[tuple[int, str]]:
         if position < start:
             continue
         for simpler in _simpler_numbers(node):
-            yield position, module.visit(_Replace({id(node): node.with_changes(
-                value=simpler)})).code
+            replacement = cst.parse_expression(simpler).with_changes(
+                lpar=node.lpar, rpar=node.rpar)
+            yield position, module.visit(_Replace({id(node): replacement})).code
 
 
 # -- input shapes -------------------------------------------------------------------------------

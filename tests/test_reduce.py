@@ -315,7 +315,10 @@ def test_shape_and_constant_candidates():
     assert list(rp.constant_candidates(text)) == []    # shapes are the shape pass's
     numbers = [t for _, t in rp.constant_candidates("y = x * 93 + 1.5\n")]
     assert numbers == ["y = x * 0 + 1.5\n", "y = x * 1 + 1.5\n", "y = x * 2 + 1.5\n",
-                       "y = x * 46 + 1.5\n", "y = x * 93 + 0.0\n", "y = x * 93 + 1.0\n"]
+                       "y = x * -1 + 1.5\n", "y = x * -2 + 1.5\n", "y = x * 46 + 1.5\n",
+                       "y = x * 93 + 0.0\n", "y = x * 93 + 1.0\n"]
+    negated = [t for _, t in rp.constant_candidates("y = torch.min(x, -3)\n")]
+    assert negated[0] == "y = torch.min(x, 0)\n" and "-0" not in "".join(negated)
 
 
 def test_tidy_removes_parentheses_around_atoms_only():
