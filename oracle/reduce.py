@@ -16,8 +16,10 @@ time limit, and kept only when
 - for shrunk inputs, every input keeps its dtype, rank and layout class (contiguous,
   channels-last, expanded, offset, empty).
 
-Candidates that time out, crash or raise in the oracle are rejected. The order of candidates
-is fixed, so a run is deterministic up to time limits. The result is written next to the
+Candidates that time out, crash or raise in the oracle are rejected, and one eager run
+first rejects, without compiling, those whose eager run raises what the original's did not
+(most removed statements leave a name undefined). The order of candidates is fixed, so a run
+is deterministic up to time limits. The result is written next to the
 folder: ``reduced/`` (a reproducer folder in the same format, with the reduced file in
 ``reduced/tree/``) and ``minimal.py`` (``standalone.py``: one script, torch only).
 """
