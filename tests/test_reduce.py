@@ -26,39 +26,14 @@ from eqrewrite.oracle.protocol import RunRequest, Variant  # noqa: E402
 from eqrewrite.oracle.reduce import Budget, Signature, ddmin, reduce_folder  # noqa: E402
 from eqrewrite.oracle.repro import write_reproducer  # noqa: E402
 from eqrewrite.oracle.settings import CompileSettings, Target, TargetForm  # noqa: E402
+from test_oracle_verdicts import BACKENDS as FAULTS  # noqa: E402
 
-BACKENDS = '''
-"""Backends that plant one fault each."""
-import torch
-
-
-def _outputs(outputs, change):
-    single = not isinstance(outputs, (tuple, list))
-    items = [outputs] if single else list(outputs)
-    items = [change(t) if isinstance(t, torch.Tensor) else t for t in items]
-    return items[0] if single else type(outputs)(items)
-
-
-def _bump(t):
-    if not t.is_floating_point() and t.dtype != torch.bool:
-        t = t.clone(); t.view(-1)[0] += 1
-    return t
-
-
-def _poison(t):
-    if t.is_floating_point():
-        t = t.clone(); t.view(-1)[0] = float("nan")
-    return t
-
-
-def off_by_one(gm, example_inputs):
-    """Integer outputs: the first element one too large."""
-    return lambda *args: _outputs(gm(*args), _bump)
-
+# The oracle's fault-injecting backends, and one that plants two faults at once.
+BACKENDS = FAULTS + '''
 
 def off_by_one_and_nan(gm, example_inputs):
     """Integer outputs off by one, and a NaN at the first element of floating outputs."""
-    return lambda *args: _outputs(gm(*args), lambda t: _poison(_bump(t)))
+    return nan_at_first(exact_off_by_one(gm, example_inputs), example_inputs)
 '''
 
 # An argmin (the planted fault shows in its integer result) amid statements that do not
@@ -150,7 +125,7 @@ def bulky(tmp_path_factory):
     tmp_path = tmp_path_factory.mktemp("bulky")
     with pytest.MonkeyPatch.context() as monkeypatch:
         folder = reproducer(tmp_path, monkeypatch, BULKY, "prog.py", "Program",
-                            TargetForm.MODULE, "off_by_one")
+                            TargetForm.MODULE, "exact_off_by_one")
         lines: list[str] = []
         result = reduce_folder(folder.parent, budget=Budget(max_tests=200), say=lines.append,
                                verify=False)
@@ -217,7 +192,7 @@ def test_a_candidate_that_changes_the_signature_is_rejected(tmp_path, monkeypatc
 
 def test_reduction_is_deterministic(tmp_path, monkeypatch):
     folder = reproducer(tmp_path, monkeypatch, ARGMIN, "argmin.py", "lowest",
-                        TargetForm.FUNCTION, "off_by_one")
+                        TargetForm.FUNCTION, "exact_off_by_one")
     runs = [reduce_folder(folder, tmp_path / f"out{i}", Budget(max_tests=12), verify=False)
             for i in range(2)]
     texts = [(r.reduced / "tree" / "argmin.py").read_text() for r in runs]
@@ -271,9 +246,9 @@ def test_bad_folder_is_a_clear_error_with_exit_2(tmp_path, make, message):
 
 def test_missing_source_is_exit_2_and_a_passing_reproducer_exit_1(tmp_path, monkeypatch):
     folder = reproducer(tmp_path, monkeypatch, ARGMIN, "argmin.py", "lowest",
-                        TargetForm.FUNCTION, "off_by_one")
+                        TargetForm.FUNCTION, "exact_off_by_one")
     script = folder / "repro.py"
-    script.write_text(script.read_text().replace("'planted:off_by_one'", "'eager'"))
+    script.write_text(script.read_text().replace("'planted:exact_off_by_one'", "'eager'"))
     passing = eqrewrite("reduce", str(folder), "-q")
     assert passing.returncode == 1, passing.stderr
     assert "does not reproduce: the verdict is passed" in passing.stderr
