@@ -35,21 +35,21 @@ class ApplyError(Exception):
     """An edit could not be located in the libcst tree (a bug, reported per file)."""
 
 
-def apply_edits(text: str, edits: list[Edit]) -> str:
+def apply_edits(text: str, edits: list[Edit], tree: ast.Module | None = None) -> str:
     """Return ``text`` with ``edits`` applied and the modules and helpers they need added.
 
     Only the statements holding edits are parsed with libcst (see ``layout.py``); the
     rest of the text is kept as it is. Any subset of one round's edits can be applied
-    (the oracle's rollback does).
+    (the oracle's rollback does). ``tree`` is ``text`` parsed, when the caller has it.
     """
     lines = split_lines(text)
-    for unit, inside in reversed(units_with_edits(ast.parse(text), lines, edits)):
+    for unit, inside in reversed(units_with_edits(tree or ast.parse(text), lines, edits)):
         shift_lines, shift_columns = unit.start - 1, len(unit.indent)
         chunk = dedent(lines[unit.start - 1: unit.end], unit.indent)
         moved = [_shifted(edit, shift_lines, shift_columns) for edit in inside]
         new_chunk = _apply_to_module(chunk, moved)
         for edit, copy in zip(inside, moved):
-            edit.after = copy.after
+            edit.after = _as_written(copy.after, unit.indent)
         lines[unit.start - 1: unit.end] = reindent(new_chunk, unit.indent)
     text = "".join(lines)
     imports = set().union(*(edit.imports for edit in edits))
@@ -59,6 +59,13 @@ def apply_edits(text: str, edits: list[Edit]) -> str:
     if helpers:
         text = insert_helpers(text, helpers)
     return text
+
+
+def _as_written(after: str, indent: str) -> str:
+    """An edit's text as it lands in the file: its continuation lines re-indented like
+    the unit around it (the edit was rendered in the unit's dedented text)."""
+    first, *rest = split_lines(after) or [""]
+    return first + "".join(reindent("".join(rest), indent))
 
 
 def _shifted(edit: Edit, lines: int, columns: int) -> Edit:

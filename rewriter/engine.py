@@ -78,7 +78,7 @@ def rewrite_source(text: str, rules: list[Rule], options: Options | None = None,
         from .apply import ApplyError, apply_edits  # libcst loads only when a file has edits
 
         try:
-            current = apply_edits(current, edits)
+            current = apply_edits(current, edits, tree)
         except ApplyError as error:
             raise RewriteError(f"internal error applying edits: {error}") from None
         result.edits += [(round_number, edit) for edit in edits]

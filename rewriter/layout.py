@@ -1,8 +1,8 @@
 """Where things go in a module's text: units to parse alone, and insertion points.
 
 libcst parsing is the slowest step, so ``apply.py`` parses only the statements
-that hold edits: the smallest top-level statement around them, or a method when
-its class is long and its lines can be dedented and re-indented exactly. Imports
+that hold edits: the innermost statement around them whose lines can be dedented and
+re-indented exactly (a statement of a method's body, not the whole class). Imports
 and helpers are inserted as text at points found with ``ast``. Every position
 here is a 1-based line number of the text it was computed from.
 """
@@ -15,7 +15,6 @@ from dataclasses import dataclass
 
 from .helpers import END_MARKER, MARKER, PREFIX, closure, source_of
 
-LONG_CLASS = 80  # lines; longer classes are split into their statements when possible
 _NEWLINE_RE = re.compile(r"(\r\n|\r|\n)")
 
 
@@ -53,7 +52,9 @@ def _units(body: list[ast.stmt], indent: str) -> list[Unit]:
 
 
 def units_with_edits(tree: ast.Module, lines: list[str], edits: list) -> list[tuple[Unit, list]]:
-    """The units to parse and the edits inside each, in file order."""
+    """The units to parse and the edits inside each, in file order: the innermost
+    statements holding the edits that can be cut out and dedented exactly (a method of a
+    class, a statement of a function body...), else the enclosing one."""
     found: list[tuple[Unit, list]] = []
 
     def place(units: list[Unit], pending: list) -> None:
@@ -61,20 +62,49 @@ def units_with_edits(tree: ast.Module, lines: list[str], edits: list) -> list[tu
             inside = [e for e in pending if unit.start <= e.span[0] and e.span[2] <= unit.end]
             if not inside:
                 continue
-            node = unit.node
-            if isinstance(node, ast.ClassDef) and unit.end - unit.start > LONG_CLASS:
-                indent = _indent_of(lines, node.body[0].lineno)
-                inner = _units(node.body, indent)
-                if indent.startswith(unit.indent) and len(indent) > len(unit.indent) and all(
-                        _dedentable(lines, u, indent) for u in inner) and all(
-                        any(u.start <= e.span[0] and e.span[2] <= u.end for u in inner)
-                        for e in inside):
-                    place(inner, inside)
-                    continue
-            found.append((unit, inside))
+            inner = _inner_units(unit, lines)
+            if inner and all(any(u.start <= e.span[0] and e.span[2] <= u.end for u in inner)
+                             for e in inside):
+                place(inner, inside)
+            else:
+                found.append((unit, inside))
 
     place(_units(tree.body, ""), edits)
     return found
+
+
+def _inner_units(unit: Unit, lines: list[str]) -> list[Unit] | None:
+    """The statements of a compound statement's blocks as units, in file order; None when
+    some block cannot be cut out (a block on its header's line, lines that do not all carry
+    the block's indentation: a multi-line string, a continuation line)."""
+    node = unit.node
+    blocks = [node.body] if isinstance(node, ast.ClassDef | ast.FunctionDef
+                                       | ast.AsyncFunctionDef | ast.With | ast.AsyncWith) \
+        else [getattr(node, "body", None), *(h.body for h in getattr(node, "handlers", ())),
+              getattr(node, "orelse", None), getattr(node, "finalbody", None)] \
+        if isinstance(node, _COMPOUND) else []
+    found: list[Unit] = []
+    for block in blocks:
+        if not block:
+            continue
+        indent = _indent_of(lines, block[0].lineno)
+        if not (indent.startswith(unit.indent) and len(indent) > len(unit.indent)
+                and block[0].col_offset == len(indent.encode("utf-8"))
+                and block[0].lineno > _taken_until(found, node)):
+            return None
+        inner = _units(block, indent)
+        if not all(_dedentable(lines, u, indent) for u in inner):
+            return None
+        found += inner
+    return found or None
+
+
+_COMPOUND = (ast.If, ast.For, ast.AsyncFor, ast.While, ast.Try, ast.TryStar)
+
+
+def _taken_until(units: list[Unit], node: ast.stmt) -> int:
+    """The last line already taken: the previous block's, or the header's first line."""
+    return units[-1].end if units else node.lineno
 
 
 def _indent_of(lines: list[str], line: int) -> str:

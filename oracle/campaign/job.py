@@ -1,0 +1,222 @@
+"""One seed of a campaign, run wherever an executor puts it (a local process, a Ray worker).
+
+``run_seed(seed, spec)`` generates the program for the seed, rewrites it with the
+equivalence pack through the rewriter's public API, validates both four ways with the
+oracle's ``Harness`` and returns a plain, picklable result: the class, the signature's parts,
+both sources, the oracle's JSON record of the target, and, for eager-vs-compiled findings,
+the oracle's ``RunRequest`` so that the parent can write a reproducer folder. Each process
+keeps one warm ``Harness`` (and its worker) across seeds, serving two work folders that hold
+the current program and its rewrite.
+"""
+
+from __future__ import annotations
+
+import atexit
+import os
+import re
+import shutil
+import tempfile
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from . import outcome
+
+# The harness serves these two folders; each seed replaces the file in them.
+_TREES = ("original", "rewritten")
+# Coverage of a file that never runs: the rewritten tree is then not run again.
+_NOTHING = "__eqrewrite_unchanged__.py"
+
+
+@dataclass(frozen=True)
+class JobSpec:
+    """Everything a job needs to run any seed: generator, rules and oracle settings. The same
+    spec and seed give the same program and rewrite anywhere."""
+
+    gen: dict[str, Any] = field(default_factory=dict)      # GenConfig keyword arguments
+    packs: tuple[str, ...] = ("equivalences",)
+    unsafe: bool = False
+    settings: dict[str, Any] = field(default_factory=dict)  # compile settings; beat headers
+    timeout: float = 300.0
+    memory_limit: int = 8 * 1024**3
+    strict: bool = False
+    tolerance_scale: float = 1.0
+    count_breaks: bool = False
+    work_root: str | None = None   # where jobs keep their folders (default: a temp folder)
+
+    def key(self) -> tuple:
+        return tuple(sorted((k, repr(v)) for k, v in asdict(self).items()))
+
+
+class _Job:
+    """The per-process state: generator config, rules, work folders and a warm harness."""
+
+    def __init__(self, spec: JobSpec):
+        from eqrewrite.rewriter.api import RewriteOptions, load_packs, select_rules
+
+        from ..compare import Options as CompareOptions
+        from ..generate import GenConfig
+        from ..harness import Harness, Options
+        from ..settings import CompileSettings
+
+        self.spec = spec
+        self.config = GenConfig(**_gen_config(spec.gen))
+        self.rewrite_options = RewriteOptions(unsafe=spec.unsafe)
+        rules = [rule for pack in load_packs(list(spec.packs)) for rule in pack.rules]
+        self.rules = select_rules(rules, self.rewrite_options)
+        parent = Path(spec.work_root) if spec.work_root else None
+        if parent is not None:
+            parent.mkdir(parents=True, exist_ok=True)
+        self.folder = Path(tempfile.mkdtemp(prefix=f"job-{os.getpid()}-", dir=parent))
+        for tree in _TREES:
+            (self.folder / tree).mkdir()
+        self.compare = CompareOptions(scale=spec.tolerance_scale, strict=spec.strict)
+        options = Options(CompileSettings(), dict(spec.settings), self.compare,
+                          spec.timeout, spec.memory_limit, spec.count_breaks, False, None)
+        self.harness = Harness(self.folder / "original", self.folder / "rewritten", options)
+
+    def close(self) -> None:
+        self.harness.close()
+        shutil.rmtree(self.folder, ignore_errors=True)
+
+
+_CURRENT: dict[str, _Job] = {}
+
+
+def _job(spec: JobSpec) -> _Job:
+    """This process's job for ``spec`` (made once; a new spec replaces it)."""
+    job = _CURRENT.get("job")
+    if job is None or job.spec.key() != spec.key():
+        if job is not None:
+            job.close()
+        job = _CURRENT["job"] = _Job(spec)
+    return job
+
+
+@atexit.register
+def _close() -> None:
+    job = _CURRENT.pop("job", None)
+    if job is not None:
+        job.close()
+
+
+def _gen_config(values: dict[str, Any]) -> dict[str, Any]:
+    """GenConfig keywords from JSON-ready values (lists back to tuples and sets)."""
+    config = dict(values)
+    for key in ("statements", "inputs"):
+        if key in config:
+            config[key] = tuple(config[key])
+    if "features" in config:
+        config["features"] = tuple(tuple(pair) for pair in config["features"])
+    if config.get("ops") is not None:
+        config["ops"] = frozenset(config["ops"])
+    return config
+
+
+def run_seed(seed: int, spec: JobSpec) -> dict[str, Any]:
+    """Generate, rewrite and validate the program of ``seed``; the result as plain data."""
+    started = time.perf_counter()
+    job = _job(spec)
+    result = _validate(job, seed)
+    result["seconds"] = round(time.perf_counter() - started, 3)
+    result["pid"] = os.getpid()
+    return result
+
+
+def _validate(job: _Job, seed: int) -> dict[str, Any]:
+    from eqrewrite.rewriter.api import RewriteError, rewrite_text
+
+    from ..generate import GenerationError, generate
+
+    try:
+        program = generate(seed, job.config)
+    except GenerationError as error:
+        return {"seed": seed, "class": outcome.GENERATION_FAILED, "detail": str(error)}
+    base = {"seed": seed, "ops": program.ops, "features": list(program.features),
+            "focus": program.focus, "program": program.source, "file": program.filename,
+            "attempts": program.attempts}
+    try:
+        rewrite = rewrite_text(program.source, job.rules, job.rewrite_options)
+    except RewriteError as error:
+        return {**base, "class": outcome.REWRITE_ERROR, "verdict": None,
+                "detail": f"rewrite failed: {error}", "error": outcome.normalise_error(str(error)),
+                "kinds": [], "signature_ops": sorted(program.ops)}
+    base["rewritten"] = rewrite.text if rewrite.changed else None
+    base["edits"] = sorted({edit.rule.id for _, edit in rewrite.edits})
+    report = _oracle(job, program, rewrite.text)
+    return {**base, **_judged(job, program, report)}
+
+
+def _oracle(job: _Job, program, rewritten: str):
+    """Write both files into the work folders and validate the target four ways."""
+    from ..targets import find_target
+
+    for tree, text in zip(_TREES, (program.source, rewritten)):
+        folder = job.folder / tree
+        for old in folder.glob("*.py"):
+            old.unlink()
+        (folder / program.filename).write_text(text, encoding="utf-8")
+    original = job.folder / "original" / program.filename
+    target = find_target(job.folder / "original", original)
+    coverage = str(original.resolve()) if rewritten != program.source else \
+        str(job.folder / "original" / _NOTHING)
+    return job.harness.validate(target, (coverage,))
+
+
+def _judged(job: _Job, program, report) -> dict[str, Any]:
+    """Class, signature parts, the oracle's record and (for compiled findings) the request
+    a reproducer replays."""
+    from .. import report as oracle_report
+
+    record = oracle_report.document([report], [], [], report.settings, 0.0)["targets"][0]
+    verdict = report.verdict.value
+    kind = outcome.classify(verdict, report.detail)
+    result: dict[str, Any] = {"class": kind, "verdict": verdict, "detail": report.detail,
+                              "record": record, "confidence": record.get("confidence")}
+    if kind == outcome.PASSED:
+        return result
+    tree = outcome.finding_tree(record)
+    kinds = outcome.divergence(record, tree)
+    divergent = kind in (outcome.COMPILER_BUG, outcome.REWRITE_CHANGED, outcome.NONDETERMINISTIC)
+    error = "" if divergent else outcome.normalise_error(_error_text(report.detail))
+    names = outcome.spellings(job.config.table)
+    ops = _named_ops(error, program.ops, names) or outcome.ops_feeding(
+        program.source if tree != "rewritten" else _rewritten_or(program, job),
+        list(program.ops), names, kinds)
+    result.update(tree=tree, kinds=kinds, error=error, signature_ops=ops)
+    if kind in (outcome.COMPILER_BUG, outcome.COMPILE_CRASH) and report.reference is not None:
+        from ..harness import SEED
+        from ..protocol import RunRequest, Variant
+
+        # The request the harness judged (same seed, weights, settings): the reproducer's.
+        result["request"] = RunRequest(_target_of(job, program), report.settings,
+                                       Variant.EAGER, SEED, state=report.reference.state,
+                                       grad_inputs=report.reference.grad_inputs,
+                                       deadline=job.spec.timeout)
+        result["compare"] = job.harness.compare_options(report.settings)
+    return result
+
+
+def _target_of(job: _Job, program):
+    from ..targets import find_target
+
+    return find_target(job.folder / "original", job.folder / "original" / program.filename)
+
+
+def _rewritten_or(program, job: _Job) -> str:
+    path = job.folder / "rewritten" / program.filename
+    return path.read_text(encoding="utf-8") if path.exists() else program.source
+
+
+def _error_text(detail: str) -> str:
+    """The error itself, without the run label (``original compiled raised ...: ``)."""
+    return re.sub(r"^[a-z ]+(\([^)]*\))?: ", "", detail.split(" raised where eager did not: ")[-1])
+
+
+def _named_ops(error: str, program_ops: dict[str, int], names: dict[str, set[str]]) -> list[str]:
+    """Program ops the error text names (``aten.argmin``, ``torch.sort``, ``index_put_``)."""
+    if not error:
+        return []
+    words = set(re.findall(r"[A-Za-z_][A-Za-z0-9_]*", error))
+    return sorted({op for word in words for op in names.get(word, ())} & set(program_ops))

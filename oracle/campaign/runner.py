@@ -1,0 +1,221 @@
+"""The campaign loop: seeds to an executor, results to the journal, findings and summary.
+
+Seeds already in the journal are skipped (resume). At most two seeds per job are in flight,
+so the time budget is honoured within one program per job: when it is spent nothing more is
+submitted and the seeds in flight finish and are recorded. Every result is classified,
+checked against the known issues and deduplicated by signature in this process, whatever
+executor ran it; the first seed of each new signature gets a finding folder.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from . import known as known_issues
+from . import outcome, store
+
+REDUCE_SECONDS = 600  # per new compiler-bug finding, with --reduce
+
+
+@dataclass
+class Campaign:
+    """What to run and where to write it."""
+
+    seeds: range | list[int]      # the CLI gives a range; any seeds will do
+    out: Path
+    executor: Any                 # LocalExecutor | RayExecutor (or any with the same methods)
+    context: dict[str, Any]       # torch version, settings: copied into finding.json
+    known: list = field(default_factory=list)
+    budget: float | None = None   # seconds
+    reduce: bool = False          # run ``eqrewrite reduce`` on new compiler-bug findings
+    progress: bool | None = None  # None: only when stderr is a terminal
+
+
+class Runner:
+    """Runs a ``Campaign``; ``run()`` returns the summary written to ``summary.json``."""
+
+    def __init__(self, campaign: Campaign, finished: list[dict]):
+        self.c = campaign
+        self.out = campaign.out.resolve()
+        self.results: dict[int, dict] = {r["seed"]: r for r in finished}
+        self.findings: dict[str, dict] = {}
+        for result in sorted(self.results.values(), key=lambda r: r["seed"]):
+            self._count_finding(result)
+        self.resumed = len(self.results)
+        self.started = time.monotonic()
+        self.job_seconds = 0.0
+        self.job_failures: list[dict] = []
+        self.stopped_by = "done"
+
+    # -- the loop ----------------------------------------------------------------------------
+
+    def run(self) -> dict:
+        todo = [seed for seed in self.c.seeds if seed not in self.results]
+        journal = store.Journal(self.out / store.JOURNAL)
+        window = 2 * max(1, getattr(self.c.executor, "jobs", 1))
+        progress = _Progress(len(self.c.seeds), self.resumed, self.c.progress)
+        interrupted = False
+        try:
+            with progress:
+                while todo or self.c.executor.in_flight:
+                    while todo and self.c.executor.in_flight < window and not self._spent():
+                        self.c.executor.submit(todo.pop(0))
+                    if self._spent() and todo:
+                        self.stopped_by = "time budget"
+                        todo = []
+                    for seed, result in self.c.executor.finished(timeout=1.0):
+                        self._record(journal, seed, result)
+                        progress.update(seed, self._counts())
+                    self._write_summary()
+        except KeyboardInterrupt:
+            interrupted, self.stopped_by = True, "interrupted"
+            raise
+        finally:
+            journal.close()
+            self.c.executor.close(cancel=interrupted)
+            self._write_summary()
+        return self.summary()
+
+    def _spent(self) -> bool:
+        return self.c.budget is not None and time.monotonic() - self.started >= self.c.budget
+
+    # -- one result --------------------------------------------------------------------------
+
+    def _record(self, journal: store.Journal, seed: int, result: Any) -> None:
+        if isinstance(result, BaseException):
+            # The job process itself failed (killed, out of memory, a bug of ours): not an
+            # outcome of the program, so not journaled; a resumed campaign tries it again.
+            self.job_failures.append({"seed": seed, "error": f"{type(result).__name__}: "
+                                      f"{result}"[:300]})
+            return
+        self.job_seconds += result.get("seconds", 0.0)
+        result["at"] = round(time.monotonic() - self.started, 2)  # seconds into this run
+        if result["class"] in outcome.FINDING_CLASSES:
+            self._classify(result)
+        journal.append(result)
+        self.results[seed] = {k: result[k] for k in store.JOURNALED if k in result}
+
+    def _classify(self, result: dict) -> None:
+        """Signature, known issue, and the finding folder of a new signature."""
+        result["signature"] = outcome.signature(result["class"], result.get("kinds", []),
+                                                result.get("signature_ops", []),
+                                                result.get("error", ""))
+        issue = known_issues.recognise(self.c.known, result)
+        if issue is not None:
+            result["known"] = issue.url
+        elif store.finding_name(result) in self.findings:
+            store.add_seed(self.out / store.FINDINGS / store.finding_name(result), result["seed"])
+        elif result.get("program"):
+            folder = store.write_finding(self.out, result, self.c.context)
+            if self.c.reduce and result["class"] == outcome.COMPILER_BUG:
+                _reduce(folder, result)
+        self._count_finding(result)
+
+    def _count_finding(self, result: dict) -> None:
+        if result.get("class") not in outcome.FINDING_CLASSES or result.get("known"):
+            return
+        name = store.finding_name(result)
+        entry = self.findings.setdefault(name, {
+            "folder": f"{store.FINDINGS}/{name}", "class": result["class"],
+            "signature": result["signature"], "kinds": result.get("kinds", []),
+            "ops": result.get("signature_ops", []), "error": result.get("error", ""),
+            "confidence": result.get("confidence"), "seeds": []})
+        entry["seeds"] = sorted(set(entry["seeds"]) | {result["seed"]})
+
+    # -- the summary -------------------------------------------------------------------------
+
+    def _counts(self) -> Counter:
+        return Counter(r["class"] for r in self.results.values())
+
+    def summary(self) -> dict:
+        elapsed = time.monotonic() - self.started
+        ran = len(self.results) - self.resumed
+        known = Counter(r["known"] for r in self.results.values() if r.get("known"))
+        ops = Counter(op for r in self.results.values() for op in (r.get("ops") or {}))
+        validated = [r for r in self.results.values()
+                     if r["class"] != outcome.GENERATION_FAILED]
+        attempts = sum(r.get("attempts", 0) for r in validated)
+        return {
+            "seeds": {"asked": len(self.c.seeds), "first": min(self.c.seeds, default=None),
+                      "last": max(self.c.seeds, default=None), "finished": len(self.results),
+                      "this_run": ran, "resumed": self.resumed},
+            "stopped_by": self.stopped_by,
+            "executor": getattr(self.c.executor, "name", "?"),
+            "jobs": getattr(self.c.executor, "jobs", None),
+            "elapsed_seconds": round(elapsed, 1),
+            "job_seconds": round(self.job_seconds, 1),  # seeds' own wall time, summed
+            "programs_per_minute": round(60 * ran / elapsed, 2) if elapsed and ran else 0.0,
+            "classes": dict(sorted(self._counts().items())),
+            "verdicts": dict(Counter(r.get("verdict") for r in validated)),
+            "rewritten": sum(1 for r in validated if r.get("edits")),
+            "generation": {"programs": len(validated), "drafted": attempts,
+                           "validity_rate": round(len(validated) / attempts, 4)
+                           if attempts else None},
+            "findings": sorted(self.findings.values(), key=lambda f: (
+                outcome.CLASSES.index(f["class"]), f["seeds"][0])),
+            "job_failures": self.job_failures,
+            "known": [{"url": url, "seeds": count} for url, count in sorted(known.items())],
+            "op_coverage": {"ops_used": len(ops), "uses": dict(sorted(ops.items()))},
+            "rules_applied": dict(Counter(rule for r in validated
+                                          for rule in r.get("edits") or [])),
+            "context": self.c.context,
+        }
+
+    def _write_summary(self) -> None:
+        store.write_json(self.out / store.SUMMARY, self.summary())
+
+
+def _reduce(folder: Path, result: dict) -> None:
+    """Shrink a new finding with ``eqrewrite reduce`` when the minimiser is installed."""
+    import importlib.util
+    import subprocess
+
+    if importlib.util.find_spec("eqrewrite.oracle.reduce") is None:
+        return
+    # The finding folder holds one repro_*/ folder, which `reduce` finds; it writes
+    # minimal.py and reduced/ beside it. Bounded, since the campaign waits for it.
+    subprocess.run([sys.executable, "-m", "eqrewrite.rewriter", "reduce", str(folder), "-q",
+                    "--time-budget", str(REDUCE_SECONDS)],
+                   check=False, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+
+class _Progress:
+    """A rich progress bar on stderr, only when stderr is a terminal (or ``enabled``)."""
+
+    def __init__(self, total: int, done: int, enabled: bool | None):
+        self.enabled = sys.stderr.isatty() if enabled is None else enabled
+        self.bar = None
+        self.total, self.done = total, done
+
+    def __enter__(self):
+        if self.enabled:
+            from rich.console import Console
+            from rich.progress import (
+                BarColumn,
+                MofNCompleteColumn,
+                Progress,
+                TextColumn,
+                TimeElapsedColumn,
+            )
+
+            self.bar = Progress(TextColumn("campaign"), BarColumn(), MofNCompleteColumn(),
+                                TimeElapsedColumn(), TextColumn("{task.description}"),
+                                console=Console(stderr=True))
+            self.bar.__enter__()
+            self.task = self.bar.add_task("", total=self.total, completed=self.done)
+        return self
+
+    def update(self, seed: int, counts: Counter) -> None:
+        if self.bar is None:
+            return
+        shown = ", ".join(f"{kind} {counts[kind]}" for kind in outcome.CLASSES if counts[kind])
+        self.bar.update(self.task, advance=1, description=f"seed {seed}: {shown}")
+
+    def __exit__(self, *exc) -> None:
+        if self.bar is not None:
+            self.bar.__exit__(*exc)

@@ -1,0 +1,148 @@
+"""A campaign's folder: the journal that makes it resumable, finding folders, the summary.
+
+```
+campaign/
+  campaign.json     what was asked (settings, generator, rules): a resume must ask the same
+  journal.jsonl     one line per finished seed, appended and flushed to disk before the next
+  summary.json      counts by class, findings by signature, throughput (rewritten atomically)
+  findings/<class>-<signature>/
+      finding.json  the class, signature, seeds, ops, the oracle's record, settings, torch
+      program.py    the first program that showed it; rewritten.py when the rewrite changed it
+      tree/         the program as the reproducer runs it (the tree where it diverged)
+      repro_<name>/ the oracle's reproducer folder (eager vs compiled findings): repro.py
+                    exits 1 while the verdict is compiler-bug; ``eqrewrite reduce`` works on it
+  work/             the local jobs' folders (current program and rewrite)
+```
+
+A seed is journaled only after its finding folder is complete, so after an interruption the
+journal's seeds are exactly the finished ones and the rest are run again. Finding folders
+are built under a temporary name and renamed into place.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from pathlib import Path
+from typing import Any
+
+from eqrewrite.rewriter.api import write_atomic
+
+JOURNAL, SUMMARY, META, FINDINGS = "journal.jsonl", "summary.json", "campaign.json", "findings"
+# What the journal keeps of a result (sources, records and requests go to finding folders).
+JOURNALED = ("seed", "class", "verdict", "signature", "known", "confidence", "seconds", "ops",
+             "features", "focus", "edits", "kinds", "signature_ops", "error", "pid", "attempts",
+             "at")
+
+
+class CampaignError(RuntimeError):
+    """A campaign folder that cannot be used as asked (the message says why)."""
+
+
+def write_json(path: Path, value: Any) -> None:
+    """Write ``value`` as indented JSON, atomically."""
+    write_atomic(path, (json.dumps(value, indent=1, sort_keys=False) + "\n").encode("utf-8"))
+
+
+def open_campaign(out: Path, meta: dict, resume: bool) -> list[dict]:
+    """Prepare ``out``; return the journal's finished results. An existing campaign is
+    resumed only with the same settings (``meta``); without ``resume`` it must be empty."""
+    out.mkdir(parents=True, exist_ok=True)
+    meta_path = out / META
+    if meta_path.exists():
+        previous = json.loads(meta_path.read_text(encoding="utf-8"))
+        if not resume:
+            raise CampaignError(f"{out}: holds a campaign already; pass --resume to continue "
+                                "it or choose another folder")
+        changed = sorted(k for k in set(previous) | set(meta)
+                         if k != "seeds" and previous.get(k) != meta.get(k))
+        if changed:
+            raise CampaignError(f"{out}: the campaign there was run with other settings "
+                                f"({', '.join(changed)} differ); resume it with the same ones")
+    write_json(meta_path, meta)
+    return read_journal(out / JOURNAL)
+
+
+def read_journal(path: Path) -> list[dict]:
+    """Finished results; a last line cut short by an interruption is ignored."""
+    if not path.exists():
+        return []
+    results = []
+    for line in path.read_text(encoding="utf-8").splitlines():
+        try:
+            results.append(json.loads(line))
+        except json.JSONDecodeError:
+            continue
+    return results
+
+
+class Journal:
+    """Append-only: one JSON line per finished seed, on disk before ``append`` returns."""
+
+    def __init__(self, path: Path):
+        self.path = path
+        self._file = open(path, "a", encoding="utf-8")  # noqa: SIM115 (kept open)
+
+    def append(self, result: dict) -> None:
+        line = json.dumps({k: result[k] for k in JOURNALED if k in result})
+        self._file.write(line + "\n")
+        self._file.flush()
+        os.fsync(self._file.fileno())
+
+    def close(self) -> None:
+        self._file.close()
+
+
+def finding_name(result: dict) -> str:
+    return f"{result['class']}-{result['signature']}"
+
+
+def write_finding(out: Path, result: dict, context: dict) -> Path:
+    """The folder of a new finding (first seed showing it), complete before it appears."""
+    final = out / FINDINGS / finding_name(result)
+    if final.exists():  # written before an interruption, journal line lost: keep it
+        add_seed(final, result["seed"])
+        return final
+    building = out / FINDINGS / f".building-{finding_name(result)}-{os.getpid()}"
+    shutil.rmtree(building, ignore_errors=True)
+    building.mkdir(parents=True)
+    (building / "program.py").write_text(result["program"], encoding="utf-8")
+    if result.get("rewritten"):
+        (building / "rewritten.py").write_text(result["rewritten"], encoding="utf-8")
+    reproducer = None
+    if result.get("request") is not None:
+        reproducer = _reproducer(building, final, result)
+    record = {key: result.get(key) for key in
+              ("class", "signature", "verdict", "confidence", "detail", "tree", "kinds",
+               "signature_ops", "error", "ops", "features", "focus", "edits")}
+    record.update(seeds=[result["seed"]], first_seed=result["seed"], file=result.get("file"),
+                  reproducer=reproducer, regenerate=context.get("regenerate"),
+                  torch=context.get("torch"), settings=context.get("settings"),
+                  oracle=result.get("record"))
+    write_json(building / "finding.json", record)
+    os.replace(building, final)
+    return final
+
+
+def _reproducer(building: Path, final: Path, result: dict) -> str:
+    """The oracle's reproducer folder, replaying the program kept in ``tree/`` (its path as
+    it will be once the folder is renamed into place)."""
+    from ..repro import write_reproducer
+
+    tree = building / "tree"
+    tree.mkdir()
+    source = result["rewritten"] if result.get("tree") == "rewritten" and result.get(
+        "rewritten") else result["program"]
+    (tree / result["file"]).write_text(source, encoding="utf-8")
+    script = write_reproducer(building, final / "tree", result["request"], result["compare"])
+    return script.parent.name
+
+
+def add_seed(folder: Path, seed: int) -> None:
+    """Record another seed that showed an existing finding."""
+    path = folder / "finding.json"
+    record = json.loads(path.read_text(encoding="utf-8"))
+    if seed not in record["seeds"]:
+        record["seeds"] = sorted(record["seeds"] + [seed])
+        write_json(path, record)
