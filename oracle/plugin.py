@@ -1,6 +1,7 @@
 """The oracle's part of the command line, registered through the ``eqrewrite.plugins``
-entry point: the ``eqrewrite oracle``, ``gen`` and ``campaign`` commands, the rewrite command's
-``--oracle`` step and the audit command's dynamic options (``--run``, ``--what-if``, ``--bench``).
+entry point: the ``eqrewrite oracle``, ``gen``, ``campaign`` and ``reduce`` commands, the
+rewrite command's ``--oracle`` step and the audit command's dynamic options (``--run``,
+``--what-if``, ``--bench``).
 
 Importing this module must stay cheap (no torch): it runs on every ``eqrewrite`` call.
 """
@@ -19,6 +20,7 @@ from .audit import DynamicAuditStep, audit_options
 from .campaign.cli import campaign_command
 from .cli import compile_options, oracle_command
 from .gencli import gen_command
+from .reducecli import reduce_command
 
 
 class OracleStep:
@@ -70,11 +72,12 @@ def _rewrite_options() -> list[click.Parameter]:
 
 
 def register(registry: Registry) -> None:
-    """Entry point: add the ``oracle``, ``gen`` and ``campaign`` commands, the rewrite
-    options and the ``--oracle`` step, and the dynamic audit."""
+    """Entry point: add the ``oracle``, ``gen``, ``campaign`` and ``reduce`` commands, the
+    rewrite options and the ``--oracle`` step, and the dynamic audit."""
     registry.add_command(oracle_command)
     registry.add_command(gen_command)
     registry.add_command(campaign_command)
+    registry.add_command(reduce_command)
     registry.add_rewrite_options(_rewrite_options())
     registry.add_rewrite_step(OracleStep())
     registry.add_audit_options(audit_options())

@@ -1,5 +1,6 @@
 """Replay one target's eager-vs-compiled comparison in this process, judged exactly as the
-oracle judges it: what a reproducer script runs.
+oracle judges it: what a reproducer script runs, and what the minimiser asks of every
+candidate (``judge``, which returns the differences as well as the verdict).
 
 The reproducer folder carries a copy of the modules this one imports (settings, protocol,
 compare, records, observe, reference, judge, graphbreaks, worker), so it needs only torch
@@ -8,7 +9,7 @@ and the target's source tree, and its verdict cannot drift from the oracle's.
 
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import dataclass, field, replace
 
 from . import compare as cmp
 from .judge import Verdict, decide, differ
@@ -16,32 +17,48 @@ from .protocol import RunRequest, RunResult, Variant
 from .worker import Session
 
 
+@dataclass
+class Judgement:
+    """A replay's verdict, its one-line evidence, the differences behind it and the runs."""
+
+    verdict: Verdict
+    detail: str
+    differences: list[cmp.Difference] = field(default_factory=list)
+    eager: RunResult | None = None
+    compiled: RunResult | None = None
+
+
 def replay(root: str, request: RunRequest, options: cmp.Options) -> Verdict:
     """Run ``request``'s target eagerly twice and compiled once, judge, print the outcome."""
+    judgement = judge(root, request, options)
+    if judgement.verdict not in (Verdict.NONDETERMINISTIC, Verdict.COMPILE_ERROR):
+        for difference in judgement.differences[:10]:
+            print(f"  {difference.message}")
+    print(f"{judgement.verdict.value}: {judgement.detail}")
+    return judgement.verdict
+
+
+def judge(root: str, request: RunRequest, options: cmp.Options) -> Judgement:
+    """The verdict on ``request``'s target in the tree at ``root``, printing nothing; a run
+    that cannot complete raises ``SystemExit`` with the reason."""
     session = Session({"original": root})
     eager = _checked(session.run(request), "eager")
     request = replace(request, grad_inputs=eager.grad_inputs)
     again = _checked(session.run(request), "eager (again)")
     if differences := differ(eager, again, options):
-        return _say(Verdict.NONDETERMINISTIC, differences[0].message)
+        return Judgement(Verdict.NONDETERMINISTIC, differences[0].message, differences, eager)
     compiled = _checked(session.run(replace(request, variant=Variant.COMPILED)), "compiled")
     if compiled.exception and not eager.exception:
-        return _say(Verdict.COMPILE_ERROR, f"compiled raised {compiled.exception.describe()}")
+        return Judgement(Verdict.COMPILE_ERROR, f"compiled raised {compiled.exception.describe()}",
+                         [], eager, compiled)
     differences = differ(eager, compiled, options, strides=True)
     if not differences:
-        return _say(Verdict.PASSED, "eager and compiled agree")
+        return Judgement(Verdict.PASSED, "eager and compiled agree", [], eager, compiled)
     verdict, evidence = decide(differences, eager, compiled, session.run, request, options)
-    for difference in differences[:10]:
-        print(f"  {difference.message}")
-    return _say(verdict, evidence.summary())
+    return Judgement(verdict, evidence.summary(), differences, eager, compiled)
 
 
 def _checked(result: RunResult, label: str) -> RunResult:
     if result.failure is not None:
         raise SystemExit(f"{label} run failed: {result.failure.message}")
     return result
-
-
-def _say(verdict: Verdict, detail: str) -> Verdict:
-    print(f"{verdict.value}: {detail}")
-    return verdict

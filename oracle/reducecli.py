@@ -1,0 +1,83 @@
+"""``eqrewrite reduce FOLDER``: shrink a reproducer folder to a minimal standalone script.
+
+Registered through the plugin registry (``plugin.py``); this module stays cheap to import
+(the reduction itself lives in ``reduce.py`` and runs torch only in its checking process).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import click
+
+
+@click.command("reduce")
+@click.argument("folder", type=click.Path(path_type=Path))
+@click.option("--max-tests", type=click.IntRange(min=1), default=500, show_default=True,
+              help="Candidates to judge at most.")
+@click.option("--timeout", type=click.FloatRange(min=1), default=None,
+              help="Seconds per candidate (default: 5 times the first run, at least 60).")
+@click.option("--time-budget", type=click.FloatRange(min=1), default=None,
+              help="Seconds for the whole reduction (the best program so far is written).")
+@click.option("-o", "--out", type=click.Path(file_okay=False, path_type=Path),
+              help="Folder for minimal.py and reduced/ (default: FOLDER).")
+@click.option("--format", "output_format", type=click.Choice(["text", "json"]), default="text",
+              show_default=True, help="Report format (on stdout).")
+@click.option("--no-verify", is_flag=True,
+              help="Do not run the written reproducers once more at the end.")
+@click.option("-q", "--quiet", is_flag=True, help="No progress lines on stderr.")
+def reduce_command(folder: Path, max_tests: int, timeout: float | None,
+                   time_budget: float | None, out: Path | None, output_format: str,
+                   no_verify: bool, quiet: bool) -> None:
+    """Shrink the reproducer in FOLDER (a compiler-bug finding) to the smallest program with
+    the same verdict and signature; write FOLDER/minimal.py and FOLDER/reduced/.
+
+    Exit status: 0 reduced, 1 the folder does not reproduce (or the result did not fail
+    again), 2 not a reproducer folder.
+    """
+    from .reduce import Budget, NotReproduced, ReduceError, reduce_folder
+
+    def say(line: str) -> None:
+        if not quiet:
+            click.echo(f"reduce: {line}", err=True)
+
+    try:
+        result = reduce_folder(folder, out, Budget(max_tests, timeout, time_budget), say,
+                               verify=not no_verify)
+    except ReduceError as error:
+        click.echo(f"error: {error}", err=True)
+        sys.exit(2)
+    except NotReproduced as error:
+        click.echo(f"error: {error}", err=True)
+        sys.exit(1)
+    if output_format == "json":
+        click.echo(json.dumps(result.to_dict(), indent=2))
+    else:
+        click.echo(_render(result))
+    # The reduced reproducer must fail on its own, as every candidate kept did.
+    sys.exit(1 if result.verified and result.verified["reduced/repro.py"] != 1 else 0)
+
+
+def _render(result) -> str:
+    rows = [("statements", "statements"), ("tokens", "tokens"),
+            ("input elements", "input_elements")]
+    tally = result.tally
+    lines = [f"{result.target}: {result.signature.describe()}",
+             f"{'':16}{'before':>8}{'after':>8}"]
+    lines += [f"{label:16}{result.before[key]:>8}{result.after[key]:>8}"
+              for label, key in rows]
+    lines.append(f"candidates: {tally.tried} judged, {tally.accepted} kept, {tally.timeouts} "
+                 f"timed out, {tally.errors} failed eagerly or could not run; "
+                 f"{result.seconds:.0f}s")
+    if result.stopped:
+        lines.append(f"stopped early: {result.stopped}")
+    if result.weights_dropped:
+        lines.append("saved weights not needed (the module is built from the seed)")
+    lines.append(f"wrote {result.minimal} and {result.reduced}/")
+    for name, code in result.verified.items():
+        meaning = {1: "fails (exit 1)", 0: "does NOT fail (exit 0)", None: "timed out"}.get(
+            code, f"exit {code}")
+        lines.append(f"  {name}: {meaning}")
+    return "\n".join(lines)
