@@ -8,13 +8,15 @@ graph). Nothing here imports torch or the oracle.
 - one source text: ``rewrite_text`` returns a ``Rewrite`` (new text and ``Edit``s by round);
 - files: ``discover_files``, ``decode``/``encode``/``write_atomic``;
 - configuration: ``find_project_root``, ``load_config``;
-- static facts the oracle needs to find targets: ``module_class_names``.
+- static facts the oracle needs to find targets: ``module_class_names``;
+- the ``traced`` and ``profiled`` scopes: ``traced_functions``, ``function_scopes``.
 """
 
 from __future__ import annotations
 
 import ast
 
+from .callgraph import function_scopes, traced_functions
 from .config import Config, ConfigError, find_project_root, load_config
 from .discovery import discover as discover_files
 from .engine import Options as RewriteOptions
@@ -28,15 +30,17 @@ from .sources import Source, SourceError, decode, encode, write_atomic
 __all__ = [
     "Config", "ConfigError", "Edit", "Rewrite", "RewriteError", "RewriteOptions", "Rule",
     "RuleError", "RulePack", "Source", "SourceError", "apply_edit_subset", "decode",
-    "discover_files", "encode", "find_project_root", "first_round_edits", "load_config",
+    "discover_files", "encode", "find_project_root", "first_round_edits", "function_scopes",
+    "load_config",
     "load_pack", "load_packs", "module_class_names", "packaged_packs", "parse", "resolve_pack",
-    "rewrite_text", "select_rules", "write_atomic",
+    "rewrite_text", "select_rules", "traced_functions", "write_atomic",
 ]
 
 
 def first_round_edits(text: str, rules: list[Rule], options: RewriteOptions) -> list[Edit]:
     """The edits the first round of ``rewrite_text`` would make (the rollback bisects them)."""
-    return find_edits(text, parse(text), rules, options.assume_tensor_params)
+    return find_edits(text, parse(text), rules, options.assume_tensor_params,
+                      options.function_scopes)
 
 
 def apply_edit_subset(text: str, edits: list[Edit]) -> str:

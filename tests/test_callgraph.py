@@ -1,0 +1,180 @@
+"""The ``traced`` scope: a static call graph across files, and ``--scope traced:FILE``.
+
+A small package shaped like Hugging Face's: an attention layer that reaches a plain function
+in another module through a registry object, a forward wrapped by a decorator from a
+utilities module, a loss taken from a module-level dict through a property, a cache object
+annotated by its base class, a function registered by a decorator, ``functools.partial``.
+"""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+from click.testing import CliRunner
+from eqrewrite.rewriter.api import function_scopes, traced_functions
+from eqrewrite.rewriter.cli import main
+
+FILES = {
+    "pkg/__init__.py": "",
+    "pkg/utils/__init__.py": "",  # a lazy package: names live in submodules
+    "pkg/utils/generic.py": '''
+        import functools
+        import logging
+        logger = logging.getLogger(__name__)
+
+        def check_inputs(func):
+            @functools.wraps(func)
+            def wrapper(self, *args, **kwargs):
+                logger.warning_once("wrapper runs traced")
+                return func(self, *args, **kwargs)
+            return wrapper
+
+        def never_called():
+            logger.warning("not traced")
+    ''',
+    "pkg/integrations/__init__.py": "",
+    "pkg/integrations/sdpa.py": '''
+        import logging
+        logger = logging.getLogger(__name__)
+
+        def sdpa_forward(module, q):
+            logger.warning_once("sdpa")
+            return q
+    ''',
+    "pkg/modeling_utils.py": '''
+        from .integrations.sdpa import sdpa_forward
+        from .loss import LOSSES
+
+        class Interface:
+            _mapping = {"sdpa": sdpa_forward}
+            def __getitem__(self, key):
+                return self._mapping[key]
+
+        ALL_ATTENTION = Interface()
+
+        class PreTrained:
+            @property
+            def loss_function(self):
+                return LOSSES["lm"]
+    ''',
+    "pkg/loss.py": '''
+        import functools
+
+        def lm_loss(logits, labels):
+            return logits
+
+        def _scaled(logits, labels, scale):
+            return logits * scale
+
+        LOSSES = {"lm": lm_loss, "scaled": functools.partial(_scaled, scale=2.0)}
+        ACTIVATIONS = {}
+
+        def register(name):
+            def store(fn):
+                ACTIVATIONS[name] = fn
+                return fn
+            return store
+
+        @register("gelu")
+        def gelu(x):
+            return x
+
+        @register("unused")
+        def other(x):
+            return x
+    ''',
+    "pkg/cache.py": '''
+        class Cache:
+            def update(self, k):
+                return k
+
+        class DynamicCache(Cache):
+            def update(self, k):
+                return k
+            def unrelated(self):
+                return None
+    ''',
+    "pkg/model.py": '''
+        import torch
+        from .cache import Cache
+        from .loss import ACTIVATIONS
+        from .modeling_utils import ALL_ATTENTION, PreTrained
+        from .utils import check_inputs
+
+        class Attention(torch.nn.Module):
+            def forward(self, q, cache: Cache):
+                cache.update(q)
+                act = ACTIVATIONS["gelu"]
+                return ALL_ATTENTION["sdpa"](self, act(q))
+
+        class Model(PreTrained, torch.nn.Module):
+            @check_inputs
+            def forward(self, q, labels):
+                return self.loss_function(q, labels)
+
+        def helper_not_called():
+            return 1
+    ''',
+}
+
+
+def write_package(root: Path) -> list[str]:
+    paths = []
+    for name, text in FILES.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(text))
+        paths.append(str(path))
+    return paths
+
+
+def test_traced_follows_calls_across_files(tmp_path):
+    traced = traced_functions(write_package(tmp_path), jobs=1)
+    names = {(Path(p).relative_to(tmp_path).as_posix(), n) for p, ns in traced.items()
+             for n in ns}
+    expected = {
+        ("pkg/model.py", "Attention.forward"),
+        ("pkg/model.py", "Model.forward"),
+        ("pkg/integrations/sdpa.py", "sdpa_forward"),  # registry object
+        ("pkg/modeling_utils.py", "Interface.__getitem__"),
+        ("pkg/modeling_utils.py", "PreTrained.loss_function"),  # property on self
+        ("pkg/loss.py", "lm_loss"),  # dict literal
+        ("pkg/loss.py", "_scaled"),  # functools.partial in the dict
+        ("pkg/loss.py", "gelu"),  # filled by a decorator
+        ("pkg/utils/generic.py", "check_inputs.<locals>.wrapper"),  # decorator's wrapper
+        ("pkg/cache.py", "Cache.update"),  # annotated object ...
+        ("pkg/cache.py", "DynamicCache.update"),  # ... of any subclass
+    }
+    assert expected <= names
+    assert not names & {("pkg/utils/generic.py", "never_called"),
+                        ("pkg/model.py", "helper_not_called"),
+                        ("pkg/cache.py", "DynamicCache.unrelated")}
+
+
+def test_default_command_rewrites_the_traced_helpers(tmp_path):
+    write_package(tmp_path)
+    result = CliRunner().invoke(
+        main, [str(tmp_path / "pkg"), "--rules", "graphbreaks", "--no-cache", "-j", "1"])
+    assert result.exit_code == 0, result.output
+    assert "_eqrw_log(__name__, 'warning_once', 'sdpa'" in (
+        tmp_path / "pkg/integrations/sdpa.py").read_text()
+    generic = (tmp_path / "pkg/utils/generic.py").read_text()
+    assert "_eqrw_log(__name__, 'warning_once', 'wrapper runs traced'" in generic
+    assert 'logger.warning("not traced")' in generic
+
+
+def test_profile_scope_restricts_to_the_listed_functions(tmp_path):
+    paths = write_package(tmp_path)
+    profile = tmp_path / "traced.txt"
+    profile.write_text("# recorded\npkg/utils/generic.py:never_called\n")
+    scopes = function_scopes(paths, {"profiled"}, [str(profile)])
+    assert list(scopes["profiled"].values()) == [frozenset({"never_called"})]
+    result = CliRunner().invoke(
+        main, [str(tmp_path / "pkg"), "--rules", "graphbreaks", "--no-cache", "-j", "1",
+               "--scope", f"traced:{profile}"])
+    assert result.exit_code == 0, result.output
+    generic = (tmp_path / "pkg/utils/generic.py").read_text()
+    assert "_eqrw_log(__name__, 'warning', 'not traced'" in generic
+    assert 'logger.warning_once("wrapper runs traced")' in generic  # not listed: untouched
+    assert 'logger.warning_once("sdpa")' in (tmp_path / "pkg/integrations/sdpa.py").read_text()
