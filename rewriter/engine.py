@@ -31,6 +31,10 @@ class Options:
     unsafe: bool = False
     assume_tensor_params: bool = False
     scope: frozenset[str] | None = None
+    # Per file: qualified names of the functions in the "traced"/"profiled" scopes, as the
+    # runner computed them over all processed files (None: from the file alone).
+    function_scopes: dict[str, frozenset[str]] | None = None
+    profiles: tuple[str, ...] = ()  # files listing traced functions (--scope traced:FILE)
 
 
 @dataclass
@@ -71,7 +75,8 @@ def rewrite_source(text: str, rules: list[Rule], options: Options | None = None,
     result = Rewrite(text)
     current, tree = text, tree or parse(text)
     for round_number in range(1, MAX_ROUNDS + 1):
-        edits = find_edits(current, tree, rules, options.assume_tensor_params)
+        edits = find_edits(current, tree, rules, options.assume_tensor_params,
+                           options.function_scopes)
         if not edits:
             result.text = current
             return result

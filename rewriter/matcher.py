@@ -119,9 +119,11 @@ class Matcher:
     """Applies a list of rules to one parsed module."""
 
     def __init__(self, text: str, tree: ast.Module, rules: list[Rule],
-                 assume_tensor_params: bool = False):
+                 assume_tensor_params: bool = False,
+                 function_scopes: dict[str, frozenset[str]] | None = None):
         self.text, self.tree = text, tree
         self.assume_tensor_params = assume_tensor_params
+        self.function_scopes = function_scopes
         self.by_key: dict[tuple, list[Rule]] = {}
         for rule in rules:
             for key in rule.keys:
@@ -135,7 +137,7 @@ class Matcher:
     @property
     def facts(self) -> ModuleFacts:
         if self._facts is None:
-            self._facts = ModuleFacts(self.tree, self.text)
+            self._facts = ModuleFacts(self.tree, self.text, self.function_scopes)
         return self._facts
 
     @property
@@ -266,7 +268,9 @@ def _value(node: ast.AST) -> ast.AST:
 
 
 def find_edits(text: str, tree: ast.Module, rules: list[Rule],
-               assume_tensor_params: bool = False) -> list[Edit]:
-    """All edits ``rules`` make in ``tree`` (parsed from ``text``)."""
-    return Matcher(text, tree, rules, assume_tensor_params).run()
+               assume_tensor_params: bool = False,
+               function_scopes: dict[str, frozenset[str]] | None = None) -> list[Edit]:
+    """All edits ``rules`` make in ``tree`` (parsed from ``text``); ``function_scopes`` gives
+    the qualified names of the functions in the ``traced``/``profiled`` scopes."""
+    return Matcher(text, tree, rules, assume_tensor_params, function_scopes).run()
 
