@@ -18,6 +18,7 @@ from .cache import Cache, default_cache_dir
 from .config import ConfigError, find_project_root, load_config
 from .discovery import discover
 from .engine import Options, select_rules
+from .facts import known_scopes
 from .plugins import Registry, RewriteRun, load_plugins
 from .rules import RuleError, RulePack, load_pack, packaged_packs
 
@@ -77,9 +78,11 @@ def _load_packs(specs: list[str]) -> list[RulePack]:
 @click.option("--unsafe", is_flag=True, default=None, help="Also run rules marked unsafe.")
 @click.option("--assume-tensor-params", is_flag=True, default=None,
               help="Treat unannotated forward() parameters of nn.Modules as tensors.")
-@click.option("--scope", "scopes", multiple=True,
-              type=click.Choice(["everywhere", "forward", "compiled"]),
-              help="Restrict every rule to this scope. Repeatable.")
+@click.option("--scope", "scopes", multiple=True, metavar="SCOPE",
+              help="Restrict every rule to this scope: everywhere, forward, compiled, traced "
+                   "(what forward and compiled functions call, across the files), or "
+                   "traced:FILE (the functions FILE lists, as recorded from a run). "
+                   "Repeatable: the union.")
 @click.option("--ignore", "ignored", multiple=True, metavar="RULE_ID",
               help="Disable a rule by id. Repeatable.")
 @click.option("--exclude", "excludes", multiple=True, metavar="GLOB",
@@ -100,7 +103,7 @@ def rewrite_command(paths: tuple[Path, ...], rule_specs: tuple[str, ...], check:
                     quiet: bool, **plugin_flags) -> None:
     """Rewrite the Python files under PATHS with the selected rule packs."""
     from . import report
-    from .runner import Job, run
+    from .runner import Job, prepare_scopes, run
 
     if not paths:
         _fail("no paths given; try 'eqrewrite src/ --diff' or 'eqrewrite --help'")
@@ -116,11 +119,13 @@ def rewrite_command(paths: tuple[Path, ...], rule_specs: tuple[str, ...], check:
     except ConfigError as error:
         _fail(str(error))
     packs = _load_packs(list(rule_specs) or config.rules)
+    scope, profiles = _parse_scopes(list(scopes) or config.scope or [], root if not scopes
+                                    else Path.cwd())
     options = Options(
         unsafe=config.unsafe if unsafe is None else unsafe,
         assume_tensor_params=(config.assume_tensor_params if assume_tensor_params is None
                               else assume_tensor_params),
-        scope=frozenset(scopes or config.scope or ()) or None,
+        scope=scope, profiles=profiles,
     )
     # Again: a step (--oracle) may have chosen an --out folder.
     mode = "diff" if diff else "check" if check else "out" if out_root else "write"
@@ -129,9 +134,12 @@ def rewrite_command(paths: tuple[Path, ...], rule_specs: tuple[str, ...], check:
     files = list(discover(list(paths), config.include,
                           config.exclude + config.extend_exclude + list(excludes), root))
     pairs = [(f, _destination(f, paths, out_root)) for f in files]
+    prepare_scopes(job, files, jobs)
     cache = None
     if not no_cache and not use_black:
-        key = [p.digest for p in packs] + [repr(options), repr(job.ignore)]
+        key = [p.digest for p in packs] + [repr(options), repr(job.ignore), repr(sorted(
+            (name, sorted((path, sorted(names)) for path, names in by_path.items()))
+            for name, by_path in job.scopes.items()))]
         cache = Cache(cache_dir or default_cache_dir(root), key)
     results = run(pairs, job, cache, jobs, progress=not quiet and mode != "check"
                   and output_format == "text")
@@ -151,6 +159,25 @@ def rewrite_command(paths: tuple[Path, ...], rule_specs: tuple[str, ...], check:
             sys.exit(status)
     if mode in ("check", "diff") and any(r.status == "changed" for r in results):
         sys.exit(EXIT_CHANGES)
+
+
+def _parse_scopes(values: list[str], base: Path) -> tuple[frozenset[str] | None,
+                                                       tuple[str, ...]]:
+    """``--scope`` values as rule scopes plus profile files (``traced:FILE``)."""
+    scopes, profiles = set(), []
+    for value in values:
+        if value.startswith("traced:"):
+            profile = base / value.split(":", 1)[1]
+            if not profile.is_file():
+                _fail(f"--scope {value}: no such file {str(profile)!r}")
+            scopes.add("profiled")
+            profiles.append(str(profile.resolve()))
+        elif value in known_scopes():
+            scopes.add(value)
+        else:
+            _fail(f"unknown scope {value!r}; choose from {', '.join(sorted(known_scopes()))} "
+                  "or traced:FILE")
+    return frozenset(scopes) or None, tuple(profiles)
 
 
 def _destination(path: Path, roots: tuple[Path, ...], out_root: Path | None) -> Path | None:

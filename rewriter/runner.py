@@ -11,11 +11,13 @@ import difflib
 import os
 import sys
 from concurrent.futures import ProcessPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from .cache import Cache, Stamp, digest
+from .callgraph import function_scopes
 from .engine import Options, RewriteError, parse, rewrite_source, select_rules
+from .facts import FUNCTION_SCOPES
 from .rules import Rule, load_pack
 from .sources import Source, SourceError, decode, encode, write_atomic
 
@@ -34,6 +36,8 @@ class Job:
     out_root: Path | None = None
     black: bool = False
     ignore: tuple[str, ...] = ()
+    # scope name -> path -> qualified names of the functions in it (callgraph.py)
+    scopes: dict[str, dict[str, frozenset[str]]] = field(default_factory=dict)
 
 
 @dataclass
@@ -56,8 +60,23 @@ _job: Job | None = None
 
 def _prepare(job: Job) -> None:
     global _rules, _job
+    _rules, _job = selected_rules(job), job
+
+
+def selected_rules(job: Job) -> list[Rule]:
+    """The job's rules, as they will run."""
     rules = [r for spec in job.packs for r in load_pack(spec).rules if r.id not in job.ignore]
-    _rules, _job = select_rules(rules, job.options), job
+    return select_rules(rules, job.options)
+
+
+def prepare_scopes(job: Job, files: list[Path], jobs: int | None = None) -> None:
+    """Compute the function scopes (``traced``, ``profiled``) the job's rules use, over
+    every file of the run: a call in one file can put a function of another in scope."""
+    needed = {name for rule in selected_rules(job) for name in rule.scope
+              if name in FUNCTION_SCOPES}
+    if needed:
+        job.scopes = function_scopes([str(f) for f in files], needed, job.options.profiles,
+                                     jobs)
 
 
 def could_match(text: str, rules: list[Rule]) -> list[Rule]:
@@ -78,7 +97,7 @@ def process(path: Path, destination: Path | None) -> FileResult:
         return FileResult(shown, "generated")
     try:
         source = decode(data)
-        new_text, edits = _rewrite(source, _rules)
+        new_text, edits = _rewrite(source, _rules, str(path))
     except Exception as error:  # noqa: BLE001 - one bad file never stops the others
         if destination is not None:  # the written tree stays complete
             _copy_if_different(destination, data)
@@ -110,12 +129,16 @@ def process(path: Path, destination: Path | None) -> FileResult:
     return result
 
 
-def _rewrite(source: Source, rules: list[Rule]) -> tuple[str, list[dict]]:
+def _rewrite(source: Source, rules: list[Rule], path: str) -> tuple[str, list[dict]]:
     candidates = could_match(source.text, rules)
     if not candidates:
         parse(source.text)  # still report syntax errors in files no rule concerns
         return source.text, []
-    rewrite = rewrite_source(source.text, candidates, _job.options)
+    options = _job.options
+    if _job.scopes:
+        options = replace(options, function_scopes={
+            name: by_path.get(path, frozenset()) for name, by_path in _job.scopes.items()})
+    rewrite = rewrite_source(source.text, candidates, options)
     if not rewrite.changed:
         return source.text, []
     text = rewrite.text
