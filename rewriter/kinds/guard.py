@@ -1,22 +1,24 @@
 """Validation guards on tensor values, without a graph break.
 
-``if <tensor condition>: raise E("message")`` and ``assert <tensor condition>,
-"message"`` become ``_eqrw_check``: eagerly it raises the same exception type
-with the same message; when traced it is ``torch._assert_async``, which raises a
-RuntimeError with that message if the check fails. Only builtin exception types
-and literal messages are rewritten: anything else is left alone.
+``if <tensor condition>: raise E("message")`` becomes ``_eqrw_check``: eagerly it
+raises the same exception type with the same message; when traced it is
+``torch._assert_async``, which raises a RuntimeError with that message if the check
+fails; under TorchScript it is the same ``raise``. ``assert <tensor condition>,
+"message"`` stays an ``assert`` statement, so ``python -O`` still removes it, around
+``_eqrw_assert(condition, message)``: the condition's truth eagerly, True after an
+in-graph ``torch._assert_async`` when traced. Only the builtin exception types the
+TorchScript path can raise by name and literal messages are rewritten.
 """
 
 from __future__ import annotations
 
 import ast
-import builtins
 
+from ..helpers import SCRIPTED_EXCEPTIONS
 from . import Kind, KindContext, Proposal, tensor_condition
 
-_EXCEPTIONS = frozenset(name for name in dir(builtins)
-                        if isinstance(getattr(builtins, name), type)
-                        and issubclass(getattr(builtins, name), Exception))
+# The exceptions _eqrw_check raises by name under TorchScript (see helpers.py).
+_EXCEPTIONS = frozenset(SCRIPTED_EXCEPTIONS) | {"RuntimeError"}
 
 
 class Guard(Kind):
@@ -35,8 +37,9 @@ class Guard(Kind):
             message = _literal(node.msg)
             if condition is None or message is False:
                 return None
-            return Proposal(f"_eqrw_check({condition[0]}, True, AssertionError, {message!r})",
-                            condition[1], "statement", frozenset({"_eqrw_check"}))
+            text = "" if message is None else f", {message!r}"
+            return Proposal(f"assert _eqrw_assert({condition[0]}, {message!r}){text}",
+                            condition[1], "statement", frozenset({"_eqrw_assert"}))
         if not isinstance(node, ast.If) or node.orelse or len(node.body) != 1:
             return None
         raised = node.body[0]
@@ -46,7 +49,7 @@ class Guard(Kind):
         error, message = _exception(raised.exc)
         if error is None:
             return None
-        return Proposal(f"_eqrw_check({condition[0]}, False, {error}, {message!r})",
+        return Proposal(f"_eqrw_check({condition[0]}, False, {error!r}, {message!r})",
                         condition[1], "compound", frozenset({"_eqrw_check"}))
 
 
