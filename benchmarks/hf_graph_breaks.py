@@ -249,16 +249,19 @@ def _build_variant(name: str, variant: str) -> tuple[Any, dict]:
 
 def _decode_step(module: Any, model: Model, kwargs: dict) -> tuple[Any, dict]:
     """A prefill run eagerly, then one cached decoding step. The step crops the cache back to
-    the prefill length first, so every call (counting, timing) starts from the same cache."""
+    the prefill length first, so every call (counting, timing) starts from the same cache;
+    older releases return legacy tuples, which no call mutates."""
     import torch
 
     with torch.no_grad():
         prefill = module(**kwargs, use_cache=True)
     cache = prefill.past_key_values
+    crop = getattr(cache, "crop", None)
     token = torch.randint(2, 128, (BATCH, 1), generator=torch.Generator().manual_seed(7))
     if model.inputs == "text":
         def step(input_ids, attention_mask):
-            cache.crop(SEQ)
+            if crop is not None:
+                crop(SEQ)
             return module(input_ids=input_ids, attention_mask=attention_mask,
                           past_key_values=cache, use_cache=True)
 
@@ -267,7 +270,8 @@ def _decode_step(module: Any, model: Model, kwargs: dict) -> tuple[Any, dict]:
     encoder = prefill.encoder_last_hidden_state
 
     def seq2seq_step(encoder_hidden, decoder_input_ids):
-        cache.crop(SEQ)
+        if crop is not None:
+            crop(SEQ)
         return module(encoder_outputs=(encoder_hidden,), decoder_input_ids=decoder_input_ids,
                       past_key_values=cache, use_cache=True)
 
