@@ -176,7 +176,9 @@ def registry() -> dict[str, type[Kind]]:
     from .defer import Defer
     from .guard import Guard
     from .masked import MaskedReduction
+    from .moe import MoeDispatch
     from .scalar import ItemScalar
     from .select import Select
 
-    return {kind.name: kind for kind in (Select, Guard, Defer, ItemScalar, MaskedReduction)}
+    return {kind.name: kind for kind in (Select, Guard, Defer, ItemScalar, MaskedReduction,
+                                         MoeDispatch)}
