@@ -129,7 +129,7 @@ class Matcher:
             for key in rule.keys:
                 self.by_key.setdefault(key, []).append(rule)
         self._facts: ModuleFacts | None = None
-        self._inference: dict[bool, Inference] = {}
+        self._inference: dict[bool | str, Inference] = {}
         self._lines = _Lines(text)
         self._comments: _Comments | None = None
         self.edits: list[Edit] = []
@@ -192,7 +192,8 @@ class Matcher:
         inference = self._inference_for(rule)
         context = GuardContext(inference, chain)
         if rule.implementation is not None:
-            proposal = rule.implementation.propose(node, KindContext(context))
+            proposal = rule.implementation.propose(node, KindContext(
+                context, lambda: GuardContext(self._assumed_inference(), chain)))
             if proposal is None:
                 return False
             bindings, template = proposal.bindings, proposal.template
@@ -223,6 +224,13 @@ class Matcher:
 
     def _qualname(self, node: ast.AST) -> str | None:
         return self.facts.qualname(node)
+
+    def _assumed_inference(self) -> Inference:
+        """Unannotated parameters taken as tensors everywhere: what graph-break kinds prove
+        a rewrite under, before guarding it with a run-time check of those parameters."""
+        if "everywhere" not in self._inference:
+            self._inference["everywhere"] = Inference(self.facts, "everywhere")
+        return self._inference["everywhere"]
 
     def _inference_for(self, rule: Rule) -> Inference:
         assume = rule.assume_tensor_params or self.assume_tensor_params
