@@ -9,6 +9,7 @@ from __future__ import annotations
 import ast
 from functools import cached_property
 
+from .helpers import PREFIX as HELPER_PREFIX
 from .pattern import dotted_name
 
 Function = ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda
@@ -264,6 +265,8 @@ class ModuleFacts:
 
     def in_scope(self, scope: frozenset[str], chain: tuple[ast.AST, ...]) -> bool:
         """Whether a node whose enclosing functions are ``chain`` lies in ``scope``."""
+        if any(getattr(f, "name", "").startswith(HELPER_PREFIX) for f in chain):
+            return False  # the inserted helpers hold the original code: never rewritten
         if "everywhere" in scope:
             return True
         if "forward" in scope and any(self.is_forward(f) for f in chain):
