@@ -166,6 +166,16 @@ def _eqrw_where(condition, if_true, if_false):
         return _eqrw_torch.where(condition.reshape(()) != 0, if_true, if_false)
     return if_true if condition else if_false
 ''', ("_eqrw_compiling",)),
+    "_eqrw_select": ('''
+def _eqrw_select(parameters, condition, if_true, if_false):
+    """``if_true() if condition else if_false()``: one branch evaluated, as written. Traced,
+    when the parameters the rewrite took for tensors are tensors (Dynamo specialises these
+    checks, so no branch remains), both branches and torch.where, as ``_eqrw_where``."""
+    if (_eqrw_compiling() and isinstance(condition, _eqrw_torch.Tensor)
+            and all(isinstance(p, _eqrw_torch.Tensor) for p in parameters)):
+        return _eqrw_where(condition, if_true(), if_false())
+    return if_true() if condition else if_false()
+''', ("_eqrw_where",)),
     "_eqrw_cond": ('''
 def _eqrw_cond(condition, if_true, if_false, operands):
     """``if_true(*operands) if condition else if_false(*operands)``; traced as torch.cond."""
@@ -189,7 +199,8 @@ def _eqrw_check(condition: _eqrw_torch.Tensor, expected: bool, error: str,
         if bool(condition) != expected:
             text = "" if message is None else message
 {SCRIPTED_RAISES}            raise RuntimeError(text)
-    elif _eqrw_compiling() and condition.numel() == 1:
+    elif (_eqrw_compiling() and isinstance(condition, _eqrw_torch.Tensor)
+          and condition.numel() == 1):
         holds = condition.reshape(()) != 0
         _eqrw_torch._assert_async(holds if expected else ~holds,
                                   error if message is None else message)
@@ -207,7 +218,8 @@ def _eqrw_raise(error: str, message: _eqrw_typing.Optional[str]) -> None:
 def _eqrw_assert(condition: _eqrw_torch.Tensor, message: _eqrw_typing.Optional[str]) -> bool:
     """``bool(condition)`` for an ``assert`` statement (which ``python -O`` removes, call
     included). Traced, ``torch._assert_async`` checks it inside the graph and this is True."""
-    if not _eqrw_torch.jit.is_scripting() and _eqrw_compiling() and condition.numel() == 1:
+    if (not _eqrw_torch.jit.is_scripting() and _eqrw_compiling()
+            and isinstance(condition, _eqrw_torch.Tensor) and condition.numel() == 1):
         _eqrw_torch._assert_async(condition.reshape(()) != 0,
                                   "AssertionError" if message is None else message)
         return True

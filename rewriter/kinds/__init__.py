@@ -11,6 +11,7 @@ A YAML rule selects a kind with ``kind:`` and configures it with ``options:``.
 from __future__ import annotations
 
 import ast
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cached_property
 
@@ -37,6 +38,44 @@ class KindContext:
     """What a kind may consult about the node it looks at."""
 
     guards: GuardContext
+    # The same place seen with unannotated parameters assumed to be tensors (see assuming).
+    assumed: Callable[[], GuardContext] | None = None
+
+    def assuming(self) -> KindContext | None:
+        """This context with every unannotated parameter without a default taken as a
+        tensor. A rewrite proven only under that assumption must check at run time that
+        ``parameters_behind`` its operands are tensors before taking the tensor path."""
+        return None if self.assumed is None else KindContext(self.assumed())
+
+    def parameters_behind(self, nodes: list[ast.AST]) -> list[str]:
+        """Unannotated parameters (no default) of the enclosing function whose values reach
+        ``nodes``, directly or through local assignments, in order of declaration."""
+        function = self.function
+        if not isinstance(function, ast.FunctionDef | ast.AsyncFunctionDef):
+            return []
+        arguments = function.args
+        positional = arguments.posonlyargs + arguments.args
+        without_default = positional[:len(positional) - len(arguments.defaults)] + [
+            a for a, d in zip(arguments.kwonlyargs, arguments.kw_defaults) if d is None]
+        candidates = [a.arg for a in without_default
+                      if a.annotation is None and a.arg not in ("self", "cls")]
+        sources: dict[str, set[str]] = {}
+        for node in ast.walk(function):
+            if isinstance(node, ast.Assign | ast.AugAssign | ast.AnnAssign) and node.value:
+                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                used = {n.id for n in ast.walk(node.value) if isinstance(n, ast.Name)}
+                for target in targets:
+                    for name in ast.walk(target):
+                        if isinstance(name, ast.Name):
+                            sources.setdefault(name.id, set()).update(used)
+        reached, todo = set(), [n.id for node in nodes for n in ast.walk(node)
+                                if isinstance(n, ast.Name)]
+        while todo:
+            name = todo.pop()
+            if name not in reached:
+                reached.add(name)
+                todo += sources.get(name, ())
+        return [name for name in candidates if name in reached]
 
     def kind(self, node: ast.AST) -> str:
         """Inferred kind of ``node``."""

@@ -30,10 +30,18 @@ class Guard(Kind):
         return frozenset({"raise" if self.options["form"] == "raise" else "assert"})
 
     def propose(self, node: ast.AST, context: KindContext) -> Proposal | None:
+        proposal = self._propose(node, context, tensor_condition)
+        if proposal is None and (assumed := context.assuming()) is not None:
+            # The helpers check isinstance(condition, Tensor) themselves, so a condition of
+            # unknown kind that is a tensor when the parameters are is checked as written.
+            proposal = self._propose(node, assumed, _plain_condition)
+        return proposal
+
+    def _propose(self, node: ast.AST, context: KindContext, convert) -> Proposal | None:
         if self.options["form"] == "assert":
             if not isinstance(node, ast.Assert):
                 return None
-            condition = tensor_condition(node.test, context)
+            condition = convert(node.test, context)
             message = _literal(node.msg)
             if condition is None or message is False:
                 return None
@@ -43,7 +51,7 @@ class Guard(Kind):
         if not isinstance(node, ast.If) or node.orelse or len(node.body) != 1:
             return None
         raised = node.body[0]
-        condition = tensor_condition(node.test, context)
+        condition = convert(node.test, context)
         if not isinstance(raised, ast.Raise) or raised.cause is not None or condition is None:
             return None
         error, message = _exception(raised.exc)
@@ -51,6 +59,12 @@ class Guard(Kind):
             return None
         return Proposal(f"_eqrw_check({condition[0]}, False, {error!r}, {message!r})",
                         condition[1], "compound", frozenset({"_eqrw_check"}))
+
+
+def _plain_condition(test: ast.expr, context: KindContext) -> tuple[str, dict] | None:
+    """A single tensor-valued test, kept as written (no ``~``/``&``/``|`` conversion,
+    which is right for tensors only)."""
+    return ("$c0", {"c0": test}) if context.is_tensor(test) else None
 
 
 def _literal(node: ast.AST | None) -> str | None | bool:

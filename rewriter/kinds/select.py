@@ -5,6 +5,12 @@ branching) and both branches tensors. Branches made of cheap elementwise code
 become ``_eqrw_where`` (torch.where when traced); branches that call layers become
 ``_eqrw_cond`` (torch.cond, which evaluates one branch only). Eager execution is
 unchanged either way: the helpers take the original path unless compiling.
+
+When the proof fails only because unannotated parameters are of unknown kind, an
+elementwise select with a plain condition becomes ``_eqrw_select((params...), c,
+lambda: A, lambda: B)``: traced with tensor parameters (Dynamo specialises the
+``isinstance`` checks), torch.where; otherwise ``A if c else B`` exactly, one branch
+evaluated, whatever the parameters hold (numbers, lists, numpy arrays...).
 """
 
 from __future__ import annotations
@@ -33,6 +39,27 @@ class Select(Kind):
         return frozenset({"if"})
 
     def propose(self, node: ast.AST, context: KindContext) -> Proposal | None:
+        proposal = self._propose(node, context)
+        if proposal is not None or self.options["form"] == "same_call":
+            return proposal
+        # Not proven: perhaps only because unannotated parameters are of unknown kind.
+        # Proven with them taken as tensors, an elementwise select with a plain condition
+        # becomes a run-time dispatch on their types (see _eqrw_select).
+        assumed = context.assuming()
+        proposal = self._propose(node, assumed) if assumed is not None else None
+        where = "_eqrw_where($c0, $a, $b)"
+        if proposal is None or where not in proposal.template:
+            return None
+        parameters = context.parameters_behind([proposal.bindings[k] for k in ("c0", "a", "b")])
+        if not parameters:
+            return None
+        names = ", ".join(parameters) + ("," if len(parameters) == 1 else "")
+        proposal.template = proposal.template.replace(
+            where, f"_eqrw_select(({names}), $c0, lambda: $a, lambda: $b)")
+        proposal.helpers = frozenset({"_eqrw_select"})
+        return proposal
+
+    def _propose(self, node: ast.AST, context: KindContext) -> Proposal | None:
         form = self.options["form"]
         if isinstance(node, ast.IfExp) != (form == "ternary"):
             return None
