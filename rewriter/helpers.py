@@ -161,7 +161,8 @@ def _eqrw_item(tensor):
     "_eqrw_where": ('''
 def _eqrw_where(condition, if_true, if_false):
     """``if_true if condition else if_false``; traced as torch.where when that is exact."""
-    if (_eqrw_compiling() and condition.numel() == 1 and if_true.shape == if_false.shape
+    if (_eqrw_compiling() and isinstance(condition, _eqrw_torch.Tensor)
+            and condition.numel() == 1 and if_true.shape == if_false.shape
             and if_true.dtype == if_false.dtype and if_true.device == if_false.device):
         return _eqrw_torch.where(condition.reshape(()) != 0, if_true, if_false)
     return if_true if condition else if_false
@@ -176,10 +177,46 @@ def _eqrw_select(parameters, condition, if_true, if_false):
         return _eqrw_where(condition, if_true(), if_false())
     return if_true() if condition else if_false()
 ''', ("_eqrw_where",)),
+    "_eqrw_compare": ('''
+def _eqrw_compare(tensor, operator, number):
+    """``tensor.item() <operator> number`` (``bool(tensor)`` for "truth"): a Python bool.
+    Traced, the same comparison as a 0-d bool tensor, when comparing in the tensor's dtype
+    gives the same answer as comparing Python numbers: the number is exactly
+    representable in that dtype (or the tensor is bool). Otherwise the original."""
+    import operator as _operator
+
+    compare = {"<": _operator.lt, "<=": _operator.le, ">": _operator.gt,
+               ">=": _operator.ge, "==": _operator.eq, "!=": _operator.ne}.get(operator)
+    if _eqrw_compiling() and tensor.numel() == 1:
+        value = tensor.reshape(())
+        if compare is None:
+            return value != 0
+        if (isinstance(number, (bool, int, float)) and not value.is_complex()
+                and _eqrw_exact_in(number, value.dtype)):
+            return compare(value, number)
+    if compare is None:
+        return bool(tensor)
+    return compare(tensor.item(), number)
+
+
+def _eqrw_exact_in(number, dtype):
+    """Whether ``number`` converts to ``dtype`` and back unchanged (a trace-time check)."""
+    if dtype == _eqrw_torch.bool:
+        return isinstance(number, bool) or number in (0, 1)
+    try:
+        return float(_eqrw_torch.tensor(number, dtype=dtype).item()) == float(number) and (
+            not isinstance(number, int) or abs(number) < 2 ** 53)
+    except (OverflowError, RuntimeError):
+        return False
+
+
+_eqrw_exact_in._dynamo_marked_constant = True
+''', ("_eqrw_compiling",)),
     "_eqrw_cond": ('''
 def _eqrw_cond(condition, if_true, if_false, operands):
     """``if_true(*operands) if condition else if_false(*operands)``; traced as torch.cond."""
-    if _eqrw_compiling() and condition.numel() == 1:
+    if (_eqrw_compiling() and isinstance(condition, _eqrw_torch.Tensor)
+            and condition.numel() == 1):
         def unaliased(branch):
             def run(*args):  # torch.cond refuses a branch that returns an operand itself
                 out = branch(*args)

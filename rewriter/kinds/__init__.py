@@ -193,8 +193,54 @@ def tensor_condition(test: ast.expr, context: KindContext) -> tuple[str, dict] |
         bindings[name] = node
         return f"${name}"
 
+    scalar = _scalar_condition(test, context)
+    if scalar is not None:
+        return scalar
     text = convert(test)
     return None if text is None else (text, bindings)
+
+
+def with_compare(proposal: Proposal | None) -> Proposal | None:
+    """``proposal`` with the ``_eqrw_compare`` helper added when its condition uses it."""
+    if proposal is not None and "_eqrw_compare(" in proposal.template:
+        proposal.helpers = proposal.helpers | {"_eqrw_compare"}
+    return proposal
+
+
+_COMPARISONS = {ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">=", ast.Eq: "==",
+                ast.NotEq: "!="}
+
+
+def _scalar_condition(test: ast.expr, context: KindContext) -> tuple[str, dict] | None:
+    """A condition that leaves the graph through a Python scalar: ``t.item()``,
+    ``bool(t)`` or ``t.item() < number`` on a tensor ``t``. It becomes
+    ``_eqrw_compare(t, op, number)``: eagerly exactly the original expression (a Python
+    bool); traced, the same comparison as a 0-d tensor when that is exact for ``t``'s
+    dtype (see helpers.py), so the select or guard around it needs no ``.item()``. Only
+    as the whole condition: ``not``/``and``/``or`` would need the tensor operators."""
+    def item_of(node: ast.expr) -> ast.expr | None:
+        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+                and node.func.attr == "item" and not node.args and not node.keywords
+                and context.is_tensor(node.func.value)):
+            return node.func.value
+        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+                and node.func.id == "bool" and len(node.args) == 1 and not node.keywords
+                and context.kind(node.func) == "object" and context.is_tensor(node.args[0])):
+            return node.args[0]
+        return None
+
+    if (tensor := item_of(test)) is not None:
+        return "_eqrw_compare($c0, 'truth', None)", {"c0": tensor}
+    if not (isinstance(test, ast.Compare) and len(test.ops) == 1
+            and type(test.ops[0]) in _COMPARISONS):
+        return None
+    left, right = test.left, test.comparators[0]
+    operator = _COMPARISONS[type(test.ops[0])]
+    if (tensor := item_of(left)) is not None and context.kind(right) == "number" and (
+            isinstance(left.func, ast.Attribute)):
+        return f"_eqrw_compare($c0, {operator!r}, $c1)", {"c0": tensor, "c1": right}
+    return None
+
 
 
 def _grouped(text: str) -> str:

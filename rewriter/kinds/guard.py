@@ -15,7 +15,7 @@ from __future__ import annotations
 import ast
 
 from ..helpers import SCRIPTED_EXCEPTIONS
-from . import Kind, KindContext, Proposal, tensor_condition
+from . import Kind, KindContext, Proposal, tensor_condition, with_compare
 
 # The exceptions _eqrw_check raises by name under TorchScript (see helpers.py).
 _EXCEPTIONS = frozenset(SCRIPTED_EXCEPTIONS) | {"RuntimeError"}
@@ -35,7 +35,7 @@ class Guard(Kind):
             # The helpers check isinstance(condition, Tensor) themselves, so a condition of
             # unknown kind that is a tensor when the parameters are is checked as written.
             proposal = self._propose(node, assumed, _plain_condition)
-        return proposal
+        return with_compare(proposal)
 
     def _propose(self, node: ast.AST, context: KindContext, convert) -> Proposal | None:
         if self.options["form"] == "assert":

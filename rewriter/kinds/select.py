@@ -18,7 +18,7 @@ from __future__ import annotations
 import ast
 
 from ..pattern import same_tree
-from . import Kind, KindContext, Proposal, tensor_condition
+from . import Kind, KindContext, Proposal, tensor_condition, with_compare
 
 # Calls allowed in a torch.where branch: elementwise or shape-only, total functions
 # whose gradient cannot turn into NaN through the untaken branch.
@@ -41,7 +41,7 @@ class Select(Kind):
     def propose(self, node: ast.AST, context: KindContext) -> Proposal | None:
         proposal = self._propose(node, context)
         if proposal is not None or self.options["form"] == "same_call":
-            return proposal
+            return with_compare(proposal)
         # Not proven: perhaps only because unannotated parameters are of unknown kind.
         # Proven with them taken as tensors, an elementwise select with a plain condition
         # becomes a run-time dispatch on their types (see _eqrw_select).
