@@ -9,7 +9,8 @@ graph). Nothing here imports torch or the oracle.
 - files: ``discover_files``, ``decode``/``encode``/``write_atomic``;
 - configuration: ``find_project_root``, ``load_config``;
 - static facts the oracle needs to find targets: ``module_class_names``;
-- the ``traced`` and ``profiled`` scopes: ``traced_functions``, ``function_scopes``.
+- the ``traced`` and ``profiled`` scopes: ``traced_functions``, ``function_scopes``, and
+  ``function_qualnames`` to name the functions a recorded run saw.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from .discovery import discover as discover_files
 from .engine import Options as RewriteOptions
 from .engine import Rewrite, RewriteError, parse, select_rules
 from .engine import rewrite_source as rewrite_text
-from .facts import ModuleFacts
+from .facts import ModuleFacts, qualname
 from .matcher import Edit, find_edits
 from .rules import Rule, RuleError, RulePack, load_pack, packaged_packs, resolve_pack
 from .sources import Source, SourceError, decode, encode, write_atomic
@@ -30,8 +31,8 @@ from .sources import Source, SourceError, decode, encode, write_atomic
 __all__ = [
     "Config", "ConfigError", "Edit", "Rewrite", "RewriteError", "RewriteOptions", "Rule",
     "RuleError", "RulePack", "Source", "SourceError", "apply_edit_subset", "decode",
-    "discover_files", "encode", "find_project_root", "first_round_edits", "function_scopes",
-    "load_config",
+    "discover_files", "encode", "find_project_root", "first_round_edits", "function_qualnames",
+    "function_scopes", "load_config",
     "load_pack", "load_packs", "module_class_names", "packaged_packs", "parse", "resolve_pack",
     "rewrite_text", "select_rules", "traced_functions", "write_atomic",
 ]
@@ -58,3 +59,20 @@ def load_packs(specs: list[str]) -> list[RulePack]:
 def module_class_names(tree: ast.Module) -> list[str]:
     """Names of the ``nn.Module`` subclasses a module defines (directly or through bases)."""
     return [c.name for c in ModuleFacts(tree).module_classes]
+
+
+def function_qualnames(tree: ast.Module) -> dict[str, tuple[str, int, int]]:
+    """``qualname -> (name, first line, last line)`` for every function of a module; the
+    first line is that of its first decorator, as in the function's code object."""
+    found: dict[str, tuple[str, int, int]] = {}
+    stack: list[tuple[ast.AST, tuple[ast.AST, ...]]] = [(tree, ())]
+    while stack:
+        node, chain = stack.pop()
+        for child in ast.iter_child_nodes(node):
+            inner = chain + (child,) if isinstance(
+                child, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) else chain
+            if isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef):
+                first = min([child.lineno] + [d.lineno for d in child.decorator_list])
+                found.setdefault(qualname(inner), (child.name, first, child.end_lineno))
+            stack.append((child, inner))
+    return found

@@ -17,7 +17,13 @@ from eqrewrite.rewriter.cli import main
 
 FILES = {
     "pkg/__init__.py": "",
-    "pkg/utils/__init__.py": "",  # a lazy package: names live in submodules
+    "pkg/utils/__init__.py": '''
+        import importlib
+
+
+        def __getattr__(name):  # a lazy package: names live in submodules
+            return getattr(importlib.import_module(__name__ + ".generic"), name)
+    ''',
     "pkg/utils/generic.py": '''
         import functools
         import logging
@@ -178,3 +184,71 @@ def test_profile_scope_restricts_to_the_listed_functions(tmp_path):
     assert "_eqrw_log(__name__, 'warning', 'not traced'" in generic
     assert 'logger.warning_once("wrapper runs traced")' in generic  # not listed: untouched
     assert 'logger.warning_once("sdpa")' in (tmp_path / "pkg/integrations/sdpa.py").read_text()
+
+
+RECORD = '''
+import logging
+import sys
+import torch
+logging.Logger.warning_once = logging.Logger.warning  # as Hugging Face patches it in
+sys.path.insert(0, {root!r})
+from eqrewrite.oracle.traced import record_traced
+from pkg.model import Attention
+from pkg.cache import DynamicCache
+with record_traced() as traced:
+    torch.compile(Attention(), backend="eager")(torch.ones(2), DynamicCache())
+traced.write({profile!r})
+'''
+
+
+def test_recorded_profile_drives_the_rewrite(tmp_path):
+    import subprocess
+    import sys
+
+    write_package(tmp_path)
+    profile = tmp_path / "profile.txt"
+    subprocess.run([sys.executable, "-c", RECORD.format(root=str(tmp_path),
+                                                        profile=str(profile))],
+                   check=True, capture_output=True, text=True, timeout=300)
+    entries = set(profile.read_text().splitlines()[1:])
+    assert {"pkg/model.py:Attention.forward", "pkg/integrations/sdpa.py:sdpa_forward",
+            "pkg/loss.py:gelu", "pkg/cache.py:DynamicCache.update"} <= entries
+    assert not any("check_inputs" in e or "lm_loss" in e for e in entries)  # not run
+    copy = tmp_path / "copy"
+    copy.mkdir()
+    for path in (tmp_path / "pkg").rglob("*.py"):
+        target = copy / path.relative_to(tmp_path)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(path.read_text())
+    result = CliRunner().invoke(main, [str(copy / "pkg"), "--rules", "graphbreaks",
+                                       "--no-cache", "-j", "1", "--scope",
+                                       f"traced:{profile}"])
+    assert result.exit_code == 0, result.output
+    assert "_eqrw_log(" in (copy / "pkg/integrations/sdpa.py").read_text()
+    assert "_eqrw_log(" not in (copy / "pkg/utils/generic.py").read_text()
+
+
+def test_traced_functions_called_untraced_behave_as_before(tmp_path, caplog, monkeypatch):
+    """A function in the traced scope may also run outside torch.compile: its helpers take
+    the original path there, so the rewrite changes nothing for such callers."""
+    import importlib
+    import logging
+    import sys
+
+    monkeypatch.setattr(logging.Logger, "warning_once", logging.Logger.warning, raising=False)
+    write_package(tmp_path)
+    result = CliRunner().invoke(main, [str(tmp_path / "pkg"), "--rules", "graphbreaks",
+                                       "--no-cache", "-j", "1"])
+    assert result.exit_code == 0, result.output
+    sys.path.insert(0, str(tmp_path))
+    try:
+        sdpa = importlib.import_module("pkg.integrations.sdpa")
+        with caplog.at_level(logging.WARNING):
+            assert sdpa.sdpa_forward(None, 3) == 3
+    finally:
+        sys.path.remove(str(tmp_path))
+        for name in [m for m in sys.modules if m == "pkg" or m.startswith("pkg.")]:
+            del sys.modules[name]
+    assert "_eqrw_log(" in (tmp_path / "pkg/integrations/sdpa.py").read_text()
+    assert [(r.name, r.levelname, r.getMessage(), r.funcName) for r in caplog.records] == [
+        ("pkg.integrations.sdpa", "WARNING", "sdpa", "sdpa_forward")]
