@@ -52,6 +52,16 @@ class Edit:
     after: str = ""  # filled in by apply.py
 
 
+@dataclass(frozen=True)
+class Note:
+    """A graph break a rule recognised but could not rewrite, and why."""
+
+    rule: str
+    line: int
+    col: int  # 1-based
+    message: str
+
+
 class _Lines:
     """Converts ``ast``'s UTF-8 byte columns to the character columns libcst uses."""
 
@@ -133,6 +143,7 @@ class Matcher:
         self._lines = _Lines(text)
         self._comments: _Comments | None = None
         self.edits: list[Edit] = []
+        self.notes: list[Note] = []
 
     @property
     def facts(self) -> ModuleFacts:
@@ -192,9 +203,13 @@ class Matcher:
         inference = self._inference_for(rule)
         context = GuardContext(inference, chain)
         if rule.implementation is not None:
+            reasons: list[str] = []
             proposal = rule.implementation.propose(node, KindContext(
-                context, lambda: GuardContext(self._assumed_inference(), chain)))
+                context, lambda: GuardContext(self._assumed_inference(), chain), reasons))
             if proposal is None:
+                span = self._lines.span(node)
+                if reasons and not self.comments.suppressed(rule.id, span):
+                    self.notes += [Note(rule.id, span[0], span[1] + 1, r) for r in reasons]
                 return False
             bindings, template = proposal.bindings, proposal.template
             level, helpers = proposal.level, proposal.helpers
@@ -273,6 +288,15 @@ def _as_list(bound: ast.AST | list[ast.AST]) -> list[ast.AST]:
 
 def _value(node: ast.AST) -> ast.AST:
     return node.value if isinstance(node, ast.keyword | ast.Starred) else node
+
+
+def find_edits_and_notes(text: str, tree: ast.Module, rules: list[Rule],
+                         assume_tensor_params: bool = False,
+                         function_scopes: dict[str, frozenset[str]] | None = None
+                         ) -> tuple[list[Edit], list[Note]]:
+    """``find_edits`` plus the notes on what the rules recognised and left alone."""
+    matcher = Matcher(text, tree, rules, assume_tensor_params, function_scopes)
+    return matcher.run(), matcher.notes
 
 
 def find_edits(text: str, tree: ast.Module, rules: list[Rule],
