@@ -43,6 +43,10 @@ def print_text(results: list[FileResult], mode: str, quiet: bool) -> None:
         elif result.status == "changed" and not quiet:
             print(f"{verb} {result.path} ({_plural(len(result.edits), 'edit')})",
                   file=sys.stderr)
+        if not quiet:
+            for note in result.notes:
+                print(f"note: {result.path}:{note['line']}:{note['col']}: {note['rule']}: "
+                      f"{note['message']}", file=sys.stderr)
     if quiet:
         return
     counts = summary(results)
@@ -66,8 +70,9 @@ def to_json(results: list[FileResult], mode: str) -> str:
     edits = [{"file": r.path, **e} for r in results for e in r.edits]
     errors = [{"file": r.path, "line": r.line, "col": r.col, "message": r.error}
               for r in results if r.status == "error"]
+    notes = [{"file": r.path, **n} for r in results for n in r.notes]
     document = {"version": __version__, "mode": mode, "summary": summary(results),
-                "edits": edits, "errors": errors}
+                "edits": edits, "errors": errors, "notes": notes}
     return json.dumps(document, indent=2)
 
 

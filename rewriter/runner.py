@@ -52,6 +52,7 @@ class FileResult:
     col: int = 0
     diff: str = ""
     stamp: Stamp | None = None  # set when the file is now known clean
+    notes: list[dict] = field(default_factory=list)  # graph breaks left alone, and why
 
 
 _rules: list[Rule] = []
@@ -97,7 +98,7 @@ def process(path: Path, destination: Path | None) -> FileResult:
         return FileResult(shown, "generated")
     try:
         source = decode(data)
-        new_text, edits = _rewrite(source, _rules, str(path))
+        new_text, edits, notes = _rewrite(source, _rules, str(path))
     except Exception as error:  # noqa: BLE001 - one bad file never stops the others
         if destination is not None:  # the written tree stays complete
             _copy_if_different(destination, data)
@@ -113,8 +114,8 @@ def process(path: Path, destination: Path | None) -> FileResult:
     if not edits:
         if destination is not None:
             _copy_if_different(destination, data)
-        return FileResult(shown, "unchanged", stamp=clean)
-    result = FileResult(shown, "changed", edits=edits)
+        return FileResult(shown, "unchanged", stamp=None if notes else clean, notes=notes)
+    result = FileResult(shown, "changed", edits=edits, notes=notes)
     new_data = encode(source, new_text)
     if _job.mode == "diff":
         result.diff = "".join(difflib.unified_diff(
@@ -129,25 +130,28 @@ def process(path: Path, destination: Path | None) -> FileResult:
     return result
 
 
-def _rewrite(source: Source, rules: list[Rule], path: str) -> tuple[str, list[dict]]:
+def _rewrite(source: Source, rules: list[Rule], path: str
+             ) -> tuple[str, list[dict], list[dict]]:
     candidates = could_match(source.text, rules)
     if not candidates:
         parse(source.text)  # still report syntax errors in files no rule concerns
-        return source.text, []
+        return source.text, [], []
     options = _job.options
     if _job.scopes:
         options = replace(options, function_scopes={
             name: by_path.get(path, frozenset()) for name, by_path in _job.scopes.items()})
     rewrite = rewrite_source(source.text, candidates, options)
+    notes = [{"rule": n.rule, "line": n.line, "col": n.col, "message": n.message}
+             for n in rewrite.notes]
     if not rewrite.changed:
-        return source.text, []
+        return source.text, [], notes
     text = rewrite.text
     if _job.black:
         text = _format_with_black(text)
     records = [{"rule": e.rule.id, "round": n, "start": {"line": e.span[0], "col": e.span[1] + 1},
                 "end": {"line": e.span[2], "col": e.span[3] + 1}, "before": e.before,
                 "after": e.after, "safety": e.rule.safety} for n, e in rewrite.edits]
-    return text, records
+    return text, records, notes
 
 
 def _format_with_black(text: str) -> str:
