@@ -40,6 +40,13 @@ class KindContext:
     guards: GuardContext
     # The same place seen with unannotated parameters assumed to be tensors (see assuming).
     assumed: Callable[[], GuardContext] | None = None
+    # Why a recognised graph break could not be rewritten (reported to the user).
+    notes: list[str] | None = None
+
+    def note(self, reason: str) -> None:
+        """Record why this node, a graph break the kind recognises, stays as it is."""
+        if self.notes is not None and reason not in self.notes:
+            self.notes.append(reason)
 
     def assuming(self) -> KindContext | None:
         """This context with every unannotated parameter without a default taken as a
