@@ -46,7 +46,7 @@ _DEFS = ast.FunctionDef | ast.AsyncFunctionDef
 _IMPLICIT = ("__call__", "__getitem__", "forward")
 # Methods that run when traced code builds an object.
 _CONSTRUCTORS = ("__new__", "__init__", "__post_init__")
-_SELF = ("self", "cls", "super")
+_SELF = ("self", "cls")
 
 
 @dataclass
@@ -127,6 +127,8 @@ def _chain(facts: ModuleFacts, function: ast.AST) -> list[ast.AST]:
 
 
 class _Summarizer:
+    """Fills a ``Summary`` from one module's tree."""
+
     def __init__(self, summary: Summary, tree: ast.Module):
         self.summary, self.tree = summary, tree
         self.values = 0
@@ -419,6 +421,8 @@ class CallGraph:
 
 
 class _Solver:
+    """The reachable functions, grown from the roots to a fixed point."""
+
     def __init__(self, graph: CallGraph):
         self.graph = graph
         self.reached: set[tuple[str, str]] = set()
