@@ -23,6 +23,8 @@ Examples::
     python benchmarks/hf_graph_breaks.py                      # rules/graphbreaks.yaml
     python benchmarks/hf_graph_breaks.py --rules default --models t5,bert --skip-latency
     python benchmarks/hf_graph_breaks.py --backend aot_eager --json /tmp/hf.json
+    python benchmarks/hf_graph_breaks.py --record-profile traced.txt --skip-latency
+    python benchmarks/hf_graph_breaks.py --eqrewrite-args "--scope traced:traced.txt"
 
 Cases live in ``CASES``: add a function returning (model, args, kwargs) and a table entry.
 """
@@ -450,7 +452,14 @@ def run_worker(spec: dict) -> dict:
     model, kwargs = CASES[spec["case"]].build()
     with torch.no_grad():
         eager = _tensors(model(**kwargs))
-    report, crash, suppressed = _count(count_graph_breaks, model, kwargs)
+    traced = None
+    if spec.get("record"):
+        from eqrewrite.oracle.traced import record_traced
+
+        with record_traced() as traced:
+            report, crash, suppressed = _count(count_graph_breaks, model, kwargs)
+    else:
+        report, crash, suppressed = _count(count_graph_breaks, model, kwargs)
     result: dict[str, Any] = {
         "case": spec["case"], "tree": spec["tree"],
         "transformers_file": os.path.abspath(transformers.__file__),
@@ -463,6 +472,8 @@ def run_worker(spec: dict) -> dict:
         "reasons": _reasons(report, tree_parent, suppressed),
         "outputs_file": spec["outputs_file"], "n_outputs": len(eager),
     }
+    if traced is not None:
+        result["traced"] = traced.entries()
     torch.save(eager, spec["outputs_file"])
     return result
 
@@ -639,6 +650,7 @@ def run_case(tree: str, tree_parent: Path, case: str, workdir: Path, args: argpa
     """Count one (tree, case) pair's breaks in a fresh interpreter."""
     spec = {"job": "count", "tree": tree, "tree_parent": str(tree_parent.resolve()),
             "case": case, "threads": args.threads,
+            "record": bool(args.record_profile) and tree == "orig",
             "outputs_file": str(workdir / "outputs" / f"{tree}_{case}.pt")}
     result = _run_worker_process(spec, workdir / "outputs" / f"{tree}_{case}.json",
                                  [spec["tree_parent"]], args)
@@ -763,6 +775,9 @@ def main(argv: list[str] | None = None) -> int:
                              "and noisier for tiny models on a busy machine)")
     parser.add_argument("--timeout", type=float, default=1800.0,
                         help="seconds per worker process (default: 1800)")
+    parser.add_argument("--record-profile", type=Path,
+                        help="write the functions Dynamo traced in the original tree (all "
+                             "cases) to this file, for --eqrewrite-args '--scope traced:FILE'")
     parser.add_argument("--worker", help=argparse.SUPPRESS)
     parser.add_argument("--worker-out", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
@@ -797,6 +812,13 @@ def main(argv: list[str] | None = None) -> int:
                     print(f"  FAILED: {res['error']}\n{res.get('stderr_tail', '')}",
                           file=sys.stderr)
                 results[case][tree] = res
+        if args.record_profile:
+            entries = sorted({e for c in cases for e in results[c]["orig"].get("traced", [])})
+            args.record_profile.write_text(
+                "# functions Dynamo traced (hf_graph_breaks.py --record-profile)\n"
+                + "".join(e + "\n" for e in entries))
+            print(f"profile of {len(entries)} functions written to {args.record_profile}",
+                  file=sys.stderr)
         latencies: dict[str, dict] = {}
         for case in cases:
             orig, rew = results[case]["orig"], results[case]["rew"]
