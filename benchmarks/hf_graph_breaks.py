@@ -1,19 +1,25 @@
 """Graph breaks in Hugging Face transformers before and after an eqrewrite rule pack.
 
 The benchmark copies the installed ``transformers`` package to ``WORKDIR/orig/transformers``,
-rewrites it with ``eqrewrite orig/transformers --rules PACK --out rew/transformers`` and then,
-for every model case and for each of the two trees, starts a fresh Python process that
+rewrites it with ``eqrewrite orig/transformers --rules PACK --out rew/transformers`` (the
+whole package by default) and then, for every case (a model and a variant: ``forward``, the
+head with ``labels``, ``attn`` / ``attn_eager`` = ``output_attentions=True`` with the default
+sdpa and with the eager attention implementation, Longformer's ``global`` attention, and
+``decode``: one cached decoding step after an eager prefill) and for each of the two trees,
+starts a fresh Python process that
 
-* puts the tree's parent folder first on ``sys.path`` (and checks ``transformers.__file__``),
+* imports ``transformers`` from that tree (and checks ``transformers.__file__``),
 * builds the model from a tiny config with random weights (``torch.manual_seed(0)``, eval
   mode, no downloads) and fixed seeded inputs (batch 2 x 16 tokens),
-* computes the eager output, counts graph breaks with
-  ``oracle.graphbreaks.count_graph_breaks(..., backend="eager")`` and, unless
-  ``--skip-latency``, times ``torch.compile(model, backend=BACKEND)`` (two warm-up calls,
-  then the median of ten calls),
+* computes the eager output and counts graph breaks with
+  ``oracle.graphbreaks.count_graph_breaks(..., backend="eager")``,
 * writes a JSON record and the output tensors (``torch.save``) for the parent.
 
-The parent prints one row per model (breaks before/after, fullgraph before/after, whether the
+Then, unless ``--skip-latency``, every case whose breaks all went away is timed in one more
+process that imports both trees, compiles both models with ``--backend`` (Inductor by
+default) and times them in alternation (two warm-up calls, then the median of ``--repeats``).
+
+The parent prints one row per case (breaks before/after, fullgraph before/after, whether the
 eager outputs of the two trees match, compiled latency ratio after/before), totals compared
 with GraphMend's 72 % (122 -> 34 breaks), and every break reason (gb_type and the frame in
 transformers, with its source line). ``--json`` saves everything.
@@ -26,7 +32,7 @@ Examples::
     python benchmarks/hf_graph_breaks.py --record-profile traced.txt --skip-latency
     python benchmarks/hf_graph_breaks.py --eqrewrite-args "--scope traced:traced.txt"
 
-Cases live in ``CASES``: add a function returning (model, args, kwargs) and a table entry.
+Models live in ``MODELS`` (a tiny config and the classes), variants in ``_build_variant``.
 """
 
 from __future__ import annotations
