@@ -34,12 +34,12 @@ from __future__ import annotations
 import ast
 import os
 from collections.abc import Iterable
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from .facts import ModuleFacts, qualname
 from .pattern import dotted_name
+from .workers import WorkerPool
 
 _DEFS = ast.FunctionDef | ast.AsyncFunctionDef
 # Methods that run when an object is built, called or indexed.
@@ -560,6 +560,10 @@ class _Solver:
         return self._registered
 
 
+def _no_setup() -> None:
+    """Workers need no preparation: each summary reads its own file."""
+
+
 def _summarize_file(path: str) -> Summary | None:
     try:
         text = Path(path).read_text(encoding="utf-8")
@@ -572,7 +576,7 @@ def traced_functions(paths: list[str], jobs: int | None = None) -> dict[str, fro
     """Qualified names of the functions Dynamo may trace, by path, over the files ``paths``."""
     workers = min(jobs or os.cpu_count() or 1, max(1, len(paths) // 64))
     if workers > 1:
-        with ProcessPoolExecutor(workers) as pool:
+        with WorkerPool(workers, _no_setup) as pool:  # workers die with this process
             summaries = list(pool.map(_summarize_file, paths, chunksize=32))
     else:
         summaries = [_summarize_file(p) for p in paths]

@@ -38,11 +38,13 @@ class Config:
     assume_tensor_params: bool = False
     path: Path | None = None
     oracle: dict = field(default_factory=dict)
+    audit: dict = field(default_factory=dict)  # [tool.eqrewrite.audit], checked by audit/config.py
+    given: frozenset[str] = frozenset()  # the keys the file sets (the rest are defaults)
 
 
 _LISTS = {"rules", "include", "exclude", "extend-exclude", "ignore", "scope"}
 _BOOLS = {"unsafe", "assume-tensor-params"}
-_TABLES = {"oracle"}
+_TABLES = {"oracle", "audit"}
 
 
 def find_project_root(paths: list[Path]) -> Path:
@@ -72,7 +74,7 @@ def load_config(root: Path) -> Config:
     table = data.get("tool", {}).get("eqrewrite")
     if table is None:
         return Config()
-    config = Config(path=path)
+    config = Config(path=path, given=frozenset(table))
     for key, value in table.items():
         if key in _LISTS:
             if isinstance(value, str):

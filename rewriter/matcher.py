@@ -125,12 +125,32 @@ def _within(position: tuple[int, int], span: Span) -> bool:
     return (span[0], span[1]) <= position < (span[2], span[3])
 
 
+@dataclass(frozen=True)
+class Decline:
+    """Why a rule leaves a node alone: the check that failed and what it found.
+
+    ``stage`` is ``context``, ``pattern``, ``scope``, ``kind`` (a structural kind proposed
+    nothing; ``message`` is its ``decline_reason``, or "" when it has none), ``guard``,
+    ``names``, ``suppressed`` or ``comment``.
+    """
+
+    stage: str
+    message: str
+
+
+def _decline(why: list[Decline] | None, stage: str, message: str) -> None:
+    if why is not None:
+        why.append(Decline(stage, message))
+    return None
+
+
 class Matcher:
     """Applies a list of rules to one parsed module."""
 
     def __init__(self, text: str, tree: ast.Module, rules: list[Rule],
                  assume_tensor_params: bool = False,
-                 function_scopes: dict[str, frozenset[str]] | None = None):
+                 function_scopes: dict[str, frozenset[str]] | None = None,
+                 facts: ModuleFacts | None = None):
         self.text, self.tree = text, tree
         self.assume_tensor_params = assume_tensor_params
         self.function_scopes = function_scopes
@@ -138,7 +158,7 @@ class Matcher:
         for rule in rules:
             for key in rule.keys:
                 self.by_key.setdefault(key, []).append(rule)
-        self._facts: ModuleFacts | None = None
+        self._facts = facts  # shared with a caller that already built them (the audit)
         self._inference: dict[bool | str, Inference] = {}
         self._lines = _Lines(text)
         self._comments: _Comments | None = None
@@ -157,14 +177,26 @@ class Matcher:
             self._comments = _Comments(self.text)
         return self._comments
 
-    def run(self) -> list[Edit]:
-        """Walk the whole module and collect edits, outermost first, in source order."""
+    def span(self, node: ast.AST) -> Span:
+        """``node``'s span in characters (ast counts UTF-8 bytes)."""
+        return self._lines.span(node)
+
+    def text_of(self, span: Span) -> str:
+        """The source text a span covers."""
+        return self._lines.text(span)
+
+    def run(self, roots: list[tuple[ast.AST, tuple[ast.AST, ...]]] | None = None) -> list[Edit]:
+        """Walk the whole module (or only the subtrees ``roots``: ``(statement, enclosing
+        functions and classes)``, none inside another) and collect edits, outermost first,
+        in source order."""
         interesting = {key[0] for key in self.by_key}
         conditions = any(r.context == "condition" for rules in self.by_key.values()
                          for r in rules)
         # An explicit stack instead of recursion: this loop visits every node of every
         # file, so it is the rewriter's hottest code.
-        stack: list[tuple[ast.AST, tuple[ast.AST, ...], bool]] = [(self.tree, (), False)]
+        stack: list[tuple[ast.AST, tuple[ast.AST, ...], bool]] = (
+            [(self.tree, (), False)] if roots is None
+            else [(node, chain, False) for node, chain in reversed(roots)])
         push = stack.append
         while stack:
             node, chain, in_condition = stack.pop()
@@ -192,14 +224,40 @@ class Matcher:
 
     def _try(self, rule: Rule, node: ast.AST, chain: tuple[ast.AST, ...],
              in_condition: bool) -> bool:
+        edit = self._attempt(rule, node, chain, in_condition)
+        if edit is not None:
+            self.edits.append(edit)
+        return edit is not None
+
+    def explain(self, rule: Rule, node: ast.AST, chain: tuple[ast.AST, ...],
+                in_condition: bool = False) -> Decline | None:
+        """Why ``rule`` leaves ``node`` alone, or None when it would rewrite it.
+
+        The same checks as a normal run, in the same order; the first that fails is the
+        answer (the audit's "why not rewritten"). A kind may explain itself by defining
+        ``decline_reason(node, context) -> str | None`` (see ``Decline``).
+        """
+        why: list[Decline] = []
+        if self._attempt(rule, node, chain, in_condition, why) is not None:
+            return None
+        decline = why[0]
+        if decline.stage == "pattern":
+            return Decline("pattern", f"does not match `{rule.pattern.text.strip()}`")
+        if decline.stage == "scope":
+            return Decline("scope", f"outside the rule's scope ({', '.join(sorted(rule.scope))})")
+        return decline
+
+    def _attempt(self, rule: Rule, node: ast.AST, chain: tuple[ast.AST, ...],
+                 in_condition: bool, why: list[Decline] | None = None) -> Edit | None:
+        # ``why`` collects the reason only when explaining: the normal path never builds one.
         if rule.context == "condition" and not in_condition:
-            return False
+            return _decline(why, "context", "applies only to values that are truth-tested")
         if rule.implementation is None:
             bindings = rule.pattern.match(node, self._qualname)
             if bindings is None:
-                return False
+                return _decline(why, "pattern", "does not match the rule's pattern")
         if not self.facts.in_scope(rule.scope, chain):
-            return False
+            return _decline(why, "scope", "outside the rule's scope")
         inference = self._inference_for(rule)
         context = GuardContext(inference, chain)
         if rule.implementation is not None:
@@ -207,10 +265,10 @@ class Matcher:
             proposal = rule.implementation.propose(node, KindContext(
                 context, lambda: GuardContext(self._assumed_inference(), chain), reasons))
             if proposal is None:
-                span = self._lines.span(node)
-                if reasons and not self.comments.suppressed(rule.id, span):
-                    self.notes += [Note(rule.id, span[0], span[1] + 1, r) for r in reasons]
-                return False
+                if why is None:
+                    self._note(rule, node, reasons)
+                # The audit derives its own, more specific reason when the kind gives none.
+                return _decline(why, "kind", self._kind_reason(rule, node, context, why))
             bindings, template = proposal.bindings, proposal.template
             level, helpers = proposal.level, proposal.helpers
         else:
@@ -220,22 +278,59 @@ class Matcher:
             check = GUARDS[condition.guard][0]
             if not check(context, [_value(b) for name in condition.metavariables
                                    for b in _as_list(bindings[name])]):
-                return False
+                return _decline(why, "guard", self._guard_reason(condition, bindings, context,
+                                                                 why))
         spelling = self._renames(rule, inference, chain)
         if spelling is None:
-            return False
+            return _decline(why, "names", "a module the rewrite needs is shadowed by a local "
+                            "name here")
         span = self._lines.span(node)
         binding_spans = {name: ([self._lines.span(b) for b in bound] if isinstance(bound, list)
                                 else self._lines.span(bound))
                          for name, bound in bindings.items()}
         holes = [s for spans in binding_spans.values()
                  for s in (spans if isinstance(spans, list) else [spans])]
-        if self.comments.suppressed(rule.id, span) or self.comments.inside(span, holes):
-            return False
-        self.edits.append(Edit(rule, span, level, binding_spans, spelling[0],
-                               self._lines.text(span),
-                               frozenset(spelling[1]), template, helpers))
-        return True
+        # Tokenizing the file is slow: only a file that says "eqrewrite" can suppress, and
+        # only code with a "#" in it can hold a comment.
+        if "eqrewrite" in self.text and self.comments.suppressed(rule.id, span):
+            return _decline(why, "suppressed", "suppressed by an `# eqrewrite: ignore` comment")
+        if "#" in self._lines.text(span) and self.comments.inside(span, holes):
+            return _decline(why, "comment", "a comment inside the code would be lost")
+        return Edit(rule, span, level, binding_spans, spelling[0], self._lines.text(span),
+                    frozenset(spelling[1]), template, helpers)
+
+    def _note(self, rule: Rule, node: ast.AST, reasons: list[str]) -> None:
+        """Record the graph breaks a kind recognised and left alone (unless suppressed)."""
+        if not reasons:
+            return
+        span = self._lines.span(node)
+        if "eqrewrite" in self.text and self.comments.suppressed(rule.id, span):
+            return
+        self.notes += [Note(rule.id, span[0], span[1] + 1, r) for r in reasons]
+
+    @staticmethod
+    def _kind_reason(rule: Rule, node: ast.AST, context: GuardContext,
+                     why: list[Decline] | None) -> str:
+        if why is None:
+            return ""
+        explain = getattr(rule.implementation, "decline_reason", None)
+        reason = explain(node, KindContext(context)) if callable(explain) else None
+        return reason or ""  # "": the kind gave no reason (the audit derives one)
+
+    def _guard_reason(self, condition, bindings: dict, context: GuardContext,
+                      why: list[Decline] | None) -> str:
+        """The first metavariable the guard fails on, what it holds and its inferred kind."""
+        if why is None:
+            return ""
+        check, description = GUARDS[condition.guard]
+        for name in condition.metavariables:
+            for bound in _as_list(bindings[name]):
+                if not check(context, [_value(bound)]):
+                    code = ast.unparse(_value(bound))
+                    return (f"guard `{condition.guard}` failed on `${name}` (`{code}`, "
+                            f"inferred {context.kind(_value(bound))}): {description}")
+        names = ", ".join("$" + n for n in condition.metavariables)
+        return f"guard `{condition.guard}` failed on {names} together: {description}"
 
     def _qualname(self, node: ast.AST) -> str | None:
         return self.facts.qualname(node)

@@ -266,6 +266,7 @@ def _boolean_or_op(node: ast.expr, context: KindContext) -> bool:
 def registry() -> dict[str, type[Kind]]:
     """Every kind by name."""
     from .defer import Defer
+    from .equivalences import EQUIVALENCE_KINDS
     from .guard import Guard
     from .masked import MaskedReduction
     from .moe import MoeDispatch
@@ -273,4 +274,4 @@ def registry() -> dict[str, type[Kind]]:
     from .select import Select
 
     return {kind.name: kind for kind in (Select, Guard, Defer, ItemScalar, MaskedReduction,
-                                         MoeDispatch)}
+                                         MoeDispatch, *EQUIVALENCE_KINDS)}
