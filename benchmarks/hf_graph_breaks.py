@@ -653,7 +653,12 @@ def _run_worker_process(spec: dict, result_file: Path, tree_parents: list[str],
 
 def run_case(tree: str, tree_parent: Path, case: str, workdir: Path, args: argparse.Namespace
              ) -> dict:
-    """Count one (tree, case) pair's breaks in a fresh interpreter."""
+    """Count one (tree, case) pair's breaks in a fresh interpreter (or, for the original tree
+    with ``--reuse-original``, take the record an earlier run left in the workdir)."""
+    if tree == "orig" and args.reuse_original and not args.record_profile:
+        kept = _kept_original(workdir, case)
+        if kept is not None:
+            return {"case": case, "tree": tree, **kept}
     spec = {"job": "count", "tree": tree, "tree_parent": str(tree_parent.resolve()),
             "case": case, "threads": args.threads,
             "record": bool(args.record_profile) and tree == "orig",
@@ -661,6 +666,27 @@ def run_case(tree: str, tree_parent: Path, case: str, workdir: Path, args: argpa
     result = _run_worker_process(spec, workdir / "outputs" / f"{tree}_{case}.json",
                                  [spec["tree_parent"]], args)
     return {"case": case, "tree": tree, **result}
+
+
+def _kept_original(workdir: Path, case: str) -> dict | None:
+    """The original tree's record for ``case`` from an earlier run in ``workdir``, if it
+    succeeded with the transformers and torch versions installed now (the original tree is
+    the installed package, so its breaks and outputs do not depend on the rule pack)."""
+    from importlib.metadata import version
+
+    record_file = workdir / "outputs" / f"orig_{case}.json"
+    outputs_file = workdir / "outputs" / f"orig_{case}.pt"
+    try:
+        record = json.loads(record_file.read_text())
+    except (OSError, ValueError):
+        return None
+    if ("error" in record or not outputs_file.is_file()
+            or record.get("transformers_version") != version("transformers")
+            or record.get("torch_version") != version("torch")):
+        return None
+    print(f"  (original tree: record kept from an earlier run, {record_file.name})",
+          file=sys.stderr)
+    return {**record, "outputs_file": str(outputs_file), "kept": True}
 
 
 def run_latency(case: str, workdir: Path, args: argparse.Namespace) -> dict:
@@ -781,6 +807,10 @@ def main(argv: list[str] | None = None) -> int:
                              "and noisier for tiny models on a busy machine)")
     parser.add_argument("--timeout", type=float, default=1800.0,
                         help="seconds per worker process (default: 1800)")
+    parser.add_argument("--reuse-original", action="store_true",
+                        help="with --workdir: take the original tree's per-case records from "
+                             "an earlier run there when the installed transformers and torch "
+                             "versions match (the rewritten tree is always measured)")
     parser.add_argument("--record-profile", type=Path,
                         help="write the functions Dynamo traced in the original tree (all "
                              "cases) to this file, for --eqrewrite-args '--scope traced:FILE'")
