@@ -653,10 +653,11 @@ def _run_worker_process(spec: dict, result_file: Path, tree_parents: list[str],
 
 def run_case(tree: str, tree_parent: Path, case: str, workdir: Path, args: argparse.Namespace
              ) -> dict:
-    """Count one (tree, case) pair's breaks in a fresh interpreter (or, for the original tree
-    with ``--reuse-original``, take the record an earlier run left in the workdir)."""
-    if tree == "orig" and args.reuse_original and not args.record_profile:
-        kept = _kept_original(workdir, case)
+    """Count one (tree, case) pair's breaks in a fresh interpreter (or take the record an
+    earlier run left in the workdir: ``--reuse-original``, ``--reuse-records``)."""
+    reuse = (args.reuse_records and args.reuse_trees) or (tree == "orig" and args.reuse_original)
+    if reuse and not (tree == "orig" and args.record_profile):
+        kept = _kept_record(workdir, tree, case)
         if kept is not None:
             return {"case": case, "tree": tree, **kept}
     spec = {"job": "count", "tree": tree, "tree_parent": str(tree_parent.resolve()),
@@ -668,14 +669,15 @@ def run_case(tree: str, tree_parent: Path, case: str, workdir: Path, args: argpa
     return {"case": case, "tree": tree, **result}
 
 
-def _kept_original(workdir: Path, case: str) -> dict | None:
-    """The original tree's record for ``case`` from an earlier run in ``workdir``, if it
-    succeeded with the transformers and torch versions installed now (the original tree is
-    the installed package, so its breaks and outputs do not depend on the rule pack)."""
+def _kept_record(workdir: Path, tree: str, case: str) -> dict | None:
+    """The record of ``case`` in ``tree`` from an earlier run in ``workdir``, if it succeeded
+    with the transformers and torch versions installed now. The original tree is the
+    installed package, so its breaks and outputs do not depend on the rule pack; the
+    rewritten tree is the same only while it is reused (``--reuse-trees``)."""
     from importlib.metadata import version
 
-    record_file = workdir / "outputs" / f"orig_{case}.json"
-    outputs_file = workdir / "outputs" / f"orig_{case}.pt"
+    record_file = workdir / "outputs" / f"{tree}_{case}.json"
+    outputs_file = workdir / "outputs" / f"{tree}_{case}.pt"
     try:
         record = json.loads(record_file.read_text())
     except (OSError, ValueError):
@@ -684,7 +686,7 @@ def _kept_original(workdir: Path, case: str) -> dict | None:
             or record.get("transformers_version") != version("transformers")
             or record.get("torch_version") != version("torch")):
         return None
-    print(f"  (original tree: record kept from an earlier run, {record_file.name})",
+    print(f"  ({tree}: record kept from an earlier run, {record_file.name})",
           file=sys.stderr)
     return {**record, "outputs_file": str(outputs_file), "kept": True}
 
@@ -811,6 +813,10 @@ def main(argv: list[str] | None = None) -> int:
                         help="with --workdir: take the original tree's per-case records from "
                              "an earlier run there when the installed transformers and torch "
                              "versions match (the rewritten tree is always measured)")
+    parser.add_argument("--reuse-records", action="store_true",
+                        help="with --reuse-trees: take both trees' per-case records from earlier "
+                             "runs in the workdir (to time more cases, or to finish a run split "
+                             "over several processes)")
     parser.add_argument("--record-profile", type=Path,
                         help="write the functions Dynamo traced in the original tree (all "
                              "cases) to this file, for --eqrewrite-args '--scope traced:FILE'")
