@@ -9,7 +9,8 @@ graph). Nothing here imports torch or the oracle.
 - files: ``discover_files``, ``decode``/``encode``/``write_atomic``;
 - configuration: ``find_project_root``, ``load_config``;
 - static facts the oracle needs to find targets: ``module_class_names``;
-- the ``traced`` and ``profiled`` scopes: ``traced_functions``, ``function_scopes``, and
+- the ``traced`` and ``profiled`` scopes (``FUNCTION_SCOPES``): ``traced_functions``,
+  ``function_scopes``, and
   ``function_qualnames`` to name the functions a recorded run saw;
 - the graph-break audit: ``WHAT_IF_SWITCHES`` (Dynamo switches and the breaks each may remove).
 """
@@ -25,14 +26,15 @@ from .discovery import discover as discover_files
 from .engine import Options as RewriteOptions
 from .engine import Rewrite, RewriteError, parse, select_rules
 from .engine import rewrite_source as rewrite_text
-from .facts import ModuleFacts, qualname
+from .facts import FUNCTION_SCOPES, ModuleFacts, qualname
 from .files import write_atomic
 from .matcher import Edit, find_edits
 from .rules import Rule, RuleError, RulePack, load_pack, packaged_packs, resolve_pack
 from .sources import Source, SourceError, decode, encode
 
 __all__ = [
-    "Config", "ConfigError", "Edit", "Rewrite", "RewriteError", "RewriteOptions", "Rule",
+    "FUNCTION_SCOPES", "Config", "ConfigError", "Edit", "Rewrite", "RewriteError",
+    "RewriteOptions", "Rule",
     "RuleError", "RulePack", "Source", "SourceError", "WHAT_IF_SWITCHES", "apply_edit_subset",
     "decode", "discover_files", "encode", "find_project_root", "first_round_edits",
     "function_qualnames", "function_scopes", "load_config",
