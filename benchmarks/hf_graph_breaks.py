@@ -1,19 +1,25 @@
 """Graph breaks in Hugging Face transformers before and after an eqrewrite rule pack.
 
 The benchmark copies the installed ``transformers`` package to ``WORKDIR/orig/transformers``,
-rewrites it with ``eqrewrite orig/transformers --rules PACK --out rew/transformers`` and then,
-for every model case and for each of the two trees, starts a fresh Python process that
+rewrites it with ``eqrewrite orig/transformers --rules PACK --out rew/transformers`` (the
+whole package by default) and then, for every case (a model and a variant: ``forward``, the
+head with ``labels``, ``attn`` / ``attn_eager`` = ``output_attentions=True`` with the default
+sdpa and with the eager attention implementation, Longformer's ``global`` attention, and
+``decode``: one cached decoding step after an eager prefill) and for each of the two trees,
+starts a fresh Python process that
 
-* puts the tree's parent folder first on ``sys.path`` (and checks ``transformers.__file__``),
+* imports ``transformers`` from that tree (and checks ``transformers.__file__``),
 * builds the model from a tiny config with random weights (``torch.manual_seed(0)``, eval
   mode, no downloads) and fixed seeded inputs (batch 2 x 16 tokens),
-* computes the eager output, counts graph breaks with
-  ``oracle.graphbreaks.count_graph_breaks(..., backend="eager")`` and, unless
-  ``--skip-latency``, times ``torch.compile(model, backend=BACKEND)`` (two warm-up calls,
-  then the median of ten calls),
+* computes the eager output and counts graph breaks with
+  ``oracle.graphbreaks.count_graph_breaks(..., backend="eager")``,
 * writes a JSON record and the output tensors (``torch.save``) for the parent.
 
-The parent prints one row per model (breaks before/after, fullgraph before/after, whether the
+Then, unless ``--skip-latency``, every case whose breaks all went away is timed in one more
+process that imports both trees, compiles both models with ``--backend`` (Inductor by
+default) and times them in alternation (two warm-up calls, then the median of ``--repeats``).
+
+The parent prints one row per case (breaks before/after, fullgraph before/after, whether the
 eager outputs of the two trees match, compiled latency ratio after/before), totals compared
 with GraphMend's 72 % (122 -> 34 breaks), and every break reason (gb_type and the frame in
 transformers, with its source line). ``--json`` saves everything.
@@ -23,8 +29,10 @@ Examples::
     python benchmarks/hf_graph_breaks.py                      # rules/graphbreaks.yaml
     python benchmarks/hf_graph_breaks.py --rules default --models t5,bert --skip-latency
     python benchmarks/hf_graph_breaks.py --backend aot_eager --json /tmp/hf.json
+    python benchmarks/hf_graph_breaks.py --record-profile traced.txt --skip-latency
+    python benchmarks/hf_graph_breaks.py --eqrewrite-args "--scope traced:traced.txt"
 
-Cases live in ``CASES``: add a function returning (model, args, kwargs) and a table entry.
+Models live in ``MODELS`` (a tiny config and the classes), variants in ``_build_variant``.
 """
 
 from __future__ import annotations
@@ -72,37 +80,30 @@ def _ones() -> Any:
     return torch.ones(BATCH, SEQ, dtype=torch.long)
 
 
-def _t5() -> tuple[Any, tuple, dict]:
-    """T5Model with decoder_input_ids."""
+def _t5_config(attention: str | None) -> Any:
+    """A tiny T5Config."""
     import transformers as tf
 
-    cfg = tf.T5Config(vocab_size=128, d_model=32, d_kv=8, d_ff=64, num_layers=2,
-                      num_decoder_layers=2, num_heads=4, relative_attention_num_buckets=8,
-                      relative_attention_max_distance=16, dropout_rate=0.0,
-                      pad_token_id=0, eos_token_id=1, decoder_start_token_id=0)
-    ids = _ids(128)
-    return tf.T5Model(cfg), (), {"input_ids": ids, "attention_mask": _ones(),
-                                 "decoder_input_ids": ids.flip(1)}
+    return tf.T5Config(vocab_size=128, d_model=32, d_kv=8, d_ff=64, num_layers=2,
+                       num_decoder_layers=2, num_heads=4, relative_attention_num_buckets=8,
+                       relative_attention_max_distance=16, dropout_rate=0.0, pad_token_id=0,
+                       eos_token_id=1, decoder_start_token_id=0,
+                       **_attention(attention))
 
 
-def _whisper() -> tuple[Any, tuple, dict]:
-    """WhisperModel with tiny input_features (8 mel bins x 32 frames) and decoder ids."""
-    import torch
+def _whisper_config(attention: str | None) -> Any:
+    """A tiny WhisperConfig (8 mel bins, 32 frames)."""
     import transformers as tf
 
-    cfg = tf.WhisperConfig(vocab_size=128, num_mel_bins=8, encoder_layers=2, decoder_layers=2,
-                           d_model=32, encoder_attention_heads=4, decoder_attention_heads=4,
-                           encoder_ffn_dim=64, decoder_ffn_dim=64, max_source_positions=16,
-                           max_target_positions=32, pad_token_id=0, bos_token_id=1,
-                           eos_token_id=1, decoder_start_token_id=1, suppress_tokens=None,
-                           begin_suppress_tokens=None)
-    gen = torch.Generator().manual_seed(1234)
-    features = torch.randn(BATCH, 8, 2 * 16, generator=gen)
-    return tf.WhisperModel(cfg), (), {"input_features": features,
-                                      "decoder_input_ids": _ids(128)}
+    return tf.WhisperConfig(vocab_size=128, num_mel_bins=8, encoder_layers=2, decoder_layers=2,
+                            d_model=32, encoder_attention_heads=4, decoder_attention_heads=4,
+                            encoder_ffn_dim=64, decoder_ffn_dim=64, max_source_positions=16,
+                            max_target_positions=32, pad_token_id=0, bos_token_id=1,
+                            eos_token_id=1, decoder_start_token_id=1, suppress_tokens=None,
+                            begin_suppress_tokens=None, **_attention(attention))
 
 
-def _longformer_config() -> Any:
+def _longformer_config(attention: str | None) -> Any:
     """A tiny LongformerConfig (attention window 4)."""
     import transformers as tf
 
@@ -112,111 +113,208 @@ def _longformer_config() -> Any:
                                hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0)
 
 
-def _longformer() -> tuple[Any, tuple, dict]:
-    """LongformerModel, local attention only."""
+def _biogpt_config(attention: str | None) -> Any:
+    """A tiny BioGptConfig."""
     import transformers as tf
 
-    return tf.LongformerModel(_longformer_config()), (), {"input_ids": _ids(128),
-                                                          "attention_mask": _ones()}
+    return tf.BioGptConfig(vocab_size=128, hidden_size=32, num_hidden_layers=2,
+                           num_attention_heads=4, intermediate_size=64,
+                           max_position_embeddings=64, hidden_dropout_prob=0.0,
+                           attention_probs_dropout_prob=0.0, layerdrop=0.0,
+                           **_attention(attention))
 
 
-def _longformer_global() -> tuple[Any, tuple, dict]:
-    """LongformerModel with global attention on tokens 0 and 5 (and 9 in row 1)."""
+def _llama_config(attention: str | None) -> Any:
+    """A tiny LlamaConfig (grouped-query attention)."""
+    import transformers as tf
+
+    return tf.LlamaConfig(vocab_size=128, hidden_size=32, intermediate_size=64,
+                          num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2,
+                          max_position_embeddings=64, **_attention(attention))
+
+
+def _mixtral_config(attention: str | None) -> Any:
+    """A tiny MixtralConfig: 4 experts, top-2 routing."""
+    import transformers as tf
+
+    return tf.MixtralConfig(vocab_size=128, hidden_size=32, intermediate_size=64,
+                            num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2,
+                            num_local_experts=4, num_experts_per_tok=2,
+                            max_position_embeddings=64, **_attention(attention))
+
+
+def _qwen2_moe_config(attention: str | None) -> Any:
+    """A tiny Qwen2MoeConfig: 4 experts, top-2 routing, a shared expert."""
+    import transformers as tf
+
+    return tf.Qwen2MoeConfig(vocab_size=128, hidden_size=32, intermediate_size=64,
+                             moe_intermediate_size=32, shared_expert_intermediate_size=64,
+                             num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2,
+                             num_experts=4, num_experts_per_tok=2, decoder_sparse_step=1,
+                             max_position_embeddings=64, **_attention(attention))
+
+
+def _bert_config(attention: str | None) -> Any:
+    """A tiny BertConfig."""
+    import transformers as tf
+
+    return tf.BertConfig(vocab_size=128, hidden_size=32, num_hidden_layers=2,
+                         num_attention_heads=4, intermediate_size=64, max_position_embeddings=64,
+                         **_attention(attention))
+
+
+def _gpt2_config(attention: str | None) -> Any:
+    """A tiny GPT2Config."""
+    import transformers as tf
+
+    return tf.GPT2Config(vocab_size=128, n_embd=32, n_layer=2, n_head=4, n_positions=64,
+                         **_attention(attention))
+
+
+def _attention(attention: str | None) -> dict:
+    """Config keyword choosing the attention implementation (none: the model's default)."""
+    return {"attn_implementation": attention} if attention else {}
+
+
+@dataclass(frozen=True)
+class Model:
+    """One model family: a tiny config, its classes and the transformers folders it uses."""
+
+    config: Callable[[str | None], Any]
+    base: str  # e.g. "LlamaModel"
+    head: str  # the class that takes labels, e.g. "LlamaForCausalLM"
+    folders: tuple[str, ...]  # under transformers/models/, for --rewrite-scope cases
+    inputs: str = "text"  # text | seq2seq | speech
+    decoder: bool = False  # has a decode step with a key/value cache
+    eager_variant: bool = True  # has a separate eager-attention implementation
+    control: bool = False  # expected to have no break in its plain forward
+
+
+MODELS: dict[str, Model] = {
+    "t5": Model(_t5_config, "T5Model", "T5ForConditionalGeneration", ("t5",), "seq2seq",
+                decoder=True, eager_variant=False),
+    "whisper": Model(_whisper_config, "WhisperModel", "WhisperForConditionalGeneration",
+                     ("whisper",), "speech", decoder=True),
+    "longformer": Model(_longformer_config, "LongformerModel", "LongformerForMaskedLM",
+                        ("longformer",), eager_variant=False),
+    "biogpt": Model(_biogpt_config, "BioGptModel", "BioGptForCausalLM", ("biogpt",),
+                    decoder=True),
+    "llama": Model(_llama_config, "LlamaModel", "LlamaForCausalLM", ("llama",), decoder=True),
+    "mixtral": Model(_mixtral_config, "MixtralModel", "MixtralForCausalLM", ("mixtral",),
+                     decoder=True),
+    "qwen2_moe": Model(_qwen2_moe_config, "Qwen2MoeModel", "Qwen2MoeForCausalLM",
+                       ("qwen2_moe",), decoder=True),
+    "bert": Model(_bert_config, "BertModel", "BertForMaskedLM", ("bert",), control=True),
+    "gpt2": Model(_gpt2_config, "GPT2Model", "GPT2LMHeadModel", ("gpt2",), decoder=True,
+                  control=True),
+}
+# forward: the base model; labels: the head with labels (loss); attn / attn_eager:
+# output_attentions=True with the default (sdpa) and the eager attention implementation;
+# global: Longformer's global attention; decode: one cached decoding step after a prefill.
+VARIANTS = ("forward", "labels", "attn", "attn_eager", "global", "decode")
+
+
+def _model_inputs(model: Model) -> dict:
+    """The seeded inputs of one forward pass (batch 2 x 16 tokens)."""
+    import torch
+
+    if model.inputs == "speech":
+        gen = torch.Generator().manual_seed(1234)
+        return {"input_features": torch.randn(BATCH, 8, 2 * 16, generator=gen),
+                "decoder_input_ids": _ids(128)}
+    if model.inputs == "seq2seq":
+        ids = _ids(128)
+        return {"input_ids": ids, "attention_mask": _ones(), "decoder_input_ids": ids.flip(1)}
+    return {"input_ids": _ids(128), "attention_mask": _ones()}
+
+
+def _build_variant(name: str, variant: str) -> tuple[Any, dict]:
+    """``(callable, keyword arguments)`` of one case; the callable is a module or a closure."""
     import torch
     import transformers as tf
 
-    glob = torch.zeros(BATCH, SEQ, dtype=torch.long)
-    glob[:, 0] = 1
-    glob[:, 5] = 1
-    glob[1, 9] = 1
-    return tf.LongformerModel(_longformer_config()), (), {
-        "input_ids": _ids(128), "attention_mask": _ones(), "global_attention_mask": glob}
+    model = MODELS[name]
+    config = model.config("eager" if variant == "attn_eager" else None)
+    kwargs = _model_inputs(model)
+    if variant in ("forward", "attn", "attn_eager", "global"):
+        module = getattr(tf, model.base)(config)
+        if variant.startswith("attn"):
+            kwargs["output_attentions"] = True
+        if variant == "global":
+            glob = torch.zeros(BATCH, SEQ, dtype=torch.long)
+            glob[:, 0] = 1
+            glob[:, 5] = 1
+            glob[1, 9] = 1
+            kwargs["global_attention_mask"] = glob
+        return module.eval(), kwargs
+    module = getattr(tf, model.head)(config).eval()
+    if variant == "labels":
+        target = kwargs.get("decoder_input_ids", kwargs.get("input_ids"))
+        kwargs.pop("decoder_input_ids", None)
+        return module, {**kwargs, "labels": target}
+    return _decode_step(module, model, kwargs)
 
 
-def _biogpt_attn() -> tuple[Any, tuple, dict]:
-    """BioGptModel with output_attentions=True."""
-    import transformers as tf
+def _decode_step(module: Any, model: Model, kwargs: dict) -> tuple[Any, dict]:
+    """A prefill run eagerly, then one cached decoding step. The step crops the cache back to
+    the prefill length first, so every call (counting, timing) starts from the same cache;
+    older releases return legacy tuples, which no call mutates."""
+    import torch
 
-    cfg = tf.BioGptConfig(vocab_size=128, hidden_size=32, num_hidden_layers=2,
-                          num_attention_heads=4, intermediate_size=64,
-                          max_position_embeddings=64, hidden_dropout_prob=0.0,
-                          attention_probs_dropout_prob=0.0, layerdrop=0.0)
-    return tf.BioGptModel(cfg), (), {"input_ids": _ids(128), "attention_mask": _ones(),
-                                     "output_attentions": True}
+    with torch.no_grad():
+        prefill = module(**kwargs, use_cache=True)
+    cache = prefill.past_key_values
+    crop = getattr(cache, "crop", None)
+    token = torch.randint(2, 128, (BATCH, 1), generator=torch.Generator().manual_seed(7))
+    if model.inputs == "text":
+        def step(input_ids, attention_mask):
+            if crop is not None:
+                crop(SEQ)
+            return module(input_ids=input_ids, attention_mask=attention_mask,
+                          past_key_values=cache, use_cache=True)
 
+        return step, {"input_ids": token,
+                      "attention_mask": torch.ones(BATCH, SEQ + 1, dtype=torch.long)}
+    encoder = prefill.encoder_last_hidden_state
 
-def _llama_attn() -> tuple[Any, tuple, dict]:
-    """LlamaModel (sdpa attention) with output_attentions=True."""
-    import transformers as tf
+    def seq2seq_step(encoder_hidden, decoder_input_ids):
+        if crop is not None:
+            crop(SEQ)
+        return module(encoder_outputs=(encoder_hidden,), decoder_input_ids=decoder_input_ids,
+                      past_key_values=cache, use_cache=True)
 
-    cfg = tf.LlamaConfig(vocab_size=128, hidden_size=32, intermediate_size=64,
-                         num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2,
-                         max_position_embeddings=64)
-    return tf.LlamaModel(cfg), (), {"input_ids": _ids(128), "attention_mask": _ones(),
-                                    "output_attentions": True}
-
-
-def _mixtral() -> tuple[Any, tuple, dict]:
-    """MixtralModel with 4 experts, top-2 routing."""
-    import transformers as tf
-
-    cfg = tf.MixtralConfig(vocab_size=128, hidden_size=32, intermediate_size=64,
-                           num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2,
-                           num_local_experts=4, num_experts_per_tok=2,
-                           max_position_embeddings=64)
-    return tf.MixtralModel(cfg), (), {"input_ids": _ids(128), "attention_mask": _ones()}
+    return seq2seq_step, {"encoder_hidden": encoder, "decoder_input_ids": token}
 
 
-def _qwen2_moe() -> tuple[Any, tuple, dict]:
-    """Qwen2MoeModel with 4 experts, top-2 routing and a shared expert."""
-    import transformers as tf
-
-    cfg = tf.Qwen2MoeConfig(vocab_size=128, hidden_size=32, intermediate_size=64,
-                            moe_intermediate_size=32, shared_expert_intermediate_size=64,
-                            num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2,
-                            num_experts=4, num_experts_per_tok=2, decoder_sparse_step=1,
-                            max_position_embeddings=64)
-    return tf.Qwen2MoeModel(cfg), (), {"input_ids": _ids(128), "attention_mask": _ones()}
-
-
-def _bert() -> tuple[Any, tuple, dict]:
-    """BertModel (control: no break expected)."""
-    import transformers as tf
-
-    cfg = tf.BertConfig(vocab_size=128, hidden_size=32, num_hidden_layers=2,
-                        num_attention_heads=4, intermediate_size=64, max_position_embeddings=64)
-    return tf.BertModel(cfg), (), {"input_ids": _ids(128), "attention_mask": _ones()}
-
-
-def _gpt2() -> tuple[Any, tuple, dict]:
-    """GPT2Model (control: no break expected)."""
-    import transformers as tf
-
-    cfg = tf.GPT2Config(vocab_size=128, n_embd=32, n_layer=2, n_head=4, n_positions=64)
-    return tf.GPT2Model(cfg), (), {"input_ids": _ids(128), "attention_mask": _ones()}
+def case_names() -> list[str]:
+    """Every "model:variant" case, in table order."""
+    names = []
+    for name, model in MODELS.items():
+        for variant in VARIANTS:
+            if variant == "global" and name != "longformer":
+                continue
+            if variant == "attn_eager" and not model.eager_variant:
+                continue
+            if variant == "decode" and not model.decoder:
+                continue
+            names.append(f"{name}:{variant}")
+    return names
 
 
 @dataclass(frozen=True)
 class Case:
-    """One benchmark model: a builder and the transformers model folders it uses."""
+    """One benchmark case: a builder and the transformers model folders it uses."""
 
-    build: Callable[[], tuple[Any, tuple, dict]]
-    folders: tuple[str, ...]  # under transformers/models/, for --rewrite-scope cases
+    build: Callable[[], tuple[Any, dict]]
+    folders: tuple[str, ...]
     control: bool = False  # expected to have no break
 
 
 CASES: dict[str, Case] = {
-    "t5": Case(_t5, ("t5",)),
-    "whisper": Case(_whisper, ("whisper",)),
-    "longformer": Case(_longformer, ("longformer",)),
-    "longformer_global": Case(_longformer_global, ("longformer",)),
-    "biogpt_attn": Case(_biogpt_attn, ("biogpt",)),
-    "llama_attn": Case(_llama_attn, ("llama",)),
-    "mixtral": Case(_mixtral, ("mixtral",)),
-    "qwen2_moe": Case(_qwen2_moe, ("qwen2_moe",)),
-    "bert": Case(_bert, ("bert",), control=True),
-    "gpt2": Case(_gpt2, ("gpt2",), control=True),
-}
+    case: Case(lambda case=case: _build_variant(*case.split(":")),
+               MODELS[case.split(":")[0]].folders,
+               control=MODELS[case.split(":")[0]].control and case.endswith(":forward"))
+    for case in case_names()}
 
 
 # --------------------------------------------------------------------------------------------
@@ -312,7 +410,7 @@ def _count(count_graph_breaks: Callable, model: Any, kwargs: dict
             return count_graph_breaks(model, (), kwargs, backend="eager"), None, []
         except Exception as error:
             crash = f"{type(error).__name__}: {str(error).strip().splitlines()[0][:300]}"
-        torch._dynamo.config.suppress_errors = True  # also for the latency run
+        torch._dynamo.config.suppress_errors = True
         handler = _Records()
         logger = logging.getLogger("torch._dynamo.convert_frame")
         logger.addHandler(handler)
@@ -331,61 +429,46 @@ def _count(count_graph_breaks: Callable, model: Any, kwargs: dict
     return report, crash, suppressed
 
 
-def _timed(fn: Callable, kwargs: dict, repeats: int = REPEATS
-           ) -> tuple[Any, float, list[float]]:
-    """(output of the first call, its seconds, ``repeats`` timings after WARMUP calls)."""
-    import torch
+def _import_tree(tree_parent: str) -> Any:
+    """Import ``transformers`` from ``tree_parent`` (forgetting any copy imported before)."""
+    import importlib
 
-    with torch.no_grad():
-        start = time.perf_counter()
-        out = fn(**kwargs)
-        first = time.perf_counter() - start
-        for _ in range(WARMUP - 1):
-            fn(**kwargs)
-        times = []
-        for _ in range(repeats):
-            start = time.perf_counter()
-            fn(**kwargs)
-            times.append(time.perf_counter() - start)
-    return out, first, times
-
-
-def _latency(model: Any, kwargs: dict, backend: str, repeats: int) -> dict:
-    """Eager and ``torch.compile(model, backend)`` latency: WARMUP calls, median of REPEATS."""
-    import torch
-    import torch._dynamo
-
-    _, _, eager_times = _timed(model, kwargs, repeats)
-    torch._dynamo.reset()
-    out, first, times = _timed(torch.compile(model, backend=backend), kwargs, repeats)
-    return {"backend": backend, "median_s": statistics.median(times), "min_s": min(times),
-            "times_s": times,
-            "first_call_s": first, "eager_median_s": statistics.median(eager_times),
-            "compiled_output": out}
-
-
-def run_worker(spec: dict) -> dict:
-    """Build one case from one tree, count its breaks, time it; the JSON-able result."""
-    tree_parent = spec["tree_parent"]
+    for name in [m for m in sys.modules if m == "transformers" or m.startswith("transformers.")]:
+        del sys.modules[name]
     sys.path.insert(0, tree_parent)
-    import torch
-    import transformers
-    from eqrewrite.oracle.graphbreaks import count_graph_breaks
-
+    try:
+        transformers = importlib.import_module("transformers")
+    finally:
+        sys.path.remove(tree_parent)
     module_file = os.path.abspath(transformers.__file__)
     if not module_file.startswith(os.path.join(tree_parent, "transformers") + os.sep):
         raise RuntimeError(f"imported {module_file}, expected a copy under {tree_parent}")
+    return transformers
+
+
+def run_worker(spec: dict) -> dict:
+    """Build one case from one tree and count its breaks; the JSON-able result."""
+    tree_parent = spec["tree_parent"]
+    import torch
+    from eqrewrite.oracle.graphbreaks import count_graph_breaks
+
+    transformers = _import_tree(tree_parent)
     torch.set_num_threads(spec["threads"])
     torch.manual_seed(0)
-    model, args, kwargs = CASES[spec["case"]].build()
-    model.eval()
-    if args:
-        raise ValueError("cases pass their inputs as keyword arguments")
+    model, kwargs = CASES[spec["case"]].build()
     with torch.no_grad():
         eager = _tensors(model(**kwargs))
-    report, crash, suppressed = _count(count_graph_breaks, model, kwargs)
+    traced = None
+    if spec.get("record"):
+        from eqrewrite.oracle.traced import record_traced
+
+        with record_traced() as traced:
+            report, crash, suppressed = _count(count_graph_breaks, model, kwargs)
+    else:
+        report, crash, suppressed = _count(count_graph_breaks, model, kwargs)
     result: dict[str, Any] = {
-        "case": spec["case"], "tree": spec["tree"], "transformers_file": module_file,
+        "case": spec["case"], "tree": spec["tree"],
+        "transformers_file": os.path.abspath(transformers.__file__),
         "transformers_version": transformers.__version__, "torch_version": torch.__version__,
         # A frame on which Dynamo crashes runs eagerly (suppress_errors): one more break.
         "breaks": report.breaks + len(suppressed), "graph_count": report.graph_count,
@@ -395,18 +478,54 @@ def run_worker(spec: dict) -> dict:
         "reasons": _reasons(report, tree_parent, suppressed),
         "outputs_file": spec["outputs_file"], "n_outputs": len(eager),
     }
+    if traced is not None:
+        result["traced"] = traced.entries()
     torch.save(eager, spec["outputs_file"])
-    if spec["latency"]:
-        try:
-            timing = _latency(model, kwargs, spec["backend"], spec["repeats"])
-        except Exception as error:  # recorded, the break counts are still worth reporting
-            result["latency_error"] = f"{type(error).__name__}: {str(error)[:500]}"
-        else:
-            compiled = _tensors(timing.pop("compiled_output"))
-            result["latency"] = timing
-            result["compiled_vs_eager"] = _compare(eager, compiled, COMPILED_RTOL,
-                                                   COMPILED_ATOL)
     return result
+
+
+def run_latency_worker(spec: dict) -> dict:
+    """Compiled latency of one case from both trees in this one process.
+
+    Both trees are imported (one after the other, as distinct module objects), both models
+    are compiled with the same backend, warmed up, then timed in alternation (before, after,
+    before, ...) so that load on the machine hits both alike; medians are reported.
+    """
+    import torch
+    import torch._dynamo
+
+    torch.set_num_threads(spec["threads"])
+    callables = {}
+    for tree, parent in (("orig", spec["orig_parent"]), ("rew", spec["rew_parent"])):
+        _import_tree(parent)
+        torch.manual_seed(0)
+        callables[tree] = CASES[spec["case"]].build()
+    torch._dynamo.reset()
+    times: dict[str, list[float]] = {"orig": [], "rew": []}
+    first: dict[str, float] = {}
+    agree = {}
+    with torch.no_grad():
+        compiled = {tree: torch.compile(fn, backend=spec["backend"])
+                    for tree, (fn, _) in callables.items()}
+        for tree, fn in compiled.items():
+            kwargs = callables[tree][1]
+            eager = _tensors(callables[tree][0](**kwargs))
+            start = time.perf_counter()
+            out = fn(**kwargs)
+            first[tree] = time.perf_counter() - start
+            agree[tree] = _compare(eager, _tensors(out), COMPILED_RTOL, COMPILED_ATOL)
+            for _ in range(WARMUP - 1):
+                fn(**kwargs)
+        for _ in range(spec["repeats"]):
+            for tree, fn in compiled.items():
+                kwargs = callables[tree][1]
+                start = time.perf_counter()
+                fn(**kwargs)
+                times[tree].append(time.perf_counter() - start)
+    return {tree: {"backend": spec["backend"], "median_s": statistics.median(times[tree]),
+                   "min_s": min(times[tree]), "times_s": times[tree],
+                   "first_call_s": first[tree], "compiled_vs_eager": agree[tree]}
+            for tree in times}
 
 
 # --------------------------------------------------------------------------------------------
@@ -464,7 +583,8 @@ def _exclude_globs(orig: Path, cases: list[str]) -> list[str]:
     return globs + ["*_tf_*.py", "*_flax_*.py", "*tf_utils.py", "*flax_utils.py"]
 
 
-def prepare_trees(workdir: Path, pack: str, scope: str, cases: list[str], reuse: bool) -> dict:
+def prepare_trees(workdir: Path, pack: str, scope: str, cases: list[str], reuse: bool,
+                  extra: list[str]) -> dict:
     """Copy installed transformers to orig/, rewrite it into rew/; a summary of the rewrite."""
     spec = importlib.util.find_spec("transformers")  # the installed copy, not imported
     if spec is None or not spec.origin:
@@ -479,7 +599,7 @@ def prepare_trees(workdir: Path, pack: str, scope: str, cases: list[str], reuse:
             shutil.rmtree(folder)
     shutil.copytree(src, orig, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
     cmd = [shutil.which("eqrewrite") or "eqrewrite", str(orig), "--rules", pack,
-           "--out", str(rew), "--no-cache", "--quiet", "--format", "json"]
+           "--out", str(rew), "--no-cache", "--quiet", "--format", "json", *extra]
     if scope == "cases":
         for glob in _exclude_globs(orig, cases):
             cmd += ["--exclude", glob]
@@ -509,19 +629,12 @@ def prepare_trees(workdir: Path, pack: str, scope: str, cases: list[str], reuse:
     return summary
 
 
-def run_case(tree: str, tree_parent: Path, case: str, workdir: Path, args: argparse.Namespace
-             ) -> dict:
-    """Run one (tree, case) pair in a fresh interpreter; its result or an error record."""
-    spec = {"tree": tree, "tree_parent": str(tree_parent.resolve()), "case": case,
-            "backend": args.backend, "latency": not args.skip_latency, "threads": args.threads,
-            "repeats": args.repeats,
-            "outputs_file": str(workdir / "outputs" / f"{tree}_{case}.pt")}
-    result_file = workdir / "outputs" / f"{tree}_{case}.json"
+def _run_worker_process(spec: dict, result_file: Path, tree_parents: list[str],
+                        args: argparse.Namespace) -> dict:
+    """Run this script as a worker on ``spec`` in a fresh interpreter; its result or an error."""
     result_file.unlink(missing_ok=True)
     env = dict(os.environ, HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1",
-               OMP_NUM_THREADS=str(args.threads),
-               PYTHONPATH=os.pathsep.join(filter(None, [spec["tree_parent"],
-                                                        os.environ.get("PYTHONPATH")])))
+               OMP_NUM_THREADS=str(args.threads))
     cmd = [sys.executable, os.path.abspath(__file__), "--worker", json.dumps(spec),
            "--worker-out", str(result_file)]
     start = time.perf_counter()
@@ -529,23 +642,74 @@ def run_case(tree: str, tree_parent: Path, case: str, workdir: Path, args: argpa
         proc = subprocess.run(cmd, capture_output=True, text=True, env=env,
                               timeout=args.timeout)
     except subprocess.TimeoutExpired:
-        return {"case": case, "tree": tree, "error": f"timed out after {args.timeout} s"}
+        return {"error": f"timed out after {args.timeout} s"}
     seconds = time.perf_counter() - start
     if proc.returncode != 0 or not result_file.exists():
-        return {"case": case, "tree": tree, "error": f"worker exited {proc.returncode}",
-                "stderr_tail": proc.stderr[-3000:]}
+        return {"error": f"worker exited {proc.returncode}", "stderr_tail": proc.stderr[-3000:]}
     result = json.loads(result_file.read_text())
     result["worker_seconds"] = round(seconds, 1)
     return result
 
 
-def _fmt_ratio(before: dict, after: dict) -> str:
+def run_case(tree: str, tree_parent: Path, case: str, workdir: Path, args: argparse.Namespace
+             ) -> dict:
+    """Count one (tree, case) pair's breaks in a fresh interpreter (or take the record an
+    earlier run left in the workdir: ``--reuse-original``, ``--reuse-records``)."""
+    reuse = (args.reuse_records and args.reuse_trees) or (tree == "orig" and args.reuse_original)
+    if reuse and not (tree == "orig" and args.record_profile):
+        kept = _kept_record(workdir, tree, case)
+        if kept is not None:
+            return {"case": case, "tree": tree, **kept}
+    spec = {"job": "count", "tree": tree, "tree_parent": str(tree_parent.resolve()),
+            "case": case, "threads": args.threads,
+            "record": bool(args.record_profile) and tree == "orig",
+            "outputs_file": str(workdir / "outputs" / f"{tree}_{case}.pt")}
+    result = _run_worker_process(spec, workdir / "outputs" / f"{tree}_{case}.json",
+                                 [spec["tree_parent"]], args)
+    return {"case": case, "tree": tree, **result}
+
+
+def _kept_record(workdir: Path, tree: str, case: str) -> dict | None:
+    """The record of ``case`` in ``tree`` from an earlier run in ``workdir``, if it succeeded
+    with the transformers and torch versions installed now. The original tree is the
+    installed package, so its breaks and outputs do not depend on the rule pack; the
+    rewritten tree is the same only while it is reused (``--reuse-trees``)."""
+    from importlib.metadata import version
+
+    record_file = workdir / "outputs" / f"{tree}_{case}.json"
+    outputs_file = workdir / "outputs" / f"{tree}_{case}.pt"
+    try:
+        record = json.loads(record_file.read_text())
+    except (OSError, ValueError):
+        return None
+    if ("error" in record or not outputs_file.is_file()
+            or record.get("transformers_version") != version("transformers")
+            or record.get("torch_version") != version("torch")):
+        return None
+    print(f"  ({tree}: record kept from an earlier run, {record_file.name})",
+          file=sys.stderr)
+    return {**record, "outputs_file": str(outputs_file), "kept": True}
+
+
+def run_latency(case: str, workdir: Path, args: argparse.Namespace) -> dict:
+    """Time one case from both trees in one fresh interpreter (see run_latency_worker)."""
+    spec = {"job": "latency", "case": case, "backend": args.backend, "threads": args.threads,
+            "repeats": args.repeats, "orig_parent": str((workdir / "orig").resolve()),
+            "rew_parent": str((workdir / "rew").resolve())}
+    return _run_worker_process(spec, workdir / "outputs" / f"latency_{case}.json",
+                               [spec["orig_parent"], spec["rew_parent"]], args)
+
+
+def _fmt_ratio(latency: dict | None) -> str:
     """Compiled latency after/before, or "-"."""
-    b, a = before.get("latency"), after.get("latency")
-    return f"{a['median_s'] / b['median_s']:.2f}" if a and b and b["median_s"] else "-"
+    if not latency or "error" in latency:
+        return "-" if not latency else "ERR"
+    b, a = latency["orig"]["median_s"], latency["rew"]["median_s"]
+    return f"{a / b:.2f}" if b else "-"
 
 
-def _row(case: str, before: dict, after: dict) -> tuple[list[str], dict]:
+def _row(case: str, before: dict, after: dict, latency: dict | None
+         ) -> tuple[list[str], dict]:
     """One printed table row and the per-case comparison record."""
     import torch
 
@@ -555,10 +719,11 @@ def _row(case: str, before: dict, after: dict) -> tuple[list[str], dict]:
         return [case, "ERR", "ERR", "-", which + " failed", "-"], record
     match = _compare(torch.load(before["outputs_file"]), torch.load(after["outputs_file"]))
     fg = "/".join("yes" if r["fullgraph_ok"] else "no" for r in (before, after))
-    ratio = _fmt_ratio(before, after)
+    ratio = _fmt_ratio(latency)
     record = {"breaks_before": before["breaks"], "breaks_after": after["breaks"],
               "fullgraph_before": before["fullgraph_ok"], "fullgraph_after": after["fullgraph_ok"],
-              "outputs_match": match, "latency_ratio_after_before": ratio}
+              "outputs_match": match, "latency_ratio_after_before": ratio,
+              "latency": latency}
     shown = match["verdict"] if match["verdict"] == "equal" else (
         f"{match['verdict']} ({match['max_abs']:.1e})" if match["max_abs"] is not None
         else match["verdict"])
@@ -592,16 +757,41 @@ def _print_reasons(results: dict[str, dict[str, dict]]) -> None:
                     print(f"       {r['detail'][:160]}")
 
 
+def _print_latency(latencies: dict[str, dict]) -> None:
+    """Compiled latency of the cases whose breaks all went away, and the geometric mean."""
+    timed = {c: t for c, t in latencies.items() if "error" not in t}
+    if not timed:
+        return
+    print("\ncompiled latency (median ms, both trees in one process, alternating calls):")
+    ratios = []
+    for case, timing in timed.items():
+        before, after = timing["orig"]["median_s"], timing["rew"]["median_s"]
+        ratios.append(after / before)
+        print(f"  {case:24} before {1e3 * before:8.2f}  after {1e3 * after:8.2f}  "
+              f"after/before {after / before:.2f}")
+    mean = statistics.geometric_mean(ratios)
+    print(f"  geometric mean of after/before over {len(ratios)} cases: {mean:.2f}")
+    for case, timing in latencies.items():
+        if "error" in timing:
+            print(f"  {case}: latency run failed: {timing['error']}")
+
+
 def main(argv: list[str] | None = None) -> int:
     """Parse options; run as the benchmark driver or as a one-case worker."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rules", default="graphbreaks",
                         help="rule pack name or path (default: graphbreaks)")
-    parser.add_argument("--models", default=",".join(CASES),
-                        help=f"comma-separated subset of: {', '.join(CASES)}")
+    parser.add_argument("--models", default=",".join(MODELS),
+                        help=f"comma-separated models ({', '.join(MODELS)}) or model:variant "
+                             f"cases (variants: {', '.join(VARIANTS)})")
+    parser.add_argument("--eqrewrite-args", default="",
+                        help="extra arguments for the eqrewrite command, e.g. "
+                             "'--scope traced:profile.txt'")
     parser.add_argument("--backend", default="inductor",
                         help="torch.compile backend for latency (inductor, aot_eager, eager)")
-    parser.add_argument("--skip-latency", action="store_true", help="do not time compiled runs")
+    parser.add_argument("--skip-latency", action="store_true",
+                        help="do not time compiled runs (otherwise: cases whose breaks all went "
+                             "away, both trees timed in one process)")
     parser.add_argument("--json", type=Path, help="write the full results to this JSON file")
     parser.add_argument("--workdir", type=Path,
                         help="folder for the two trees and outputs (default: a temp folder, "
@@ -619,25 +809,41 @@ def main(argv: list[str] | None = None) -> int:
                              "and noisier for tiny models on a busy machine)")
     parser.add_argument("--timeout", type=float, default=1800.0,
                         help="seconds per worker process (default: 1800)")
+    parser.add_argument("--reuse-original", action="store_true",
+                        help="with --workdir: take the original tree's per-case records from "
+                             "an earlier run there when the installed transformers and torch "
+                             "versions match (the rewritten tree is always measured)")
+    parser.add_argument("--reuse-records", action="store_true",
+                        help="with --reuse-trees: take both trees' per-case records from earlier "
+                             "runs in the workdir (to time more cases, or to finish a run split "
+                             "over several processes)")
+    parser.add_argument("--record-profile", type=Path,
+                        help="write the functions Dynamo traced in the original tree (all "
+                             "cases) to this file, for --eqrewrite-args '--scope traced:FILE'")
     parser.add_argument("--worker", help=argparse.SUPPRESS)
     parser.add_argument("--worker-out", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
 
     if args.worker:
-        result = run_worker(json.loads(args.worker))
+        spec = json.loads(args.worker)
+        result = (run_latency_worker if spec["job"] == "latency" else run_worker)(spec)
         Path(args.worker_out).write_text(json.dumps(result, indent=1))
         return 0
 
-    cases = [m.strip() for m in args.models.split(",") if m.strip()]
-    unknown = [m for m in cases if m not in CASES]
-    if unknown:
-        _fail(f"unknown model(s) {', '.join(unknown)}; choose from {', '.join(CASES)}")
+    cases = []
+    for item in (m.strip() for m in args.models.split(",") if m.strip()):
+        chosen = [item] if item in CASES else [c for c in CASES if c.startswith(item + ":")]
+        if not chosen:
+            _fail(f"unknown model or case {item!r}; choose from {', '.join(MODELS)} or "
+                  f"{', '.join(CASES)}")
+        cases += chosen
     pack = _check_pack(args.rules)
     workdir = args.workdir or Path(tempfile.mkdtemp(prefix="hf-graph-breaks-"))
     workdir = workdir.resolve()
     (workdir / "outputs").mkdir(parents=True, exist_ok=True)
     try:
-        rewrite = prepare_trees(workdir, pack, args.rewrite_scope, cases, args.reuse_trees)
+        rewrite = prepare_trees(workdir, pack, args.rewrite_scope, cases, args.reuse_trees,
+                                args.eqrewrite_args.split())
         results: dict[str, dict[str, dict]] = {}
         for case in cases:
             results[case] = {}
@@ -648,14 +854,31 @@ def main(argv: list[str] | None = None) -> int:
                     print(f"  FAILED: {res['error']}\n{res.get('stderr_tail', '')}",
                           file=sys.stderr)
                 results[case][tree] = res
+        if args.record_profile:
+            entries = sorted({e for c in cases for e in results[c]["orig"].get("traced", [])})
+            args.record_profile.write_text(
+                "# functions Dynamo traced (hf_graph_breaks.py --record-profile)\n"
+                + "".join(e + "\n" for e in entries))
+            print(f"profile of {len(entries)} functions written to {args.record_profile}",
+                  file=sys.stderr)
+        latencies: dict[str, dict] = {}
+        for case in cases:
+            orig, rew = results[case]["orig"], results[case]["rew"]
+            if args.skip_latency or "error" in orig or "error" in rew:
+                continue
+            if orig["breaks"] > 0 and rew["breaks"] == 0:
+                print(f"{case} latency, both trees ...", file=sys.stderr, flush=True)
+                latencies[case] = run_latency(case, workdir, args)
         rows, comparison = [], {}
         for case in cases:
-            row, comparison[case] = _row(case, results[case]["orig"], results[case]["rew"])
+            row, comparison[case] = _row(case, results[case]["orig"], results[case]["rew"],
+                                         latencies.get(case))
             rows.append(row)
         print(f"\nrule pack: {pack}   backend (latency): "
               f"{'skipped' if args.skip_latency else args.backend}   outputs: 'equal' = "
               f"torch.equal on every output tensor, 'allclose' = rtol {RTOL}, atol {ATOL}\n")
         _print_table(rows)
+        _print_latency(latencies)
         ok = [c for c in cases if "error" not in comparison[c]]
         before = sum(results[c]["orig"]["breaks"] for c in ok)
         after = sum(results[c]["rew"]["breaks"] for c in ok)

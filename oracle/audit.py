@@ -26,6 +26,7 @@ import tempfile
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import ExitStack
+from dataclasses import replace
 from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
@@ -135,10 +136,12 @@ class DynamicAudit:
     def _rewrite(self, stack: ExitStack) -> Path:
         """The tree rewritten with the selected packs, in a temporary folder."""
         from eqrewrite.rewriter.api import (
+            FUNCTION_SCOPES,
             RewriteError,
             SourceError,
             decode,
             encode,
+            function_scopes,
             load_packs,
             rewrite_text,
             select_rules,
@@ -152,6 +155,11 @@ class DynamicAudit:
                         ignore=shutil.ignore_patterns("__pycache__", ".git", ".eqrewrite_cache"))
         rules = select_rules([r for p in load_packs(self.audit.packs) for r in p.rules],
                              self.audit.options)
+        # As the rewrite command: a call in one file can put a function of another in the
+        # rules' ``traced`` scope, so the scopes are computed over all the files first.
+        needed = {name for r in rules for name in r.scope if name in FUNCTION_SCOPES}
+        scopes = function_scopes([str(f) for f in self.audit.files], needed,
+                                 self.audit.options.profiles) if needed else {}
         for file in self.audit.files:
             if self.tree not in file.resolve().parents:
                 continue
@@ -161,7 +169,9 @@ class DynamicAudit:
                 candidates = [r for r in rules if r.could_match(source.text)]
                 if not candidates:
                     continue
-                rewritten = rewrite_text(source.text, candidates, self.audit.options)
+                options = replace(self.audit.options, function_scopes={
+                    name: by_path.get(str(file), frozenset()) for name, by_path in scopes.items()})
+                rewritten = rewrite_text(source.text, candidates, options)
             except (OSError, SourceError, RewriteError):
                 continue  # the static report lists the file's error; the copy stays as it was
             if rewritten.changed:

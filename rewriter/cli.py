@@ -21,6 +21,7 @@ from .cache import Cache, canonical, default_cache_dir
 from .config import Config, ConfigError, find_project_root, load_config
 from .discovery import discover
 from .engine import Options, select_rules
+from .facts import known_scopes
 from .plugins import Registry, RewriteRun, load_plugins
 from .rules import RuleError, RulePack, load_pack, packaged_packs
 from .workers import Interrupted, interruptible
@@ -123,9 +124,11 @@ def _load_packs(specs: list[str]) -> list[RulePack]:
 @click.option("--unsafe", is_flag=True, default=None, help="Also run rules marked unsafe.")
 @click.option("--assume-tensor-params", is_flag=True, default=None,
               help="Treat unannotated forward() parameters of nn.Modules as tensors.")
-@click.option("--scope", "scopes", multiple=True,
-              type=click.Choice(["everywhere", "forward", "compiled"]),
-              help="Restrict every rule to this scope. Repeatable.")
+@click.option("--scope", "scopes", multiple=True, metavar="SCOPE",
+              help="Restrict every rule to this scope: everywhere, forward, compiled, traced "
+                   "(what forward and compiled functions call, across the files), or "
+                   "traced:FILE (the functions FILE lists, as recorded from a run). "
+                   "Repeatable: the union.")
 @click.option("--ignore", "ignored", multiple=True, metavar="RULE_ID",
               help="Disable a rule by id. Repeatable.")
 @click.option("--exclude", "excludes", multiple=True, metavar="GLOB",
@@ -150,7 +153,7 @@ def rewrite_command(paths: tuple[Path, ...], rule_specs: tuple[str, ...], check:
     """Rewrite the Python files under PATHS with the selected rule packs (the default
     command: 'eqrewrite PATH...' runs it)."""
     from . import report
-    from .runner import Job, run
+    from .runner import Job, prepare_scopes, run
 
     if not paths:
         _fail("no paths given; try 'eqrewrite src/ --diff' or 'eqrewrite --help'")
@@ -166,18 +169,16 @@ def rewrite_command(paths: tuple[Path, ...], rule_specs: tuple[str, ...], check:
     root = find_project_root(list(paths))
     config = _config(root)
     packs = _load_packs(list(rule_specs) or config.rules)
+    scope, profiles = _parse_scopes(list(scopes) or config.scope or [], root if not scopes
+                                    else Path.cwd())
     options = Options(
         unsafe=config.unsafe if unsafe is None else unsafe,
         assume_tensor_params=(config.assume_tensor_params if assume_tensor_params is None
                               else assume_tensor_params),
-        scope=frozenset(scopes or config.scope or ()) or None,
+        scope=scope, profiles=profiles,
     )
     job = Job([p.path for p in packs], options, mode, out_root, use_black,
               _checked_ignores(ignored, config, packs))
-    cache = None
-    if not no_cache and not use_black:
-        key = [p.digest for p in packs] + [canonical(options), canonical(set(job.ignore))]
-        cache = Cache(cache_dir or default_cache_dir(root), key)
     try:
         with interruptible():
             files = list(discover(list(paths), config.include,
@@ -186,6 +187,11 @@ def rewrite_command(paths: tuple[Path, ...], rule_specs: tuple[str, ...], check:
             if not quiet:
                 _say_empty_folders(paths, files)
             items = plan(files, list(paths), out_root)
+            prepare_scopes(job, files, jobs)
+            cache = None if no_cache or use_black else Cache(
+                cache_dir or default_cache_dir(root),
+                [p.digest for p in packs] + [canonical(options), canonical(set(job.ignore)),
+                                             canonical(job.scopes)])
             results = run(items, job, cache, jobs, progress=not quiet and mode != "check"
                           and output_format == "text")
     except PlanError as error:
@@ -279,6 +285,25 @@ def _exit_code(results: list, mode: str, step_status: int) -> int:
     if mode in ("check", "diff") and any(r.status == "changed" for r in results):
         return EXIT_CHANGES
     return 0
+
+
+def _parse_scopes(values: list[str], base: Path) -> tuple[frozenset[str] | None,
+                                                       tuple[str, ...]]:
+    """``--scope`` values as rule scopes plus profile files (``traced:FILE``)."""
+    scopes, profiles = set(), []
+    for value in values:
+        if value.startswith("traced:"):
+            profile = base / value.split(":", 1)[1]
+            if not profile.is_file():
+                _fail(f"--scope {value}: no such file {str(profile)!r}")
+            scopes.add("profiled")
+            profiles.append(str(profile.resolve()))
+        elif value in known_scopes():
+            scopes.add(value)
+        else:
+            _fail(f"unknown scope {value!r}; choose from {', '.join(sorted(known_scopes()))} "
+                  "or traced:FILE")
+    return frozenset(scopes) or None, tuple(profiles)
 
 
 @main.group("rules")

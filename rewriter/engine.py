@@ -10,7 +10,7 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass, field, replace
 
-from .matcher import Edit, find_edits
+from .matcher import Edit, Note, find_edits_and_notes
 from .rules import Rule
 
 MAX_ROUNDS = 10
@@ -31,6 +31,10 @@ class Options:
     unsafe: bool = False
     assume_tensor_params: bool = False
     scope: frozenset[str] | None = None
+    # Per file: qualified names of the functions in the "traced"/"profiled" scopes, as the
+    # runner computed them over all processed files (None: from the file alone).
+    function_scopes: dict[str, frozenset[str]] | None = None
+    profiles: tuple[str, ...] = ()  # files listing traced functions (--scope traced:FILE)
 
 
 @dataclass
@@ -39,6 +43,8 @@ class Rewrite:
 
     text: str
     edits: list[tuple[int, Edit]] = field(default_factory=list)
+    # What rules recognised but could not rewrite, at the original text's lines.
+    notes: list[Note] = field(default_factory=list)
 
     @property
     def changed(self) -> bool:
@@ -71,7 +77,13 @@ def rewrite_source(text: str, rules: list[Rule], options: Options | None = None,
     result = Rewrite(text)
     current, tree = text, tree or parse(text)
     for round_number in range(1, MAX_ROUNDS + 1):
-        edits = find_edits(current, tree, rules, options.assume_tensor_params)
+        edits, notes = find_edits_and_notes(current, tree, rules,
+                                            options.assume_tensor_params,
+                                            options.function_scopes)
+        if round_number == 1:
+            result.notes = [n for n in notes if not any(
+                (e.span[0], e.span[1]) <= (n.line, n.col - 1) <= (e.span[2], e.span[3])
+                for e in edits)]
         if not edits:
             result.text = current
             return result

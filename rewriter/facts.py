@@ -9,11 +9,15 @@ from __future__ import annotations
 import ast
 from functools import cached_property
 
+from .helpers import PREFIX as HELPER_PREFIX
 from .pattern import dotted_name
 
 Function = ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda
 _COMPILERS = frozenset({"torch.compile", "torch._dynamo.optimize"})
-_SCOPES = frozenset({"everywhere", "forward", "compiled"})
+_SCOPES = frozenset({"everywhere", "forward", "compiled", "traced"})
+# Scopes given as sets of qualified function names (see callgraph.py): ``traced`` is the
+# static call graph, ``profiled`` the functions a recorded run saw Dynamo trace.
+FUNCTION_SCOPES = ("traced", "profiled")
 
 
 def known_scopes() -> frozenset[str]:
@@ -21,11 +25,34 @@ def known_scopes() -> frozenset[str]:
     return _SCOPES
 
 
+def qualname(chain) -> str:
+    """Python's ``__qualname__`` for the innermost function or class of ``chain``."""
+    parts: list[str] = []
+    for node in chain:
+        if isinstance(node, ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef):
+            parts.append(node.name)
+        elif isinstance(node, ast.Lambda):
+            parts.append("<lambda>")
+        else:
+            continue
+        if not isinstance(node, ast.ClassDef):
+            parts.append("<locals>")
+    while parts and parts[-1] == "<locals>":
+        parts.pop()
+    return ".".join(parts)
+
+
 class ModuleFacts:
     """Imports, classes and compiled functions of one parsed module."""
 
-    def __init__(self, tree: ast.Module, text: str | None = None):
+    def __init__(self, tree: ast.Module, text: str | None = None,
+                 function_scopes: dict[str, frozenset[str]] | None = None):
         self.tree = tree
+        self.text = text
+        # Qualified names of the functions in each function scope; a scope missing here
+        # (a single text rewritten on its own) is computed from this module alone.
+        self.function_scopes = dict(function_scopes or {})
+        self._in_function_scope: dict[tuple[str, tuple], bool] = {}
         self.may_have_walrus = text is None or ":=" in text
         self.may_compile = text is None or "compile" in text or "optimize" in text
         self.aliases: dict[str, str] = {}
@@ -238,11 +265,37 @@ class ModuleFacts:
 
     def in_scope(self, scope: frozenset[str], chain: tuple[ast.AST, ...]) -> bool:
         """Whether a node whose enclosing functions are ``chain`` lies in ``scope``."""
+        if any(getattr(f, "name", "").startswith(HELPER_PREFIX) for f in chain):
+            return False  # the inserted helpers hold the original code: never rewritten
         if "everywhere" in scope:
             return True
         if "forward" in scope and any(self.is_forward(f) for f in chain):
             return True
-        return "compiled" in scope and any(f in self.compiled for f in chain)
+        if "compiled" in scope and any(f in self.compiled for f in chain):
+            return True
+        return any(name in scope and self._in_function_scope_of(name, chain)
+                   for name in FUNCTION_SCOPES)
+
+    def _in_function_scope_of(self, name: str, chain: tuple[ast.AST, ...]) -> bool:
+        key = (name, chain)
+        if key not in self._in_function_scope:
+            if name not in self.function_scopes:
+                self.function_scopes[name] = self._own_scope(name)
+            names = self.function_scopes[name]
+            self._in_function_scope[key] = bool(names) and any(
+                qualname(chain[:i + 1]) in names for i in range(len(chain)))
+        return self._in_function_scope[key]
+
+    def _own_scope(self, name: str) -> frozenset[str]:
+        """``traced`` computed from this module alone (no other file known); ``profiled``
+        is empty without a profile."""
+        if name != "traced":
+            return frozenset()
+        from .callgraph import CallGraph, summarize  # the call graph imports this module
+
+        summary = summarize("<module>", self.text or ast.unparse(self.tree), "__main__")
+        return CallGraph([summary]).traced().get("<module>", frozenset()) if summary else (
+            frozenset())
 
 
 def _is_self_attribute(node: ast.AST) -> bool:

@@ -15,15 +15,21 @@ from functools import cache
 
 MARKER = "# eqrewrite helpers: keep torch.compile graphs whole (see eqrewrite's README)."
 END_MARKER = "# end of eqrewrite helpers."
-PREAMBLE = "import torch as _eqrw_torch\n"
+PREAMBLE = "import typing as _eqrw_typing\n\nimport torch as _eqrw_torch\n"
 PREFIX = "_eqrw_"
+
+# The builtin exceptions ``_eqrw_check`` raises by name under TorchScript, which cannot
+# raise an exception class passed as a value; any other name raises RuntimeError there.
+SCRIPTED_EXCEPTIONS = ("ValueError", "TypeError", "IndexError", "KeyError", "AssertionError",
+                       "NotImplementedError", "FloatingPointError", "ZeroDivisionError",
+                       "OverflowError", "ArithmeticError", "LookupError", "Exception")
 
 # name -> (source, other helpers it needs). Shared helpers live here, with those of the kinds
 # written before kinds could carry their own; a kind module defines its own ``HELPERS`` beside
 # its kind (``kinds/scalar.py``, ``kinds/masked.py``), found by ``registered()``.
 HELPERS: dict[str, tuple[str, tuple[str, ...]]] = {
     "_eqrw_compiling": ('''
-def _eqrw_compiling():
+def _eqrw_compiling() -> bool:
     return _eqrw_torch.compiler.is_compiling()
 ''', ()),
     "_eqrw_snap": ('''
@@ -33,65 +39,181 @@ def _eqrw_snap(value):
         return value.clone()
     return value
 ''', ("_eqrw_compiling",)),
+    "_eqrw_ready": ('''
+def _eqrw_ready():
+    """Register the deferred-output helpers with Dynamo, which then emits their calls after
+    the graph instead of breaking it. Called only while tracing, before their first call:
+    marked as a constant result (what ``torch._dynamo.assume_constant_result`` marks), so
+    Dynamo runs it for real at trace time. Importing this module never imports Dynamo."""
+    import torch._dynamo
+
+    for name in ("_eqrw_print_now", "_eqrw_log_now", "_eqrw_warn_now", "_eqrw_write_now"):
+        function = globals().get(name)
+        if function is not None and not getattr(function, "_eqrw_deferred", False):
+            # Emitted after the graph, the call must run as plain Python, not as a new frame
+            # for Dynamo to trace.
+            function = torch._dynamo.disable(function)
+            function._eqrw_deferred = True
+            globals()[name] = function
+        if function is not None:
+            torch._dynamo.config.reorderable_logging_functions.add(function)
+    # Dynamo (2.13) keeps a reordered call made in an inlined function (a submodule's
+    # forward, a helper) on that function's translator and never emits it: the message
+    # is lost. Calls of these helpers are handed to the frame's root translator instead,
+    # which emits them after the graph like a call made at the top. Other functions are
+    # left as Dynamo handles them.
+    try:
+        from torch._dynamo.variables.misc import DebuggingVariable
+    except ImportError:
+        return True
+    original = DebuggingVariable.call_function
+    if not getattr(original, "_eqrw_rerooted", False):
+        def call_function(self, tx, args, kwargs):
+            if getattr(self.value, "_eqrw_deferred", False) and getattr(tx, "parent", None):
+                tx = tx.output.root_tx
+            return original(self, tx, args, kwargs)
+
+        call_function._eqrw_rerooted = True
+        DebuggingVariable.call_function = call_function
+    return True
+
+
+_eqrw_ready._dynamo_marked_constant = True
+''', ("_eqrw_compiling",)),
     "_eqrw_print": ('''
-@_eqrw_torch.compiler.disable  # run as is after the graph, never traced
 def _eqrw_print(template, end, *values):
+    """``print``; traced, emitted after the graph."""
+    if _eqrw_compiling():
+        _eqrw_ready()
+    _eqrw_print_now(template, end, *values)
+
+
+def _eqrw_print_now(template, end, *values):
     print(template.format(*values), end=end)
-
-
-_eqrw_torch._dynamo.config.reorderable_logging_functions.add(_eqrw_print)
-''', ("_eqrw_snap",)),
+''', ("_eqrw_snap", "_eqrw_ready")),
     "_eqrw_log": ('''
-@_eqrw_torch.compiler.disable  # run as is after the graph, never traced
 def _eqrw_log(name, method, template, count, *values):
+    """``logging.getLogger(name).<method>(message, *args)``; traced, emitted after the graph."""
+    if _eqrw_compiling():
+        _eqrw_ready()
+    _eqrw_log_now(name, method, template, count, *values)
+
+
+def _eqrw_log_now(name, method, template, count, *values):
     import logging
+    import os
+    import sys
 
-    getattr(logging.getLogger(name), method)(template.format(*values[:count]), *values[count:])
-
-
-_eqrw_torch._dynamo.config.reorderable_logging_functions.add(_eqrw_log)
-''', ("_eqrw_snap",)),
+    logger = logging.getLogger(name)
+    log = getattr(logger, method)
+    message, arguments = template.format(*values[:count]), values[count:]
+    if getattr(log, "__module__", None) != logging.__name__:
+        log(message, *arguments)  # e.g. warning_once: its own frame is the record's origin
+        return
+    # The record names the caller's function and line, as the original call did: skip
+    # this helper, the one above and any torch wrapper frames.
+    frame, level = sys._getframe(1), 2
+    torch_folder = os.path.dirname(_eqrw_torch.__file__)
+    while frame is not None and (frame.f_code.co_filename.startswith(torch_folder)
+                                 or frame.f_code.co_name == "_eqrw_log"):
+        frame, level = frame.f_back, level + 1
+    log(message, *arguments, stacklevel=level)
+''', ("_eqrw_snap", "_eqrw_ready")),
     "_eqrw_warn": ('''
-@_eqrw_torch.compiler.disable  # run as is after the graph, never traced
 def _eqrw_warn(template, category, stacklevel, *values):
+    """``warnings.warn``; traced, emitted after the graph."""
+    if _eqrw_compiling():
+        _eqrw_ready()
+    _eqrw_warn_now(template, category, stacklevel, *values)
+
+
+def _eqrw_warn_now(template, category, stacklevel, *values):
     import builtins
     import os
     import sys
     import warnings
 
-    # Count this helper and torch's wrapper frames, so the warning names the same line
+    # Count these helpers and torch's wrapper frames, so the warning names the same line
     # the original `warnings.warn(..., stacklevel=n)` named.
     frame, skipped = sys._getframe(1), 1
     torch_folder = os.path.dirname(_eqrw_torch.__file__)
-    while frame is not None and frame.f_code.co_filename.startswith(torch_folder):
+    while frame is not None and (frame.f_code.co_filename.startswith(torch_folder)
+                                 or frame.f_code.co_name == "_eqrw_warn"):
         frame, skipped = frame.f_back, skipped + 1
     warnings.warn(template.format(*values), getattr(builtins, category), stacklevel + skipped)
-
-
-_eqrw_torch._dynamo.config.reorderable_logging_functions.add(_eqrw_warn)
-''', ("_eqrw_snap",)),
+''', ("_eqrw_snap", "_eqrw_ready")),
     "_eqrw_write": ('''
-@_eqrw_torch.compiler.disable  # run as is after the graph, never traced
 def _eqrw_write(stream, template, *values):
+    """``sys.<stream>.write``; traced, emitted after the graph."""
+    if _eqrw_compiling():
+        _eqrw_ready()
+    _eqrw_write_now(stream, template, *values)
+
+
+def _eqrw_write_now(stream, template, *values):
     import sys
 
     getattr(sys, stream).write(template.format(*values))
-
-
-_eqrw_torch._dynamo.config.reorderable_logging_functions.add(_eqrw_write)
-''', ("_eqrw_snap",)),
+''', ("_eqrw_snap", "_eqrw_ready")),
     "_eqrw_where": ('''
 def _eqrw_where(condition, if_true, if_false):
     """``if_true if condition else if_false``; traced as torch.where when that is exact."""
-    if (_eqrw_compiling() and condition.numel() == 1 and if_true.shape == if_false.shape
+    if (_eqrw_compiling() and isinstance(condition, _eqrw_torch.Tensor)
+            and condition.numel() == 1 and if_true.shape == if_false.shape
             and if_true.dtype == if_false.dtype and if_true.device == if_false.device):
         return _eqrw_torch.where(condition.reshape(()) != 0, if_true, if_false)
     return if_true if condition else if_false
 ''', ("_eqrw_compiling",)),
+    "_eqrw_select": ('''
+def _eqrw_select(parameters, condition, if_true, if_false):
+    """``if_true() if condition else if_false()``: one branch evaluated, as written. Traced,
+    when the parameters the rewrite took for tensors are tensors (Dynamo specialises these
+    checks, so no branch remains), both branches and torch.where, as ``_eqrw_where``."""
+    if (_eqrw_compiling() and isinstance(condition, _eqrw_torch.Tensor)
+            and all(isinstance(p, _eqrw_torch.Tensor) for p in parameters)):
+        return _eqrw_where(condition, if_true(), if_false())
+    return if_true() if condition else if_false()
+''', ("_eqrw_where",)),
+    "_eqrw_compare": ('''
+def _eqrw_compare(tensor, operator, number):
+    """``tensor.item() <operator> number`` (``bool(tensor)`` for "truth"): a Python bool.
+    Traced, the same comparison as a 0-d bool tensor, when comparing in the tensor's dtype
+    gives the same answer as comparing Python numbers: the number is exactly
+    representable in that dtype (or the tensor is bool). Otherwise the original."""
+    import operator as _operator
+
+    compare = {"<": _operator.lt, "<=": _operator.le, ">": _operator.gt,
+               ">=": _operator.ge, "==": _operator.eq, "!=": _operator.ne}.get(operator)
+    if _eqrw_compiling() and tensor.numel() == 1:
+        value = tensor.reshape(())
+        if compare is None:
+            return value != 0
+        if (isinstance(number, (bool, int, float)) and not value.is_complex()
+                and _eqrw_exact_in(number, value.dtype)):
+            return compare(value, number)
+    if compare is None:
+        return bool(tensor)
+    return compare(tensor.item(), number)
+
+
+def _eqrw_exact_in(number, dtype):
+    """Whether ``number`` converts to ``dtype`` and back unchanged (a trace-time check)."""
+    if dtype == _eqrw_torch.bool:
+        return isinstance(number, bool) or number in (0, 1)
+    try:
+        return float(_eqrw_torch.tensor(number, dtype=dtype).item()) == float(number) and (
+            not isinstance(number, int) or abs(number) < 2 ** 53)
+    except (OverflowError, RuntimeError):
+        return False
+
+
+_eqrw_exact_in._dynamo_marked_constant = True
+''', ("_eqrw_compiling",)),
     "_eqrw_cond": ('''
 def _eqrw_cond(condition, if_true, if_false, operands):
     """``if_true(*operands) if condition else if_false(*operands)``; traced as torch.cond."""
-    if _eqrw_compiling() and condition.numel() == 1:
+    if (_eqrw_compiling() and isinstance(condition, _eqrw_torch.Tensor)
+            and condition.numel() == 1):
         def unaliased(branch):
             def run(*args):  # torch.cond refuses a branch that returns an operand itself
                 out = branch(*args)
@@ -102,18 +224,70 @@ def _eqrw_cond(condition, if_true, if_false, operands):
     return if_true(*operands) if condition else if_false(*operands)
 ''', ("_eqrw_compiling",)),
     "_eqrw_check": ('''
-def _eqrw_check(condition, expected, error, message):
-    """Raise ``error(message)`` unless ``bool(condition) == expected``; traced without a
-    graph break as torch._assert_async (which raises RuntimeError with the same message)."""
-    if error is AssertionError and not __debug__:
-        return
-    if _eqrw_compiling() and condition.numel() == 1:
+def _eqrw_check(condition: _eqrw_torch.Tensor, expected: bool, error: str,
+                message: _eqrw_typing.Optional[str]) -> None:
+    """Raise the builtin exception ``error(message)`` unless ``bool(condition) == expected``.
+    Traced, ``torch._assert_async`` (a RuntimeError with the same message) instead of a graph
+    break; under TorchScript, the same ``raise`` TorchScript gives the original code."""
+    if _eqrw_torch.jit.is_scripting():
+        if bool(condition) != expected:
+            text = "" if message is None else message
+{SCRIPTED_RAISES}            raise RuntimeError(text)
+    elif (_eqrw_compiling() and isinstance(condition, _eqrw_torch.Tensor)
+          and condition.numel() == 1):
         holds = condition.reshape(()) != 0
-        _eqrw_torch._assert_async(holds if expected else ~holds, message or error.__name__)
+        _eqrw_torch._assert_async(holds if expected else ~holds,
+                                  error if message is None else message)
     elif bool(condition) != expected:
-        raise error() if message is None else error(message)
+        _eqrw_raise(error, message)
+
+
+@_eqrw_torch.jit.unused
+def _eqrw_raise(error: str, message: _eqrw_typing.Optional[str]) -> None:
+    import builtins
+
+    raise getattr(builtins, error)() if message is None else getattr(builtins, error)(message)
+''', ("_eqrw_compiling",)),
+    "_eqrw_assert": ('''
+def _eqrw_assert(condition: _eqrw_torch.Tensor, message: _eqrw_typing.Optional[str]) -> bool:
+    """``bool(condition)`` for an ``assert`` statement (which ``python -O`` removes, call
+    included). Traced, ``torch._assert_async`` checks it inside the graph and this is True."""
+    if (not _eqrw_torch.jit.is_scripting() and _eqrw_compiling()
+            and isinstance(condition, _eqrw_torch.Tensor) and condition.numel() == 1):
+        _eqrw_torch._assert_async(condition.reshape(()) != 0,
+                                  "AssertionError" if message is None else message)
+        return True
+    return bool(condition)
+''', ("_eqrw_compiling",)),
+    "_eqrw_moe": ('''
+def _eqrw_moe(iterable, final, hidden, mask, weights, experts, dim, dtype, max_factor):
+    """The iterable of a mixture-of-experts dispatch loop (see eqrewrite's README). Traced,
+    when every expert on every token costs at most ``max_factor`` times the routed compute,
+    the loop's result is added into ``final`` here without data-dependent shapes, and the
+    loop gets nothing to iterate."""
+    if not _eqrw_compiling():
+        return iterable()
+    count, top_k = mask.shape[0], mask.shape[1]
+    if (len(experts) != count or final.dim() != 2 or mask.dim() != 3
+            or (max_factor is not None and count > max_factor * top_k)):
+        return iterable()
+    tokens = hidden.reshape(-1, dim)
+    nothing = _eqrw_torch.zeros((), dtype=dtype, device=final.device)
+    for expert in range(count):
+        routed = mask[expert] != 0  # (top_k, tokens)
+        weight = _eqrw_torch.where(routed.transpose(0, 1), weights,
+                                   _eqrw_torch.zeros((), dtype=weights.dtype)).sum(-1)
+        output = (experts[expert](tokens) * weight[:, None]).to(dtype)
+        final.add_(_eqrw_torch.where(routed.any(0)[:, None], output, nothing))
+    return ()
 ''', ("_eqrw_compiling",)),
 }
+
+
+_CHECK, _NEEDS = HELPERS["_eqrw_check"]
+HELPERS["_eqrw_check"] = (_CHECK.replace("{SCRIPTED_RAISES}", "".join(
+    f"            if error == {name!r}:\n                raise {name}(text)\n"
+    for name in SCRIPTED_EXCEPTIONS)), _NEEDS)
 
 
 @cache

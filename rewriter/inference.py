@@ -37,7 +37,10 @@ def join(a: str | None, b: str | None) -> str | None:
 class Inference:
     """Kinds of expressions in one module, with per-function environments cached."""
 
-    def __init__(self, facts: ModuleFacts, assume_tensor_params: bool = False):
+    def __init__(self, facts: ModuleFacts, assume_tensor_params: bool | str = False):
+        """``assume_tensor_params``: True treats unannotated ``forward`` parameters without a
+        default as tensors; "everywhere" does so in every function (the graph-break kinds
+        then check at run time that those parameters really are tensors)."""
         self.facts = facts
         self.assume_tensor_params = assume_tensor_params
         self._envs: dict[ast.AST, dict[str, str]] = {}
@@ -86,7 +89,8 @@ class Inference:
         defaults = [None] * (len(positional) - len(args.defaults)) + list(args.defaults)
         pairs = list(zip(positional, defaults)) + list(zip(args.kwonlyargs, args.kw_defaults))
         is_method = self.facts.enclosing_class(scope) is not None
-        assume = self.assume_tensor_params and self.facts.is_forward(scope)
+        assume = self.assume_tensor_params == "everywhere" or (
+            self.assume_tensor_params and self.facts.is_forward(scope))
         found = []
         for index, (arg, default) in enumerate(pairs):
             if index == 0 and is_method and arg.arg in ("self", "cls"):

@@ -52,6 +52,16 @@ class Edit:
     after: str = ""  # filled in by apply.py: the text written in place of the span
 
 
+@dataclass(frozen=True)
+class Note:
+    """A graph break a rule recognised but could not rewrite, and why."""
+
+    rule: str
+    line: int
+    col: int  # 1-based
+    message: str
+
+
 class _Lines:
     """Converts ``ast``'s UTF-8 byte columns to the character columns libcst uses."""
 
@@ -138,23 +148,27 @@ class Matcher:
     """Applies a list of rules to one parsed module."""
 
     def __init__(self, text: str, tree: ast.Module, rules: list[Rule],
-                 assume_tensor_params: bool = False, facts: ModuleFacts | None = None):
+                 assume_tensor_params: bool = False,
+                 function_scopes: dict[str, frozenset[str]] | None = None,
+                 facts: ModuleFacts | None = None):
         self.text, self.tree = text, tree
         self.assume_tensor_params = assume_tensor_params
+        self.function_scopes = function_scopes
         self.by_key: dict[tuple, list[Rule]] = {}
         for rule in rules:
             for key in rule.keys:
                 self.by_key.setdefault(key, []).append(rule)
         self._facts = facts  # shared with a caller that already built them (the audit)
-        self._inference: dict[bool, Inference] = {}
+        self._inference: dict[bool | str, Inference] = {}
         self._lines = _Lines(text)
         self._comments: _Comments | None = None
         self.edits: list[Edit] = []
+        self.notes: list[Note] = []
 
     @property
     def facts(self) -> ModuleFacts:
         if self._facts is None:
-            self._facts = ModuleFacts(self.tree, self.text)
+            self._facts = ModuleFacts(self.tree, self.text, self.function_scopes)
         return self._facts
 
     @property
@@ -247,8 +261,13 @@ class Matcher:
         inference = self._inference_for(rule)
         context = GuardContext(inference, chain)
         if rule.implementation is not None:
-            proposal = rule.implementation.propose(node, KindContext(context))
+            reasons: list[str] = []
+            proposal = rule.implementation.propose(node, KindContext(
+                context, lambda: GuardContext(self._assumed_inference(), chain), reasons))
             if proposal is None:
+                if why is None:
+                    self._note(rule, node, reasons)
+                # The audit derives its own, more specific reason when the kind gives none.
                 return _decline(why, "kind", self._kind_reason(rule, node, context, why))
             bindings, template = proposal.bindings, proposal.template
             level, helpers = proposal.level, proposal.helpers
@@ -280,6 +299,15 @@ class Matcher:
         return Edit(rule, span, level, binding_spans, spelling[0], self._lines.text(span),
                     frozenset(spelling[1]), template, helpers)
 
+    def _note(self, rule: Rule, node: ast.AST, reasons: list[str]) -> None:
+        """Record the graph breaks a kind recognised and left alone (unless suppressed)."""
+        if not reasons:
+            return
+        span = self._lines.span(node)
+        if "eqrewrite" in self.text and self.comments.suppressed(rule.id, span):
+            return
+        self.notes += [Note(rule.id, span[0], span[1] + 1, r) for r in reasons]
+
     @staticmethod
     def _kind_reason(rule: Rule, node: ast.AST, context: GuardContext,
                      why: list[Decline] | None) -> str:
@@ -306,6 +334,13 @@ class Matcher:
 
     def _qualname(self, node: ast.AST) -> str | None:
         return self.facts.qualname(node)
+
+    def _assumed_inference(self) -> Inference:
+        """Unannotated parameters taken as tensors everywhere: what graph-break kinds prove
+        a rewrite under, before guarding it with a run-time check of those parameters."""
+        if "everywhere" not in self._inference:
+            self._inference["everywhere"] = Inference(self.facts, "everywhere")
+        return self._inference["everywhere"]
 
     def _inference_for(self, rule: Rule) -> Inference:
         assume = rule.assume_tensor_params or self.assume_tensor_params
@@ -350,8 +385,19 @@ def _value(node: ast.AST) -> ast.AST:
     return node.value if isinstance(node, ast.keyword | ast.Starred) else node
 
 
+def find_edits_and_notes(text: str, tree: ast.Module, rules: list[Rule],
+                         assume_tensor_params: bool = False,
+                         function_scopes: dict[str, frozenset[str]] | None = None
+                         ) -> tuple[list[Edit], list[Note]]:
+    """``find_edits`` plus the notes on what the rules recognised and left alone."""
+    matcher = Matcher(text, tree, rules, assume_tensor_params, function_scopes)
+    return matcher.run(), matcher.notes
+
+
 def find_edits(text: str, tree: ast.Module, rules: list[Rule],
-               assume_tensor_params: bool = False) -> list[Edit]:
-    """All edits ``rules`` make in ``tree`` (parsed from ``text``)."""
-    return Matcher(text, tree, rules, assume_tensor_params).run()
+               assume_tensor_params: bool = False,
+               function_scopes: dict[str, frozenset[str]] | None = None) -> list[Edit]:
+    """All edits ``rules`` make in ``tree`` (parsed from ``text``); ``function_scopes`` gives
+    the qualified names of the functions in the ``traced``/``profiled`` scopes."""
+    return Matcher(text, tree, rules, assume_tensor_params, function_scopes).run()
 

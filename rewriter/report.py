@@ -47,6 +47,10 @@ def print_text(results: list[FileResult], mode: str, quiet: bool, diffs: bool = 
         elif result.status == "changed" and not quiet:
             print(f"{_done(result, mode)} ({_plural(len(result.edits), 'edit')})",
                   file=sys.stderr)
+        if not quiet:
+            for note in result.notes:
+                print(f"note: {result.path}:{note['line']}:{note['col']}: {note['rule']}: "
+                      f"{note['message']}", file=sys.stderr)
     if quiet:
         return
     counts = summary(results)
@@ -86,8 +90,10 @@ def to_json(results: list[FileResult], mode: str, steps: dict[str, dict] | None 
     edits = [{"file": r.path, **e} for r in results for e in r.edits]
     errors = [{"file": r.path, "line": r.line, "col": r.col, "message": r.error}
               for r in results if r.status == "error"]
+    notes = [{"file": r.path, **n} for r in results for n in r.notes]
     document = {"version": __version__, "mode": mode, "summary": summary(results),
-                "files": [_file_record(r) for r in results], "edits": edits, "errors": errors}
+                "files": [_file_record(r) for r in results], "edits": edits, "errors": errors,
+                "notes": notes}
     if steps:
         document["steps"] = steps
     return json.dumps(document, indent=2)

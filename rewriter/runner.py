@@ -11,12 +11,14 @@ import difflib
 import os
 import stat
 import sys
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from . import files
 from .cache import Cache, Stamp, digest
+from .callgraph import function_scopes
 from .engine import Options, RewriteError, parse, rewrite_source, select_rules
+from .facts import FUNCTION_SCOPES
 from .files import WriteError
 from .rules import Rule, load_pack
 from .sources import Source, SourceError, decode, encode
@@ -38,6 +40,8 @@ class Job:
     out_root: Path | None = None
     black: bool = False
     ignore: tuple[str, ...] = ()
+    # scope name -> path -> qualified names of the functions in it (callgraph.py)
+    scopes: dict[str, dict[str, frozenset[str]]] = field(default_factory=dict)
 
 
 @dataclass
@@ -54,6 +58,7 @@ class FileResult:
     written: bool = False  # whether a file was written: the source, or its --out copy
     output: str | None = None  # where --out puts the file (written or already up to date)
     stamp: Stamp | None = None  # set when the file is now known clean
+    notes: list[dict] = field(default_factory=list)  # graph breaks left alone, and why
 
 
 HARD_LINKED = ("has {n} hard links: not rewritten in place (replacing it would split the "
@@ -65,8 +70,23 @@ _job: Job | None = None
 
 def _prepare(job: Job) -> None:
     global _rules, _job
+    _rules, _job = selected_rules(job), job
+
+
+def selected_rules(job: Job) -> list[Rule]:
+    """The job's rules, as they will run."""
     rules = [r for spec in job.packs for r in load_pack(spec).rules if r.id not in job.ignore]
-    _rules, _job = select_rules(rules, job.options), job
+    return select_rules(rules, job.options)
+
+
+def prepare_scopes(job: Job, paths: list[Path], jobs: int | None = None) -> None:
+    """Compute the function scopes (``traced``, ``profiled``) the job's rules use, over
+    every file of the run: a call in one file can put a function of another in scope."""
+    needed = {name for rule in selected_rules(job) for name in rule.scope
+              if name in FUNCTION_SCOPES}
+    if needed:
+        job.scopes = function_scopes([str(p) for p in paths], needed, job.options.profiles,
+                                     jobs)
 
 
 def could_match(text: str, rules: list[Rule]) -> list[Rule]:
@@ -92,17 +112,18 @@ def _process(path: Path, destination: Path | None) -> FileResult:
         return FileResult(str(path), "generated")
     try:
         source = decode(data)
-        new_text, edits = _rewrite(source, _rules)
+        new_text, edits, notes = _rewrite(source, _rules, str(path))
     except Exception as error:  # noqa: BLE001 - still copied, so the --out tree is complete
         copy = (destination, data, info) if destination is not None else None
         return _failed(path, error, copy)
     if not edits:
-        result = FileResult(str(path), "unchanged", stamp=(info.st_mtime_ns, info.st_size,
-                                                           digest(data)))
+        # A file with notes is not cached as clean: its notes are printed on every run.
+        clean = None if notes else (info.st_mtime_ns, info.st_size, digest(data))
+        result = FileResult(str(path), "unchanged", stamp=clean, notes=notes)
         if destination is not None:
             _write_out(result, destination, data, info)
         return result
-    result = FileResult(str(path), "changed", edits=edits)
+    result = FileResult(str(path), "changed", edits=edits, notes=notes)
     new_data = encode(source, new_text)
     if _job.mode == "diff":
         result.diff = "".join(difflib.unified_diff(
@@ -171,21 +192,28 @@ def _failed(path: Path, error: Exception,
     return result
 
 
-def _rewrite(source: Source, rules: list[Rule]) -> tuple[str, list[dict]]:
+def _rewrite(source: Source, rules: list[Rule], path: str
+             ) -> tuple[str, list[dict], list[dict]]:
     candidates = could_match(source.text, rules)
     if not candidates:
         parse(source.text)  # still report syntax errors in files no rule concerns
-        return source.text, []
-    rewrite = rewrite_source(source.text, candidates, _job.options)
+        return source.text, [], []
+    options = _job.options
+    if _job.scopes:
+        options = replace(options, function_scopes={
+            name: by_path.get(path, frozenset()) for name, by_path in _job.scopes.items()})
+    rewrite = rewrite_source(source.text, candidates, options)
+    notes = [{"rule": n.rule, "line": n.line, "col": n.col, "message": n.message}
+             for n in rewrite.notes]
     if not rewrite.changed:
-        return source.text, []
+        return source.text, [], notes
     text = rewrite.text
     if _job.black:
         text = _format_with_black(text)
     records = [{"rule": e.rule.id, "round": n, "start": {"line": e.span[0], "col": e.span[1] + 1},
                 "end": {"line": e.span[2], "col": e.span[3] + 1}, "before": e.before,
                 "after": e.after, "safety": e.rule.safety} for n, e in rewrite.edits]
-    return text, records
+    return text, records, notes
 
 
 def _format_with_black(text: str) -> str:

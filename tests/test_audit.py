@@ -162,6 +162,39 @@ def _why(tmp_path: Path, source: str, *args: str) -> list[dict]:
     return document["findings"]
 
 
+def test_traced_scope_follows_calls_into_other_files(tmp_path):
+    package = tmp_path / "pkg"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "layers.py").write_text(textwrap.dedent('''\
+        import logging
+        import torch
+        logger = logging.getLogger(__name__)
+
+        def attention(q: torch.Tensor) -> torch.Tensor:
+            logger.warning("attention %s", q.shape)
+            return q @ q.transpose(-1, -2)
+
+        def unused(q: torch.Tensor) -> torch.Tensor:
+            logger.warning("never called from a forward")
+            return q
+        '''))
+    (package / "model.py").write_text(textwrap.dedent('''\
+        import torch
+        from .layers import attention
+
+        class M(torch.nn.Module):
+            def forward(self, x: torch.Tensor) -> torch.Tensor:
+                return attention(x)
+        '''))
+    default, _ = _json(tmp_path, target="pkg")
+    assert default["findings"] == []  # layers.py defines no forward
+    traced, _ = _json(tmp_path, "--scope", "traced", target="pkg")
+    (finding,) = traced["findings"]
+    assert (finding["file"].endswith("layers.py"), finding["line"]) == (True, 6)
+    assert finding["fix"] == "rule" and finding["rule"] == "defer-logger"
+
+
 def test_a_rule_fixes_a_proven_site_and_its_rewrite_is_reported(tmp_path):
     (finding,) = _why(tmp_path, '''\
         import torch
@@ -194,7 +227,7 @@ def test_a_file_the_engine_cannot_rewrite_gets_no_rule_fix(tmp_path, monkeypatch
         finding["why_not"]["reason"] and finding["why_not"]["rules"] == ["defer-print"]
 
 
-def test_unproven_operand_names_the_operand_and_the_remedy(tmp_path):
+def test_unannotated_select_is_fixed_by_run_time_dispatch(tmp_path):
     (finding,) = _why(tmp_path, '''\
         import torch
         class M(torch.nn.Module):
@@ -205,12 +238,25 @@ def test_unproven_operand_names_the_operand_and_the_remedy(tmp_path):
                     y = x * 0.5
                 return y
         ''')
+    # The select kind checks at run time that x is a tensor, so no annotation is needed.
+    assert finding["fix"] == "rule" and finding["rule"] == "select-assign"
+    assert finding["rewrite"]["after"].startswith("y = _eqrw_select((x,), ")
+    assert finding["why_not"] is None
+
+
+def test_unproven_operand_names_the_operand_and_the_remedy(tmp_path):
+    (finding,) = _why(tmp_path, '''\
+        import torch
+        class M(torch.nn.Module):
+            def forward(self, x):
+                return x[x > 0].sum()
+        ''')
     why = finding["why_not"]
-    assert finding["confidence"] == "likely" and finding["fix"] == "manual"
+    assert finding["confidence"] == "likely" and finding["fix"] == "setting"
     assert why["stage"] == "operand"
     assert "`x` is not proven to be a tensor (unannotated)" in why["reason"]
     assert "--assume-tensor-params" in why["remedy"]
-    assert "then `select-assign` rewrites it" in why["remedy"]
+    assert "then `masked-reduction` rewrites it" in why["remedy"]
 
 
 @pytest.mark.parametrize(("body", "reason"), [

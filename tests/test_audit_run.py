@@ -235,3 +235,41 @@ def test_a_target_that_cannot_be_measured_fails_the_audit(tmp_path):
     document = json.loads(result.stdout)
     assert not document["findings"]  # nothing static: the exit status is the crash's
     assert "crash" in json.dumps(document["dynamic"]["targets"])
+
+
+def test_rewritten_tree_follows_calls_across_files(tmp_path):
+    """--run --rules rewrites the tree as the rewrite command does: a helper in another
+    file that a forward calls is in the rules' traced scope."""
+    from contextlib import ExitStack
+
+    from eqrewrite.oracle.audit import DynamicAudit
+    from eqrewrite.rewriter.api import RewriteOptions, resolve_pack
+    from eqrewrite.rewriter.plugins import AuditRun
+
+    tree = tmp_path / "pkg"
+    tree.mkdir()
+    (tree / "__init__.py").write_text("")
+    (tree / "layers.py").write_text(textwrap.dedent('''\
+        import logging
+        import torch
+        logger = logging.getLogger(__name__)
+
+        def attention(q: torch.Tensor) -> torch.Tensor:
+            logger.warning("attention %s", q.shape)
+            return q @ q.transpose(-1, -2)
+        '''))
+    (tree / "model.py").write_text(textwrap.dedent('''\
+        import torch
+        from .layers import attention
+
+        class M(torch.nn.Module):
+            def forward(self, x: torch.Tensor) -> torch.Tensor:
+                return attention(x)
+        '''))
+    files = sorted(tree.glob("*.py"))
+    run = AuditRun((tree,), tmp_path, files, [str(resolve_pack("graphbreaks"))], True,
+                   RewriteOptions(), {})
+    with ExitStack() as stack:
+        copy = DynamicAudit(run, {})._rewrite(stack)
+        assert "_eqrw_log(__name__, 'warning'" in (copy / "layers.py").read_text()
+        assert (copy / "model.py").read_text() == (tree / "model.py").read_text()

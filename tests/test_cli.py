@@ -273,10 +273,10 @@ def test_internal_error_in_one_file_does_not_stop_the_others(project, monkeypatc
 
     real = runner._rewrite
 
-    def flaky(source, rules):
+    def flaky(source, rules, *rest):
         if "a + b" in source.text:
             raise IndexError("boom")
-        return real(source, rules)
+        return real(source, rules, *rest)
 
     monkeypatch.setattr(runner, "_rewrite", flaky)
     result = run_cli(str(project / "pkg"))

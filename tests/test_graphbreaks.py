@@ -30,7 +30,8 @@ from eqrewrite.rewriter.rules import load_pack
 
 CORPUS = Path(__file__).parent / "graphbreak_corpus"
 FILES = sorted(p.name for p in CORPUS.glob("*.py"))
-INDUCTOR = {"select_clamp_scale.py", "defer_print_then_inplace.py", "masked_mean_empty.py"}
+INDUCTOR = {"select_clamp_scale.py", "defer_print_then_inplace.py", "masked_mean_empty.py",
+            "moe_expert_hit_loop.py"}
 # Functions in the corpus are what a compiled model would call; nothing in their file
 # marks them as traced, so rules run everywhere here (their helpers are eager-exact).
 EVERYWHERE = Options(scope=frozenset({"everywhere"}))

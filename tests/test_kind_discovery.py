@@ -74,7 +74,8 @@ def test_a_new_kind_module_is_discovered_in_module_then_source_order(package):
 
 def test_the_shipped_kinds_are_all_found():
     assert set(kinds.registry()) == {
-        "select", "guard", "defer", "item_scalar", "masked_reduction", "float_literal",
+        "select", "guard", "defer", "item_scalar", "masked_reduction", "moe_dispatch",
+        "float_literal",
         "interpolate_size", "setitem_copy", "view_reshape", "transpose_round_trip"}
     assert kinds.registry() is kinds.registry()  # discovered once per process
     # helpers that live beside their kinds join those of helpers.py
@@ -106,4 +107,4 @@ def test_a_discovered_kind_is_usable_from_a_pack_with_its_helper(package, tmp_pa
         monkeypatch.undo()
         helpers.registered.cache_clear()
     assert "return _eqrw_test_abs(x)" in text
-    assert "def _eqrw_test_abs(x):" in text and "def _eqrw_compiling():" in text
+    assert "def _eqrw_test_abs(x):" in text and "def _eqrw_compiling()" in text

@@ -47,8 +47,9 @@ def _list_patterns(ctx: click.Context, _param: click.Parameter, value: bool) -> 
               help="Rule packs whose rules may fix the findings (default: graphbreaks); with "
                    "--run also measure the breaks before and after rewriting. Repeatable.")
 @click.option("--scope", "scopes", multiple=True,
-              type=click.Choice(["everywhere", "forward", "compiled"]),
-              help="Where to look (default: forward of nn.Modules and compiled functions); "
+              type=click.Choice(["everywhere", "forward", "compiled", "traced"]),
+              help="Where to look (default: forward of nn.Modules and compiled functions; "
+                   "traced: also every function they call, across the audited files); "
                    "also restricts the rules, as for rewriting. Repeatable.")
 @click.option("--assume-tensor-params", is_flag=True, default=None,
               help="Treat unannotated forward() parameters as tensors (as the rewriter).")

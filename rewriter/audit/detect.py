@@ -196,9 +196,10 @@ class Detector:
     """Finds the break sites of one parsed module within ``scope``."""
 
     def __init__(self, tree: ast.Module, text: str, scope: frozenset[str],
-                 assume_tensor_params: bool = False):
+                 assume_tensor_params: bool = False,
+                 function_scopes: dict[str, frozenset[str]] | None = None):
         self.tree, self.scope = tree, scope
-        self.facts = ModuleFacts(tree, text)
+        self.facts = ModuleFacts(tree, text, function_scopes)
         self.proven = Inference(self.facts, assume_tensor_params)
         self.optimistic = OptimisticInference(self.facts)
         self.sites: list[Site] = []

@@ -13,10 +13,12 @@ import gc
 import os
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from ..callgraph import function_scopes
 from ..engine import RewriteError, parse
+from ..facts import FUNCTION_SCOPES
 from ..matcher import _Comments
 from ..rules import Rule, load_pack, packaged_packs
 from ..runner import GENERATED_MARKER, GENERATED_WINDOW
@@ -44,6 +46,9 @@ class ScanOptions:
     rule_scope: frozenset[str] | None = None  # --scope also restricts the rules, as rewriting
     assume_tensor_params: bool = False
     ignore: frozenset[str] = frozenset()       # pattern ids
+    # scope name ("traced") -> file path -> qualified names in it, over every audited file
+    # (callgraph.function_scopes); a scope missing here is computed per module.
+    function_scopes: dict[str, dict[str, frozenset[str]]] = field(default_factory=dict)
 
 
 @dataclass
@@ -99,14 +104,17 @@ def _fewer_collections() -> Iterator[None]:
         gc.set_threshold(*previous)
 
 
-def audit_text(text: str, label: str) -> FileAudit:
-    """Audit one module's source; ``label`` is its path relative to the project."""
+def audit_text(text: str, label: str, path: str | None = None) -> FileAudit:
+    """Audit one module's source; ``label`` is its path relative to the project, ``path``
+    the key of its functions in the options' ``function_scopes``."""
     assert _options is not None, "prepare() first"
     result = FileAudit(label)
-    if not _may_trace(text, _options.scope):
+    scopes = {name: by_path.get(path or label, frozenset())
+              for name, by_path in _options.function_scopes.items()}
+    if not _may_trace(text, _options.scope, scopes):
         return result
     tree = parse(text)
-    detector = Detector(tree, text, _options.scope, _options.assume_tensor_params)
+    detector = Detector(tree, text, _options.scope, _options.assume_tensor_params, scopes)
     # The facts only test for the substring: most models say is_torchdynamo_compiling.
     detector.facts.may_compile = may_compile(text)
     # Tokenizing is slow: only files that mention eqrewrite can suppress a finding.
@@ -132,9 +140,11 @@ def audit_text(text: str, label: str) -> FileAudit:
     return result
 
 
-def _may_trace(text: str, scope: frozenset[str]) -> bool:
+def _may_trace(text: str, scope: frozenset[str], scopes: dict[str, frozenset[str]]) -> bool:
     if "everywhere" in scope:
         return True
+    if any(name in scope and names for name, names in scopes.items()):
+        return True  # a function here is reached from traced code in another file
     return any(_has_word(text, pattern) for name in scope for pattern in _SCOPE_TEXT.get(name, ()))
 
 
@@ -194,7 +204,7 @@ def audit_file(path: Path, label: str) -> FileAudit:
         data = path.read_bytes()
         if GENERATED_MARKER in data[:GENERATED_WINDOW]:
             return FileAudit(label)
-        return audit_text(decode(data).text, label)
+        return audit_text(decode(data).text, label, str(path))
     except OSError as error:
         return _failed(label, f"cannot read: {error.strerror or error}")
     except (SourceError, RewriteError) as error:
@@ -220,6 +230,10 @@ def audit_files(files: list[tuple[Path, str]], options: ScanOptions,
     """Audit ``(path, label)`` pairs, in parallel for many files; results in order."""
     workers = min(jobs or os.cpu_count() or 1, len(files))
     pairs = [(str(path), label) for path, label in files]
+    needed = {name for name in options.scope if name in FUNCTION_SCOPES}
+    if needed and not options.function_scopes:
+        options = replace(options, function_scopes=function_scopes(
+            [path for path, _ in pairs], needed, (), jobs))
     if workers > 1 and len(files) >= PARALLEL_THRESHOLD:
         # Largest files first, in small chunks, so that no worker is left with the big ones.
         order = sorted(range(len(pairs)), key=lambda i: -_size(pairs[i][0]))

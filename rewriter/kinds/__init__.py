@@ -17,6 +17,7 @@ from __future__ import annotations
 import ast
 import importlib
 import pkgutil
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache, cached_property
 
@@ -43,6 +44,51 @@ class KindContext:
     """What a kind may consult about the node it looks at."""
 
     guards: GuardContext
+    # The same place seen with unannotated parameters assumed to be tensors (see assuming).
+    assumed: Callable[[], GuardContext] | None = None
+    # Why a recognised graph break could not be rewritten (reported to the user).
+    notes: list[str] | None = None
+
+    def note(self, reason: str) -> None:
+        """Record why this node, a graph break the kind recognises, stays as it is."""
+        if self.notes is not None and reason not in self.notes:
+            self.notes.append(reason)
+
+    def assuming(self) -> KindContext | None:
+        """This context with every unannotated parameter without a default taken as a
+        tensor. A rewrite proven only under that assumption must check at run time that
+        ``parameters_behind`` its operands are tensors before taking the tensor path."""
+        return None if self.assumed is None else KindContext(self.assumed())
+
+    def parameters_behind(self, nodes: list[ast.AST]) -> list[str]:
+        """Unannotated parameters (no default) of the enclosing function whose values reach
+        ``nodes``, directly or through local assignments, in order of declaration."""
+        function = self.function
+        if not isinstance(function, ast.FunctionDef | ast.AsyncFunctionDef):
+            return []
+        arguments = function.args
+        positional = arguments.posonlyargs + arguments.args
+        without_default = positional[:len(positional) - len(arguments.defaults)] + [
+            a for a, d in zip(arguments.kwonlyargs, arguments.kw_defaults) if d is None]
+        candidates = [a.arg for a in without_default
+                      if a.annotation is None and a.arg not in ("self", "cls")]
+        sources: dict[str, set[str]] = {}
+        for node in ast.walk(function):
+            if isinstance(node, ast.Assign | ast.AugAssign | ast.AnnAssign) and node.value:
+                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                used = {n.id for n in ast.walk(node.value) if isinstance(n, ast.Name)}
+                for target in targets:
+                    for name in ast.walk(target):
+                        if isinstance(name, ast.Name):
+                            sources.setdefault(name.id, set()).update(used)
+        reached, todo = set(), [n.id for node in nodes for n in ast.walk(node)
+                                if isinstance(n, ast.Name)]
+        while todo:
+            name = todo.pop()
+            if name not in reached:
+                reached.add(name)
+                todo += sources.get(name, ())
+        return [name for name in candidates if name in reached]
 
     def kind(self, node: ast.AST) -> str:
         """Inferred kind of ``node``."""
@@ -160,8 +206,54 @@ def tensor_condition(test: ast.expr, context: KindContext) -> tuple[str, dict] |
         bindings[name] = node
         return f"${name}"
 
+    scalar = _scalar_condition(test, context)
+    if scalar is not None:
+        return scalar
     text = convert(test)
     return None if text is None else (text, bindings)
+
+
+def with_compare(proposal: Proposal | None) -> Proposal | None:
+    """``proposal`` with the ``_eqrw_compare`` helper added when its condition uses it."""
+    if proposal is not None and "_eqrw_compare(" in proposal.template:
+        proposal.helpers = proposal.helpers | {"_eqrw_compare"}
+    return proposal
+
+
+_COMPARISONS = {ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">=", ast.Eq: "==",
+                ast.NotEq: "!="}
+
+
+def _scalar_condition(test: ast.expr, context: KindContext) -> tuple[str, dict] | None:
+    """A condition that leaves the graph through a Python scalar: ``t.item()``,
+    ``bool(t)`` or ``t.item() < number`` on a tensor ``t``. It becomes
+    ``_eqrw_compare(t, op, number)``: eagerly exactly the original expression (a Python
+    bool); traced, the same comparison as a 0-d tensor when that is exact for ``t``'s
+    dtype (see helpers.py), so the select or guard around it needs no ``.item()``. Only
+    as the whole condition: ``not``/``and``/``or`` would need the tensor operators."""
+    def item_of(node: ast.expr) -> ast.expr | None:
+        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+                and node.func.attr == "item" and not node.args and not node.keywords
+                and context.is_tensor(node.func.value)):
+            return node.func.value
+        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+                and node.func.id == "bool" and len(node.args) == 1 and not node.keywords
+                and context.kind(node.func) == "object" and context.is_tensor(node.args[0])):
+            return node.args[0]
+        return None
+
+    if (tensor := item_of(test)) is not None:
+        return "_eqrw_compare($c0, 'truth', None)", {"c0": tensor}
+    if not (isinstance(test, ast.Compare) and len(test.ops) == 1
+            and type(test.ops[0]) in _COMPARISONS):
+        return None
+    left, right = test.left, test.comparators[0]
+    operator = _COMPARISONS[type(test.ops[0])]
+    if (tensor := item_of(left)) is not None and context.kind(right) == "number" and (
+            isinstance(left.func, ast.Attribute)):
+        return f"_eqrw_compare($c0, {operator!r}, $c1)", {"c0": tensor, "c1": right}
+    return None
+
 
 
 def _grouped(text: str) -> str:

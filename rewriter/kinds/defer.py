@@ -8,17 +8,19 @@ passed as a format template plus values, never formatted inside the graph, and
 tensor values are snapshotted at the call (``_eqrw_snap``), so a later in-place
 change does not alter what is printed. Eagerly the helpers print at once.
 
-A call is rewritten only when every value it prints is proven a tensor, a
-Python number or a string, and its keyword arguments are the simple ones
-(``sep``/``end`` as literals, ``stacklevel`` as a literal); otherwise it is left
-alone, because Dynamo can only reorder calls whose arguments are such values.
+A call is rewritten when no value it prints is proven to be something Dynamo cannot
+reorder (None, a module, a function, a list), and its keyword arguments are the
+simple ones (``sep``/``end`` as literals, ``stacklevel`` as a literal). Values of
+unknown kind are formatted exactly as the original formats them; when one is not a
+tensor, number or string at run time, Dynamo breaks the graph at the call, as it
+did before the rewrite.
 """
 
 from __future__ import annotations
 
 import ast
 
-from ..inference import NUMBER, SEQUENCE, TENSOR
+from ..inference import NUMBER, SEQUENCE, TENSOR, UNKNOWN
 from . import Kind, KindContext, Proposal
 
 LOGGER_METHODS = frozenset(
@@ -67,15 +69,31 @@ class _Template:
     def value(self, node: ast.expr) -> str | None:
         """Add one value; return its metavariable text, or None if it cannot be deferred."""
         kind = self.context.kind(node)
-        if kind not in (TENSOR, NUMBER, SEQUENCE):
-            return None
+        if kind not in (TENSOR, NUMBER, SEQUENCE, UNKNOWN):
+            return None  # None, modules, functions: Dynamo could not reorder the call
         if kind == SEQUENCE and not _is_text_or_shape(node):
             return None  # lists and dicts are not values Dynamo can reorder
         name = f"v{len(self.values)}"
         self.bindings[name] = node
-        text = f"_eqrw_snap(${name})" if kind == TENSOR else f"${name}"
+        # A value of unknown kind is formatted exactly as the original would format it;
+        # if it is a tensor, it is snapshotted like one (_eqrw_snap checks at run time),
+        # and if Dynamo cannot reorder it, the call breaks the graph as the original did.
+        text = f"_eqrw_snap(${name})" if kind in (TENSOR, UNKNOWN) else f"${name}"
         self.values.append(text)
         return text
+
+    def formatted(self, part: ast.FormattedValue, spec: str) -> bool:
+        """A list, tuple or dict inside an f-string, formatted where it stands
+        (``format(value, spec)``, what the f-string does): the text is then a string
+        Dynamo can pass on, provided the items are constants."""
+        if self.context.kind(part.value) != SEQUENCE:
+            return False
+        name = f"v{len(self.values)}"
+        self.bindings[name] = part.value
+        value = {-1: f"${name}", 115: f"str(${name})", 114: f"repr(${name})",
+                 97: f"ascii(${name})"}[part.conversion]
+        self.values.append(f"format({value}, {spec[1:]!r})")
+        return True
 
     def piece(self, node: ast.expr, str_conversion: bool) -> str | None:
         """Template text for one printed piece: a literal, an f-string or a value."""
@@ -88,9 +106,14 @@ class _Template:
                     parts.append(_escape(part.value))
                     continue
                 spec = _format_spec(part.format_spec)
-                if spec is None or self.value(part.value) is None:
+                if spec is None:
                     return None
-                parts.append("{" + _CONVERSIONS[part.conversion] + spec + "}")
+                if self.value(part.value) is not None:
+                    parts.append("{" + _CONVERSIONS[part.conversion] + spec + "}")
+                elif self.formatted(part, spec):
+                    parts.append("{}")
+                else:
+                    return None
             return "".join(parts)
         if self.value(node) is None:
             return None

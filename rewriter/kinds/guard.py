@@ -1,22 +1,24 @@
 """Validation guards on tensor values, without a graph break.
 
-``if <tensor condition>: raise E("message")`` and ``assert <tensor condition>,
-"message"`` become ``_eqrw_check``: eagerly it raises the same exception type
-with the same message; when traced it is ``torch._assert_async``, which raises a
-RuntimeError with that message if the check fails. Only builtin exception types
-and literal messages are rewritten: anything else is left alone.
+``if <tensor condition>: raise E("message")`` becomes ``_eqrw_check``: eagerly it
+raises the same exception type with the same message; when traced it is
+``torch._assert_async``, which raises a RuntimeError with that message if the check
+fails; under TorchScript it is the same ``raise``. ``assert <tensor condition>,
+"message"`` stays an ``assert`` statement, so ``python -O`` still removes it, around
+``_eqrw_assert(condition, message)``: the condition's truth eagerly, True after an
+in-graph ``torch._assert_async`` when traced. Only the builtin exception types the
+TorchScript path can raise by name and literal messages are rewritten.
 """
 
 from __future__ import annotations
 
 import ast
-import builtins
 
-from . import Kind, KindContext, Proposal, tensor_condition
+from ..helpers import SCRIPTED_EXCEPTIONS
+from . import Kind, KindContext, Proposal, tensor_condition, with_compare
 
-_EXCEPTIONS = frozenset(name for name in dir(builtins)
-                        if isinstance(getattr(builtins, name), type)
-                        and issubclass(getattr(builtins, name), Exception))
+# The exceptions _eqrw_check raises by name under TorchScript (see helpers.py).
+_EXCEPTIONS = frozenset(SCRIPTED_EXCEPTIONS) | {"RuntimeError"}
 
 
 class Guard(Kind):
@@ -28,26 +30,41 @@ class Guard(Kind):
         return frozenset({"raise" if self.options["form"] == "raise" else "assert"})
 
     def propose(self, node: ast.AST, context: KindContext) -> Proposal | None:
+        proposal = self._propose(node, context, tensor_condition)
+        if proposal is None and (assumed := context.assuming()) is not None:
+            # The helpers check isinstance(condition, Tensor) themselves, so a condition of
+            # unknown kind that is a tensor when the parameters are is checked as written.
+            proposal = self._propose(node, assumed, _plain_condition)
+        return with_compare(proposal)
+
+    def _propose(self, node: ast.AST, context: KindContext, convert) -> Proposal | None:
         if self.options["form"] == "assert":
             if not isinstance(node, ast.Assert):
                 return None
-            condition = tensor_condition(node.test, context)
+            condition = convert(node.test, context)
             message = _literal(node.msg)
             if condition is None or message is False:
                 return None
-            return Proposal(f"_eqrw_check({condition[0]}, True, AssertionError, {message!r})",
-                            condition[1], "statement", frozenset({"_eqrw_check"}))
+            text = "" if message is None else f", {message!r}"
+            return Proposal(f"assert _eqrw_assert({condition[0]}, {message!r}){text}",
+                            condition[1], "statement", frozenset({"_eqrw_assert"}))
         if not isinstance(node, ast.If) or node.orelse or len(node.body) != 1:
             return None
         raised = node.body[0]
-        condition = tensor_condition(node.test, context)
+        condition = convert(node.test, context)
         if not isinstance(raised, ast.Raise) or raised.cause is not None or condition is None:
             return None
         error, message = _exception(raised.exc)
         if error is None:
             return None
-        return Proposal(f"_eqrw_check({condition[0]}, False, {error}, {message!r})",
+        return Proposal(f"_eqrw_check({condition[0]}, False, {error!r}, {message!r})",
                         condition[1], "compound", frozenset({"_eqrw_check"}))
+
+
+def _plain_condition(test: ast.expr, context: KindContext) -> tuple[str, dict] | None:
+    """A single tensor-valued test, kept as written (no ``~``/``&``/``|`` conversion,
+    which is right for tensors only)."""
+    return ("$c0", {"c0": test}) if context.is_tensor(test) else None
 
 
 def _literal(node: ast.AST | None) -> str | None | bool:

@@ -5,6 +5,12 @@ branching) and both branches tensors. Branches made of cheap elementwise code
 become ``_eqrw_where`` (torch.where when traced); branches that call layers become
 ``_eqrw_cond`` (torch.cond, which evaluates one branch only). Eager execution is
 unchanged either way: the helpers take the original path unless compiling.
+
+When the proof fails only because unannotated parameters are of unknown kind, an
+elementwise select with a plain condition becomes ``_eqrw_select((params...), c,
+lambda: A, lambda: B)``: traced with tensor parameters (Dynamo specialises the
+``isinstance`` checks), torch.where; otherwise ``A if c else B`` exactly, one branch
+evaluated, whatever the parameters hold (numbers, lists, numpy arrays...).
 """
 
 from __future__ import annotations
@@ -12,7 +18,7 @@ from __future__ import annotations
 import ast
 
 from ..pattern import same_tree
-from . import Kind, KindContext, Proposal, tensor_condition
+from . import Kind, KindContext, Proposal, tensor_condition, with_compare
 
 # Calls allowed in a torch.where branch: elementwise or shape-only, total functions
 # whose gradient cannot turn into NaN through the untaken branch.
@@ -33,6 +39,29 @@ class Select(Kind):
         return frozenset({"if"})
 
     def propose(self, node: ast.AST, context: KindContext) -> Proposal | None:
+        proposal = self._propose(node, context)
+        if proposal is not None or self.options["form"] == "same_call":
+            return with_compare(proposal)
+        # Not proven: perhaps only because unannotated parameters are of unknown kind.
+        # Proven with them taken as tensors, an elementwise select with a plain condition
+        # becomes a run-time dispatch on their types (see _eqrw_select).
+        assumed = context.assuming()
+        proposal = self._propose(node, assumed) if assumed is not None else None
+        where = "_eqrw_where($c0, $a, $b)"
+        if proposal is None or where not in proposal.template:
+            if self.options["form"] == "assign" and isinstance(node, ast.If):
+                _diagnose(node, context)  # once per `if`: by the first select rule
+            return None
+        parameters = context.parameters_behind([proposal.bindings[k] for k in ("c0", "a", "b")])
+        if not parameters:
+            return None
+        names = ", ".join(parameters) + ("," if len(parameters) == 1 else "")
+        proposal.template = proposal.template.replace(
+            where, f"_eqrw_select(({names}), $c0, lambda: $a, lambda: $b)")
+        proposal.helpers = frozenset({"_eqrw_select"})
+        return proposal
+
+    def _propose(self, node: ast.AST, context: KindContext) -> Proposal | None:
         form = self.options["form"]
         if isinstance(node, ast.IfExp) != (form == "ternary"):
             return None
@@ -254,3 +283,55 @@ def _same_call(context: KindContext, condition: tuple[str, dict], first: ast.stm
                              "$$$after" if at + 1 < len(one.args) else "") if p]
     proposal.template = f"$f({', '.join(arguments)})"
     return proposal
+
+
+def _from_tensor(test: ast.expr, context: KindContext) -> bool:
+    """A condition computed from tensor data: a tensor, ``.item()``/``bool()`` of one, or a
+    local name assigned only such values (Longformer's ``is_global_attn``)."""
+    if tensor_condition(test, context) is not None:
+        return True
+    for node in ast.walk(test):
+        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+                and node.func.attr in ("item", "tolist") and context.is_tensor(node.func.value)):
+            return True
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
+            values = [n.value for n in ast.walk(context.function) if isinstance(n, ast.Assign)
+                      and any(isinstance(t, ast.Name) and t.id == node.id for t in n.targets)]
+            if values and all(isinstance(v, ast.Call) and isinstance(v.func, ast.Attribute)
+                              and v.func.attr in ("item", "tolist")
+                              and context.is_tensor(v.func.value) for v in values):
+                return True
+    return False
+
+
+def _diagnose(node: ast.If, context: KindContext) -> None:
+    """Say why a data-dependent ``if`` stays (it keeps breaking the graph)."""
+    if not _from_tensor(node.test, context):
+        return
+    if tensor_condition(node.test, context) is None:
+        context.note("the condition is a Python value taken from a tensor (.item(), "
+                     ".tolist()) and is not a single comparison with a number or a bool() "
+                     "of the `if` itself: torch.cond/torch.where would need it as a tensor")
+        return
+    if len(node.body) != 1 or len(node.orelse) > 1:
+        context.note("data-dependent `if` whose branches are blocks of statements: only a "
+                     "single assignment, return or call per branch becomes a select")
+        return
+    first, second = node.body[0], (node.orelse[0] if node.orelse else None)
+    if isinstance(first, ast.Raise | ast.Continue | ast.Break) or isinstance(
+            second, ast.Raise | ast.Continue | ast.Break):
+        context.note("data-dependent `if` that changes control flow (raise with a computed "
+                     "message, continue, break): no select expresses it")
+        return
+    values = [s.value for s in (first, second) if isinstance(s, ast.Assign | ast.Return)
+              and s.value is not None]
+    if _assigns_name(first) and second is not None and not _same_assign_target(first, second):
+        context.note("data-dependent `if` whose branches assign different targets")
+    elif any(not context.is_tensor(v) for v in values):
+        context.note("data-dependent `if` with a branch not proven to be a tensor (None, a "
+                     "Python value or unknown): torch.where/torch.cond return tensors only")
+    elif values and not all(_elementwise(v) for v in values):
+        context.note("data-dependent `if` whose branches may differ in shape (indexing, "
+                     "reductions, reshapes), or have side effects torch.cond cannot take")
+    else:
+        context.note("data-dependent `if` that no select form expresses")
