@@ -36,9 +36,10 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import IO, Any
 
 from . import reducepasses as rp
 
@@ -119,13 +120,14 @@ class Checker:
 
     def __init__(self, folder: Path, trees: Path, log: Path, core: Path | None = None):
         self.folder, self.trees, self.log_path, self.core = folder, trees, log, core
-        self.process: subprocess.Popen | None = None
-        self.description: dict | None = None
+        self.process: subprocess.Popen[bytes] | None = None
+        self.description: dict[str, Any] | None = None
         self._buffer = b""
 
-    def start(self) -> dict:
+    def start(self) -> dict[str, Any]:
         """Start the process (if needed) and return its description of the reproducer."""
         if self.process is not None and self.process.poll() is None:
+            assert self.description is not None  # a running process has answered "ready"
             return self.description
         command = [sys.executable, str(WORKER), str(self.folder), str(self.trees)]
         command += [str(self.core)] if self.core is not None else []
@@ -145,14 +147,15 @@ class Checker:
         return answer
 
     def check(self, root: Path, state: bool, timeout: float, **screen: str | None
-              ) -> dict | None:
+              ) -> dict[str, Any] | None:
         """The worker's answer for the tree at ``root``; None when it timed out or died.
         ``eager=`` (an exception type or None) screens the candidate with one eager run."""
         self.start()
         request = json.dumps({"root": str(root), "state": state, **screen}) + "\n"
+        stdin, _ = self._pipes()
         try:
-            self.process.stdin.write(request.encode())
-            self.process.stdin.flush()
+            stdin.write(request.encode())
+            stdin.flush()
         except BrokenPipeError:
             self.close()
             return None
@@ -161,20 +164,28 @@ class Checker:
             self.close()
         return answer
 
-    def _read(self, timeout: float) -> dict | None:
+    def _read(self, timeout: float) -> dict[str, Any] | None:
         deadline = time.monotonic() + timeout
+        _, stdout = self._pipes()
         with selectors.DefaultSelector() as selector:
-            selector.register(self.process.stdout, selectors.EVENT_READ)
+            selector.register(stdout, selectors.EVENT_READ)
             while b"\n" not in self._buffer:
                 left = deadline - time.monotonic()
                 if left <= 0 or not selector.select(left):
                     return None
-                chunk = os.read(self.process.stdout.fileno(), 65536)
+                chunk = os.read(stdout.fileno(), 65536)
                 if not chunk:
                     return None
                 self._buffer += chunk
         line, _, self._buffer = self._buffer.partition(b"\n")
-        return json.loads(line)
+        answer: dict[str, Any] = json.loads(line)  # the worker writes one JSON object a line
+        return answer
+
+    def _pipes(self) -> tuple[IO[bytes], IO[bytes]]:
+        """The started process's stdin and stdout (both pipes: see start())."""
+        assert self.process is not None
+        assert self.process.stdin is not None and self.process.stdout is not None
+        return self.process.stdin, self.process.stdout
 
     def _log_tail(self) -> str:
         try:
@@ -192,7 +203,7 @@ class Checker:
             except (ProcessLookupError, PermissionError):
                 self.process.kill()
         self.process.wait()
-        for stream in (self.process.stdin, self.process.stdout):
+        for stream in self._pipes():
             stream.close()
         self.process = None
 
@@ -210,11 +221,11 @@ class Signature:
     differences: tuple[tuple[str, str], ...]
 
     @classmethod
-    def of(cls, answer: dict) -> Signature:
+    def of(cls, answer: dict[str, Any]) -> Signature:
         return cls(answer["verdict"], tuple(answer["exceptions"]),
                    tuple((path, kind) for path, kind, _ in answer["differences"]))
 
-    def kept_by(self, answer: dict | None) -> bool:
+    def kept_by(self, answer: dict[str, Any] | None) -> bool:
         if answer is None or "error" in answer:
             return False
         other = Signature.of(answer)
@@ -230,9 +241,9 @@ class Signature:
         return f"{self.verdict}: {kind} at {path}{more}; raised {thrown}"
 
 
-def _layout(inputs: list[dict]) -> list[dict]:
+def _layout(inputs: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """The inputs without their element counts: what shrinking must keep."""
-    def strip(item: dict) -> dict:
+    def strip(item: dict[str, Any]) -> dict[str, Any]:
         kept = {k: v for k, v in item.items() if k != "numel"}
         if "items" in kept:
             kept["items"] = [strip(i) for i in kept["items"]]
@@ -240,7 +251,7 @@ def _layout(inputs: list[dict]) -> list[dict]:
     return [strip(item) for item in inputs]
 
 
-def elements(inputs: list[dict]) -> int:
+def elements(inputs: list[dict[str, Any]]) -> int:
     return sum(item["numel"] for item in inputs)
 
 
@@ -258,7 +269,7 @@ class Tally:
     cached: int = 0
     by_pass: dict[str, list[int]] = field(default_factory=dict)  # pass -> [tried, accepted]
 
-    def add(self, name: str, answer: dict | None, kept: bool) -> None:
+    def add(self, name: str, answer: dict[str, Any] | None, kept: bool) -> None:
         self.tried += 1
         self.accepted += kept
         self.timeouts += answer is None
@@ -274,20 +285,27 @@ class Reduction:
     def __init__(self, checker: Checker, scratch: Path, relative: Path, text: str,
                  budget: Budget, say: Callable[[str], None]):
         self.checker, self.scratch, self.relative = checker, scratch, relative
+        assert checker.description is not None  # the checker has been started
         self.text, self.state = text, bool(checker.description["has_state"])
         self.budget, self.say = budget, say
         self.tally = Tally()
         self.started = time.monotonic()
         self.timeout = budget.timeout or 600.0
         self.signature: Signature | None = None
-        self.answer: dict | None = None
+        self.answer: dict[str, Any] | None = None
         self.base_tree: Path | None = None  # the whole source tree, when one file is not enough
         self._seen: dict[tuple[str, bool], bool] = {}
         self._count = 0
 
+    def finding(self) -> tuple[Signature, dict[str, Any]]:
+        """The finding's signature and the current program's answer (both set by
+        ``_baseline`` before any candidate is tried)."""
+        assert self.signature is not None and self.answer is not None
+        return self.signature, self.answer
+
     # -- judging --------------------------------------------------------------------------------
 
-    def judge(self, text: str, state: bool) -> dict | None:
+    def judge(self, text: str, state: bool) -> dict[str, Any] | None:
         """Write ``text`` into a fresh candidate tree and judge it."""
         self._count += 1
         root = self.scratch / "trees" / f"c{self._count:06d}"
@@ -318,11 +336,13 @@ class Reduction:
             return False
         self._spend()
         answer = self.judge(text, state)
-        kept = self.signature.kept_by(answer) and not (
-            same_layout and _layout(answer["inputs"]) != _layout(self.answer["inputs"]))
+        signature, current = self.finding()
+        kept = answer is not None and signature.kept_by(answer) and not (
+            same_layout and _layout(answer["inputs"]) != _layout(current["inputs"]))
         self._seen[key] = kept
         self.tally.add(name, answer, kept)
         if kept:
+            assert answer is not None  # kept_by(None) is False
             self.text, self.state, self.answer = text, state, answer
             size = rp.size(text)
             self.say(f"{self.tally.tried} tried: {name} kept; {size.statements} statements, "
@@ -369,7 +389,8 @@ class Reduction:
             ddmin(list(range(lengths[body])), test)
             body += 1
 
-    def greedy(self, name: str, candidates) -> None:
+    def greedy(self, name: str,
+               candidates: Callable[[str, int], Iterator[tuple[int, str]]]) -> None:
         """Try candidates in order; after each kept one, go on from the same position."""
         start = 0
         while True:
@@ -434,7 +455,7 @@ class Result:
     minimal: Path
     verified: dict[str, int | None] = field(default_factory=dict)
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         return {"folder": str(self.folder), "target": self.target,
                 "signature": {"verdict": self.signature.verdict,
                               "exceptions": list(self.signature.exceptions),
@@ -469,11 +490,12 @@ def reduce_folder(folder: Path, out: Path | None = None, budget: Budget | None =
         relative, original = _target_file(repro, description)
         reduction = Reduction(checker, scratch, relative, original, budget, say)
         baseline = _baseline(reduction, Path(description["root"]))
-        say(f"reproduces: {reduction.signature.describe()} ({baseline['seconds']:.1f}s)")
+        say(f"reproduces: {reduction.finding()[0].describe()} ({baseline['seconds']:.1f}s)")
         stopped = reduction.run()
+        signature, answer = reduction.finding()
         result = Result(
-            repro, description["target"]["name"], reduction.signature,
-            _sizes(original, baseline), _sizes(reduction.text, reduction.answer),
+            repro, description["target"]["name"], signature,
+            _sizes(original, baseline), _sizes(reduction.text, answer),
             reduction.tally, 0.0, stopped, description["has_state"] and not reduction.state,
             out / "reduced", out / "minimal.py")
         try:
@@ -503,7 +525,7 @@ def _vendor(core: Path) -> Path:
     return core
 
 
-def _target_file(repro: Path, description: dict) -> tuple[Path, str]:
+def _target_file(repro: Path, description: dict[str, Any]) -> tuple[Path, str]:
     target = description["target"]
     if target["file"] is None:
         raise ReduceError(f"{repro}: the target {target['name']} comes from a factory; only "
@@ -521,7 +543,7 @@ def _target_file(repro: Path, description: dict) -> tuple[Path, str]:
     return Path(target["file"]), text
 
 
-def _baseline(reduction: Reduction, root: Path) -> dict:
+def _baseline(reduction: Reduction, root: Path) -> dict[str, Any]:
     """Judge the unchanged target in a tree of its own (else in its whole source tree) and
     record the finding's signature."""
     timeout = reduction.budget.timeout or START_TIMEOUT
@@ -537,12 +559,13 @@ def _baseline(reduction: Reduction, root: Path) -> dict:
     problem = _failing(answer)
     if problem is not None:
         raise NotReproduced(f"{reduction.checker.folder}: {problem}")
+    assert answer is not None  # _failing(None) is not None
     reduction.signature, reduction.answer = Signature.of(answer), answer
     reduction.timeout = reduction.budget.timeout or max(60.0, 5 * answer["seconds"])
     return answer
 
 
-def _failing(answer: dict | None) -> str | None:
+def _failing(answer: dict[str, Any] | None) -> str | None:
     """None when ``answer`` is a compiler-bug verdict, else why the reproducer does not fail."""
     if answer is None:
         return "the reproducer timed out or crashed"
@@ -553,7 +576,7 @@ def _failing(answer: dict | None) -> str | None:
     return None
 
 
-def _sizes(text: str, answer: dict) -> dict[str, int]:
+def _sizes(text: str, answer: dict[str, Any]) -> dict[str, int]:
     size = rp.size(text)
     return {"statements": size.statements, "tokens": size.tokens,
             "input_elements": elements(answer["inputs"])}
@@ -593,18 +616,18 @@ def _rooted_here(script: str) -> str:
     return "".join(lines[:node.lineno - 1] + [root] + lines[node.end_lineno:])
 
 
-def _write_minimal(path: Path, reduction: Reduction, description: dict) -> None:
+def _write_minimal(path: Path, reduction: Reduction, description: dict[str, Any]) -> None:
     from eqrewrite.rewriter.api import write_atomic
 
     from .standalone import Recipe, minimal_script
 
-    answer = reduction.answer
-    first = reduction.signature.differences[0]
+    signature, answer = reduction.finding()
+    first = signature.differences[0]
     message = next(m for p, k, m in answer["differences"] if (p, k) == first)
     recipe = Recipe(
         target=description["target"], settings=description["settings"],
         seed=description["seed"], grad_inputs=answer["grad_inputs"],
-        grads=any("['grads']" in path for path, _ in reduction.signature.differences),
+        grads=any("['grads']" in path for path, _ in signature.differences),
         strict=description["strict"], scale=description["scale"],
         extra_paths=tuple(description["extra_paths"]),
         state="reduced/state.pt" if reduction.state else None, headline=message,

@@ -9,8 +9,12 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
+
+if TYPE_CHECKING:  # the minimiser itself is imported only when the command runs
+    from .reduce import Result
 
 
 @click.command("reduce")
@@ -60,7 +64,7 @@ def reduce_command(folder: Path, max_tests: int, timeout: float | None,
     sys.exit(1 if result.verified and result.verified["reduced/repro.py"] != 1 else 0)
 
 
-def _render(result) -> str:
+def _render(result: Result) -> str:
     rows = [("statements", "statements"), ("tokens", "tokens"),
             ("input elements", "input_elements")]
     tally = result.tally

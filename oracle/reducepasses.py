@@ -29,11 +29,12 @@ import ast
 import builtins
 import io
 import tokenize
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 
 import libcst as cst
-from libcst.helpers import get_full_name_for_node
+from libcst import CSTNodeT
+from libcst.helpers import get_full_name_for_node, get_full_name_for_node_or_raise
 from libcst.metadata import ExpressionContext, ExpressionContextProvider, MetadataWrapper
 
 # Factories whose leading integer arguments (or first tuple, or ``size=``) are a shape.
@@ -78,7 +79,7 @@ def _module_names(module: cst.Module) -> frozenset[str]:
                         small.names, cst.ImportStar):
                     for alias in small.names:
                         bound = alias.asname.name if alias.asname else alias.name
-                        names.add(get_full_name_for_node(bound).split(".")[0])
+                        names.add(get_full_name_for_node_or_raise(bound).split(".")[0])
     return frozenset(names)
 
 
@@ -179,7 +180,9 @@ def keep_statements(text: str, body: int, keep: frozenset[int]) -> str:
     mapping: dict[str, cst.BaseExpression] = {}
     for index, statement in enumerate(target.body):
         if mapping:
-            statement = statement.visit(_Rename(mapping, contexts))
+            renamed = statement.visit(_Rename(mapping, contexts))
+            assert isinstance(renamed, cst.BaseStatement)  # _Rename only replaces names
+            statement = renamed
         bound = _bound_names(statement)
         if index in keep:
             statements.append(statement)
@@ -195,7 +198,8 @@ def keep_statements(text: str, body: int, keep: frozenset[int]) -> str:
                 mapping.pop(name, None)
     if not statements and isinstance(target, cst.IndentedBlock):
         statements = [cst.SimpleStatementLine([cst.Pass()])]
-    elif isinstance(target, cst.IndentedBlock) and all(
+    elif isinstance(target, cst.IndentedBlock) and isinstance(
+            statements[0], cst.SimpleStatementLine | cst.BaseCompoundStatement) and all(
             line.comment is None for line in statements[0].leading_lines):
         statements[0] = statements[0].with_changes(leading_lines=())  # no blank first line
     return module.visit(_Replace({id(target): target.with_changes(body=statements)})).code
@@ -242,7 +246,8 @@ class _Assignments(cst.CSTVisitor):
 class _Rename(cst.CSTTransformer):
     """Replace loads of the mapped names (not keyword names, not assignment targets)."""
 
-    def __init__(self, mapping: dict[str, cst.BaseExpression], contexts):
+    def __init__(self, mapping: dict[str, cst.BaseExpression],
+                 contexts: Mapping[cst.CSTNode, ExpressionContext | None]):
         self.mapping = mapping
         self.contexts = contexts
         self.keywords: set[int] = set()
@@ -261,10 +266,15 @@ class _Rename(cst.CSTTransformer):
 class _Replace(cst.CSTTransformer):
     """Replace nodes by identity (the original tree's nodes) with new nodes or statements."""
 
-    def __init__(self, replacements: dict[int, object]):
+    def __init__(self,
+                 replacements: dict[int, cst.CSTNode | cst.FlattenSentinel[cst.CSTNode]]):
         self.replacements = replacements
 
-    def on_leave(self, original: cst.CSTNode, updated: cst.CSTNode):
+    # libcst types on_leave as keeping each node's type; a replacement by identity may be
+    # another kind of node (a block's statements for an ``if``), which the parent accepts.
+    def on_leave(  # type: ignore[override]
+            self, original: cst.CSTNode, updated: cst.CSTNode
+    ) -> cst.CSTNode | cst.RemovalSentinel | cst.FlattenSentinel[cst.CSTNode]:
         return self.replacements.get(id(original), updated)
 
 
@@ -277,7 +287,7 @@ class _Compounds(cst.CSTVisitor):
 
     def on_visit(self, node: cst.CSTNode) -> bool:
         blocks = _blocks(node)
-        if blocks:
+        if blocks and isinstance(node, cst.BaseCompoundStatement):  # only those have blocks
             self.found.append((node, blocks))
         return True
 
@@ -321,7 +331,7 @@ class _Expressions(cst.CSTVisitor):
         self.modules = modules
         self.skip: set[int] = set()    # not visited at all
         self.inert: set[int] = set()   # visited, but not replaced (a call's function)
-        self.found: list[tuple[cst.CSTNode, list[cst.CSTNode]]] = []
+        self.found: list[tuple[cst.BaseExpression, list[cst.BaseExpression]]] = []
         self.functions: list[str] = []  # the enclosing functions' names
 
     def on_leave(self, original: cst.CSTNode) -> None:
@@ -358,12 +368,12 @@ class _Expressions(cst.CSTVisitor):
                 if not _is_literal(element.value):
                     self.found.append((element.value, [none]))
         elif isinstance(value, cst.Dict):
-            for element in value.elements:
-                if isinstance(element, cst.DictElement) and not _is_literal(element.value):
-                    self.found.append((element.value, [none]))
+            for item in value.elements:
+                if isinstance(item, cst.DictElement) and not _is_literal(item.value):
+                    self.found.append((item.value, [none]))
 
 
-def _smaller(node: cst.BaseExpression, modules: frozenset[str]) -> list[cst.CSTNode]:
+def _smaller(node: cst.BaseExpression, modules: frozenset[str]) -> list[cst.BaseExpression]:
     """Replacements for ``node``: its operands (not literals), then calls with an argument
     dropped."""
     operands: list[cst.BaseExpression] = []
@@ -390,7 +400,9 @@ def _smaller(node: cst.BaseExpression, modules: frozenset[str]) -> list[cst.CSTN
         operands = [node.value]
     smaller = [_in_place_of(node, o) for o in operands
                if not _is_literal(o) and not _is_module_ref(o, modules)]
-    return smaller + (_dropped_arguments(node) if isinstance(node, cst.Call) else [])
+    if isinstance(node, cst.Call):
+        smaller += _dropped_arguments(node)
+    return smaller
 
 
 def _dropped_arguments(call: cst.Call) -> list[cst.Call]:
@@ -452,7 +464,8 @@ class _Numbers(cst.CSTVisitor):
     def on_visit(self, node: cst.CSTNode) -> bool:
         if isinstance(node, cst.Decorator | cst.Import | cst.ImportFrom | cst.Annotation):
             return False
-        if _number(node) is not None and id(node) not in self.shapes and not (
+        if isinstance(node, cst.BaseExpression) and _number(node) is not None and id(
+                node) not in self.shapes and not (
                 isinstance(node, cst.UnaryOperation) and id(node.expression) in self.shapes):
             self.found.append(node)
             return False
@@ -472,6 +485,7 @@ def _number(node: cst.CSTNode) -> int | float | None:
 def _simpler_numbers(node: cst.BaseExpression) -> list[str]:
     """Simpler literals for ``node``, simplest first: shorter, or as long and smaller."""
     value = _number(node)
+    assert value is not None  # _Numbers collects number literals only
     if isinstance(value, int):
         options = [str(v) for v in (0, 1, -1, 2, -2, value // 2, -(abs(value) // 2))]
     else:
@@ -579,9 +593,12 @@ class _Unparenthesise(cst.CSTTransformer):
     """Parentheses around names, attributes, calls, subscripts and literals, which replaced
     operands keep from their old place (``(v / (step))``), are removed: never needed."""
 
-    def on_leave(self, original: cst.CSTNode, updated: cst.CSTNode):
-        if isinstance(updated, _ATOMS) and not isinstance(updated, cst.Tuple) and getattr(
-                updated, "lpar", None):
+    def on_leave(self, original: CSTNodeT, updated: CSTNodeT
+                 ) -> CSTNodeT | cst.RemovalSentinel | cst.FlattenSentinel[CSTNodeT]:
+        # Tested apart from the ``if``, which then does not narrow ``updated`` away from its
+        # own type: with_changes keeps it.
+        atom = isinstance(updated, _ATOMS) and not isinstance(updated, cst.Tuple)
+        if atom and getattr(updated, "lpar", None):
             return updated.with_changes(lpar=[], rpar=[])
         return updated
 

@@ -25,6 +25,7 @@ import time
 import traceback
 from dataclasses import asdict, replace
 from pathlib import Path
+from typing import Any, TextIO
 
 
 def main(folder: Path, trees: Path, core: Path | None) -> None:
@@ -51,13 +52,16 @@ def main(folder: Path, trees: Path, core: Path | None) -> None:
         _answer(answers, answer)
 
 
-def _load(folder: Path, core: Path | None):
-    """The reproducer's script as a module (its ``__main__`` block does not run)."""
+def _load(folder: Path, core: Path | None) -> Any:
+    """The reproducer's script as a module (its ``__main__`` block does not run). Its names
+    (``TARGET``, ``REQUEST``...) hold the vendored core's objects, untyped here."""
     if core is not None:
         sys.path.insert(0, str(core))
         importlib.import_module("_eqrewrite_oracle.replay")  # cached: repro.py gets this copy
     spec = importlib.util.spec_from_file_location("_eqrewrite_repro", folder / "repro.py")
-    repro = importlib.util.module_from_spec(spec)
+    # A ``.py`` location always gets a spec with a source loader.
+    assert spec is not None and spec.loader is not None
+    repro: Any = importlib.util.module_from_spec(spec)
     before = len(sys.path)
     spec.loader.exec_module(repro)
     # repro.py puts its folder, its tree and the folders a custom backend imports from
@@ -70,7 +74,7 @@ def _load(folder: Path, core: Path | None):
     return repro
 
 
-def _describe(repro) -> dict:
+def _describe(repro: Any) -> dict[str, Any]:
     """What the parent needs to know about the reproducer, as plain JSON."""
     import torch
     from _eqrewrite_oracle import replay
@@ -86,7 +90,7 @@ def _describe(repro) -> dict:
             "settings": asdict(repro.SETTINGS), "extra_paths": repro.EXTRA_PATHS}
 
 
-def _check(repro, asked: dict, trees: Path) -> dict:
+def _check(repro: Any, asked: dict[str, Any], trees: Path) -> dict[str, Any]:
     """Judge the target in the tree ``asked["root"]``. When ``asked`` names the exception
     the finding's eager run raised (``eager``, None for none), one eager run first rejects
     candidates that already differ there, without compiling them."""
@@ -122,11 +126,11 @@ def _forget(trees: Path) -> None:
     importlib.invalidate_caches()
 
 
-def _exception(result) -> str | None:
+def _exception(result: Any) -> str | None:
     return result.exception.type if result is not None and result.exception else None
 
 
-def _inputs(root: Path, request) -> list[dict]:
+def _inputs(root: Path, request: Any) -> list[dict[str, Any]]:
     """Each input's dtype, rank, element count and layout class, as built for a run."""
     from _eqrewrite_oracle.worker import Session
 
@@ -137,7 +141,7 @@ def _inputs(root: Path, request) -> list[dict]:
     return [_input(value) for value in values]
 
 
-def _input(value) -> dict:
+def _input(value: object) -> dict[str, Any]:
     import torch
 
     if isinstance(value, list | tuple):
@@ -163,7 +167,7 @@ def _last_lines(error: BaseException) -> str:
     return "".join(lines[-4:]).strip()[-2000:]
 
 
-def _answer(stream, answer: dict) -> None:
+def _answer(stream: TextIO, answer: dict[str, Any]) -> None:
     stream.write(json.dumps(answer, default=str) + "\n")
 
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import Any
 
 _HEADER = re.compile(r"^\s*#\s*eqrewrite-oracle:.*\n?", re.MULTILINE)
 
@@ -22,8 +23,8 @@ _HEADER = re.compile(r"^\s*#\s*eqrewrite-oracle:.*\n?", re.MULTILINE)
 class Recipe:
     """What the script needs besides the program: how the oracle built and ran it."""
 
-    target: dict            # form, attribute, inputs, has_init_inputs (the worker's record)
-    settings: dict          # CompileSettings as a dict
+    target: dict[str, Any]  # form, attribute, inputs, has_init_inputs (the worker's record)
+    settings: dict[str, Any]  # CompileSettings as a dict
     seed: int
     grad_inputs: bool       # floating inputs required grad in the oracle's runs
     grads: bool             # the finding involves gradients: compare them too
@@ -41,7 +42,7 @@ def minimal_script(program: str, recipe: Recipe) -> str:
     imports_torch = re.search(r"^import torch\s*$", body, re.MULTILINE) is not None
     parts = [_docstring(recipe), "" if imports_torch else "import torch\n", body, "",
              _harness(recipe)]
-    return "\n".join(part for part in parts if part is not None).rstrip() + "\n"
+    return "\n".join(parts).rstrip() + "\n"
 
 
 def _without_docstring(program: str) -> str:
@@ -49,7 +50,7 @@ def _without_docstring(program: str) -> str:
 
     tree = ast.parse(program)
     first = tree.body[0] if tree.body else None
-    if isinstance(first, ast.Expr) and isinstance(getattr(first, "value", None), ast.Constant) \
+    if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) \
             and isinstance(first.value.value, str):
         lines = program.splitlines(keepends=True)
         return "".join(lines[:first.lineno - 1] + lines[first.end_lineno:])
@@ -64,7 +65,7 @@ def _docstring(recipe: Recipe) -> str:
             '"""')
 
 
-def _describe(settings: dict) -> str:
+def _describe(settings: dict[str, Any]) -> str:
     parts = [f"backend={settings['backend']}"]
     parts += [f"{k}={settings[k]}" for k in ("mode", "dynamic") if settings.get(k) is not None]
     parts += ["fullgraph=True"] if settings.get("fullgraph") else []
@@ -109,7 +110,7 @@ def _harness(recipe: Recipe) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _config_lines(settings: dict, extra_paths: tuple[str, ...]) -> list[str]:
+def _config_lines(settings: dict[str, Any], extra_paths: tuple[str, ...]) -> list[str]:
     lines = []
     if ":" in settings["backend"]:
         module, _, function = settings["backend"].partition(":")
@@ -140,7 +141,7 @@ def _construct(recipe: Recipe) -> list[str]:
     return lines + ["    import copy", "", "    args = copy.deepcopy(inputs)"]
 
 
-def _compile_arguments(settings: dict) -> str:
+def _compile_arguments(settings: dict[str, Any]) -> str:
     backend = "backend" if ":" in settings["backend"] else repr(settings["backend"])
     arguments = [f"backend={backend}"]
     arguments += [f"{k}={settings[k]!r}" for k in ("mode", "dynamic")
