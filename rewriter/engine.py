@@ -1,6 +1,6 @@
 """Rewrite one module's source text to a fixed point.
 
-Each round parses with ``ast``, finds edits, applies them with libcst and checks
+Each round parses with ``ast``, finds edits, applies them as text splices and checks
 that the result still parses. Rounds repeat until no rule matches, so the output
 is by construction a fixed point: a second run over it changes nothing.
 """
@@ -75,10 +75,10 @@ def rewrite_source(text: str, rules: list[Rule], options: Options | None = None,
         if not edits:
             result.text = current
             return result
-        from .apply import ApplyError, apply_edits  # libcst loads only when a file has edits
+        from .apply import ApplyError, apply_edits
 
         try:
-            current = apply_edits(current, edits)
+            current = apply_edits(current, edits, tree)
         except ApplyError as error:
             raise RewriteError(f"internal error applying edits: {error}") from None
         result.edits += [(round_number, edit) for edit in edits]

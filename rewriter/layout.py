@@ -1,21 +1,14 @@
-"""Where things go in a module's text: units to parse alone, and insertion points.
-
-libcst parsing is the slowest step, so ``apply.py`` parses only the statements
-that hold edits: the smallest top-level statement around them, or a method when
-its class is long and its lines can be dedented and re-indented exactly. Imports
-and helpers are inserted as text at points found with ``ast``. Every position
-here is a 1-based line number of the text it was computed from.
+"""Where things go in a module's text: lines as ``ast`` counts them, and the points
+where imports and helpers are inserted (found with ``ast`` on the text before its edits).
 """
 
 from __future__ import annotations
 
 import ast
 import re
-from dataclasses import dataclass
 
 from .helpers import END_MARKER, MARKER, PREFIX, closure, source_of
 
-LONG_CLASS = 80  # lines; longer classes are split into their statements when possible
 _NEWLINE_RE = re.compile(r"(\r\n|\r|\n)")
 
 
@@ -31,92 +24,27 @@ def newline_of(text: str) -> str:
     return match.group(1) if match else "\n"
 
 
-@dataclass
-class Unit:
-    """Lines ``start``..``end`` of the file, which parse alone once ``indent`` is removed."""
-
-    start: int
-    end: int
-    indent: str
-    node: ast.stmt
-
-
-def _units(body: list[ast.stmt], indent: str) -> list[Unit]:
-    units: list[Unit] = []
-    for node in body:
-        start = min([node.lineno] + [d.lineno for d in getattr(node, "decorator_list", [])])
-        if units and start <= units[-1].end:  # `a = 1; b = 2` share a line
-            units[-1].end = max(units[-1].end, node.end_lineno)
-            continue
-        units.append(Unit(start, node.end_lineno, indent, node))
-    return units
-
-
-def units_with_edits(tree: ast.Module, lines: list[str], edits: list) -> list[tuple[Unit, list]]:
-    """The units to parse and the edits inside each, in file order."""
-    found: list[tuple[Unit, list]] = []
-
-    def place(units: list[Unit], pending: list) -> None:
-        for unit in units:
-            inside = [e for e in pending if unit.start <= e.span[0] and e.span[2] <= unit.end]
-            if not inside:
-                continue
-            node = unit.node
-            if isinstance(node, ast.ClassDef) and unit.end - unit.start > LONG_CLASS:
-                indent = _indent_of(lines, node.body[0].lineno)
-                inner = _units(node.body, indent)
-                if indent.startswith(unit.indent) and len(indent) > len(unit.indent) and all(
-                        _dedentable(lines, u, indent) for u in inner) and all(
-                        any(u.start <= e.span[0] and e.span[2] <= u.end for u in inner)
-                        for e in inside):
-                    place(inner, inside)
-                    continue
-            found.append((unit, inside))
-
-    place(_units(tree.body, ""), edits)
-    return found
-
-
-def _indent_of(lines: list[str], line: int) -> str:
-    text = lines[line - 1]
-    return text[: len(text) - len(text.lstrip(" \t"))]
-
-
-def _dedentable(lines: list[str], unit: Unit, indent: str) -> bool:
-    return all(line.startswith(indent) or not line.strip("\r\n")
-               for line in lines[unit.start - 1: unit.end])
-
-
-def dedent(lines: list[str], indent: str) -> str:
-    """Remove ``indent`` from every line that is not empty."""
-    cut = len(indent)
-    return "".join(line[cut:] if line.strip("\r\n") else line for line in lines)
-
-
-def reindent(text: str, indent: str) -> list[str]:
-    """Put ``indent`` back in front of every line that is not empty."""
-    return [indent + line if line.strip("\r\n") else line for line in split_lines(text)
-            if line]
-
-
-def insert_imports(text: str, modules: set[str]) -> str:
-    """``import m`` for each module, after the docstring and ``__future__`` imports."""
-    tree, lines = ast.parse(text), split_lines(text)
-    at = _after_leading(tree, lambda s: _is_future(s))
-    newline = newline_of(text)
+def import_insertion(tree: ast.Module, lines: list[str], modules: set[str]) -> tuple[int, str]:
+    """Where (a line index of ``lines``) and what to insert to import ``modules``: after
+    the docstring and ``__future__`` imports."""
+    at = _after_leading(tree, _is_future)
+    newline = newline_of(lines[0] if lines else "")
     block = "".join(f"import {m}{newline}" for m in sorted(modules))
-    return "".join(lines[:at]) + _ensure_newline(lines[:at], newline) + block + "".join(
-        lines[at:])
+    return at, _ensure_newline(lines[:at], newline) + block
 
 
-def insert_helpers(text: str, names: set[str]) -> str:
-    """Define the helpers ``names`` need, once: in the marked block, after the imports."""
-    tree, lines = ast.parse(text), split_lines(text)
+def helper_insertion(tree: ast.Module, lines: list[str], names: set[str]) -> tuple[int, str] | None:
+    """Where and what to insert to define the helpers ``names`` need, once: in the marked
+    block, after the imports. None when all are defined already.
+
+    Computed on the text before its edits, which lie after this point. When imports are
+    inserted at the same place, they come first (they are imports too).
+    """
     defined = {s.name for s in tree.body if isinstance(s, ast.FunctionDef)}
     missing = [n for n in closure(names) if n not in defined]
     if not missing:
-        return text
-    newline = newline_of(text)
+        return None
+    newline = newline_of(lines[0] if lines else "")
     existing = [s for s in tree.body if _is_helper(s, lines)]
     if existing:
         at = existing[-1].end_lineno
@@ -125,9 +53,7 @@ def insert_helpers(text: str, names: set[str]) -> str:
         at = _after_leading(tree, lambda s: isinstance(s, ast.Import | ast.ImportFrom))
         block = (f"\n\n{MARKER}\n" + source_of(missing, with_preamble=True)
                  + f"\n\n{END_MARKER}\n\n\n")
-    block = block.replace("\n", newline)
-    return "".join(lines[:at]) + _ensure_newline(lines[:at], newline) + block + "".join(
-        lines[at:])
+    return at, _ensure_newline(lines[:at], newline) + block.replace("\n", newline)
 
 
 def _after_leading(tree: ast.Module, accept) -> int:

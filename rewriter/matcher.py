@@ -1,8 +1,7 @@
 """Find the edits rules make in one module, working on the fast ``ast`` tree.
 
-Matching, scopes and guards all run here; libcst (slow to parse) is only used by
-``apply.py`` for files where this pass found something. Edits carry character
-spans so ``apply.py`` can find the same nodes in the libcst tree.
+Matching, scopes and guards all run here. Edits carry character spans of their
+target and bindings, which ``apply.py`` replaces in the text.
 """
 
 from __future__ import annotations
@@ -32,6 +31,11 @@ _SELF_DOCUMENTING = re.compile(r"=\s*(?:![rsa])?(?::[^{}]*)?\}")
 # Node types that never hold anything to match (operators and contexts).
 _LEAVES = frozenset(t for base in (ast.expr_context, ast.operator, ast.unaryop, ast.cmpop,
                                    ast.boolop) for t in base.__subclasses__())
+# Expressions that are atoms in Python's grammar: never parenthesised to be operands.
+_ATOMS = (ast.Name, ast.Attribute, ast.Call, ast.Subscript, ast.Constant, ast.JoinedStr,
+          ast.List, ast.Tuple, ast.Dict, ast.Set, ast.ListComp, ast.SetComp, ast.DictComp,
+          ast.GeneratorExp)
+_COMMENT_RE = re.compile(r"#[^\r\n]*")  # in the text between two tokens
 _CONDITION_PARENTS = frozenset({ast.If, ast.While, ast.IfExp, ast.Assert, ast.BoolOp,
                                 ast.UnaryOp})
 
@@ -49,11 +53,12 @@ class Edit:
     imports: frozenset[str] = frozenset()  # modules the rewrite needs imported
     template: str = ""  # the rule's rewrite, or what its kind proposed
     helpers: frozenset[str] = frozenset()  # helpers.py functions the rewrite calls
+    shapes: dict[str, str] = field(default_factory=dict)  # shape_of each single binding
     after: str = ""  # filled in by apply.py
 
 
-class _Lines:
-    """Converts ``ast``'s UTF-8 byte columns to the character columns libcst uses."""
+class Lines:
+    """Converts ``ast``'s UTF-8 byte columns to character columns."""
 
     def __init__(self, text: str):
         self.lines = split_lines(text)
@@ -79,7 +84,7 @@ class _Lines:
                 node.end_lineno, self.column(node.end_lineno, node.end_col_offset))
 
 
-class _Comments:
+class Comments:
     """Comment positions and ``# eqrewrite: ignore`` markers, read with tokenize."""
 
     def __init__(self, text: str):
@@ -128,8 +133,8 @@ class Matcher:
                 self.by_key.setdefault(key, []).append(rule)
         self._facts: ModuleFacts | None = None
         self._inference: dict[bool, Inference] = {}
-        self._lines = _Lines(text)
-        self._comments: _Comments | None = None
+        self._lines = Lines(text)
+        self._comments: Comments | None = None
         self.edits: list[Edit] = []
 
     @property
@@ -139,9 +144,9 @@ class Matcher:
         return self._facts
 
     @property
-    def comments(self) -> _Comments:
+    def comments(self) -> Comments:
         if self._comments is None:
-            self._comments = _Comments(self.text)
+            self._comments = Comments(self.text)
         return self._comments
 
     def run(self) -> list[Edit]:
@@ -214,9 +219,11 @@ class Matcher:
                  for s in (spans if isinstance(spans, list) else [spans])]
         if self.comments.suppressed(rule.id, span) or self.comments.inside(span, holes):
             return False
+        shapes = {name: shape_of(bound, self._lines) for name, bound in bindings.items()
+                  if not isinstance(bound, list)}
         self.edits.append(Edit(rule, span, level, binding_spans, spelling[0],
                                self._lines.text(span),
-                               frozenset(spelling[1]), template, helpers))
+                               frozenset(spelling[1]), template, helpers, shapes))
         return True
 
     def _qualname(self, node: ast.AST) -> str | None:
@@ -246,6 +253,33 @@ class Matcher:
             if local != module:
                 renames[module] = local
         return renames, imports
+
+
+def shape_of(node: ast.AST, lines: Lines) -> str:
+    """How an expression behaves inside a rewrite template (see apply.py): ``atom``
+    (a name, call, literal... never needs parentheses), ``operation`` (needs them as an
+    operand), ``bare`` (yield, :=: needs them as an argument too), ``tuple`` (a tuple
+    without parentheses: atomic, but needs them as an argument) or ``enclosed`` (a
+    parenthesised tuple or a generator, whose span includes its parentheses)."""
+    if isinstance(node, ast.GeneratorExp):
+        return "enclosed"
+    if isinstance(node, ast.Tuple):
+        return "enclosed" if _parenthesised(node, lines) else "tuple"
+    if isinstance(node, ast.Yield | ast.YieldFrom | ast.NamedExpr):
+        return "bare"
+    return "atom" if isinstance(node, _ATOMS) else "operation"
+
+
+def _parenthesised(node: ast.Tuple, lines: Lines) -> bool:
+    # The span of `(a, b)` includes its parentheses, that of `(a), b` does not; tell
+    # them apart by counting, around the first item, the parentheses that are its own.
+    if not node.elts:
+        return True
+    span, first = lines.span(node), lines.span(node.elts[0])
+    after = lines.span(node.elts[1])[:2] if len(node.elts) > 1 else span[2:]
+    opened = _COMMENT_RE.sub("", lines.text((*span[:2], *first[:2]))).count("(")
+    closed = _COMMENT_RE.sub("", lines.text((*first[2:], *after))).split(",")[0].count(")")
+    return opened > closed
 
 
 def _child_in_condition(parent: ast.AST, field_name: str, in_condition: bool) -> bool:

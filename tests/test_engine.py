@@ -400,28 +400,52 @@ def test_methods_of_long_classes_are_rewritten_alone(default_rules):
     assert out == source.replace("x + 1", "torch.add(x, 1)").replace("-y", "torch.neg(y)")
 
 
-def test_undedentable_method_falls_back_to_the_whole_class(default_rules):
+def test_undedentable_method_is_rewritten_in_place(default_rules):
     body = '        doc = """\nflush left\n"""\n        return -x\n'
     source = long_class(body)
     assert rewrite(source, default_rules) == source.replace("-x", "torch.neg(x)")
-    assert [unit.indent for unit, _ in units_of(source, default_rules)] == [""]
 
 
-def units_of(source: str, rules):
-    """The units apply.py would parse with libcst for ``source``."""
-    import ast
-
-    from eqrewrite.rewriter.layout import split_lines, units_with_edits
-    from eqrewrite.rewriter.matcher import find_edits
-
-    tree = ast.parse(source)
-    return units_with_edits(tree, split_lines(source), find_edits(source, tree, rules))
+PREPEND = """\
+rules:
+  - id: seq
+    description: test rule
+    pattern: f($$$args)
+    rewrite: g(1, $$$args)
+"""
 
 
-def test_long_class_is_parsed_method_by_method(default_rules):
-    source = long_class("        return -x\n")
-    (unit, edits), = units_of(source, default_rules)
-    assert unit.indent == "    " and unit.end - unit.start == 1 and len(edits) == 1
+@pytest.mark.parametrize(("source", "expected"), [
+    # parenthesised arguments keep their parentheses (this used to be an internal error)
+    ("f((a), (b + c))\n", "g(1, (a), (b + c))\n"),
+    # a generator that was the only argument needs its own parentheses among others
+    ("f(x for x in y)\n", "g(1, (x for x in y))\n"),
+    ("f(a , k = (1), *r, **kw)\n", "g(1, a, k = (1), *r, **kw)\n"),
+])
+def test_sequence_arguments_are_copied_as_written(tmp_path, source, expected):
+    assert rewrite(source, pack_rules(tmp_path, PREPEND)) == expected
+
+
+def test_sequence_keeps_a_closing_parenthesis_on_its_own_line(tmp_path):
+    source = 'f(\n    "a",\n    b\n)\nf(\n    a,\n)\n'
+    assert rewrite(source, pack_rules(tmp_path, PREPEND)) == 'g(1, "a", b\n)\ng(1, a)\n'
+
+
+def test_statement_starting_with_a_parenthesis_after_a_call(default_rules):
+    source = ("import torch\ndef f(a: torch.Tensor):\n    g(a)\n    (a + a).sum()\n"
+              "    with (\n        a + a\n    ):\n        pass\n")
+    assert rewrite(source, default_rules) == source.replace("(a + a)", "torch.add(a, a)").replace(
+        "        a + a\n", "        torch.add(a, a)\n")
+
+
+def test_comment_in_parentheses_around_a_rewritten_expression_is_kept(default_rules):
+    source = textwrap.dedent("""
+        import torch
+        def f(a: torch.Tensor, b: torch.Tensor):
+            return (  # why
+                a + b)
+    """)
+    assert rewrite(source, default_rules) == source.replace("a + b", "torch.add(a, b)")
 
 
 def test_import_goes_after_coding_cookie_and_header(default_rules):
