@@ -7,6 +7,7 @@ target and bindings, which ``apply.py`` replaces in the text.
 from __future__ import annotations
 
 import ast
+import bisect
 import io
 import re
 import tokenize
@@ -112,8 +113,10 @@ class Comments:
 
     def inside(self, span: Span, holes: list[Span]) -> bool:
         """Whether a comment lies in ``span`` but outside every span in ``holes``."""
-        return any(_within(position, span) and not any(_within(position, h) for h in holes)
-                   for position in self.positions)
+        first = bisect.bisect_left(self.positions, (span[0], span[1]))
+        last = bisect.bisect_left(self.positions, (span[2], span[3]), first)
+        return any(not any(_within(position, h) for h in holes)
+                   for position in self.positions[first:last])
 
 
 def _within(position: tuple[int, int], span: Span) -> bool:
@@ -135,6 +138,7 @@ class Matcher:
         self._inference: dict[bool, Inference] = {}
         self._lines = Lines(text)
         self._comments: Comments | None = None
+        self._markers = "eqrewrite" in text
         self.edits: list[Edit] = []
 
     @property
@@ -217,12 +221,16 @@ class Matcher:
                          for name, bound in bindings.items()}
         holes = [s for spans in binding_spans.values()
                  for s in (spans if isinstance(spans, list) else [spans])]
-        if self.comments.suppressed(rule.id, span) or self.comments.inside(span, holes):
+        before = self._lines.text(span)
+        # Tokenizing the file to find comments costs more than matching it: only done when
+        # the text has an ignore marker or a "#" lies in the span.
+        if self._markers and self.comments.suppressed(rule.id, span):
+            return False
+        if "#" in before and self.comments.inside(span, holes):
             return False
         shapes = {name: shape_of(bound, self._lines) for name, bound in bindings.items()
                   if not isinstance(bound, list)}
-        self.edits.append(Edit(rule, span, level, binding_spans, spelling[0],
-                               self._lines.text(span),
+        self.edits.append(Edit(rule, span, level, binding_spans, spelling[0], before,
                                frozenset(spelling[1]), template, helpers, shapes))
         return True
 

@@ -16,6 +16,7 @@ import re
 import tokenize
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import cached_property
 
 _SEQ_PREFIX = "__eqrw_seq_"
 _ONE_PREFIX = "__eqrw_mv_"
@@ -131,7 +132,7 @@ class Pattern:
                     raise PatternError(f"$$${meta[0]} may only stand among call arguments")
         return cls(text, tree, metavariables(tree))
 
-    @property
+    @cached_property
     def required_tokens(self) -> frozenset[str]:
         """Text every file this pattern can match must contain: its operators and names,
         except the roots of dotted names (which an import alias can respell)."""
