@@ -40,7 +40,7 @@ class Inference:
     def __init__(self, facts: ModuleFacts, assume_tensor_params: bool = False):
         self.facts = facts
         self.assume_tensor_params = assume_tensor_params
-        self._envs: dict[ast.AST, dict[str, str]] = {}
+        self._envs: dict[ast.AST, _Env] = {}
         self._attributes: dict[ast.ClassDef, dict[str, str]] = {}
 
     def kind(self, expr: ast.AST, chain: tuple[ast.AST, ...]) -> str:
@@ -49,34 +49,23 @@ class Inference:
 
     # -- environments -------------------------------------------------------
 
-    def _env(self, chain: tuple[ast.AST, ...]) -> dict[str, str]:
+    def _env(self, chain: tuple[ast.AST, ...]) -> _Env:
         scope = chain[-1] if chain else self.facts.tree
-        if scope not in self._envs:
-            self._envs[scope] = {}  # guards recursion through closures
-            self._envs[scope] = self._solve(scope, chain)
-        return self._envs[scope]
-
-    def _solve(self, scope: ast.AST, chain: tuple[ast.AST, ...]) -> dict[str, str]:
-        bindings = list(_bindings(scope, self.facts.may_have_walrus))
-        # Names written through `global`/`nonlocal` elsewhere can hold anything.
-        shared = self.facts.global_names if scope is self.facts.tree else (
-            self.facts.nonlocal_names)
-        bindings += [(name, UNKNOWN) for name in shared]
-        env: dict[str, str | None] = {name: None for name, _ in bindings}
-        for name, kind in self._parameters(scope, chain):
-            env[name] = kind
-        local_chain = chain
-        for _ in range(_MAX_ROUNDS):
-            changed = False
-            for name, value in bindings:
-                new = join(env[name], self._binding_kind(value, local_chain, env))
-                if new != env[name]:
-                    env[name], changed = new, True
-            if not changed:
-                break
-        else:
-            return {name: UNKNOWN for name in env}
-        return {name: kind or UNKNOWN for name, kind in env.items()}
+        env = self._envs.get(scope)
+        if env is None:
+            values: dict[str, list] = {}
+            for name, value in _bindings(scope, self.facts.may_have_walrus):
+                values.setdefault(name, []).append(value)
+            # Names written through `global`/`nonlocal` elsewhere can hold anything.
+            shared = self.facts.global_names if scope is self.facts.tree else (
+                self.facts.nonlocal_names)
+            for name in shared:
+                values.setdefault(name, []).append(UNKNOWN)
+            initial = dict(self._parameters(scope, chain))
+            for name in initial:
+                values.setdefault(name, [])
+            env = self._envs[scope] = _Env(self, chain, values, initial)
+        return env
 
     def _parameters(self, scope: ast.AST, chain: tuple[ast.AST, ...]) -> list[tuple[str, str]]:
         if not isinstance(scope, Function):
@@ -396,6 +385,80 @@ class Inference:
         return TENSOR if base == TENSOR else (None if base is None else UNKNOWN)
 
 
+class _Env:
+    """The names one scope binds; each name's kind is solved the first time it is asked.
+
+    A name's kind is the join of the kinds of everything assigned to it, which may
+    depend on other names of the scope: a name is solved together with the names it
+    depends on (and not yet solved) by iterating to a fixed point over their bindings
+    only, which gives exactly what iterating over the whole scope would, at a fraction
+    of the cost (most guards ask about one or two names of a long function).
+    """
+
+    def __init__(self, inference: Inference, chain: tuple[ast.AST, ...],
+                 values: dict[str, list], initial: dict[str, str]):
+        self.inference, self.chain = inference, chain
+        self.values, self.initial = values, initial
+        self.solved: dict[str, str] = {}
+        self.busy = False
+
+    def __contains__(self, name: str) -> bool:
+        return name in self.values
+
+    def __getitem__(self, name: str) -> str:
+        kind = self.solved.get(name)
+        if kind is None:
+            # Asked again while solving (through self attributes assigned in this very
+            # function): nothing proven yet.
+            kind = UNKNOWN if self.busy else self._solve(name)
+        return kind
+
+    def _solve(self, name: str) -> str:
+        group, env = [name], {name: self.initial.get(name)}
+        for member in group:
+            for value in self.values[member]:
+                for used in _names_in(value):
+                    if used in env or used not in self.values:
+                        continue
+                    if used in self.solved:
+                        env[used] = self.solved[used]
+                    else:
+                        env[used] = self.initial.get(used)
+                        group.append(used)
+        pairs = [(member, value) for member in group for value in self.values[member]]
+        kind_of = self.inference._binding_kind
+        self.busy = True
+        try:
+            for _ in range(_MAX_ROUNDS):
+                changed = False
+                for member, value in pairs:
+                    new = join(env[member], kind_of(value, self.chain, env))
+                    if new != env[member]:
+                        env[member], changed = new, True
+                if not changed:
+                    break
+            else:
+                env = dict.fromkeys(group, UNKNOWN)
+        finally:
+            self.busy = False
+        for member in group:
+            self.solved[member] = env[member] or UNKNOWN
+        return self.solved[name]
+
+
+def _names_in(value: object):
+    """Names an assigned value reads (bindings of the same scope it may depend on)."""
+    if isinstance(value, str):
+        return
+    stack = [value.source if isinstance(value, _Element) else value]
+    while stack:
+        node = stack.pop()
+        if type(node) is ast.Name:
+            yield node.id
+        else:
+            stack.extend(ast.iter_child_nodes(node))
+
+
 class _Element:
     """One name bound by unpacking or iteration: ``a, b = source`` or ``for a in source``."""
 
@@ -423,56 +486,93 @@ def _bindings(scope: ast.AST, expressions: bool = True):
 
     ``value`` is an expression, an ``_Element`` or a fixed kind; nested functions,
     classes, lambdas and comprehensions are separate scopes and are not entered.
-    Expressions are searched (for ``:=``) only when ``expressions`` is true.
+    Expressions are searched (for ``:=``) only when ``expressions`` is true; otherwise
+    only statements are visited, which is what makes this cheap.
     """
     if isinstance(scope, _COMPREHENSIONS):
         for generator in scope.generators:
             yield from _targets(generator.target, generator.iter, iterated=True)
         return
-    body = [scope.body] if isinstance(scope, ast.Lambda) else getattr(scope, "body", [])
-    expressions = expressions or isinstance(scope, ast.Lambda)
-    stack = list(body)
+    if isinstance(scope, ast.Lambda):
+        yield from _walrus(scope.body)
+        return
+    stack = list(getattr(scope, "body", []))
     while stack:
         node = stack.pop()
-        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+        kind = type(node)
+        if kind in _DEFINITIONS:
             yield node.name, OBJECT
-            stack += node.decorator_list
+            if expressions:
+                for decorator in node.decorator_list:
+                    yield from _walrus(decorator)
             continue
+        if kind is ast.Assign:
+            for target in node.targets:
+                yield from _targets(target, node.value, iterated=False)
+        elif kind is ast.AnnAssign and type(node.target) is ast.Name:
+            yield node.target.id, node.value if node.value is not None else UNKNOWN
+        elif kind is ast.AugAssign and type(node.target) is ast.Name:
+            yield node.target.id, ast.BinOp(left=node.target, op=node.op, right=node.value)
+        elif kind is ast.For or kind is ast.AsyncFor:
+            yield from _targets(node.target, node.iter, iterated=True)
+        elif kind is ast.With or kind is ast.AsyncWith:
+            for item in node.items:
+                if item.optional_vars is not None:
+                    yield from _targets(item.optional_vars, None, iterated=False)
+        elif kind is ast.Import or kind is ast.ImportFrom:
+            for alias in node.names:
+                yield (alias.asname or alias.name).split(".")[0], OBJECT
+        elif kind is ast.Global or kind is ast.Nonlocal:
+            for name in node.names:
+                yield name, UNKNOWN
+        elif kind is ast.Match:
+            for case in node.cases:
+                yield from _pattern_names(case.pattern)
+                stack += case.body
+        for field in _STATEMENT_LISTS:
+            stack += getattr(node, field, ())
+        for handler in getattr(node, "handlers", ()):
+            if handler.name:
+                yield handler.name, OBJECT
+            stack += handler.body
+        if expressions:
+            for child in ast.iter_child_nodes(node):
+                if isinstance(child, ast.expr):
+                    yield from _walrus(child)
+                elif isinstance(child, ast.withitem | ast.match_case | ast.excepthandler):
+                    for part in ast.iter_child_nodes(child):
+                        if isinstance(part, ast.expr):
+                            yield from _walrus(part)
+
+
+_DEFINITIONS = frozenset({ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef})
+_STATEMENT_LISTS = ("body", "orelse", "finalbody")
+
+
+def _walrus(expression: ast.expr):
+    """``:=`` bindings in an expression (lambdas are their own scope; in comprehensions
+    the name is bound in the enclosing function, to a value we do not follow)."""
+    stack = [expression]
+    while stack:
+        node = stack.pop()
         if isinstance(node, ast.Lambda):
             continue
         if isinstance(node, _COMPREHENSIONS):
-            if expressions:  # `:=` in a comprehension binds in the enclosing function
-                for inner in ast.walk(node):
-                    if isinstance(inner, ast.NamedExpr):
-                        yield inner.target.id, UNKNOWN
+            for inner in ast.walk(node):
+                if isinstance(inner, ast.NamedExpr):
+                    yield inner.target.id, UNKNOWN
             continue
-        if isinstance(node, ast.Assign):
-            for target in node.targets:
-                yield from _targets(target, node.value, iterated=False)
-        elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
-            yield node.target.id, node.value if node.value is not None else UNKNOWN
-        elif isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name):
-            yield node.target.id, ast.BinOp(left=node.target, op=node.op, right=node.value)
-        elif isinstance(node, ast.For | ast.AsyncFor):
-            yield from _targets(node.target, node.iter, iterated=True)
-        elif isinstance(node, ast.NamedExpr):
+        if isinstance(node, ast.NamedExpr):
             yield node.target.id, node.value
-        elif isinstance(node, ast.Import | ast.ImportFrom):
-            for alias in node.names:
-                yield (alias.asname or alias.name).split(".")[0], OBJECT
-        elif isinstance(node, ast.Global | ast.Nonlocal):
-            for name in node.names:
-                yield name, UNKNOWN
-        elif isinstance(node, ast.ExceptHandler) and node.name:
-            yield node.name, OBJECT
-        elif isinstance(node, ast.withitem) and node.optional_vars is not None:
-            yield from _targets(node.optional_vars, None, iterated=False)
-        elif isinstance(node, ast.MatchAs | ast.MatchStar) and node.name:
+        stack.extend(ast.iter_child_nodes(node))
+
+
+def _pattern_names(pattern: ast.pattern):
+    for node in ast.walk(pattern):
+        if isinstance(node, ast.MatchAs | ast.MatchStar) and node.name:
             yield node.name, UNKNOWN
         elif isinstance(node, ast.MatchMapping) and node.rest:
             yield node.rest, UNKNOWN
-        if expressions or not isinstance(node, ast.expr):
-            stack.extend(ast.iter_child_nodes(node))
 
 
 def _targets(target: ast.expr, value: ast.expr | None, iterated: bool, index: int | None = None):

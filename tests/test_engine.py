@@ -508,3 +508,21 @@ def test_forward_scope_reaches_models_built_on_imported_bases(tmp_path):
 ])
 def test_found_on_torch_sources_left_alone(source, default_rules):
     assert rewrite(source, default_rules) == source
+
+
+def test_attribute_kinds_do_not_depend_on_what_was_analysed_first(default_rules):
+    # The first guard in __init__ used to solve all of __init__'s names at once, and the
+    # attributes of the class were then computed with those names unknown, for good.
+    source = textwrap.dedent("""
+        import torch
+        class Scaled:
+            def __init__(self, c: torch.Tensor):
+                size = c.shape[0]
+                self.dim = size
+                m = c + 0.5 * (self.dim - 2)
+            def f(self, x: torch.Tensor):
+                return x * (self.dim - 1)
+    """)
+    out = rewrite(source, default_rules)
+    assert "m = torch.add(c, 0.5 * (self.dim - 2))" in out
+    assert "return torch.mul(x, self.dim - 1)" in out
