@@ -526,3 +526,21 @@ def test_attribute_kinds_do_not_depend_on_what_was_analysed_first(default_rules)
     out = rewrite(source, default_rules)
     assert "m = torch.add(c, 0.5 * (self.dim - 2))" in out
     assert "return torch.mul(x, self.dim - 1)" in out
+
+
+def test_a_local_is_never_mistaken_for_the_global_of_the_same_name(default_rules):
+    # Solving `k` reads self.dim, assigned from the local `dim` of the function being
+    # solved: that local is unknown at this point, never the module's tensor `dim`.
+    source = textwrap.dedent("""
+        import torch
+        dim = torch.ones(3)
+        class Config:
+            def __init__(self):
+                dim = 4
+                self.dim = dim
+                k = self.dim
+                y = k * 2
+            def twice(self):
+                return self.dim * 2
+    """)
+    assert rewrite(source, default_rules) == source
