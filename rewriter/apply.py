@@ -24,6 +24,7 @@ import keyword
 from dataclasses import dataclass, field
 from functools import cache
 
+from .facts import statements
 from .layout import helper_insertion, import_insertion, split_lines
 from .matcher import Comments, Edit, Lines, shape_of
 from .pattern import metavariable_of, to_placeholders
@@ -289,7 +290,7 @@ class _Source:
         if self._statements is None:
             lines = Lines(self.text)
             self._statements = {self.starts[s.lineno - 1] + lines.span(s)[1]
-                                for s in _statements(self.tree.body)}
+                                for s in statements(self.tree.body)}
         return self._statements
 
     def _opens_arguments(self, paren: int) -> bool:
@@ -305,18 +306,6 @@ class _Source:
 
 def _in_name(char: str) -> bool:
     return char.isalnum() or char == "_" or not char.isascii()
-
-
-def _statements(body: list[ast.stmt]):
-    """Every statement in ``body``, nested ones included (expressions are not entered)."""
-    stack = list(body)
-    while stack:
-        statement = stack.pop()
-        yield statement
-        for name in ("body", "orelse", "finalbody", "handlers", "cases"):
-            for child in getattr(statement, name, ()):
-                stack += child.body if isinstance(child, ast.excepthandler | ast.match_case) \
-                    else [child]
 
 
 # -- templates ----------------------------------------------------------------

@@ -7,8 +7,10 @@ pattern matched, so files no rule can touch never pay for it.
 from __future__ import annotations
 
 import ast
+import bisect
 from functools import cached_property
 
+from .layout import split_lines
 from .pattern import dotted_name
 
 Function = ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda
@@ -26,8 +28,13 @@ class ModuleFacts:
 
     def __init__(self, tree: ast.Module, text: str | None = None):
         self.tree = tree
-        self.may_have_walrus = text is None or ":=" in text
+        # Lines holding ":=" (None: unknown, any line may), so that expressions are
+        # searched for walrus bindings only in the statements that can have one.
+        self._walrus_lines = None if text is None else [
+            number for number, line in enumerate(split_lines(text), 1) if ":=" in line
+        ] if ":=" in text else []
         self.may_compile = text is None or "compile" in text or "optimize" in text
+        self.may_register = text is None or "register_" in text
         self.aliases: dict[str, str] = {}
         self.parent: dict[ast.AST, ast.AST | None] = {}
         self.classes: dict[str, ast.ClassDef] = {}
@@ -35,14 +42,12 @@ class ModuleFacts:
         self._self_assignments: dict[ast.ClassDef, list] = {}
         self.global_names: set[str] = set()
         self.nonlocal_names: set[str] = set()
-        self._index(tree, None)
+        self._index(tree.body, None)
 
-    def _index(self, node: ast.AST, owner: ast.AST | None) -> None:
+    def _index(self, body: list, owner: ast.AST | None) -> None:
         # ``parent`` maps each function and class to the nearest enclosing one. Imports,
-        # functions and classes are statements, so expressions are not entered.
-        for child in ast.iter_child_nodes(node):
-            if isinstance(child, ast.expr):
-                continue
+        # functions and classes are statements: only blocks of statements are entered.
+        for child in body:
             if isinstance(child, ast.Global):
                 self.global_names.update(child.names)
             elif isinstance(child, ast.Nonlocal):
@@ -65,9 +70,17 @@ class ModuleFacts:
                     self.classes.setdefault(child.name, child)
                 elif not isinstance(owner, ast.ClassDef):
                     self.functions.setdefault(child.name, []).append(child)  # not methods
-                self._index(child, child)
+                self._index(child.body, child)
             else:
-                self._index(child, owner)
+                for field in _BLOCKS.get(type(child), ()):
+                    self._index(getattr(child, field), owner)
+
+    def may_have_walrus(self, statement: ast.stmt) -> bool:
+        """Whether ``statement`` (its lines) may hold a ``:=`` expression."""
+        if self._walrus_lines is None:
+            return True
+        at = bisect.bisect_left(self._walrus_lines, statement.lineno)
+        return at < len(self._walrus_lines) and self._walrus_lines[at] <= statement.end_lineno
 
     def qualname(self, node: ast.AST) -> str | None:
         """Fully qualified name of a dotted expression rooted at an import, else None."""
@@ -222,7 +235,10 @@ class ModuleFacts:
         for method in cls.body:
             if not isinstance(method, ast.FunctionDef | ast.AsyncFunctionDef):
                 continue
-            for node in ast.walk(method):
+            # register_buffer(...) calls are expressions: the whole method is searched
+            # only when the file mentions them, otherwise its statements alone.
+            nodes = ast.walk(method) if self.may_register else statements(method.body)
+            for node in nodes:
                 if isinstance(node, ast.Assign | ast.AnnAssign) and node.value is not None:
                     targets = node.targets if isinstance(node, ast.Assign) else [node.target]
                     found += [(t.attr, node.value, method) for t in targets
@@ -243,6 +259,25 @@ class ModuleFacts:
         if "forward" in scope and any(self.is_forward(f) for f in chain):
             return True
         return "compiled" in scope and any(f in self.compiled for f in chain)
+
+
+# Fields that hold blocks of statements (or except handlers and match cases, which hold
+# blocks), in the order ast lists them.
+_BLOCKS = {node_type: tuple(f for f in node_type._fields
+                            if f in ("body", "handlers", "orelse", "finalbody", "cases"))
+           for node_type in (*ast.stmt.__subclasses__(), ast.ExceptHandler, ast.match_case)}
+
+
+def statements(body: list[ast.stmt]):
+    """Every statement in ``body`` and in the blocks nested in it (including function and
+    class bodies); expressions are not entered."""
+    stack = list(body)
+    while stack:
+        node = stack.pop()
+        if isinstance(node, ast.stmt):
+            yield node
+        for field in _BLOCKS.get(type(node), ()):
+            stack += getattr(node, field)
 
 
 def _is_self_attribute(node: ast.AST) -> bool:

@@ -481,13 +481,13 @@ def _is_none(node: ast.AST) -> bool:
     return isinstance(node, ast.Constant) and node.value is None
 
 
-def _bindings(scope: ast.AST, expressions: bool = True):
+def _bindings(scope: ast.AST, walrus=lambda statement: True):
     """Yield ``(name, value)`` for every binding in ``scope``'s own body.
 
     ``value`` is an expression, an ``_Element`` or a fixed kind; nested functions,
     classes, lambdas and comprehensions are separate scopes and are not entered.
-    Expressions are searched (for ``:=``) only when ``expressions`` is true; otherwise
-    only statements are visited, which is what makes this cheap.
+    Only statements are visited, and the expressions of those for which
+    ``walrus(statement)`` says they may hold a ``:=``, which is what makes this cheap.
     """
     if isinstance(scope, _COMPREHENSIONS):
         for generator in scope.generators:
@@ -500,6 +500,7 @@ def _bindings(scope: ast.AST, expressions: bool = True):
     while stack:
         node = stack.pop()
         kind = type(node)
+        expressions = walrus(node)
         if kind in _DEFINITIONS:
             yield node.name, OBJECT
             if expressions:
