@@ -28,13 +28,9 @@ class ModuleFacts:
 
     def __init__(self, tree: ast.Module, text: str | None = None):
         self.tree = tree
-        # Lines holding ":=" (None: unknown, any line may), so that expressions are
-        # searched for walrus bindings only in the statements that can have one.
-        self._walrus_lines = None if text is None else [
-            number for number, line in enumerate(split_lines(text), 1) if ":=" in line
-        ] if ":=" in text else []
+        self.text = text
+        self._lines_with: dict[str, list[int] | None] = {}
         self.may_compile = text is None or "compile" in text or "optimize" in text
-        self.may_register = text is None or "register_" in text
         self.aliases: dict[str, str] = {}
         self.parent: dict[ast.AST, ast.AST | None] = {}
         self.classes: dict[str, ast.ClassDef] = {}
@@ -76,11 +72,21 @@ class ModuleFacts:
                     self._index(getattr(child, field), owner)
 
     def may_have_walrus(self, statement: ast.stmt) -> bool:
-        """Whether ``statement`` (its lines) may hold a ``:=`` expression."""
-        if self._walrus_lines is None:
+        """Whether ``statement`` may hold a ``:=`` expression."""
+        return self.mentions(statement, ":=")
+
+    def mentions(self, statement: ast.stmt, token: str) -> bool:
+        """Whether the lines of ``statement`` hold ``token`` (True when the text is not
+        known), so that expressions are searched only in the statements that can matter."""
+        if token not in self._lines_with:
+            self._lines_with[token] = None if self.text is None else [
+                number for number, line in enumerate(split_lines(self.text), 1)
+                if token in line] if token in self.text else []
+        lines = self._lines_with[token]
+        if lines is None:
             return True
-        at = bisect.bisect_left(self._walrus_lines, statement.lineno)
-        return at < len(self._walrus_lines) and self._walrus_lines[at] <= statement.end_lineno
+        at = bisect.bisect_left(lines, statement.lineno)
+        return at < len(lines) and lines[at] <= statement.end_lineno
 
     def qualname(self, node: ast.AST) -> str | None:
         """Fully qualified name of a dotted expression rooted at an import, else None."""
@@ -235,10 +241,7 @@ class ModuleFacts:
         for method in cls.body:
             if not isinstance(method, ast.FunctionDef | ast.AsyncFunctionDef):
                 continue
-            # register_buffer(...) calls are expressions: the whole method is searched
-            # only when the file mentions them, otherwise its statements alone.
-            nodes = ast.walk(method) if self.may_register else statements(method.body)
-            for node in nodes:
+            for node in self._assignments_and_registrations(method):
                 if isinstance(node, ast.Assign | ast.AnnAssign) and node.value is not None:
                     targets = node.targets if isinstance(node, ast.Assign) else [node.target]
                     found += [(t.attr, node.value, method) for t in targets
@@ -251,6 +254,16 @@ class ModuleFacts:
                     found.append((str(node.args[0].value), node.args[1], method))
         self._self_assignments[cls] = found
         return found
+
+    def _assignments_and_registrations(self, method: ast.AST):
+        # register_buffer(...) calls are expressions: searched only in the statements
+        # whose lines mention them (blocks inside are statements of their own).
+        for statement in statements(method.body):
+            yield statement
+            if self.mentions(statement, "register_"):
+                for part in ast.iter_child_nodes(statement):
+                    if not isinstance(part, ast.stmt | ast.excepthandler | ast.match_case):
+                        yield from ast.walk(part)
 
     def in_scope(self, scope: frozenset[str], chain: tuple[ast.AST, ...]) -> bool:
         """Whether a node whose enclosing functions are ``chain`` lies in ``scope``."""
