@@ -14,6 +14,7 @@ import ast
 
 from . import knowledge as K
 from .facts import Function, ModuleFacts
+from .nodes import names_read
 
 TENSOR, NUMBER, SEQUENCE, NONE, OBJECT = "tensor", "number", "sequence", "none", "object"
 TENSOR_CALLABLE, UNKNOWN = "tensor_callable", "unknown"
@@ -448,15 +449,9 @@ class _Env:
 
 def _names_in(value: object):
     """Names an assigned value reads (bindings of the same scope it may depend on)."""
-    if isinstance(value, str):
-        return
-    stack = [value.source if isinstance(value, _Element) else value]
-    while stack:
-        node = stack.pop()
-        if type(node) is ast.Name:
-            yield node.id
-        else:
-            stack.extend(ast.iter_child_nodes(node))
+    if isinstance(value, _Element):
+        return names_read(value.source)
+    return () if isinstance(value, str) else names_read(value)
 
 
 class _Element:

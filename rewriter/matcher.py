@@ -18,6 +18,7 @@ from .guards import GUARDS, GuardContext
 from .inference import Inference
 from .kinds import KindContext
 from .layout import split_lines
+from .nodes import CHILD_FIELDS, CHILDLESS, NODE_TYPES
 from .pattern import index_key
 from .rules import Rule
 
@@ -29,24 +30,6 @@ _SCOPES = frozenset({ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.Clas
                      ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp})
 # f"{x * 2=}" prints its own source text: nothing inside may be rewritten.
 _SELF_DOCUMENTING = re.compile(r"=\s*(?:![rsa])?(?::[^{}]*)?\}")
-
-def _node_types(base: type = ast.AST):
-    for node_type in base.__subclasses__():
-        yield node_type
-        yield from _node_types(node_type)
-
-
-_NODES = frozenset(_node_types())
-# Fields that never hold a node (names, flags, operators, contexts), by name; and two
-# that hold a scalar in some node types only.
-_SCALAR_FIELDS = frozenset({"ctx", "op", "kind", "type_comment", "id", "attr", "arg", "name",
-                            "asname", "module", "level", "is_async", "conversion", "simple",
-                            "rest", "kwd_attrs", "tag"})
-_CHILD_FIELDS = {t: tuple(reversed([
-    f for f in t._fields if f not in _SCALAR_FIELDS
-    and not (f == "value" and t in (ast.Constant, ast.MatchSingleton))
-    and not (f == "names" and t in (ast.Global, ast.Nonlocal))])) for t in _NODES}
-_CHILDLESS = frozenset(t for t in _NODES if not _CHILD_FIELDS[t])
 # Expressions that are atoms in Python's grammar: never parenthesised to be operands.
 _ATOMS = (ast.Name, ast.Attribute, ast.Call, ast.Subscript, ast.Constant, ast.JoinedStr,
           ast.List, ast.Tuple, ast.Dict, ast.Set, ast.ListComp, ast.SetComp, ast.DictComp,
@@ -175,7 +158,7 @@ class Matcher:
                          for r in rules)
         # Names and constants are a third of all nodes and hold nothing: not even pushed,
         # unless a rule matches them.
-        walked = _NODES - (_CHILDLESS - interesting)
+        walked = NODE_TYPES - (CHILDLESS - interesting)
         # An explicit stack instead of recursion: this loop visits every node of every
         # file, so it is the rewriter's hottest code.
         stack: list[tuple[ast.AST, tuple[ast.AST, ...], bool]] = [(self.tree, (), False)]
@@ -193,7 +176,7 @@ class Matcher:
                     self._lines.text(self._lines.span(node))):
                 continue
             tracks = conditions and node_type in _CONDITION_PARENTS
-            for name in _CHILD_FIELDS[node_type]:  # reversed: popped in source order
+            for name in CHILD_FIELDS[node_type]:  # reversed: popped in source order
                 value = getattr(node, name)
                 flag = tracks and _child_in_condition(node, name, in_condition)
                 if type(value) is list:
