@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import ast
 import bisect
+import re
 from functools import cached_property
 
 from .layout import split_lines
@@ -79,9 +80,8 @@ class ModuleFacts:
         """Whether the lines of ``statement`` hold ``token`` (True when the text is not
         known), so that expressions are searched only in the statements that can matter."""
         if token not in self._lines_with:
-            self._lines_with[token] = None if self.text is None else [
-                number for number, line in enumerate(split_lines(self.text), 1)
-                if token in line] if token in self.text else []
+            self._lines_with[token] = None if self.text is None else _lines_with(
+                self.text, token)
         lines = self._lines_with[token]
         if lines is None:
             return True
@@ -272,6 +272,21 @@ class ModuleFacts:
         if "forward" in scope and any(self.is_forward(f) for f in chain):
             return True
         return "compiled" in scope and any(f in self.compiled for f in chain)
+
+
+def _lines_with(text: str, token: str) -> list[int]:
+    """Numbers of the lines holding ``token``, in order."""
+    if token not in text:
+        return []
+    if "\r" in text:  # lines end in \r too: split as ast does
+        return [n for n, line in enumerate(split_lines(text), 1) if token in line]
+    found, line, at = [], 1, 0
+    for position in (m.start() for m in re.finditer(re.escape(token), text)):
+        line += text.count("\n", at, position)
+        at = position
+        if not found or found[-1] != line:
+            found.append(line)
+    return found
 
 
 # Fields that hold blocks of statements (or except handlers and match cases, which hold
