@@ -8,6 +8,7 @@ is by construction a fixed point: a second run over it changes nothing.
 from __future__ import annotations
 
 import ast
+import gc
 from dataclasses import dataclass, field, replace
 
 from .matcher import Edit, find_edits
@@ -67,7 +68,21 @@ def parse(text: str) -> ast.Module:
 def rewrite_source(text: str, rules: list[Rule], options: Options | None = None,
                    tree: ast.Module | None = None) -> Rewrite:
     """Apply ``rules`` (already selected) to ``text`` until nothing more matches."""
-    options = options or Options()
+    # Parsing and matching allocate millions of objects that all stay alive until the
+    # file is done, which the cyclic garbage collector would scan again and again for
+    # nothing (half the time on a 1 MB file, 5 % on torch's sources); it runs once the
+    # file is done instead.
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        return _rewrite(text, rules, options or Options(), tree)
+    finally:
+        if collecting:
+            gc.enable()
+
+
+def _rewrite(text: str, rules: list[Rule], options: Options,
+             tree: ast.Module | None) -> Rewrite:
     result = Rewrite(text)
     current, tree = text, tree or parse(text)
     for round_number in range(1, MAX_ROUNDS + 1):

@@ -544,3 +544,15 @@ def test_a_local_is_never_mistaken_for_the_global_of_the_same_name(default_rules
                 return self.dim * 2
     """)
     assert rewrite(source, default_rules) == source
+
+
+@pytest.mark.parametrize("enabled", [True, False])
+def test_garbage_collection_is_left_as_it_was(default_rules, enabled):
+    import gc
+
+    (gc.enable if enabled else gc.disable)()
+    try:
+        rewrite_source("import torch\ndef f(x: torch.Tensor):\n    return -x\n", default_rules)
+        assert gc.isenabled() is enabled
+    finally:
+        gc.enable()
