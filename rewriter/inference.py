@@ -43,10 +43,18 @@ class Inference:
         self.assume_tensor_params = assume_tensor_params
         self._envs: dict[ast.AST, _Env] = {}
         self._attributes: dict[ast.ClassDef, dict[str, str]] = {}
+        self._kinds: dict[ast.AST, tuple[tuple[ast.AST, ...], str]] = {}
 
     def kind(self, expr: ast.AST, chain: tuple[ast.AST, ...]) -> str:
         """Kind of ``expr``, evaluated in the innermost function of ``chain``."""
-        return self._kind(expr, chain) or UNKNOWN
+        # Remembered: the rules sharing a pattern (`a + b` has two) ask about the same
+        # operands, and each answer, once given, is final.
+        known = self._kinds.get(expr)
+        if known is not None and known[0] is chain:
+            return known[1]
+        kind = self._kind(expr, chain) or UNKNOWN
+        self._kinds[expr] = (chain, kind)
+        return kind
 
     # -- environments -------------------------------------------------------
 
