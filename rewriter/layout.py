@@ -18,6 +18,44 @@ def split_lines(text: str) -> list[str]:
     return [a + b for a, b in zip(parts[::2], parts[1::2] + [""])]
 
 
+def lines_holding(text: str, tokens: frozenset[str]) -> list[int]:
+    """Sorted numbers of the lines holding one of ``tokens`` (a keyword or a name only as a
+    whole word), found with ``str.find`` jumps, which is several times faster than a regex."""
+    if "\r" in text:  # lines may end in a lone \r: split as ast does
+        return [number for number, line in enumerate(split_lines(text), 1)
+                if any(_holds(line, token) for token in tokens)]
+    found: set[int] = set()
+    for token in tokens:
+        word = token.isidentifier()
+        line, counted = 1, 0
+        at = text.find(token)
+        while at >= 0:
+            if word and not _whole_word(text, at, len(token)):
+                at = text.find(token, at + 1)
+                continue
+            line += text.count("\n", counted, at)
+            found.add(line)
+            counted = text.find("\n", at)
+            if counted < 0:
+                break
+            at = text.find(token, counted)
+    return sorted(found)
+
+
+def _holds(line: str, token: str) -> bool:
+    if not token.isidentifier():
+        return token in line
+    at = line.find(token)
+    while at >= 0 and not _whole_word(line, at, len(token)):
+        at = line.find(token, at + 1)
+    return at >= 0
+
+
+def _whole_word(text: str, at: int, size: int) -> bool:
+    before, after = text[at - 1: at] if at else "", text[at + size: at + size + 1]
+    return not (before.isalnum() or before == "_" or after.isalnum() or after == "_")
+
+
 def newline_of(text: str) -> str:
     """The file's line ending (of its first line)."""
     match = _NEWLINE_RE.search(text)

@@ -17,7 +17,7 @@ from .facts import ModuleFacts
 from .guards import GUARDS, GuardContext
 from .inference import Inference
 from .kinds import KindContext
-from .layout import split_lines
+from .layout import lines_holding, split_lines
 from .nodes import CHILD_FIELDS, CHILDLESS, NODE_TYPES
 from .pattern import index_key
 from .rules import Rule
@@ -35,6 +35,7 @@ _ATOMS = (ast.Name, ast.Attribute, ast.Call, ast.Subscript, ast.Constant, ast.Jo
           ast.List, ast.Tuple, ast.Dict, ast.Set, ast.ListComp, ast.SetComp, ast.DictComp,
           ast.GeneratorExp)
 _COMMENT_RE = re.compile(r"#[^\r\n]*")  # in the text between two tokens
+_STATEMENTS = frozenset(t for t in NODE_TYPES if issubclass(t, ast.stmt))
 _CONDITION_PARENTS = frozenset({ast.If, ast.While, ast.IfExp, ast.Assert, ast.BoolOp,
                                 ast.UnaryOp})
 
@@ -159,6 +160,10 @@ class Matcher:
         # Names and constants are a third of all nodes and hold nothing: not even pushed,
         # unless a rule matches them.
         walked = NODE_TYPES - (CHILDLESS - interesting)
+        # When every rule's match must hold one of some operators or keywords (`+`, `not`),
+        # statements on lines holding none of them are skipped whole.
+        anchors = self._anchors()
+        marked = lines_holding(self.text, anchors) if anchors else None
         # An explicit stack instead of recursion: this loop visits every node of every
         # file, so it is the rewriter's hottest code.
         stack: list[tuple[ast.AST, tuple[ast.AST, ...], bool]] = [(self.tree, (), False)]
@@ -166,6 +171,9 @@ class Matcher:
         while stack:
             node, chain, in_condition = stack.pop()
             node_type = type(node)
+            if marked is not None and node_type in _STATEMENTS and not _holds_line(
+                    marked, node):
+                continue
             if node_type in interesting:
                 for rule in self.by_key.get(index_key(node), ()):
                     if self._try(rule, node, chain, in_condition):
@@ -186,6 +194,18 @@ class Matcher:
                 elif type(value) in walked:
                     push((value, chain, flag))
         return self.edits
+
+    def _anchors(self) -> frozenset[str] | None:
+        """Tokens one of which every match lies on a line with, or None if some rule has
+        none (a structural kind, or a pattern of names only)."""
+        found: set[str] = set()
+        for rules in self.by_key.values():
+            for rule in rules:
+                if rule.implementation is not None or not rule.pattern.anchors:
+                    return None
+                found |= rule.pattern.anchors
+        # A line with `+=` has a `+`: searching for the shorter token is enough.
+        return frozenset(t for t in found if not any(o != t and o in t for o in found))
 
     def _try(self, rule: Rule, node: ast.AST, chain: tuple[ast.AST, ...],
              in_condition: bool) -> bool:
@@ -262,6 +282,14 @@ class Matcher:
             if local != module:
                 renames[module] = local
         return renames, imports
+
+
+def _holds_line(marked: list[int], statement: ast.stmt) -> bool:
+    """Whether one of the ``marked`` lines lies in ``statement`` (decorators included)."""
+    decorators = getattr(statement, "decorator_list", None)
+    first = decorators[0].lineno if decorators else statement.lineno
+    at = bisect.bisect_left(marked, first)
+    return at < len(marked) and marked[at] <= statement.end_lineno
 
 
 def shape_of(node: ast.AST, lines: Lines) -> str:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import ast
 import io
+import keyword
 import re
 import tokenize
 from collections.abc import Callable
@@ -143,6 +144,20 @@ class Pattern:
                 found.add(token.string)
             elif token.type == tokenize.NAME and not metavariable_of(token.string) and not (
                     after and after.string == "."):
+                found.add(token.string)
+        return frozenset(found)
+
+    @cached_property
+    def anchors(self) -> frozenset[str]:
+        """Text that lies on the lines of any node this pattern matches: its operators,
+        keywords and attribute names (a plain name may be an import alias instead)."""
+        found = set()
+        tokens = list(tokenize.generate_tokens(io.StringIO(to_placeholders(self.text)).readline))
+        for before, token in zip([None, *tokens], tokens):
+            if token.type == tokenize.OP and token.string not in _NEUTRAL_OPERATORS:
+                found.add(token.string)
+            elif token.type == tokenize.NAME and not metavariable_of(token.string) and (
+                    keyword.iskeyword(token.string) or (before and before.string == ".")):
                 found.add(token.string)
         return frozenset(found)
 

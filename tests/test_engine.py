@@ -556,3 +556,13 @@ def test_garbage_collection_is_left_as_it_was(default_rules, enabled):
         assert gc.isenabled() is enabled
     finally:
         gc.enable()
+
+
+@pytest.mark.parametrize("newline", ["\n", "\r\n", "\r"])
+def test_operators_on_decorator_and_continuation_lines_are_found(default_rules, newline):
+    # Statements whose lines hold no operator are skipped without being walked: the
+    # lines of a statement include its decorators and its continuation lines.
+    source = ("import torch\na = torch.ones(2)\n@register(\n    -a)\ndef f():\n    pass\n"
+              "b = torch.cat([a,\n               a * 2])\n").replace("\n", newline)
+    expected = source.replace("-a)", "torch.neg(a))").replace("a * 2", "torch.mul(a, 2)")
+    assert rewrite_source(source, default_rules).text == expected
