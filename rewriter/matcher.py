@@ -11,7 +11,9 @@ import bisect
 import io
 import re
 import tokenize
+from bisect import bisect_left
 from dataclasses import dataclass, field
+from functools import cached_property
 
 from .facts import ModuleFacts
 from .guards import GUARDS, GuardContext
@@ -61,7 +63,12 @@ class Lines:
     """Converts ``ast``'s UTF-8 byte columns to character columns."""
 
     def __init__(self, text: str):
-        self.lines = split_lines(text)
+        self.source = text
+
+    @cached_property
+    def lines(self) -> list[str]:
+        """Split only when needed: most files have no edit and no f-string to check."""
+        return split_lines(self.source)
 
     def column(self, line: int, byte_col: int) -> int:
         text = self.lines[line - 1] if line <= len(self.lines) else ""
@@ -171,17 +178,18 @@ class Matcher:
         while stack:
             node, chain, in_condition = stack.pop()
             node_type = type(node)
-            if marked is not None and node_type in _STATEMENTS and not _holds_line(
-                    marked, node):
-                continue
+            if marked is not None and node_type in _STATEMENTS:
+                decorators = getattr(node, "decorator_list", None)
+                at = bisect_left(marked, decorators[0].lineno if decorators else node.lineno)
+                if at == len(marked) or marked[at] > node.end_lineno:
+                    continue  # no line of this statement holds an anchor
             if node_type in interesting:
                 for rule in self.by_key.get(index_key(node), ()):
                     if self._try(rule, node, chain, in_condition):
                         break
             if node_type in _SCOPES:
                 chain = chain + (node,)
-            elif node_type is ast.JoinedStr and _SELF_DOCUMENTING.search(
-                    self._lines.text(self._lines.span(node))):
+            elif node_type is ast.JoinedStr and _self_documenting(node, self._lines):
                 continue
             tracks = conditions and node_type in _CONDITION_PARENTS
             for name in CHILD_FIELDS[node_type]:  # reversed: popped in source order
@@ -284,12 +292,10 @@ class Matcher:
         return renames, imports
 
 
-def _holds_line(marked: list[int], statement: ast.stmt) -> bool:
-    """Whether one of the ``marked`` lines lies in ``statement`` (decorators included)."""
-    decorators = getattr(statement, "decorator_list", None)
-    first = decorators[0].lineno if decorators else statement.lineno
-    at = bisect.bisect_left(marked, first)
-    return at < len(marked) and marked[at] <= statement.end_lineno
+def _self_documenting(node: ast.JoinedStr, lines: Lines) -> bool:
+    # f"{x=}" holds the text "x=" as a constant part: only then is its source looked at.
+    return any(type(v) is ast.Constant and "=" in v.value for v in node.values) and bool(
+        _SELF_DOCUMENTING.search(lines.text(lines.span(node))))
 
 
 def shape_of(node: ast.AST, lines: Lines) -> str:
