@@ -30,6 +30,7 @@ class ModuleFacts:
     def __init__(self, tree: ast.Module, text: str | None = None):
         self.tree = tree
         self.text = text
+        self.has_walrus = text is None or ":=" in text
         self._lines_with: dict[str, list[int] | None] = {}
         self.may_compile = text is None or "compile" in text or "optimize" in text
         self.aliases: dict[str, str] = {}

@@ -63,7 +63,8 @@ class Inference:
         env = self._envs.get(scope)
         if env is None:
             values: dict[str, list] = {}
-            for name, value in _bindings(scope, self.facts.may_have_walrus):
+            walrus = self.facts.may_have_walrus if self.facts.has_walrus else None
+            for name, value in _bindings(scope, walrus):
                 values.setdefault(name, []).append(value)
             # Names written through `global`/`nonlocal` elsewhere can hold anything.
             shared = self.facts.global_names if scope is self.facts.tree else (
@@ -490,7 +491,8 @@ def _bindings(scope: ast.AST, walrus=lambda statement: True):
     ``value`` is an expression, an ``_Element`` or a fixed kind; nested functions,
     classes, lambdas and comprehensions are separate scopes and are not entered.
     Only statements are visited, and the expressions of those for which
-    ``walrus(statement)`` says they may hold a ``:=``, which is what makes this cheap.
+    ``walrus(statement)`` says they may hold a ``:=`` (None: none may), which is what
+    makes this cheap.
     """
     if isinstance(scope, _COMPREHENSIONS):
         for generator in scope.generators:
@@ -503,7 +505,7 @@ def _bindings(scope: ast.AST, walrus=lambda statement: True):
     while stack:
         node = stack.pop()
         kind = type(node)
-        expressions = walrus(node)
+        expressions = walrus is not None and walrus(node)
         if kind in _DEFINITIONS:
             yield node.name, OBJECT
             if expressions:
