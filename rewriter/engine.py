@@ -32,6 +32,7 @@ class Options:
     unsafe: bool = False
     assume_tensor_params: bool = False
     scope: frozenset[str] | None = None
+    trust_scalar_annotations: bool = True  # int/float/bool/complex parameters are numbers
 
 
 @dataclass
@@ -86,7 +87,8 @@ def _rewrite(text: str, rules: list[Rule], options: Options,
     result = Rewrite(text)
     current, tree = text, tree or parse(text)
     for round_number in range(1, MAX_ROUNDS + 1):
-        edits = find_edits(current, tree, rules, options.assume_tensor_params)
+        edits = find_edits(current, tree, rules, options.assume_tensor_params,
+                           options.trust_scalar_annotations)
         if not edits:
             result.text = current
             return result

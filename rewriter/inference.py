@@ -38,9 +38,11 @@ def join(a: str | None, b: str | None) -> str | None:
 class Inference:
     """Kinds of expressions in one module, with per-function environments cached."""
 
-    def __init__(self, facts: ModuleFacts, assume_tensor_params: bool = False):
+    def __init__(self, facts: ModuleFacts, assume_tensor_params: bool = False,
+                 trust_scalar_annotations: bool = True):
         self.facts = facts
         self.assume_tensor_params = assume_tensor_params
+        self.trust_scalar_annotations = trust_scalar_annotations
         self._envs: dict[ast.AST, _Env] = {}
         self._attributes: dict[ast.ClassDef, dict[str, str]] = {}
         self._kinds: dict[ast.AST, tuple[tuple[ast.AST, ...], str]] = {}
@@ -114,7 +116,8 @@ class Inference:
             return TENSOR
         name = annotation.id if isinstance(annotation, ast.Name) else None
         if name in ("int", "float", "bool", "complex"):
-            return NUMBER
+            # Only a hint: nothing stops a caller from passing a tensor (see README).
+            return NUMBER if self.trust_scalar_annotations else UNKNOWN
         if name in ("str", "list", "tuple", "dict"):
             return SEQUENCE
         return UNKNOWN

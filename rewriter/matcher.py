@@ -133,9 +133,10 @@ class Matcher:
     """Applies a list of rules to one parsed module."""
 
     def __init__(self, text: str, tree: ast.Module, rules: list[Rule],
-                 assume_tensor_params: bool = False):
+                 assume_tensor_params: bool = False, trust_scalar_annotations: bool = True):
         self.text, self.tree = text, tree
         self.assume_tensor_params = assume_tensor_params
+        self.trust_scalar_annotations = trust_scalar_annotations
         self.by_key: dict[tuple, list[Rule]] = {}
         for rule in rules:
             for key in rule.keys:
@@ -269,7 +270,8 @@ class Matcher:
     def _inference_for(self, rule: Rule) -> Inference:
         assume = rule.assume_tensor_params or self.assume_tensor_params
         if assume not in self._inference:
-            self._inference[assume] = Inference(self.facts, assume)
+            self._inference[assume] = Inference(self.facts, assume,
+                                                self.trust_scalar_annotations)
         return self._inference[assume]
 
     def _renames(self, rule: Rule, inference: Inference,
@@ -343,7 +345,8 @@ def _value(node: ast.AST) -> ast.AST:
 
 
 def find_edits(text: str, tree: ast.Module, rules: list[Rule],
-               assume_tensor_params: bool = False) -> list[Edit]:
+               assume_tensor_params: bool = False,
+               trust_scalar_annotations: bool = True) -> list[Edit]:
     """All edits ``rules`` make in ``tree`` (parsed from ``text``)."""
-    return Matcher(text, tree, rules, assume_tensor_params).run()
+    return Matcher(text, tree, rules, assume_tensor_params, trust_scalar_annotations).run()
 
