@@ -77,6 +77,9 @@ def _load_packs(specs: list[str]) -> list[RulePack]:
 @click.option("--unsafe", is_flag=True, default=None, help="Also run rules marked unsafe.")
 @click.option("--assume-tensor-params", is_flag=True, default=None,
               help="Treat unannotated forward() parameters of nn.Modules as tensors.")
+@click.option("--trust-scalar-annotations/--no-trust-scalar-annotations", default=None,
+              help="Take int/float/bool/complex parameter annotations as proof of a Python "
+                   "number (default: trust them).")
 @click.option("--scope", "scopes", multiple=True,
               type=click.Choice(["everywhere", "forward", "compiled"]),
               help="Restrict every rule to this scope. Repeatable.")
@@ -94,7 +97,8 @@ def _load_packs(specs: list[str]) -> list[RulePack]:
 @click.option("-q", "--quiet", is_flag=True, help="Print errors only.")
 def rewrite_command(paths: tuple[Path, ...], rule_specs: tuple[str, ...], check: bool,
                     diff: bool, out_root: Path | None, unsafe: bool | None,
-                    assume_tensor_params: bool | None, scopes: tuple[str, ...],
+                    assume_tensor_params: bool | None,
+                    trust_scalar_annotations: bool | None, scopes: tuple[str, ...],
                     ignored: tuple[str, ...], excludes: tuple[str, ...], output_format: str,
                     use_black: bool, no_cache: bool, cache_dir: Path | None, jobs: int | None,
                     quiet: bool, **plugin_flags) -> None:
@@ -121,6 +125,9 @@ def rewrite_command(paths: tuple[Path, ...], rule_specs: tuple[str, ...], check:
         assume_tensor_params=(config.assume_tensor_params if assume_tensor_params is None
                               else assume_tensor_params),
         scope=frozenset(scopes or config.scope or ()) or None,
+        trust_scalar_annotations=(config.trust_scalar_annotations
+                                  if trust_scalar_annotations is None
+                                  else trust_scalar_annotations),
     )
     # Again: a step (--oracle) may have chosen an --out folder.
     mode = "diff" if diff else "check" if check else "out" if out_root else "write"

@@ -36,12 +36,13 @@ class Config:
     scope: list[str] | None = None
     unsafe: bool = False
     assume_tensor_params: bool = False
+    trust_scalar_annotations: bool = True
     path: Path | None = None
     oracle: dict = field(default_factory=dict)
 
 
 _LISTS = {"rules", "include", "exclude", "extend-exclude", "ignore", "scope"}
-_BOOLS = {"unsafe", "assume-tensor-params"}
+_BOOLS = {"unsafe", "assume-tensor-params", "trust-scalar-annotations"}
 _TABLES = {"oracle"}
 
 
