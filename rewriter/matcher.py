@@ -12,6 +12,7 @@ import io
 import re
 import tokenize
 from bisect import bisect_left
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cached_property
 
@@ -160,8 +161,11 @@ class Matcher:
             self._comments = Comments(self.text)
         return self._comments
 
-    def run(self) -> list[Edit]:
-        """Walk the whole module and collect edits, outermost first, in source order."""
+    def run(self, progress: Callable[[int], None] | None = None) -> list[Edit]:
+        """Walk the whole module and collect edits, outermost first, in source order.
+
+        ``progress`` is told the line of each module-level statement as it is reached.
+        """
         interesting = {key[0] for key in self.by_key}
         conditions = any(r.context == "condition" for rules in self.by_key.values()
                          for r in rules)
@@ -179,6 +183,8 @@ class Matcher:
         while stack:
             node, chain, in_condition = stack.pop()
             node_type = type(node)
+            if progress is not None and not chain and node_type in _STATEMENTS:
+                progress(node.lineno)
             if marked is not None and node_type in _STATEMENTS:
                 decorators = getattr(node, "decorator_list", None)
                 at = bisect_left(marked, decorators[0].lineno if decorators else node.lineno)
@@ -345,8 +351,9 @@ def _value(node: ast.AST) -> ast.AST:
 
 
 def find_edits(text: str, tree: ast.Module, rules: list[Rule],
-               assume_tensor_params: bool = False,
-               trust_scalar_annotations: bool = True) -> list[Edit]:
+               assume_tensor_params: bool = False, trust_scalar_annotations: bool = True,
+               progress: Callable[[int], None] | None = None) -> list[Edit]:
     """All edits ``rules`` make in ``tree`` (parsed from ``text``)."""
-    return Matcher(text, tree, rules, assume_tensor_params, trust_scalar_annotations).run()
+    return Matcher(text, tree, rules, assume_tensor_params,
+                   trust_scalar_annotations).run(progress)
 
