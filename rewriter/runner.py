@@ -11,6 +11,7 @@ import difflib
 import os
 import sys
 from concurrent.futures import ProcessPoolExecutor
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -22,6 +23,7 @@ from .sources import Source, SourceError, decode, encode, write_atomic
 GENERATED_MARKER = b"@" b"generated"  # split so this file is not itself marked
 GENERATED_WINDOW = 2048  # bytes from the top of a file searched for the marker
 PARALLEL_THRESHOLD = 16  # fewer files than this run in-process
+LONG_FILE = 1_000_000  # characters: a file this long shows its own progress, line by line
 
 
 @dataclass
@@ -52,6 +54,7 @@ class FileResult:
 
 _rules: list[Rule] = []
 _job: Job | None = None
+_show_progress = False  # in-process runs on a terminal
 
 
 def _prepare(job: Job) -> None:
@@ -78,7 +81,7 @@ def process(path: Path, destination: Path | None) -> FileResult:
         return FileResult(shown, "generated")
     try:
         source = decode(data)
-        new_text, edits = _rewrite(source, _rules)
+        new_text, edits = _rewrite(source, _rules, path)
     except Exception as error:  # noqa: BLE001 - one bad file never stops the others
         if destination is not None:  # the written tree stays complete
             _copy_if_different(destination, data)
@@ -110,12 +113,13 @@ def process(path: Path, destination: Path | None) -> FileResult:
     return result
 
 
-def _rewrite(source: Source, rules: list[Rule]) -> tuple[str, list[dict]]:
+def _rewrite(source: Source, rules: list[Rule], path: Path) -> tuple[str, list[dict]]:
     candidates = could_match(source.text, rules)
     if not candidates:
         parse(source.text)  # still report syntax errors in files no rule concerns
         return source.text, []
-    rewrite = rewrite_source(source.text, candidates, _job.options)
+    with _line_progress(path, source.text) as progress:
+        rewrite = rewrite_source(source.text, candidates, _job.options, progress=progress)
     if not rewrite.changed:
         return source.text, []
     text = rewrite.text
@@ -125,6 +129,26 @@ def _rewrite(source: Source, rules: list[Rule]) -> tuple[str, list[dict]]:
                 "end": {"line": e.span[2], "col": e.span[3] + 1}, "before": e.before,
                 "after": e.after, "safety": e.rule.safety} for n, e in rewrite.edits]
     return text, records
+
+
+@contextmanager
+def _line_progress(path: Path, text: str):
+    """A progress bar on stderr for a long file, fed by the engine round by round."""
+    if not (_show_progress and len(text) >= LONG_FILE):
+        yield None
+        return
+    from tqdm import tqdm
+
+    with tqdm(total=text.count("\n") + 1, unit="line", file=sys.stderr, leave=False) as bar:
+        rounds = [0]
+
+        def progress(round_number: int, line: int) -> None:
+            if round_number != rounds[0]:  # each round reads the whole file again
+                rounds[0] = round_number
+                bar.reset()
+                bar.set_description(f"{path.name}, round {round_number}", refresh=False)
+            bar.update(line - bar.n)
+        yield progress
 
 
 def _format_with_black(text: str) -> str:
@@ -170,7 +194,9 @@ def run(files: list[tuple[Path, Path | None]], job: Job, cache: Cache | None,
             results.update(zip([p for p, _ in todo], _with_progress(outcomes, len(todo),
                                                                       progress)))
     else:
+        global _show_progress
         _prepare(job)
+        _show_progress = progress and sys.stderr.isatty()
         results.update((p, process(p, d)) for p, d in _with_progress(todo, len(todo), progress))
     if cache is not None:
         for path, result in results.items():

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 import textwrap
 
 import pytest
@@ -566,3 +567,24 @@ def test_operators_on_decorator_and_continuation_lines_are_found(default_rules, 
               "b = torch.cat([a,\n               a * 2])\n").replace("\n", newline)
     expected = source.replace("-a)", "torch.neg(a))").replace("a * 2", "torch.mul(a, 2)")
     assert rewrite_source(source, default_rules).text == expected
+
+
+def test_progress_is_reported_line_by_line_each_round(default_rules):
+    source = "".join(f"def f{i}(x: torch.Tensor):\n    return -x\n" for i in range(5))
+    seen = []
+    rewrite_source("import torch\n" + source, default_rules,
+                   progress=lambda round_number, line: seen.append((round_number, line)))
+    assert seen == [(1, 1), *((1, line) for line in range(2, 12, 2)),
+                    (2, 1), *((2, line) for line in range(2, 12, 2))]
+
+
+def test_a_long_file_shows_its_progress_on_a_terminal(tmp_path, monkeypatch, capsys):
+    from eqrewrite.rewriter import runner
+
+    path = tmp_path / "long.py"
+    path.write_text("import torch\n" + "def f(x: torch.Tensor):\n    return -x\n" * 50)
+    monkeypatch.setattr(runner, "LONG_FILE", 100)
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: True)
+    (result,) = runner.run([(path, None)], runner.Job(["default"], mode="check"), None,
+                           jobs=1, progress=True)
+    assert result.status == "changed" and "long.py, round 1" in capsys.readouterr().err
