@@ -81,7 +81,7 @@ def process(path: Path, destination: Path | None) -> FileResult:
         return FileResult(shown, "generated")
     try:
         source = decode(data)
-        new_text, edits = _rewrite(source, _rules, path)
+        new_text, edits = _rewrite(source, _rules)
     except Exception as error:  # noqa: BLE001 - one bad file never stops the others
         if destination is not None:  # the written tree stays complete
             _copy_if_different(destination, data)
@@ -113,12 +113,12 @@ def process(path: Path, destination: Path | None) -> FileResult:
     return result
 
 
-def _rewrite(source: Source, rules: list[Rule], path: Path) -> tuple[str, list[dict]]:
+def _rewrite(source: Source, rules: list[Rule]) -> tuple[str, list[dict]]:
     candidates = could_match(source.text, rules)
     if not candidates:
         parse(source.text)  # still report syntax errors in files no rule concerns
         return source.text, []
-    with _line_progress(path, source.text) as progress:
+    with _line_progress(source.text) as progress:
         rewrite = rewrite_source(source.text, candidates, _job.options, progress=progress)
     if not rewrite.changed:
         return source.text, []
@@ -132,7 +132,7 @@ def _rewrite(source: Source, rules: list[Rule], path: Path) -> tuple[str, list[d
 
 
 @contextmanager
-def _line_progress(path: Path, text: str):
+def _line_progress(text: str):
     """A progress bar on stderr for a long file, fed by the engine round by round."""
     if not (_show_progress and len(text) >= LONG_FILE):
         yield None
@@ -146,7 +146,7 @@ def _line_progress(path: Path, text: str):
             if round_number != rounds[0]:  # each round reads the whole file again
                 rounds[0] = round_number
                 bar.reset()
-                bar.set_description(f"{path.name}, round {round_number}", refresh=False)
+                bar.set_description(f"long file, round {round_number}", refresh=False)
             bar.update(line - bar.n)
         yield progress
 

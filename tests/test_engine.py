@@ -587,4 +587,4 @@ def test_a_long_file_shows_its_progress_on_a_terminal(tmp_path, monkeypatch, cap
     monkeypatch.setattr(sys.stderr, "isatty", lambda: True)
     (result,) = runner.run([(path, None)], runner.Job(["default"], mode="check"), None,
                            jobs=1, progress=True)
-    assert result.status == "changed" and "long.py, round 1" in capsys.readouterr().err
+    assert result.status == "changed" and "long file, round 1" in capsys.readouterr().err
