@@ -107,6 +107,7 @@ def _rewrite(text: str, rules: list[Rule], options: Options, tree: ast.Module | 
         except ApplyError as error:
             raise RewriteError(f"internal error applying edits: {error}") from None
         result.edits += [(round_number, edit) for edit in edits]
+        tree = None  # freed before the new text is parsed: the two need not coexist
         try:
             tree = ast.parse(current)
         except SyntaxError as error:

@@ -11,6 +11,7 @@ sometimes a tensor and sometimes a list is ``unknown`` and no guard trusts it.
 from __future__ import annotations
 
 import ast
+import weakref
 
 from . import knowledge as K
 from .facts import Function, ModuleFacts
@@ -410,7 +411,10 @@ class _Env:
 
     def __init__(self, inference: Inference, chain: tuple[ast.AST, ...],
                  values: dict[str, list], initial: dict[str, str]):
-        self.inference, self.chain = inference, chain
+        # A weak reference: the inference holds its environments, and a cycle would keep
+        # the whole module's tree alive until the garbage collector runs (it is paused
+        # while a file is rewritten).
+        self.inference, self.chain = weakref.ref(inference), chain
         self.values, self.initial = values, initial
         self.solved: dict[str, str] = {}
         self.busy = False
@@ -439,7 +443,7 @@ class _Env:
                         env[used] = self.initial.get(used)
                         group.append(used)
         pairs = [(member, value) for member in group for value in self.values[member]]
-        kind_of = self.inference._binding_kind
+        kind_of = self.inference()._binding_kind
         self.busy = True
         try:
             for _ in range(_MAX_ROUNDS):

@@ -43,7 +43,7 @@ _CONDITION_PARENTS = frozenset({ast.If, ast.While, ast.IfExp, ast.Assert, ast.Bo
                                 ast.UnaryOp})
 
 
-@dataclass
+@dataclass(slots=True)  # a dense file has hundreds of thousands of edits
 class Edit:
     """One rule application: the node to replace and what its metavariables bound."""
 
