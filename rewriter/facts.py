@@ -46,6 +46,8 @@ class ModuleFacts:
         # ``parent`` maps each function and class to the nearest enclosing one. Imports,
         # functions and classes are statements: only blocks of statements are entered.
         for child in body:
+            if type(child) in _LEAF_STATEMENTS:
+                continue  # most statements: nothing to record, no block inside
             if isinstance(child, ast.Global):
                 self.global_names.update(child.names)
             elif isinstance(child, ast.Nonlocal):
@@ -295,6 +297,12 @@ def _lines_with(text: str, token: str) -> list[int]:
 _BLOCKS = {node_type: tuple(f for f in node_type._fields
                             if f in ("body", "handlers", "orelse", "finalbody", "cases"))
            for node_type in (*ast.stmt.__subclasses__(), ast.ExceptHandler, ast.match_case)}
+
+
+# Statements that neither define, import nor declare anything and hold no block.
+_LEAF_STATEMENTS = frozenset({ast.Expr, ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Return,
+                              ast.Raise, ast.Assert, ast.Delete, ast.Pass, ast.Break,
+                              ast.Continue})
 
 
 def statements(body: list[ast.stmt]):
