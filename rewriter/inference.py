@@ -512,6 +512,8 @@ def _bindings(scope: ast.AST, walrus=lambda statement: True):
     while stack:
         node = stack.pop()
         kind = type(node)
+        if walrus is None and kind in _NO_BINDINGS:
+            continue  # the commonest statements: they bind nothing and hold no block
         expressions = walrus is not None and walrus(node)
         if kind in _DEFINITIONS:
             yield node.name, OBJECT
@@ -559,6 +561,8 @@ def _bindings(scope: ast.AST, walrus=lambda statement: True):
 
 
 _DEFINITIONS = frozenset({ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef})
+_NO_BINDINGS = frozenset({ast.Expr, ast.Return, ast.Raise, ast.Assert, ast.Delete, ast.Pass,
+                          ast.Break, ast.Continue})
 _STATEMENT_LISTS = ("body", "orelse", "finalbody")
 
 
