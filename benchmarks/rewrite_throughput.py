@@ -30,7 +30,8 @@ reported changed are exactly those that differ, and that a second
 ``--check --no-cache`` run finds nothing more to do.
 
 Usage: ``python benchmarks/rewrite_throughput.py [--limit N] [--repeat N]
-[--skip-baseline] [--sample N] [--workdir DIR]`` (needs ``pip install -e '.[bench]'``).
+[--skip-baseline] [--sample N] [--workdir DIR]``; ast-grep is timed when
+``ast-grep-cli`` is installed.
 Exit status 1 means a verification failed; missed speed targets are reported but do
 not fail the run.
 """

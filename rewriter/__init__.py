@@ -1,4 +1,4 @@
-"""eqrewrite's rewriter: YAML rule packs applied to Python sources as text edits.
+"""eqrewrite's rewriter: YAML rule packs applied to Python sources with libcst.
 
 This package never imports torch: it reasons about tensors statically so that
 pre-commit runs stay fast. Only ``oracle/`` executes code.

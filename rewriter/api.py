@@ -42,7 +42,7 @@ def first_round_edits(text: str, rules: list[Rule], options: RewriteOptions) -> 
 
 def apply_edit_subset(text: str, edits: list[Edit]) -> str:
     """``text`` with only ``edits`` (a subset of ``first_round_edits``) applied."""
-    from .apply import apply_edits
+    from .apply import apply_edits  # libcst loads only when needed
 
     return apply_edits(text, edits) if edits else text
 

@@ -1,44 +1,54 @@
-"""Apply edits found by ``matcher.py`` as text splices, preserving everything else.
+"""Apply edits found by ``matcher.py`` with libcst, preserving everything else.
 
-Each edit names its target and what its metavariables bound by character spans
-(from the ``ast`` pass). Edits are rendered innermost first, so an outer edit
-(``a + b + c``) receives the already rewritten text of its operands, and the file
-is then rebuilt in one pass from the untouched text between the outermost targets.
-Nothing but the targets changes, so comments and formatting elsewhere are kept byte
-for byte, and the cost is linear in the size of the file and of the edits (no second
-parser: the libcst-based version parsed every statement holding an edit).
-
-Parentheses are handled as Python's grammar has them: the grouping parentheses
-around an expression belong to it (found by scanning the text next to its span, where
-only whitespace, comments and line continuations can sit). A rewritten expression
-drops its own parentheses unless they hold a comment or the result needs them; a
-bound operand keeps them, gains them where the template needs them (an operation
-used as an attribute's base), and loses comment-free ones as a call argument.
+Only the units holding edits are parsed with libcst (see ``layout.units_with_edits``):
+the smallest statements around them. In each unit the nodes an edit names (its target
+and what its metavariables bound, by character span from the ``ast`` pass) are found
+in one code-generation pass that counts characters, and one bottom-up transform that
+enters only the nodes around targets replaces them, so an edit whose binding contains
+another edit (``a + b + c``) receives the already rewritten inner node. The unit's new
+code is libcst's; the text between units is kept as it is, and the file is joined once.
+Cost is linear in the file: every unit, edit and line is handled a bounded number of
+times.
 """
 
 from __future__ import annotations
 
 import ast
-import bisect
-import keyword
-from dataclasses import dataclass, field
+import dataclasses
+from bisect import bisect_right
+from collections.abc import Set as AbstractSet
+from contextlib import contextmanager
 from functools import cache
 
-from .facts import statements
-from .layout import helper_insertion, import_insertion, split_lines
-from .matcher import Comments, Edit, Lines, shape_of
+import libcst as cst
+from libcst._nodes.internal import CodegenState
+
+from .layout import (
+    Unit,
+    helper_insertion,
+    import_insertion,
+    newline_of,
+    split_lines,
+    units_with_edits,
+)
+from .matcher import Edit, Span
 from .pattern import metavariable_of, to_placeholders
 
-# After these words "(" opens a group; after any other name it opens a call's arguments.
-_GROUPING_KEYWORDS = frozenset(keyword.kwlist) - {"True", "False", "None"}
-_CALLABLE_ENDS = frozenset(")]}'\".")  # "." only ends `...`
-_ATOMIC = frozenset({"atom", "tuple", "enclosed"})
-_NEEDS_PARENS_AS_ARGUMENT = frozenset({"bare", "tuple", "enclosed"})
-_LEVELS = {"expression": 0, "statement": 1, "compound": 2}
+_LEVELS = {"expression": cst.BaseExpression, "statement": cst.BaseSmallStatement,
+           "compound": cst.BaseCompoundStatement}
+
+_ATOMS = (cst.Name, cst.Attribute, cst.Call, cst.Subscript, cst.Integer, cst.Float,
+          cst.Imaginary, cst.SimpleString, cst.ConcatenatedString, cst.FormattedString,
+          cst.List, cst.Tuple, cst.Dict, cst.Set, cst.ListComp, cst.SetComp, cst.DictComp,
+          cst.GeneratorExp, cst.Ellipsis)
+
+_EMPTY = cst.Module([])
+_SEQUENCES = (list, tuple)
+_BLOCK_HEADER = "if 1:"  # a nested unit parses inside this, keeping its own indentation
 
 
 class ApplyError(Exception):
-    """Edits that cannot be applied together (a bug, reported per file)."""
+    """An edit could not be located in the libcst tree (a bug, reported per file)."""
 
 
 def apply_edits(text: str, edits: list[Edit], tree: ast.Module | None = None) -> str:
@@ -48,371 +58,399 @@ def apply_edits(text: str, edits: list[Edit], tree: ast.Module | None = None) ->
     edits can be applied (the oracle's rollback does).
     """
     tree = tree if tree is not None else ast.parse(text)
-    source = _Source(text, tree)
-    placed = sorted((source.place(edit) for edit in edits),
-                    key=lambda p: (p.outer_start, -p.outer_end, -_LEVELS[p.edit.level]))
-    roots = _nest(placed)
-    for item in reversed(placed):  # every edit after the edits nested in it
-        item.render(source)
     lines = split_lines(text)
-    splices = [(item.start, item.end, item.text) for item in roots]
+    starts = [0]
+    for line in lines:
+        starts.append(starts[-1] + len(line))
+    units = units_with_edits(tree, lines, edits)
+    splices = [(starts[u.start - 1], starts[u.end], _apply_to_unit(text, starts, u))
+               for u in units]
     imports = set().union(*(edit.imports for edit in edits))
     helpers = set().union(*(edit.helpers for edit in edits))
     insertions = [import_insertion(tree, lines, imports) if imports else None,
                   helper_insertion(tree, lines, helpers) if helpers else None]
+    unit_starts = [u.start for u in units]
     for line, block in filter(None, insertions):
-        splices.append((source.starts[line], source.starts[line], block))
+        # A point between a decorator and its function moves before the decorator.
+        at = bisect_right(unit_starts, line) - 1
+        if at >= 0 and units[at].start - 1 < line < units[at].end:
+            line = units[at].start - 1
+        splices.append((starts[line], starts[line], block))
     # Insertions sort before a replacement that starts at the same place (stable sort).
     splices.sort(key=lambda s: (s[0], s[1] != s[0]))
-    return _splice(text, 0, len(text), splices)
-
-
-def _splice(text: str, start: int, end: int, splices) -> str:
-    """``text[start:end]`` with the sorted, disjoint ``(start, end, new)`` splices applied."""
-    out, at = [], start
+    out, at = [], 0
     for lo, hi, new in splices:
-        if lo < at:
-            raise ApplyError(f"overlapping edits at character {lo}")
         out += (text[at:lo], new)
         at = hi
-    out.append(text[at:end])
+    out.append(text[at:])
     return "".join(out)
 
 
-def _nest(placed: list[_Placed]) -> list[_Placed]:
-    """Link each edit to the edits nested in it; return the outermost ones.
+def _apply_to_unit(text: str, starts: list[int], unit: Unit) -> str:
+    """The new text of ``unit``'s lines, with its edits applied by libcst."""
+    lo, hi = starts[unit.start - 1], starts[unit.end]
+    chunk, prefix, indent = text[lo:hi], "", ""
+    if unit.start == unit.end:  # one line: parsed without its indentation
+        indent = unit.indent
+        chunk = chunk[len(indent):]
+    elif unit.indent:
+        prefix = _BLOCK_HEADER + newline_of(chunk)
+    shift = len(prefix) - lo - len(indent)
 
-    ``placed`` is sorted by start, longest first, so a parent precedes its children.
-    """
-    roots: list[_Placed] = []
-    stack: list[_Placed] = []
-    for item in placed:
-        while stack and item.outer_start >= stack[-1].outer_end:
-            stack.pop()
-        if stack:
-            if item.outer_end > stack[-1].outer_end:
-                raise ApplyError(f"overlapping edits at character {item.outer_start}")
-            stack[-1].children.append(item)
-        else:
-            roots.append(item)
-        stack.append(item)
-    return roots
+    def where(span: Span) -> tuple[int, int]:
+        return starts[span[0] - 1] + span[1] + shift, starts[span[2] - 1] + span[3] + shift
 
-
-@dataclass
-class _Piece:
-    """A rendered expression: the text inside its own parentheses, and those parentheses."""
-
-    core: str
-    shape: str  # see matcher.shape_of
-    lpar: str = ""
-    rpar: str = ""
-
-    @property
-    def text(self) -> str:
-        return self.lpar + self.core + self.rpar
-
-    def as_operand(self) -> str:
-        """As part of a larger expression (``$x.sum()``): parenthesised unless atomic."""
-        return self.text if self.shape in _ATOMIC or self.lpar else f"({self.text})"
-
-    def as_argument(self) -> str:
-        """As a call argument: comment-free parentheses dropped, except where they matter
-        (a bare tuple would become several arguments, so it gains them)."""
-        if self.shape in _NEEDS_PARENS_AS_ARGUMENT:
-            return self.text if self.lpar or self.shape == "enclosed" else f"({self.text})"
-        if self.lpar and "#" not in self.lpar + self.rpar:
-            return self.core
-        return self.text
+    try:
+        module = cst.parse_module(prefix + chunk)
+    except cst.ParserSyntaxError as error:
+        raise ApplyError(f"libcst cannot parse lines {unit.start}-{unit.end}: "
+                         f"{str(error).splitlines()[0]}") from None
+    locator = _Locator(module)
+    targets = [locator.want(where(edit.span), _LEVELS[edit.level], target=True)
+               for edit in unit.edits]
+    bindings = [{name: [locator.want(where(s), cst.Arg) for s in span]
+                 if isinstance(span, list) else locator.want(where(span), cst.BaseExpression)
+                 for name, span in edit.bindings.items()} for edit in unit.edits]
+    locator.run()
+    applier = _Applier(locator.path)
+    for edit, target, bound in zip(unit.edits, targets, bindings):
+        applier.targets[id(target.node(unit))] = (edit, {
+            name: [r.node(unit) for r in found] if isinstance(found, list) else found.node(unit)
+            for name, found in bound.items()})
+    applier.wanted = {id(node) for _, values in applier.targets.values()
+                      for found in values.values()
+                      for node in (found if isinstance(found, list) else [found])}
+    emitter = _Emitter(applier.apply(module), applier.results)
+    code = emitter.run()
+    if not code.startswith(prefix):
+        raise ApplyError(f"the block around lines {unit.start}-{unit.end} changed")
+    for edit, result in applier.results.values():
+        edit.after = emitter.code_of(result)
+    if chunk.endswith("\r") and not code.endswith("\r"):
+        code += "\r"  # libcst drops a last line ending that is a lone "\r"
+    return indent + code[len(prefix):]
 
 
-@dataclass
-class _Placed:
-    """One edit located in the text: its target, with the target's own parentheses."""
+class _Emitter(CodegenState):
+    """Generates a unit's new code, noting where each rewritten expression lands, so
+    that the text of each edit (``Edit.after``) needs no code generation of its own."""
 
-    edit: Edit
-    lo: int
-    hi: int
-    outer_start: int
-    outer_end: int
-    children: list[_Placed] = field(default_factory=list)
-    start: int = 0  # the replaced range and its new text, once rendered
-    end: int = 0
-    text: str = ""
-    piece: _Piece | None = None
+    def __init__(self, module: cst.Module, results: dict[int, tuple[Edit, cst.CSTNode]]):
+        super().__init__(module.default_indent, module.default_newline)
+        self.module, self.watched = module, results
+        self.marks: dict[int, int] = {}
+        self.placed: dict[int, tuple[int, int]] = {}
 
-    def render(self, source: _Source) -> None:
-        edit = self.edit
-        starts = [child.outer_start for child in self.children]
-        values: dict[str, _Piece | list[str]] = {}
-        for name, span in edit.bindings.items():
-            if isinstance(span, list):
-                values[name] = [self._region(source, starts, *source.argument(s)) for s in span]
-            else:
-                values[name] = self._bound(source, starts, span, edit.shapes.get(name, "atom"))
-        segments, shape = _template(edit.template)
-        result = _fill(segments, values, edit.renames)
-        if edit.level != "expression":
-            self.start, self.end, self.text = self.lo, self.hi, result
-            edit.after = result
-            return
-        lpar, rpar = source.text[self.outer_start:self.lo], source.text[self.hi:self.outer_end]
-        if lpar and ("#" in lpar + rpar or shape not in _ATOMIC):
-            self.piece = _Piece(result, shape, lpar, rpar)
-            self.start, self.end, self.text = self.lo, self.hi, result
-        else:
-            self.piece = _Piece(result, shape) if shape in _ATOMIC else _Piece(
-                result, shape, "(", ")")
-            self.start, self.end, self.text = self.outer_start, self.outer_end, self.piece.text
-        edit.after = self.piece.text
+    def run(self) -> str:
+        self.module._codegen(self)
+        return "".join(self.tokens)
 
-    def _bound(self, source: _Source, starts: list[int], span, shape: str) -> _Piece:
-        lo, hi = source.range(span)
-        start, end = source.with_parens(lo, hi)
-        index = bisect.bisect_left(starts, start)
-        if index < len(starts):
-            child = self.children[index]
-            if (child.lo, child.hi) == (lo, hi) and child.piece is not None:
-                return child.piece  # the operand was itself rewritten
-        return _Piece(self._region(source, starts, lo, hi), shape, source.text[start:lo],
-                      source.text[hi:end])
+    def before_codegen(self, node: cst.CSTNode) -> None:
+        if id(node) in self.watched:
+            self.marks[id(node)] = len(self.tokens)
 
-    def _region(self, source: _Source, starts: list[int], lo: int, hi: int) -> str:
-        """The text from ``lo`` to ``hi`` with the edits nested there applied."""
-        first = bisect.bisect_left(starts, lo)
-        last = bisect.bisect_left(starts, hi, first)
-        inside = [(c.start, c.end, c.text) for c in self.children[first:last]]
-        return _splice(source.text, lo, hi, inside)
+    def after_codegen(self, node: cst.CSTNode) -> None:
+        if id(node) in self.watched:
+            self.placed[id(node)] = (self.marks[id(node)], len(self.tokens))
+
+    def code_of(self, node: cst.CSTNode) -> str:
+        """The code of ``node`` as generated here (or alone, if it was not: an operand
+        that was given parentheses is a copy)."""
+        where = self.placed.get(id(node))
+        if where is None:
+            return _EMPTY.code_for_node(node)
+        return "".join(self.tokens[where[0]:where[1]])
 
 
-class _Source:
-    """The text being rewritten: line offsets, and the parentheses around expressions."""
+class _Request:
+    """A node wanted at one character range: the first of ``kind`` there, else the first
+    just inside (``ast`` counts a tuple's parentheses, libcst does not), else, for an
+    argument, the ``Arg`` around an expression there (``f((a))``: ``ast`` spans ``a``)."""
 
-    def __init__(self, text: str, tree: ast.Module | None = None):
-        self.text, self.tree = text, tree
-        self.starts = [0]
-        for line in split_lines(text):
-            self.starts.append(self.starts[-1] + len(line))
-        self._comments: dict[int, int] | None = None
-        self._statements: set[int] | None = None
+    __slots__ = ("kind", "target", "exact", "inner", "around")
 
-    def range(self, span) -> tuple[int, int]:
-        """Character offsets of a (line, column, end line, end column) span."""
-        return self.starts[span[0] - 1] + span[1], self.starts[span[2] - 1] + span[3]
+    def __init__(self, kind: type, target: bool):
+        self.kind, self.target = kind, target
+        self.exact = self.inner = self.around = None
 
-    def place(self, edit: Edit) -> _Placed:
-        lo, hi = self.range(edit.span)
-        start, end = self.with_parens(lo, hi) if edit.level == "expression" else (lo, hi)
-        return _Placed(edit, lo, hi, start, end)
-
-    def argument(self, span) -> tuple[int, int]:
-        """The range of a call argument: with its grouping parentheses and, when the ")"
-        of the call follows, the blanks before it (a ")" on a line of its own stays so)."""
-        lo, hi = self.with_parens(*self.range(span))
-        after = self._after(hi)
-        if after < len(self.text) and self.text[after] == ")" and "#" not in self.text[hi:after]:
-            hi = after
-        return lo, hi
-
-    def with_parens(self, lo: int, hi: int) -> tuple[int, int]:
-        """The range of the expression at ``lo:hi`` with its grouping parentheses."""
-        text = self.text
-        while True:
-            before, after = self._before(lo), self._after(hi)
-            if (before < 0 or after >= len(text) or text[before] != "("
-                    or text[after] != ")" or self._opens_arguments(before)
-                    or self._encloses_with_items(before, after)):
-                return lo, hi
-            lo, hi = before, after + 1
-
-    def _after(self, at: int) -> int:
-        """Where the next token after ``at`` starts (comments and blanks skipped)."""
-        text, size = self.text, len(self.text)
-        while at < size:
-            char = text[at]
-            if char in " \t\f\r\n":
-                at += 1
-            elif char == "\\" and text[at + 1: at + 2] in ("\n", "\r"):
-                at += 2
-            elif char == "#":  # between tokens, "#" always starts a comment
-                while at < size and text[at] not in "\r\n":
-                    at += 1
-            else:
-                return at
-        return size
-
-    def _before(self, at: int) -> int:
-        """Where the token before ``at`` ends (index of its last character), or -1."""
-        text = self.text
-        at -= 1
-        while at >= 0:
-            char = text[at]
-            if char in " \t\f":
-                at -= 1
-            elif char in "\r\n":
-                line = bisect.bisect_right(self.starts, at) - 1
-                content = text[self.starts[line]:at].rstrip("\r")
-                if "#" in content and (column := self._comment_at(line)) is not None:
-                    content = content[:column]
-                if content.rstrip(" \t\f").endswith("\\"):
-                    content = content.rstrip(" \t\f")[:-1]
-                at = self.starts[line] + len(content) - 1
-            else:
-                return at
-        return -1
-
-    def _comment_at(self, line: int) -> int | None:
-        """Column where a comment starts on 0-based ``line`` (tokenized only when asked)."""
-        if self._comments is None:
-            self._comments = {}
-            for row, column in Comments(self.text).positions:
-                self._comments.setdefault(row - 1, column)
-        return self._comments.get(line)
-
-    def _encloses_with_items(self, paren: int, closing: int) -> bool:
-        """Whether these are the parentheses of `with (...):` around all its items."""
-        at = self._after(closing + 1)
-        return (self.text[at:at + 1] == ":" and self._word_before(paren) == "with")
-
-    def _word_before(self, at: int) -> str:
-        """The name or keyword that ends right before ``at`` ("" if another token does)."""
-        end = self._before(at)
-        start = end + 1
-        while start > 0 and _in_name(self.text[start - 1]):
-            start -= 1
-        return self.text[start:end + 1]
-
-    def _statement_starts(self, before: int, paren: int) -> set[int]:
-        """Offsets where statements start, when a line break separates ``paren`` from the
-        token ``before`` it: `(a + b).sum()` on the line after `f(x)` is not a call."""
-        if self.tree is None or not any(c in "\r\n" for c in self.text[before:paren]):
-            return set()
-        if self._statements is None:
-            lines = Lines(self.text)
-            self._statements = {self.starts[s.lineno - 1] + lines.span(s)[1]
-                                for s in statements(self.tree.body)}
-        return self._statements
-
-    def _opens_arguments(self, paren: int) -> bool:
-        """Whether the "(" at ``paren`` opens a call's (or a class's) arguments."""
-        at = self._before(paren)
-        if at < 0 or paren in self._statement_starts(at, paren):
-            return False
-        if self.text[at] in _CALLABLE_ENDS:
-            return True
-        word = self._word_before(paren)
-        return bool(word) and word not in _GROUPING_KEYWORDS
+    def node(self, unit: Unit) -> cst.CSTNode:
+        found = self.exact or self.inner or self.around
+        if found is None:
+            raise ApplyError(f"no {self.kind.__name__} found for an edit in lines "
+                             f"{unit.start}-{unit.end}")
+        return found
 
 
-def _in_name(char: str) -> bool:
-    return char.isalnum() or char == "_" or not char.isascii()
+class _Locator(CodegenState):
+    """Generates a unit's code once, counting characters, to find the nodes at the ranges
+    edits name: the same syntactic positions as libcst's ``PositionProvider``, without
+    its line and column objects for every node. Also collects the nodes that enclose a
+    target (the path the transform must enter)."""
+
+    def __init__(self, module: cst.Module):
+        super().__init__(module.default_indent, module.default_newline)
+        self.module = module
+        self.offset = 0
+        self.stack: list[tuple[cst.CSTNode, int]] = []
+        self.ranges: dict[int, tuple[int, int]] = {}
+        self.wanted: dict[tuple[int, int], list[tuple[str, _Request]]] = {}
+        self.path: set[int] = set()
+
+    def want(self, where: tuple[int, int], kind: type, target: bool = False) -> _Request:
+        request = _Request(kind, target)
+        self.wanted.setdefault(where, []).append(("exact", request))
+        self.wanted.setdefault((where[0] + 1, where[1] - 1), []).append(("inner", request))
+        if kind is cst.Arg:
+            self.wanted[where].append(("around", request))
+        return request
+
+    def run(self) -> None:
+        self.module._codegen(self)
+
+    def add_token(self, value: str) -> None:
+        self.tokens.append(value)
+        self.offset += len(value)
+
+    def add_indent_tokens(self) -> None:
+        self.tokens.extend(self.indent_tokens)
+        self.offset += sum(map(len, self.indent_tokens))
+
+    def before_codegen(self, node: cst.CSTNode) -> None:
+        self.stack.append((node, self.offset))
+
+    def after_codegen(self, node: cst.CSTNode) -> None:
+        node, start = self.stack.pop()
+        if id(node) not in self.ranges:  # no syntactic position: the whole node's
+            where = self.ranges[id(node)] = (start, self.offset)
+            if where in self.wanted:
+                self._offer(node, where, len(self.stack))
+
+    @contextmanager
+    def record_syntactic_position(self, node: cst.CSTNode, *, start_node=None,
+                                  end_node=None):
+        start = self.offset
+        try:
+            yield
+        finally:
+            end = self.offset
+            if start_node is not None:
+                start = self.ranges[id(start_node)][0]
+            if end_node is not None:
+                end = self.ranges[id(end_node)][1]
+            where = self.ranges[id(node)] = (start, end)
+            if where in self.wanted:
+                self._offer(node, where, len(self.stack) - 1)  # the node is on the stack
+
+    def _offer(self, node: cst.CSTNode, where: tuple[int, int], depth: int) -> None:
+        """``node`` spans ``where``, a wanted range; ``self.stack[:depth]`` are its
+        ancestors."""
+        for how, request in self.wanted[where]:
+            if getattr(request, how) is not None:
+                continue
+            if how == "around":
+                parent = self.stack[depth - 1][0] if depth else None
+                if isinstance(node, cst.BaseExpression) and isinstance(parent, cst.Arg):
+                    request.around = parent
+                continue
+            if isinstance(node, request.kind):
+                setattr(request, how, node)
+                if request.target:
+                    self.path.add(id(node))
+                    self._enter(depth)
+
+    def _enter(self, depth: int) -> None:
+        """Mark the ancestors as on the path (they are marked root first, so the first one
+        found marked has its own ancestors marked)."""
+        for index in range(depth - 1, -1, -1):
+            key = id(self.stack[index][0])
+            if key in self.path:
+                return
+            self.path.add(key)
 
 
-# -- templates ----------------------------------------------------------------
+class _Applier:
+    """Replaces targets bottom-up, rebuilding only the nodes that enclose one."""
 
-# A template is compiled once into segments: literal text, and holes that rendering
-# fills: ("operand"|"argument", metavariable), ("module", name) for a module the
-# edit may respell, and ("arguments", items) for a call whose argument list holds a
-# $$$ metavariable (items: ("sequence", metavariable) or a list of segments).
+    def __init__(self, path: set[int]):
+        self.path = path
+        self.targets: dict[int, tuple[Edit, dict]] = {}
+        self.wanted: set[int] = set()
+        self.updated: dict[int, cst.CSTNode] = {}
+        self.results: dict[int, tuple[Edit, cst.CSTNode]] = {}  # what Edit.after shows
+
+    def apply(self, module: cst.Module) -> cst.Module:
+        return _rebuild(module, self.path, self.leave)
+
+    def leave(self, original: cst.CSTNode, updated: cst.CSTNode) -> cst.CSTNode:
+        found = self.targets.get(id(original))
+        result = updated if found is None else self._render(*found, updated)
+        if id(original) in self.wanted:
+            self.updated[id(original)] = result
+        return result
+
+    def _current(self, node: cst.CSTNode) -> cst.CSTNode:
+        return self.updated.get(id(node), node)  # rewritten if an edit lay inside
+
+    def _render(self, edit: Edit, bound: dict, updated: cst.CSTNode) -> cst.CSTNode:
+        values = {name: [self._current(n) for n in node] if isinstance(node, list)
+                  else self._current(node) for name, node in bound.items()}
+        template, path = _template(edit.template)
+        leave = _Substitute(values, edit.renames).leave
+        result = leave(template, _rebuild(template, path, leave))
+        if edit.level == "expression":
+            result = _parenthesize_like(result, updated)
+            self.results[id(result)] = (edit, result)
+            return result
+        if isinstance(result, cst.BaseExpression):
+            result = cst.Expr(value=result)
+        result = result.with_changes(semicolon=cst.MaybeSentinel.DEFAULT)
+        self.results[id(result)] = (edit, result)  # not watched: its ";" may differ
+        if edit.level == "statement":
+            return result.with_changes(semicolon=updated.semicolon)
+        return cst.SimpleStatementLine(body=[result], leading_lines=updated.leading_lines)
+
+
+def _rebuild(node: cst.CSTNode, path: AbstractSet[int], leave) -> cst.CSTNode:
+    """``node`` with the children in ``path`` rebuilt bottom-up, each passed through
+    ``leave(original, updated)``: a libcst transform that enters only those nodes."""
+    changes = {}
+    for name in _child_fields(type(node)):
+        value = getattr(node, name)
+        if id(value) in path:
+            changes[name] = leave(value, _rebuild(value, path, leave))
+        elif type(value) in _SEQUENCES and any(id(item) in path for item in value):
+            changes[name] = type(value)(
+                leave(item, _rebuild(item, path, leave)) if id(item) in path else item
+                for item in value)
+    return node.with_changes(**changes) if changes else node
 
 
 @cache
-def _template(text: str) -> tuple[list, str]:
-    """The segments of a rewrite template, and the shape of what it produces."""
-    source = to_placeholders(text.strip())
+def _child_fields(kind: type) -> tuple[str, ...]:
+    return tuple(f.name for f in dataclasses.fields(kind))
+
+
+@cache
+def _template(text: str) -> tuple[cst.CSTNode, frozenset[int]]:
+    """A rewrite template as an expression, or else as one small statement, and the ids
+    of its nodes that hold something to fill in (the only ones substitution enters)."""
+    source = to_placeholders(text)
     try:
-        node = ast.parse(source, mode="eval").body
-    except SyntaxError:
-        node = ast.parse(source).body[0]
-    lines = Lines(source)
-    places = _Source(source)
-    start, end = places.range(lines.span(node))
-    holes = _holes(node, lines, places)
-    shape = shape_of(node, lines) if isinstance(node, ast.expr) else "atom"
-    return _segments(source, start, end, holes), shape
+        node = cst.parse_expression(source)
+    except cst.ParserSyntaxError:
+        node = cst.parse_statement(source + "\n").body[0]
+    collector = _HoleFinder()
+    node.visit(collector)
+    return node, frozenset(collector.path)
 
 
-def _segments(source: str, start: int, end: int, holes: list) -> list:
-    out, at = [], start
-    for lo, hi, hole in sorted(holes, key=lambda h: h[0]):
-        out += [source[at:lo], hole]
-        at = hi
-    out.append(source[at:end])
-    return [part for part in out if part != ""]
+class _HoleFinder(cst.CSTVisitor):
+    """The nodes above a placeholder or a module name (``torch.``) a file may respell."""
+
+    def __init__(self):
+        super().__init__()
+        self.stack: list[int] = []
+        self.path: set[int] = set()
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        if (isinstance(node, cst.Name) and metavariable_of(node.value)) or (
+                isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name)):
+            self.path.update(self.stack)
+            self.path.add(id(node))
+        self.stack.append(id(node))
+        return True
+
+    def on_leave(self, original: cst.CSTNode) -> None:
+        self.stack.pop()
 
 
-def _holes(node: ast.AST, lines: Lines, places: _Source, context: str = "operand") -> list:
-    """``(start, end, hole)`` for every part of ``node`` that rendering fills in."""
-    if isinstance(node, ast.Name):
-        meta = metavariable_of(node.id)
-        if meta is None or meta[1]:
-            return []
-        return [(*places.range(lines.span(node)), (context, meta[0]))]
-    if (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name)
-            and metavariable_of(node.value.id) is None):
-        return [(*places.range(lines.span(node.value)), ("module", node.value.id))]
-    if isinstance(node, ast.Call):
-        return _call_holes(node, lines, places)
-    found = []
-    for child in ast.iter_child_nodes(node):
-        found += _holes(child, lines, places)
-    return found
+class _Substitute:
+    """Fill a template's placeholders with bound nodes and respell renamed modules."""
+
+    def __init__(self, values: dict[str, object], renames: dict[str, str]):
+        self.values, self.renames = values, renames
+
+    def leave(self, original: cst.CSTNode, updated: cst.CSTNode) -> cst.CSTNode:
+        kind = type(original)
+        if kind is cst.Name:
+            return self._name(original, updated)
+        if kind is cst.Attribute:
+            return self._attribute(original, updated)
+        if kind is cst.Arg:
+            return self._arg(original, updated)
+        if kind is cst.Call:
+            return self._call(original, updated)
+        return updated
+
+    def _bound(self, node: cst.CSTNode) -> object:
+        if isinstance(node, cst.Name) and (meta := metavariable_of(node.value)):
+            return self.values[meta[0]]
+        return None
+
+    def _name(self, original: cst.Name, updated: cst.Name) -> cst.BaseExpression:
+        bound = self._bound(original)
+        if isinstance(bound, cst.BaseExpression):
+            return bound if _is_atom(bound) else _with_parens(bound)
+        return updated
+
+    def _attribute(self, original: cst.Attribute, updated: cst.Attribute):
+        base = original.value
+        if isinstance(base, cst.Name) and base.value in self.renames:
+            return updated.with_changes(value=base.with_changes(value=self.renames[base.value]))
+        return updated
+
+    def _arg(self, original: cst.Arg, updated: cst.Arg) -> cst.Arg:
+        bound = self._bound(original.value)
+        if isinstance(bound, cst.BaseExpression):
+            return updated.with_changes(value=_without_plain_parens(bound))
+        return updated
+
+    def _call(self, original: cst.Call, updated: cst.Call) -> cst.Call:
+        args, spliced = [], False
+        for before, after in zip(original.args, updated.args):
+            bound = self._bound(before.value)
+            if isinstance(bound, list):
+                args += [a.with_changes(comma=cst.MaybeSentinel.DEFAULT) for a in bound]
+                spliced = True
+            else:
+                args.append(after)
+        if not spliced and (not args or args[-1].comma is cst.MaybeSentinel.DEFAULT):
+            return updated  # nothing to change (most templates)
+        if len(args) > 1:  # `f(x for x in y)`: a generator among others needs parentheses
+            args = [a.with_changes(value=_with_parens(a.value))
+                    if isinstance(a.value, cst.GeneratorExp) and not a.value.lpar else a
+                    for a in args]
+        if args:
+            args[-1] = args[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
+        return updated.with_changes(args=args)
 
 
-def _call_holes(call: ast.Call, lines: Lines, places: _Source) -> list:
-    found = _holes(call.func, lines, places)
-    arguments = sorted([*call.args, *call.keywords], key=lambda a: (a.lineno, a.col_offset))
-    ranges = [places.range(lines.span(a)) for a in arguments]
-    text = places.text
-    close = places.range(lines.span(call))[1] - 1
-    trailing_comma = bool(ranges) and "," in text[ranges[-1][1]:close]
-    if not trailing_comma and not any(_sequence(a) for a in arguments):
-        for argument in arguments:
-            found += _argument_holes(argument, lines, places)
-        return found
-    # The argument list is rebuilt, joined by ", ": each item runs between two commas.
-    opening = text.index("(", places.with_parens(*places.range(lines.span(call.func)))[1])
-    commas = [text.index(",", end, start) for (_, end), (start, _) in zip(ranges, ranges[1:])]
-    items: list = []
-    for argument, lo, hi in zip(arguments, [opening, *commas], [*commas, close]):
-        if _sequence(argument):
-            items.append(("sequence", metavariable_of(argument.id)[0]))
-            continue
-        if trailing_comma and hi == close:
-            hi = text.rindex(",", lo, hi)
-        item = text[lo + 1:hi]
-        first, last = lo + 1 + len(item) - len(item.lstrip()), hi - len(item) + len(item.rstrip())
-        items.append(_segments(text, first, last, _argument_holes(argument, lines, places)))
-    return [*found, (opening + 1, close, ("arguments", items))]
+def _is_atom(node: cst.BaseExpression) -> bool:
+    return isinstance(node, _ATOMS) or bool(getattr(node, "lpar", ()))
 
 
-def _sequence(argument: ast.AST) -> bool:
-    return isinstance(argument, ast.Name) and (meta := metavariable_of(argument.id)) is not None \
-        and meta[1]
+def _has_comments(parens: list[cst.CSTNode]) -> bool:
+    return any("#" in _EMPTY.code_for_node(p) for p in parens)
 
 
-def _argument_holes(argument: ast.AST, lines: Lines, places: _Source) -> list:
-    value = argument.value if isinstance(argument, ast.keyword | ast.Starred) else argument
-    return _holes(value, lines, places, "argument")
+def _without_plain_parens(node: cst.BaseExpression) -> cst.BaseExpression:
+    """The node as a call argument: comment-free parentheses dropped, except where they
+    matter (a bare tuple would become several arguments, so it gains them)."""
+    keep = (cst.Tuple, cst.GeneratorExp, cst.Yield, cst.NamedExpr)
+    if isinstance(node, keep):
+        return node if node.lpar else _with_parens(node)
+    if node.lpar and not _has_comments([*node.lpar, *node.rpar]):
+        return node.with_changes(lpar=[], rpar=[])
+    return node
 
 
-def _fill(segments: list, values: dict, renames: dict[str, str]) -> str:
-    out = []
-    for part in segments:
-        if isinstance(part, str):
-            out.append(part)
-        elif part[0] == "operand":
-            out.append(values[part[1]].as_operand())
-        elif part[0] == "argument":
-            out.append(values[part[1]].as_argument())
-        elif part[0] == "module":
-            out.append(renames.get(part[1], part[1]))
-        else:
-            items = []
-            for item in part[1]:
-                if isinstance(item, tuple):  # ("sequence", metavariable)
-                    items += values[item[1]]
-                else:
-                    items.append(_fill(item, values, renames))
-            out.append(", ".join(items))
-    return "".join(out)
+def _with_parens(node: cst.BaseExpression) -> cst.BaseExpression:
+    return node.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
+
+
+def _parenthesize_like(result: cst.BaseExpression, original: cst.BaseExpression):
+    """Keep the original's parentheses when they hold comments or the result needs them."""
+    lpar, rpar = list(original.lpar), list(original.rpar)
+    if _has_comments(lpar + rpar) or (lpar and not isinstance(result, _ATOMS)):
+        return result.with_changes(lpar=lpar, rpar=rpar)
+    return result if isinstance(result, _ATOMS) else _with_parens(result)

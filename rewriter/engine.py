@@ -1,6 +1,6 @@
 """Rewrite one module's source text to a fixed point.
 
-Each round parses with ``ast``, finds edits, applies them as text splices and checks
+Each round parses with ``ast``, finds edits, applies them with libcst and checks
 that the result still parses. Rounds repeat until no rule matches, so the output
 is by construction a fixed point: a second run over it changes nothing.
 """
@@ -100,7 +100,7 @@ def _rewrite(text: str, rules: list[Rule], options: Options, tree: ast.Module | 
         if not edits:
             result.text = current
             return result
-        from .apply import ApplyError, apply_edits
+        from .apply import ApplyError, apply_edits  # libcst loads only when a file has edits
 
         try:
             current = apply_edits(current, edits, tree)

@@ -12,6 +12,7 @@ import re
 from functools import cached_property
 
 from .layout import split_lines
+from .nodes import BLOCK_FIELDS
 from .pattern import dotted_name
 
 Function = ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda
@@ -72,7 +73,7 @@ class ModuleFacts:
                     self.functions.setdefault(child.name, []).append(child)  # not methods
                 self._index(child.body, child)
             else:
-                for field in _BLOCKS.get(type(child), ()):
+                for field in BLOCK_FIELDS.get(type(child), ()):
                     self._index(getattr(child, field), owner)
 
     def may_have_walrus(self, statement: ast.stmt) -> bool:
@@ -292,13 +293,6 @@ def _lines_with(text: str, token: str) -> list[int]:
     return found
 
 
-# Fields that hold blocks of statements (or except handlers and match cases, which hold
-# blocks), in the order ast lists them.
-_BLOCKS = {node_type: tuple(f for f in node_type._fields
-                            if f in ("body", "handlers", "orelse", "finalbody", "cases"))
-           for node_type in (*ast.stmt.__subclasses__(), ast.ExceptHandler, ast.match_case)}
-
-
 # Statements that neither define, import nor declare anything and hold no block.
 _LEAF_STATEMENTS = frozenset({ast.Expr, ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Return,
                               ast.Raise, ast.Assert, ast.Delete, ast.Pass, ast.Break,
@@ -313,7 +307,7 @@ def statements(body: list[ast.stmt]):
         node = stack.pop()
         if isinstance(node, ast.stmt):
             yield node
-        for field in _BLOCKS.get(type(node), ()):
+        for field in BLOCK_FIELDS.get(type(node), ()):
             stack += getattr(node, field)
 
 

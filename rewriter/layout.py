@@ -1,13 +1,23 @@
-"""Where things go in a module's text: lines as ``ast`` counts them, and the points
-where imports and helpers are inserted (found with ``ast`` on the text before its edits).
+"""Where things go in a module's text: units to parse alone, lines as ``ast`` counts
+them, and the points where imports and helpers are inserted (found with ``ast`` on the
+text before its edits).
+
+libcst is several times slower than ``ast``, so ``apply.py`` parses only the units that
+hold edits: for each edit, the smallest statement around it that starts a line of its
+own (with the statements sharing its lines after ``;``). A unit nested in a block parses
+alone inside an ``if 1:`` of its indentation, so its text is never dedented. Every line
+number here is 1-based.
 """
 
 from __future__ import annotations
 
 import ast
 import re
+from bisect import bisect_right
+from dataclasses import dataclass, field
 
 from .helpers import END_MARKER, MARKER, PREFIX, closure, source_of
+from .nodes import BLOCK_FIELDS
 
 _NEWLINE_RE = re.compile(r"(\r\n|\r|\n)")
 
@@ -16,6 +26,115 @@ def split_lines(text: str) -> list[str]:
     """Lines with their endings, split only where ``ast`` counts a new line."""
     parts = _NEWLINE_RE.split(text)
     return [a + b for a, b in zip(parts[::2], parts[1::2] + [""])]
+
+
+@dataclass(slots=True)
+class Unit:
+    """Lines ``start``..``end`` of the file: whole statements indented by ``indent``,
+    and the edits inside them."""
+
+    start: int
+    end: int
+    indent: str
+    edits: list = field(default_factory=list)
+
+
+def units_with_edits(tree: ast.Module, lines: list[str], edits: list) -> list[Unit]:
+    """The units to parse and the edits inside each, in file order.
+
+    One sorted sweep: each edit's smallest unit is found by descending the blocks around
+    it; units that hold one another (an edit of a whole ``if`` and one in its branch)
+    merge into the outer one.
+    """
+    finder = _UnitFinder(tree, lines)
+    placed = sorted(((finder.unit_of(edit.span), edit) for edit in edits),
+                    key=lambda item: (item[0][0], -item[0][1]))
+    units: list[Unit] = []
+    for (start, end, indent), edit in placed:
+        if units and start <= units[-1].end:
+            units[-1].end = max(units[-1].end, end)
+            units[-1].edits.append(edit)
+        else:
+            units.append(Unit(start, end, indent, [edit]))
+    return units
+
+
+class _UnitFinder:
+    """Statements grouped by the lines they share, one block at a time, as edits ask."""
+
+    def __init__(self, tree: ast.Module, lines: list[str]):
+        self.tree, self.lines = tree, lines
+        self._groups: dict[int, tuple[list[int], list[list]]] = {}
+
+    def unit_of(self, span) -> tuple[int, int, str]:
+        """``(start, end, indent)`` of the smallest unit holding ``span``."""
+        first, last = span[0], span[2]
+        body, best = self.tree.body, (1, len(self.lines), "")
+        while body:
+            starts, groups = self._grouped(body)
+            at = bisect_right(starts, first) - 1
+            if at < 0 or groups[at][1] < last:
+                break
+            start, end, members = groups[at]
+            indent = self._own_line(members[0], start)
+            if indent is not None:
+                best = (start, end, indent)
+            if len(members) != 1:
+                break
+            body = next((block for block in _blocks(members[0], self.lines)
+                         if _first_line(block[0]) <= first and last <= block[-1].end_lineno),
+                        None)
+        return best
+
+    def _grouped(self, body: list[ast.stmt]) -> tuple[list[int], list[list]]:
+        """Start lines and ``[start, end, statements]`` of the statements of ``body``,
+        those on shared lines (``a = 1; b = 2``) together."""
+        key = id(body)
+        if key not in self._groups:
+            starts: list[int] = []
+            groups: list[list] = []
+            for node in body:
+                start = _first_line(node)
+                if groups and start <= groups[-1][1]:
+                    groups[-1][1] = max(groups[-1][1], node.end_lineno)
+                    groups[-1][2].append(node)
+                else:
+                    starts.append(start)
+                    groups.append([start, node.end_lineno, [node]])
+            self._groups[key] = (starts, groups)
+        return self._groups[key]
+
+    def _own_line(self, node: ast.stmt, start: int) -> str | None:
+        """The indentation of ``node`` when it starts its line, else None (a simple
+        statement after ``if c:`` on the same line)."""
+        line = self.lines[start - 1]
+        indent = line[: len(line) - len(line.lstrip(" \t"))]
+        if BLOCK_FIELDS.get(type(node)) or len(indent) == node.col_offset:
+            return indent  # compound statements always start a line
+        return None
+
+
+def _first_line(node: ast.stmt) -> int:
+    decorators = getattr(node, "decorator_list", None)
+    return decorators[0].lineno if decorators else node.lineno
+
+
+def _blocks(node: ast.stmt, lines: list[str]):
+    """The blocks of statements of a compound statement (``elif`` branches flattened:
+    an ``elif`` cannot be parsed alone)."""
+    for name in BLOCK_FIELDS.get(type(node), ()):
+        value = getattr(node, name)
+        if name in ("handlers", "cases"):
+            yield from (item.body for item in value if item.body)
+        elif name == "orelse" and _is_elif(value, lines):
+            yield from _blocks(value[0], lines)
+        elif value:
+            yield value
+
+
+def _is_elif(orelse: list[ast.stmt], lines: list[str]) -> bool:
+    return (len(orelse) == 1 and isinstance(orelse[0], ast.If)
+            and lines[orelse[0].lineno - 1].lstrip().startswith("elif"))
 
 
 def lines_holding(text: str, tokens: frozenset[str]) -> list[int]:

@@ -33,11 +33,6 @@ _SCOPES = frozenset({ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.Clas
                      ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp})
 # f"{x * 2=}" prints its own source text: nothing inside may be rewritten.
 _SELF_DOCUMENTING = re.compile(r"=\s*(?:![rsa])?(?::[^{}]*)?\}")
-# Expressions that are atoms in Python's grammar: never parenthesised to be operands.
-_ATOMS = (ast.Name, ast.Attribute, ast.Call, ast.Subscript, ast.Constant, ast.JoinedStr,
-          ast.List, ast.Tuple, ast.Dict, ast.Set, ast.ListComp, ast.SetComp, ast.DictComp,
-          ast.GeneratorExp)
-_COMMENT_RE = re.compile(r"#[^\r\n]*")  # in the text between two tokens
 _STATEMENTS = frozenset(t for t in NODE_TYPES if issubclass(t, ast.stmt))
 _CONDITION_PARENTS = frozenset({ast.If, ast.While, ast.IfExp, ast.Assert, ast.BoolOp,
                                 ast.UnaryOp})
@@ -56,7 +51,6 @@ class Edit:
     imports: frozenset[str] = frozenset()  # modules the rewrite needs imported
     template: str = ""  # the rule's rewrite, or what its kind proposed
     helpers: frozenset[str] = frozenset()  # helpers.py functions the rewrite calls
-    shapes: dict[str, str] = field(default_factory=dict)  # shape_of each single binding
     after: str = ""  # filled in by apply.py
 
 
@@ -264,10 +258,8 @@ class Matcher:
             return False
         if "#" in before and self.comments.inside(span, holes):
             return False
-        shapes = {name: shape_of(bound, self._lines) for name, bound in bindings.items()
-                  if not isinstance(bound, list)}
         self.edits.append(Edit(rule, span, level, binding_spans, spelling[0], before,
-                               frozenset(spelling[1]), template, helpers, shapes))
+                               frozenset(spelling[1]), template, helpers))
         return True
 
     def _qualname(self, node: ast.AST) -> str | None:
@@ -304,33 +296,6 @@ def _self_documenting(node: ast.JoinedStr, lines: Lines) -> bool:
     # f"{x=}" holds the text "x=" as a constant part: only then is its source looked at.
     return any(type(v) is ast.Constant and "=" in v.value for v in node.values) and bool(
         _SELF_DOCUMENTING.search(lines.text(lines.span(node))))
-
-
-def shape_of(node: ast.AST, lines: Lines) -> str:
-    """How an expression behaves inside a rewrite template (see apply.py): ``atom``
-    (a name, call, literal... never needs parentheses), ``operation`` (needs them as an
-    operand), ``bare`` (yield, :=: needs them as an argument too), ``tuple`` (a tuple
-    without parentheses: atomic, but needs them as an argument) or ``enclosed`` (a
-    parenthesised tuple or a generator, whose span includes its parentheses)."""
-    if isinstance(node, ast.GeneratorExp):
-        return "enclosed"
-    if isinstance(node, ast.Tuple):
-        return "enclosed" if _parenthesised(node, lines) else "tuple"
-    if isinstance(node, ast.Yield | ast.YieldFrom | ast.NamedExpr):
-        return "bare"
-    return "atom" if isinstance(node, _ATOMS) else "operation"
-
-
-def _parenthesised(node: ast.Tuple, lines: Lines) -> bool:
-    # The span of `(a, b)` includes its parentheses, that of `(a), b` does not; tell
-    # them apart by counting, around the first item, the parentheses that are its own.
-    if not node.elts:
-        return True
-    span, first = lines.span(node), lines.span(node.elts[0])
-    after = lines.span(node.elts[1])[:2] if len(node.elts) > 1 else span[2:]
-    opened = _COMMENT_RE.sub("", lines.text((*span[:2], *first[:2]))).count("(")
-    closed = _COMMENT_RE.sub("", lines.text((*first[2:], *after))).split(",")[0].count(")")
-    return opened > closed
 
 
 def _child_in_condition(parent: ast.AST, field_name: str, in_condition: bool) -> bool:

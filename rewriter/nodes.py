@@ -46,3 +46,11 @@ def names_read(node: ast.AST):
                 stack += [v for v in value if v is not None]
             elif value is not None and type(value) in NODE_TYPES:
                 stack.append(value)
+
+
+# Fields that hold blocks of statements (or except handlers and match cases, which hold
+# blocks), in the order ast lists them.
+BLOCK_FIELDS = {node_type: tuple(f for f in node_type._fields
+                                 if f in ("body", "handlers", "orelse", "finalbody", "cases"))
+                for node_type in (*ast.stmt.__subclasses__(), ast.ExceptHandler,
+                                  ast.match_case)}
