@@ -401,6 +401,52 @@ def test_methods_of_long_classes_are_rewritten_alone(default_rules):
     assert out == source.replace("x + 1", "torch.add(x, 1)").replace("-y", "torch.neg(y)")
 
 
+def parsed_by_libcst(monkeypatch, source: str, rules) -> tuple[str, list[str]]:
+    """``source`` rewritten, and the texts libcst parsed to apply the edits."""
+    import libcst
+
+    parsed, parse = [], libcst.parse_module
+    monkeypatch.setattr(libcst, "parse_module", lambda text: parsed.append(text) or parse(text))
+    return rewrite_source(source, rules).text, parsed
+
+
+def test_only_the_statements_holding_edits_are_parsed_with_libcst(default_rules, monkeypatch):
+    # One line alone loses its indentation; a statement of several lines in a block
+    # parses inside an `if 1:`, keeping its own.
+    source = long_class("        y = x + 1  # keep\n        z = (y,\n             -y)\n"
+                        "        return z\n")
+    out, parsed = parsed_by_libcst(monkeypatch, source, default_rules)
+    assert out == source.replace("x + 1", "torch.add(x, 1)").replace("-y", "torch.neg(y)")
+    assert parsed == ["y = x + 1  # keep\n", "if 1:\n        z = (y,\n             -y)\n"]
+
+
+@pytest.mark.parametrize(("body", "unit"), [
+    # a statement after `if c:` on the same line is parsed with its `if`
+    ("    if x.sum() > 0: y = -x\n    return x\n", "if x.sum() > 0: y = -x\n"),
+    # statements sharing a line are parsed together
+    ("    a = 1; b = -x\n    return b\n", "a = 1; b = -x\n"),
+    # an `elif` cannot be parsed alone: its condition takes the whole `if`
+    ("    if x.dim():\n        pass\n    elif -x:\n        pass\n",
+     "if 1:\n    if x.dim():\n        pass\n    elif -x:\n        pass\n"),
+    # its block can
+    ("    if x.dim():\n        pass\n    elif x.dim() > 1:\n        y = -x\n", "y = -x\n"),
+    ("    try:\n        pass\n    except E:\n        y = -x\n", "y = -x\n"),
+])
+def test_smallest_statement_holding_an_edit_is_its_unit(default_rules, monkeypatch, body, unit):
+    source = "import torch\ndef f(x: torch.Tensor):\n" + body
+    out, parsed = parsed_by_libcst(monkeypatch, source, default_rules)
+    assert out == source.replace("-x", "torch.neg(x)")
+    assert parsed == [unit]
+
+
+def test_whitespace_only_lines_inside_a_rewritten_statement_are_kept(default_rules):
+    # (a method of a long class used to be dedented and indented again, which emptied
+    # a line holding only the method's indentation)
+    source = long_class("        y = torch.cat([\n    \n            -x])\n        return y\n")
+    out = rewrite_source(source, default_rules).text
+    assert out == source.replace("-x", "torch.neg(x)")
+
+
 def test_undedentable_method_is_rewritten_in_place(default_rules):
     body = '        doc = """\nflush left\n"""\n        return -x\n'
     source = long_class(body)
