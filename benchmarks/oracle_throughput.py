@@ -1,55 +1,39 @@
-"""Throughput of the oracle: tiny targets validated four ways per minute, and where time goes.
+"""Throughput of the oracle: tiny targets validated four ways per minute, before and after.
 
-The script writes N (default 30) small, varied ``nn.Module`` target files (MLP, conv block,
+The script writes N (default 12) small, varied ``nn.Module`` target files (MLP, conv block,
 attention, manual LayerNorm, SwiGLU, TCN, RNN loop, embedding pooling, focal loss, pooling
 pyramid, rotary embedding, mixture of experts, and one with a data-dependent graph break)
 into a temporary folder, rewrites a copy of that tree with the real command line
 (``eqrewrite TREE --out TREE_rewritten --no-cache``, default rule pack), and validates every
-target with one ``oracle.harness.Harness``: original eager twice, original compiled,
-rewritten eager, rewritten compiled, and graph-break counting in both workers.
+target with an ``eqrewrite.oracle.harness.Harness`` along two paths, one after the other in
+the same run, each with its own empty Inductor cache (cold compiles for both):
 
-Timing is wall-clock (``time.perf_counter``). Each worker's ``call`` is wrapped (on the
-instance, the oracle is not modified) to time every request's round trip, so the cost is
-split into:
+* ``before``: the previous design: one target at a time, graph breaks counted apart from
+  the runs (``explain`` plus a ``fullgraph=True`` compile, both trees), every target run
+  again in the rewritten tree, no Inductor warm-up. (The previous code also used a second
+  worker process for the rewritten tree, which paid its own start-up: this path is, if
+  anything, faster than the old code was.)
+* ``after``: the current default: two targets validated at once, each with one worker
+  serving both trees and warmed up for Inductor while starting, breaks counted during the
+  compiled runs themselves, targets that execute none of the rewritten files not run again.
 
-* worker start: spawn plus ``import torch``, measured as the round trip of a no-op
-  ``purge`` request sent to each fresh worker before the first target (the harness would
-  otherwise start them lazily, one after the other, in the first target's first and fourth
-  requests); ``Worker.start_seconds`` alone covers only the spawn call, not the import;
-* load, eager calls, compiled runs (``torch._dynamo.reset`` + compile + first call), summed
-  from each report's ``seconds`` (keys ``<run>.load`` and ``<run>.call``);
-* worker post-run + IPC: round trip minus the worker's own load and call seconds (backward
-  for gradients, which for aot_eager and inductor includes compiling the backward graph,
-  converting results, pickling both ways);
-* graph-break counting: round trips of the ``breaks`` requests;
-* float64 triage: extra reference runs requested when eager and compiled differ;
-* parent: the rest of ``Harness.validate`` (result comparison, bookkeeping);
-* worker shutdown: ``Harness.close()``.
-
-"Warm" throughput leaves out worker start and shutdown; "steady" also leaves out the first
-target, which pays for each worker's first use of Dynamo (lazy imports, one-time setup).
-
-On Linux the workers' CPU seconds per request are read from ``/proc/PID/stat`` (all
-threads, plus children the worker waited for, such as inductor's ``g++``; not long-lived
-helper processes) and the parent's from ``time.process_time``. The harness runs one
-request at a time, so on an otherwise idle machine wall time is close to CPU time. The load
-average is printed at start and end: when it exceeds the CPU count, other processes share
-the cores and the CPU-bound estimate (targets per CPU-minute of validation) is the better
-guide to an idle 2-core machine.
-
-Generating the tree, the rewrite and the parent's own ``import torch`` are reported but are
-not part of the oracle's time. Inductor's on-disk cache is pointed at a fresh folder unless
-``--reuse-inductor-cache`` is given, so repeated runs measure cold compiles.
+For each path it prints targets per minute with warm workers (worker start excluded) and
+including start, the median seconds per target (each target's own wall time), the workers'
+CPU seconds (reaped children, so Inductor's g++ included), then the ratio after/before, and
+checks that both paths reach the same verdict and the same graph-break count for every
+target. The load average is
+printed at start and end: above the CPU count, other processes share the cores.
 
 Usage: ``python benchmarks/oracle_throughput.py [--targets N] [--backend eager|aot_eager|
-inductor] [--no-breaks] [--keep] [-v]``. Exit status 0 when every verdict is ``passed`` and
-the warm rate meets the product target of 10 targets per minute.
+inductor] [--no-breaks] [--keep]``. Exit status 0 when every verdict is ``passed``, both paths
+agree, and ``after`` is at least twice as fast as ``before`` (warm).
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import resource
 import shutil
 import statistics
 import subprocess
@@ -57,15 +41,16 @@ import sys
 import tempfile
 import time
 from collections import Counter
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from string import Template
 
-TARGETS_PER_MINUTE = 10.0  # product target: warm workers, tiny modules, eager-like backend
+SPEEDUP_TARGET = 2.0  # after / before, warm targets per minute
 BACKENDS = ("eager", "aot_eager", "inductor")
-EAGER_RUNS = ("original_eager", "original_eager_again", "rewritten_eager")
-COMPILED_RUNS = ("original_compiled", "rewritten_compiled")
+PATHS = {  # harness options, and how many targets are validated at once
+    "before": ({"separate_break_count": True}, 1),
+    "after": ({}, 2),
+}
 
 # -- generated targets ------------------------------------------------------------------------
 # Each family is a complete target file; ``$cls`` and the size placeholders are filled per
@@ -421,293 +406,131 @@ def rewrite_tree(tree: Path, out: Path) -> tuple[float, str]:
     return seconds, summary
 
 
-# -- instrumented validation ------------------------------------------------------------------
+# -- measurement ------------------------------------------------------------------------------
 
 
 @dataclass
-class Call:
-    """One request to a worker: which tree, what kind, round trip and the worker's seconds."""
-
-    tree: str
-    kind: str  # "eager" | "compiled" | "float64" | "breaks" | "purge"
-    round_trip: float
-    worker_seconds: float  # the worker's own load + call, 0 for non-run requests
-    cpu: float  # the worker's CPU seconds (all threads, reaped children) during the request
-
-
-@dataclass
-class TargetResult:
-    """One validated target: verdict, wall time, report seconds and the requests it made."""
+class PathRun:
+    """One path's validation of every target."""
 
     name: str
-    verdict: str
-    detail: str
-    wall: float
-    seconds: dict[str, float]
-    calls: list[Call]
-    breaks: dict[str, int] = field(default_factory=dict)
-    parent_cpu: float = 0.0  # this process's CPU seconds inside validate()
+    verdicts: dict[str, str] = field(default_factory=dict)
+    breaks: dict[str, dict[str, int]] = field(default_factory=dict)
+    walls: list[float] = field(default_factory=list)
+    start: float = 0.0       # all workers: spawn + import torch
+    validation: float = 0.0  # first target started to last target done
+    total: float = 0.0       # start to close
+    worker_cpu: float = 0.0  # CPU seconds of the workers and their children (g++)
+    phases: Counter = field(default_factory=Counter)  # worker-reported seconds per phase
+
+    @property
+    def warm_rate(self) -> float:
+        return 60.0 * len(self.walls) / max(self.validation, 1e-9)
+
+    @property
+    def overall_rate(self) -> float:
+        return 60.0 * len(self.walls) / max(self.total, 1e-9)
 
 
-def request_kind(request: dict | None) -> str:
-    """Classify a worker request for the cost split."""
-    if request is None:
-        return "stop"
-    if request.get("op") != "run":
-        return str(request.get("op"))
-    if request.get("float64"):
-        return "float64"
-    return str(request.get("variant"))
+def children_cpu() -> float:
+    """CPU seconds of this process's reaped children (workers after they exit, compilers)."""
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
 
 
-def _clock_ticks() -> int:
-    """Kernel clock ticks per second (``/proc`` CPU times are in ticks)."""
-    try:
-        return os.sysconf("SC_CLK_TCK")
-    except (AttributeError, ValueError, OSError):
-        return 100
+def validate_all(path: str, original: Path, rewritten: Path, files: list[Path], backend: str,
+                 count_breaks: bool, timeout: float, cache: Path) -> PathRun:
+    """Validate every file four ways with a HarnessPool configured as ``path``."""
+    from eqrewrite.oracle.harness import HarnessPool, Options
+    from eqrewrite.oracle.settings import CompileSettings
+    from eqrewrite.oracle.targets import find_target
 
-
-CLOCK_TICKS = _clock_ticks()
-
-
-def process_cpu(pid: int | None) -> float:
-    """CPU seconds of process ``pid`` and its reaped children (0 without ``/proc``)."""
-    if pid is None:
-        return 0.0
-    try:
-        text = Path(f"/proc/{pid}/stat").read_text(encoding="ascii", errors="replace")
-    except OSError:
-        return 0.0
-    # After the ")" ending the command name: [11] utime, [12] stime, [13] cutime, [14] cstime;
-    # the children's part counts compilers the worker ran and waited for (inductor's g++).
-    fields = text.rpartition(")")[2].split()
-    return sum(int(value) for value in fields[11:15]) / CLOCK_TICKS
-
-
-def _pid(worker: object) -> int | None:
-    """The worker's process id, None when it is not running."""
-    process = getattr(worker, "process", None)
-    return process.pid if process is not None and process.is_alive() else None
-
-
-def instrument(workers: dict, log: list[Call]) -> None:
-    """Wrap each worker's ``call`` (on the instance) to append a ``Call`` per request."""
-    for tree, worker in workers.items():
-        def timed(request: dict, timeout: float | None = None, _tree: str = tree,
-                  _worker: object = worker, _call: Callable[..., dict] = worker.call) -> dict:
-            """Time one request's round trip and the worker's CPU time during it."""
-            before = _pid(_worker)
-            cpu_before = process_cpu(before)
-            started = time.perf_counter()
-            response = _call(request) if timeout is None else _call(request, timeout)
-            elapsed = time.perf_counter() - started
-            after = _pid(_worker)
-            cpu = process_cpu(after) - (cpu_before if after == before else 0.0)
-            reported = sum(response.get("seconds", {}).values())
-            log.append(Call(_tree, request_kind(request), elapsed, reported, cpu))
-            return response
-
-        worker.call = timed
-
-
-def break_counts(report: object) -> dict[str, int]:
-    """``tree -> breaks`` from a report's BreakReports."""
-    return {tree: int(getattr(found, "breaks", -1)) for tree, found in report.breaks.items()}
-
-
-# -- the cost split -------------------------------------------------------------------------
-
-
-PHASES = {
-    "start": "worker start (spawn + import torch, both)",
-    "load": "load (import, build, inputs), 5 runs",
-    "eager": "eager calls, 3 runs",
-    "compiled": "compiled: reset + compile + call, 2 runs",
-    "post": "worker post-run + IPC (backward, pickling)",
-    "breaks": "graph-break counting, 2 requests",
-    "float64": "float64 triage runs",
-    "parent": "parent: compare + bookkeeping",
-    "shutdown": "worker shutdown (Harness.close)",
-    "other": "other (target discovery, between targets)",
-}
-
-
-@dataclass
-class Split:
-    """Seconds per phase, summed over all targets."""
-
-    phases: dict[str, float]
-    total: float
-
-
-def cost_split(run: Run) -> Split:
-    """Attribute the total to phases; "parent" is validate wall time not spent in requests."""
-    phases = dict.fromkeys(PHASES, 0.0)
-    phases["start"], phases["shutdown"] = run.start, run.shutdown
-    for result in run.results:
-        for key, value in result.seconds.items():
-            label, _, part = key.rpartition(".")
-            if part == "load":
-                phases["load"] += value
-            elif label in EAGER_RUNS:
-                phases["eager"] += value
-            elif label in COMPILED_RUNS:
-                phases["compiled"] += value
-        in_requests = 0.0
-        for call in result.calls:
-            in_requests += call.round_trip
-            if call.kind in ("eager", "compiled"):
-                phases["post"] += call.round_trip - call.worker_seconds
-            elif call.kind in ("breaks", "float64"):
-                phases[call.kind] += call.round_trip
-            else:
-                phases["other"] += call.round_trip
-        phases["parent"] += result.wall - in_requests
-    phases["other"] += run.total - sum(phases.values())
-    return Split(phases, run.total)
-
-
-CPU_ROWS = {
-    "start": "worker start",
-    "eager": "eager run requests (3 per target)",
-    "compiled": "compiled run requests (2 per target)",
-    "breaks": "graph-break requests (2 per target)",
-    "float64": "float64 triage requests",
-    "parent": "parent inside validate()",
-}
-
-
-def cpu_split(run: Run) -> dict[str, tuple[float, float]]:
-    """``row -> (CPU seconds, wall seconds)`` per request kind, summed over targets."""
-    rows = dict.fromkeys(CPU_ROWS, (0.0, 0.0))
-    rows["start"] = (run.start_cpu, run.start)
-    for result in run.results:
-        for call in result.calls:
-            if call.kind in rows:
-                cpu, wall = rows[call.kind]
-                rows[call.kind] = (cpu + call.cpu, wall + call.round_trip)
-        cpu, wall = rows["parent"]
-        in_requests = sum(call.round_trip for call in result.calls)
-        rows["parent"] = (cpu + result.parent_cpu, wall + result.wall - in_requests)
-    return rows
-
-
-def print_cpu(run: Run) -> float:
-    """Print CPU against wall seconds per request kind; return the CPU-bound rate estimate."""
-    rows = cpu_split(run)
-    print(f"\n{'CPU time (workers incl. reaped children, /proc)':<46} {'cpu s':>9} "
-          f"{'wall s':>9}")
-    for key, (cpu, wall) in rows.items():
-        print(f"{CPU_ROWS[key]:<46} {cpu:>9.2f} {wall:>9.2f}")
-    busy = sum(cpu for key, (cpu, _) in rows.items() if key != "start")
-    rate = per_minute(len(run.results), busy)
-    print(f"CPU-bound estimate, warm (targets / CPU seconds of validate): {rate:.1f} targets/min")
-    return rate
-
-
-def per_minute(count: int, seconds: float) -> float:
-    """Targets per minute, 0 for an empty interval."""
-    return 60.0 * count / seconds if seconds > 0 else 0.0
-
-
-def print_results(run: Run, verbose: bool) -> bool:
-    """Print rates, the cost table and verdicts; return whether the run met its goals."""
-    results, split = run.results, cost_split(run)
-    count = len(results)
-    walls = [r.wall for r in results]
-    warm = split.total - run.start - run.shutdown
-    print(f"\ntargets validated: {count} in {split.total:.2f} s (worker start {run.start:.2f} s, "
-          f"of which Worker.start_seconds {run.spawn_only:.3f} s)")
-    print(f"per target: first {walls[0]:.2f} s, median {statistics.median(walls):.2f} s, "
-          f"max {max(walls):.2f} s ({results[walls.index(max(walls))].name})")
-    overall, warm_rate = per_minute(count, split.total), per_minute(count, warm)
-    steady = per_minute(count - 1, sum(walls[1:])) if count > 1 else warm_rate
-    print(f"\nthroughput overall (incl. worker start): {overall:6.1f} targets/min")
-    print(f"throughput warm (excl. worker start/stop): {warm_rate:4.1f} targets/min")
-    print(f"throughput steady (excl. first target):  {steady:6.1f} targets/min")
-    print(f"\n{'phase':<46} {'seconds':>9} {'%':>6}")
-    for key, seconds in split.phases.items():
-        name = PHASES[key]
-        share = 100.0 * seconds / split.total if split.total else 0.0
-        print(f"{name:<46} {seconds:>9.2f} {share:>6.1f}")
-    print(f"{'total':<46} {split.total:>9.2f} {100.0:>6.1f}")
-    verdicts = Counter(r.verdict for r in results)
-    print("\nverdicts: " + ", ".join(f"{v}={n}" for v, n in verdicts.most_common()))
-    for result in results:
-        if result.verdict != "passed":
-            print(f"  {result.name}: {result.verdict}: {result.detail[:300]}")
-    broken = {r.name: r.breaks for r in results if any(n > 0 for n in r.breaks.values())}
-    if results and results[0].breaks:
-        print(f"graph breaks: {len(broken)} target(s) with breaks: "
-              + (", ".join(f"{n} {b}" for n, b in broken.items()) or "none"))
-    if verbose:
-        print(f"\n{'target':<34} {'verdict':<10} {'wall':>7} {'eager':>7} {'compiled':>9} "
-              f"{'breaks':>7}")
-        for r in results:
-            eager = sum(v for k, v in r.seconds.items() if k.rpartition(".")[0] in EAGER_RUNS)
-            comp = sum(v for k, v in r.seconds.items() if k.rpartition(".")[0] in COMPILED_RUNS)
-            brk = sum(c.round_trip for c in r.calls if c.kind == "breaks")
-            print(f"{r.name:<34} {r.verdict:<10} {r.wall:>7.2f} {eager:>7.2f} {comp:>9.2f} "
-                  f"{brk:>7.2f}")
-    if any(call.cpu for result in results for call in result.calls):
-        print_cpu(run)
-    met = warm_rate >= TARGETS_PER_MINUTE
-    print(f"\ntarget >= {TARGETS_PER_MINUTE:.0f} targets/min (warm workers): "
-          f"{'MET' if met else 'NOT MET'} ({warm_rate:.1f}); incl. worker start: "
-          f"{'met' if overall >= TARGETS_PER_MINUTE else 'not met'} ({overall:.1f})")
-    return met and verdicts.get("passed", 0) == count
-
-
-@dataclass
-class Run:
-    """All targets validated by one Harness, with the time spent outside ``validate``."""
-
-    results: list[TargetResult]
-    start: float  # both workers: spawn + import torch (first-request round trips)
-    start_cpu: float  # the workers' CPU seconds for that
-    spawn_only: float  # the workers' own ``start_seconds``: the spawn call alone
-    shutdown: float  # Harness.close()
-    total: float
-
-
-def validate_all(original: Path, rewritten: Path, files: list[Path], backend: str,
-                 count_breaks: bool, timeout: float) -> Run:
-    """Validate every file four ways with one Harness, timing everything."""
-    from eqrewrite.oracle.harness import Harness, Options
-    from eqrewrite.oracle.targets import CompileSettings, find_target
-
-    log: list[Call] = []
+    os.environ["TORCHINDUCTOR_CACHE_DIR"] = str(cache)  # inherited by the spawned workers
+    changed = tuple(str(f.resolve()) for f in files
+                    if f.read_bytes() != (rewritten / f.name).read_bytes())
+    # The old path ran every target again in the rewritten tree: no coverage, no reuse.
+    coverage = changed if path == "after" else ()
+    settings, jobs = PATHS[path]
+    targets = [find_target(original, file) for file in files]
+    run = PathRun(path)
+    cpu_before = children_cpu()
     began = time.perf_counter()
-    harness = Harness(original, rewritten,
-                      Options(CompileSettings(backend=backend), count_breaks=count_breaks,
-                              timeout=timeout))
-    instrument(harness.workers, log)
-    results = []
+    pool = HarnessPool(original, rewritten, Options(
+        CompileSettings(backend=backend), count_breaks=count_breaks, timeout=timeout,
+        **settings), jobs)
+    if path == "before":
+        for harness in pool.harnesses:  # the old workers did not warm Inductor up
+            harness.worker.close()
+            harness.worker.warm_up = False
+            harness.worker.start()
     try:
-        for worker in harness.workers.values():  # start both, as the first target would
-            worker.call({"op": "purge"}, timeout)
-        start = time.perf_counter() - began
-        start_cpu = sum(call.cpu for call in log)
-        for file in files:
-            target = find_target(original, file)
-            if target is None:
-                sys.exit(f"{file}: no target found")
-            first = len(log)
-            started, parent_cpu = time.perf_counter(), time.process_time()
-            report = harness.validate(target)
-            wall = time.perf_counter() - started
-            results.append(TargetResult(target.name, report.verdict, report.detail, wall,
-                                        dict(report.seconds), log[first:],
-                                        break_counts(report),
-                                        time.process_time() - parent_cpu))
-            progress(f"  {target.name:<34} {report.verdict:<10} {wall:6.2f} s")
-        spawn_only = sum(w.start_seconds for w in harness.workers.values())
+        workers = [h.worker for h in pool.harnesses]
+        for worker in workers:  # start them all, as the first targets would
+            worker.submit("purge", timeout)
+        for worker in workers:
+            worker.receive(timeout)
+        run.start = time.perf_counter() - began
+        started = {}
+
+        def timed(harness, target, report, coverage):
+            run.walls.append(time.perf_counter() - started.pop(target.name))
+            progress(f"  [{path}] {target.name:<34} {report.verdict.value:<10} "
+                     f"{run.walls[-1]:6.2f} s")
+            return report
+
+        original_validate = [h.validate for h in pool.harnesses]
+        for harness, validate in zip(pool.harnesses, original_validate):
+            def stamped(target, coverage_files=(), _validate=validate):
+                started[target.name] = time.perf_counter()
+                return _validate(target, coverage_files)
+            harness.validate = stamped
+        first = time.perf_counter()
+        reports = pool.validate_all(targets, coverage, after=timed)
+        run.validation = time.perf_counter() - first
+        for target, report in zip(targets, reports):
+            run.verdicts[target.name] = report.verdict.value
+            run.breaks[target.name] = {tree: found.breaks
+                                       for tree, found in report.breaks.items()}
+            run.phases.update(report.seconds)
     finally:
-        closing = time.perf_counter()
-        harness.close()
-        shutdown = time.perf_counter() - closing
-    return Run(results, start, start_cpu, spawn_only, shutdown, time.perf_counter() - began)
+        pool.close()
+    run.total = time.perf_counter() - began
+    run.worker_cpu = children_cpu() - cpu_before
+    return run
+
+
+def print_results(runs: dict[str, PathRun]) -> bool:
+    """Both paths side by side, the ratio, and the agreement checks."""
+    print(f"\n{'path':<8} {'targets/min warm':>17} {'incl. start':>12} {'median s':>9} "
+          f"{'start s':>8} {'total s':>8} {'worker CPU s':>13}")
+    for run in runs.values():
+        print(f"{run.name:<8} {run.warm_rate:>17.1f} {run.overall_rate:>12.1f} "
+              f"{statistics.median(run.walls):>9.2f} {run.start:>8.2f} {run.total:>8.2f} "
+              f"{run.worker_cpu:>13.1f}")
+    print("(warm: targets over the time from the first target's start to the last one's end)")
+    print("\nseconds per phase, summed over targets (as the workers timed them):")
+    for run in runs.values():
+        top = ", ".join(f"{label} {seconds:.1f}" for label, seconds in run.phases.most_common(6))
+        print(f"  {run.name:<8} {top}")
+    before, after = runs["before"], runs["after"]
+    ratio = after.warm_rate / before.warm_rate
+    print(f"\nafter / before: {ratio:.2f}x warm, "
+          f"{after.overall_rate / before.overall_rate:.2f}x including worker start, "
+          f"{before.worker_cpu / max(after.worker_cpu, 1e-9):.2f}x less worker CPU")
+    same_verdicts = before.verdicts == after.verdicts
+    same_breaks = all(before.breaks[name].get(tree) == count
+                      for name, counts in after.breaks.items() for tree, count in counts.items())
+    print(f"verdicts identical on both paths: {same_verdicts}; graph-break counts identical: "
+          f"{same_breaks}")
+    if not same_breaks:
+        for name, counts in after.breaks.items():
+            if counts != before.breaks[name]:
+                print(f"  {name}: before {before.breaks[name]}, after {counts}")
+    verdicts = Counter(after.verdicts.values())
+    print("verdicts: " + ", ".join(f"{n} {v}" for v, n in sorted(verdicts.items())))
+    met = ratio >= SPEEDUP_TARGET
+    print(f"target >= {SPEEDUP_TARGET:.0f}x targets/min (warm): {'MET' if met else 'NOT MET'}")
+    return met and same_verdicts and verdicts.get("passed", 0) == len(after.walls)
 
 
 def load_average() -> str:
@@ -726,15 +549,12 @@ def progress(message: str) -> None:
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     """Command-line options."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--targets", type=int, default=30, help="number of targets (30)")
-    parser.add_argument("--backend", choices=BACKENDS, default="eager",
-                        help="torch.compile backend (eager)")
+    parser.add_argument("--targets", type=int, default=12, help="number of targets (12)")
+    parser.add_argument("--backend", choices=BACKENDS, default="inductor",
+                        help="torch.compile backend (inductor)")
     parser.add_argument("--no-breaks", action="store_true", help="skip graph-break counting")
-    parser.add_argument("--timeout", type=float, default=300.0, help="seconds per request")
-    parser.add_argument("--reuse-inductor-cache", action="store_true",
-                        help="use the default on-disk inductor cache instead of a fresh one")
+    parser.add_argument("--timeout", type=float, default=600.0, help="seconds per request")
     parser.add_argument("--keep", action="store_true", help="keep the generated trees")
-    parser.add_argument("-v", "--verbose", action="store_true", help="per-target table")
     options = parser.parse_args(argv)
     if options.targets < 1:
         parser.error("--targets must be at least 1")
@@ -742,30 +562,24 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Generate, rewrite, validate and report; 0 when all passed and the target is met."""
+    """Generate, rewrite, validate along both paths and report."""
     options = parse_args(argv)
     work = Path(tempfile.mkdtemp(prefix="eqrewrite-oracle-bench-"))
     try:
-        if not options.reuse_inductor_cache:  # inherited by the spawned workers
-            os.environ["TORCHINDUCTOR_CACHE_DIR"] = str(work / "inductor-cache")
         original, rewritten = work / "tree", work / "tree_rewritten"
         original.mkdir()
         files = write_targets(original, options.targets)
         rewrite_seconds, summary = rewrite_tree(original, rewritten)
-        started = time.perf_counter()
-        import torch  # noqa: F401  (the parent's own import, timed apart from the oracle)
-
-        parent_import = time.perf_counter() - started
         print(f"cpus: {os.cpu_count()}  load average: {load_average()}  backend: "
               f"{options.backend}  targets: {len(files)}  graph breaks: "
               f"{'off' if options.no_breaks else 'on'}")
         changed = sum(f.read_bytes() != (rewritten / f.name).read_bytes() for f in files)
         print(f"setup (not in throughput): eqrewrite {rewrite_seconds:.2f} s: {summary} "
-              f"({changed}/{len(files)} targets differ); parent import torch "
-              f"{parent_import:.2f} s", flush=True)
-        run = validate_all(original, rewritten, files, options.backend,
-                           not options.no_breaks, options.timeout)
-        ok = print_results(run, options.verbose)
+              f"({changed}/{len(files)} targets differ)", flush=True)
+        runs = {path: validate_all(path, original, rewritten, files, options.backend,
+                                   not options.no_breaks, options.timeout,
+                                   work / f"inductor-cache-{path}") for path in PATHS}
+        ok = print_results(runs)
     finally:
         if options.keep:
             print(f"\nwork folder kept: {work}")

@@ -1,21 +1,29 @@
 """``eqrewrite oracle`` and the ``--oracle`` step of a rewrite run.
 
-torch is imported only inside these functions (through the harness), so
-``eqrewrite --help`` and plain rewrites stay fast.
+torch is imported only inside these functions (through the harness), so ``eqrewrite --help``
+and plain rewrites stay fast. Every usage problem (an unknown backend or config switch, a bad
+``[tool.eqrewrite.oracle]`` table, a file named explicitly that declares no target) is found
+before any worker starts, and exits 2 with its cause.
 """
 
 from __future__ import annotations
 
+import json
+import os
 import sys
+import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import click
 
-from .targets import CompileSettings, TargetError, discover_targets, factory_targets
+from .settings import KNOWN_KEYS, CompileSettings, TargetError, parse_settings
+from .targets import discover_targets, factory_targets
 
-FAILING = {"rewrite-changed-behaviour", "compiler-bug", "compile-error", "crash", "timeout",
-           "oom", "error"}
+# Two targets in flight keep two cores busy; each costs a worker process (torch imported).
+DEFAULT_PARALLEL = min(2, os.cpu_count() or 1)
+# Keys of [tool.eqrewrite.oracle] beyond the compile settings.
+_RUN_KEYS = ("factory", "timeout", "memory-limit", "reproducers")
 
 
 @dataclass
@@ -29,19 +37,26 @@ class OracleOptions:
     tolerance_scale: float = 1.0
     reproducers: Path | None = None
     count_breaks: bool = True
+    separate_break_count: bool = False
+    parallel: int = 2
     output_format: str = "text"
+    output: Path | None = None
+    show_output: bool = False
 
 
 def compile_options(command):
     """Decorate a click command with the oracle's compile and comparison options."""
     options = [
-        click.option("--backend", help="eager, aot_eager, inductor, or module:function "
-                     "(default: eager, or the target's header)."),
+        click.option("--backend", help="inductor (default, as torch.compile), aot_eager or "
+                     "eager (Dynamo only: graph breaks, no code generation), or module:function."),
         click.option("--mode", help="torch.compile mode, e.g. max-autotune."),
         click.option("--dynamic/--no-dynamic", default=None, help="torch.compile dynamic."),
         click.option("--fullgraph", is_flag=True, default=None, help="torch.compile fullgraph."),
         click.option("--inductor-config", "inductor", multiple=True, metavar="KEY=VALUE",
-                     help="Inductor config override; repeatable."),
+                     help="torch._inductor.config switch; repeatable."),
+        click.option("--dynamo-config", "dynamo", multiple=True, metavar="KEY=VALUE",
+                     help="torch._dynamo.config switch (e.g. capture_scalar_outputs=true); "
+                     "repeatable."),
         click.option("--timeout", type=float, default=300.0, show_default=True,
                      help="Seconds per run before a target counts as hung."),
         click.option("--memory-limit", "memory_gb", type=float, default=16.0, show_default=True,
@@ -50,20 +65,29 @@ def compile_options(command):
         click.option("--tolerance-scale", type=float, default=1.0, show_default=True,
                      help="Multiply every rtol/atol."),
         click.option("--reproducers", type=click.Path(file_okay=False, path_type=Path),
-                     default=Path("eqrewrite-repro"), show_default=True,
-                     help="Where to write reproducer scripts for compiler-bug candidates."),
+                     help="Folder for reproducers of compiler-bug verdicts (default: beside "
+                     "--output, else a new temporary folder)."),
         click.option("--no-breaks", is_flag=True, help="Skip graph-break counting."),
+        click.option("--separate-break-count", is_flag=True,
+                     help="Count graph breaks apart from the runs (explain and a fullgraph "
+                     "compile with Dynamo only); slower, also says whether fullgraph=True "
+                     "compiles."),
+        click.option("--parallel", type=click.IntRange(min=1), default=DEFAULT_PARALLEL,
+                     show_default=True,
+                     help="Targets validated at once, each with its own worker process."),
+        click.option("--show-output", is_flag=True,
+                     help="Print what targets printed and what the compiler logged."),
     ]
     for option in reversed(options):
         command = option(command)
     return command
 
 
-def options_from(backend, mode, dynamic, fullgraph, inductor, timeout, memory_gb, strict,
-                 tolerance_scale, reproducers, no_breaks, output_format) -> OracleOptions:
+def options_from(backend, mode, dynamic, fullgraph, inductor, dynamo, timeout, memory_gb,
+                 strict, tolerance_scale, reproducers, no_breaks, separate_break_count,
+                 parallel, show_output, output_format="text",
+                 output=None) -> OracleOptions:
     """Collect the decorated options into OracleOptions (usage errors exit 2)."""
-    from .targets import parse_settings
-
     settings: dict[str, object] = {}
     for key, value in (("backend", backend), ("mode", mode), ("dynamic", dynamic),
                        ("fullgraph", fullgraph)):
@@ -71,23 +95,31 @@ def options_from(backend, mode, dynamic, fullgraph, inductor, timeout, memory_gb
             settings[key] = value
     try:
         settings.update({f"inductor.{k}": v for k, v in parse_settings(list(inductor)).items()})
+        settings.update({f"dynamo.{k}": v for k, v in parse_settings(list(dynamo)).items()})
     except TargetError as error:
         raise click.UsageError(str(error)) from None
+    if reproducers is None and output is not None:
+        reproducers = output.parent / f"{output.stem}-reproducers"
     return OracleOptions(settings, timeout, memory_gb, strict, tolerance_scale, reproducers,
-                         not no_breaks, output_format)
+                         not no_breaks, separate_break_count, parallel,
+                         output_format, output, show_output)
 
 
 @click.command("oracle")
 @click.argument("path", type=click.Path(exists=True, path_type=Path))
 @click.option("--rewritten", type=click.Path(exists=True, file_okay=False, path_type=Path),
               help="A rewritten copy of PATH: validate the pair four ways.")
-@click.option("--format", "output_format", type=click.Choice(["text", "json"]), default="text")
+@click.option("--format", "output_format", type=click.Choice(["text", "json"]), default="text",
+              show_default=True, help="Report format.")
+@click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path),
+              help="Write the report to this file instead of stdout.")
 @compile_options
-def oracle_command(path: Path, rewritten: Path | None, output_format: str, **kwargs) -> None:
+def oracle_command(path: Path, rewritten: Path | None, output_format: str,
+                   output: Path | None, **kwargs) -> None:
     """Validate targets under PATH: eager vs compiled, and vs a rewritten tree if given."""
-    from eqrewrite.rewriter.api import discover_files, find_project_root, load_config
+    from eqrewrite.rewriter.api import ConfigError, discover_files, find_project_root, load_config
 
-    options = options_from(output_format=output_format, **kwargs)
+    options = options_from(output_format=output_format, output=output, **kwargs)
     root = path if path.is_dir() else path.parent
     files = list(discover_files([path], ["*.py"], [], root))
     changed = {}
@@ -97,13 +129,19 @@ def oracle_command(path: Path, rewritten: Path | None, output_format: str, **kwa
             other = rewritten / relative
             if other.is_file() and other.read_bytes() != file.read_bytes():
                 changed[relative.as_posix()] = None
-    config = load_config(find_project_root([path])).oracle
-    sys.exit(validate(root, rewritten, files, changed, options, config))
+    try:
+        config = load_config(find_project_root([path]))
+    except ConfigError as error:
+        raise click.UsageError(str(error)) from None
+    status, _ = validate(root, rewritten, files, changed, options, config.oracle,
+                         explicit=path if path.is_file() else None)
+    sys.exit(status)
 
 
-def validate_rewrite(run, rollback: bool, flags: dict) -> int:
+def validate_rewrite(run, rollback: bool, flags: dict) -> tuple[int, dict]:
     """The rewrite command's ``--oracle`` step: validate ``run.paths[0]`` against the tree
-    written to ``run.out_root`` (``run`` is the rewriter's ``RewriteRun``)."""
+    written to ``run.out_root`` (``run`` is the rewriter's ``RewriteRun``). With a machine
+    format the report is returned for the rewrite's JSON document instead of printed."""
     from eqrewrite.rewriter.api import discover_files, find_project_root, load_config
 
     root, out_root = run.paths[0], run.out_root
@@ -113,55 +151,170 @@ def validate_rewrite(run, rollback: bool, flags: dict) -> int:
     undo = make_rollback(root, out_root, changed, run.rules, run.options) if rollback else None
     config = load_config(find_project_root([root])).oracle
     files = list(discover_files([root], ["*.py"], [], root))
-    return validate(root, out_root, files, changed, options_from(output_format="text", **flags),
-                    config, undo)
+    embedded = "embedded" if run.output_format != "text" else "text"
+    return validate(root, out_root, files, changed,
+                    options_from(output_format=embedded, **flags), config, undo)
+
+
+def configured(config: dict) -> tuple[dict[str, object], dict]:
+    """``[tool.eqrewrite.oracle]`` split into compile settings and run keys, validated:
+    ``inductor``/``dynamo`` sub-tables become ``inductor.<key>``/``dynamo.<key>``."""
+    settings: dict[str, object] = {}
+    run: dict = {}
+    for key, value in config.items():
+        if key in ("inductor", "dynamo") and isinstance(value, dict):
+            settings.update({f"{key}.{k}": v for k, v in value.items()})
+        elif key in _RUN_KEYS:
+            run[key] = value
+        elif key in KNOWN_KEYS or key.startswith(("inductor.", "dynamo.")):
+            settings[key] = value
+        else:
+            raise click.UsageError(
+                f"[tool.eqrewrite.oracle]: unknown key {key!r} (known: "
+                f"{', '.join(KNOWN_KEYS + _RUN_KEYS)}, inductor.<option>, dynamo.<option>, "
+                "or [tool.eqrewrite.oracle.inductor] / [tool.eqrewrite.oracle.dynamo] tables)")
+    try:
+        CompileSettings().merged(settings)
+    except TargetError as error:
+        raise click.UsageError(f"[tool.eqrewrite.oracle]: {error}") from None
+    return settings, run
+
+
+def check_switches(settings: CompileSettings, root: Path) -> None:
+    """Refuse unknown backends and config switches before any worker starts (a
+    ``module:function`` backend is imported the way workers import it: tree first)."""
+    import difflib
+
+    import torch._dynamo
+    import torch._dynamo.config
+    import torch._inductor.config
+
+    backend = settings.backend
+    if ":" in backend:
+        import importlib.util
+
+        # Found, not imported: the parent never runs user code (workers import it).
+        module_name = backend.partition(":")[0]
+        sys.path.insert(0, str(root.resolve()))
+        try:
+            found = importlib.util.find_spec(module_name) is not None
+        except (ImportError, ValueError):
+            found = False
+        finally:
+            sys.path.remove(str(root.resolve()))
+        if not found:
+            raise click.UsageError(f"--backend {backend}: no module {module_name!r} "
+                                   f"(looked in {root} and on sys.path)")
+    elif backend not in torch._dynamo.list_backends(exclude_tags=()):
+        known = torch._dynamo.list_backends(exclude_tags=())
+        raise click.UsageError(f"unknown backend {backend!r} (known: {', '.join(known)}, or "
+                               "module:function)")
+    for prefix, table, module in (("inductor", settings.inductor_config, torch._inductor.config),
+                                  ("dynamo", settings.dynamo_config, torch._dynamo.config)):
+        names = list(module._config)
+        for key, _ in table:
+            if key not in names:
+                close = difflib.get_close_matches(key, names, n=3)
+                hint = f" (did you mean {', '.join(close)}?)" if close else ""
+                raise click.UsageError(f"unknown {prefix} config switch {key!r}{hint}")
 
 
 def validate(root: Path, rewritten: Path | None, files: list[Path],
              changed: dict[str, list[dict] | None], options: OracleOptions, config: dict,
-             rollback=None) -> int:
-    """Validate every target; print the report; return the exit code (1 if any fails).
+             rollback=None, explicit: Path | None = None) -> tuple[int, dict]:
+    """Validate every target; print the report; return the exit code (1 if any fails) and
+    the report as a JSON-ready document. With the output format ``embedded`` the document
+    is not printed (the caller embeds it) and the table goes to stderr.
 
     ``changed`` maps rewritten files (relative to ``root``) to their edit records
     (None when only the file is known). ``rollback`` is a callable
     ``(harness, target, report, coverage)`` returning the report after reverting
-    culprit edits, or None.
+    culprit edits, or None. ``explicit`` is a file the user named: it must declare a target.
     """
-    from . import report as oracle_report
     from .compare import Options as CompareOptions
-    from .harness import Harness, Options
+    from .harness import HarnessPool, Options
+    from .judge import FAILING, Verdict
 
+    from_config, run_config = configured(config)
     targets, problems = discover_targets(root, files)
+    if explicit is not None and not targets:
+        reason = problems[0] if problems else (
+            f"{explicit}: declares no target (needs get_inputs() or a module-level `inputs`, "
+            "and one nn.Module subclass or one public function)")
+        raise click.UsageError(reason)
     try:
-        targets += factory_targets(config)
-        settings = CompileSettings().merged({k: v for k, v in config.items() if k != "factory"})
-        settings.merged(options.settings)  # validates the command-line settings early
+        targets += factory_targets(run_config)
+        settings = CompileSettings().merged(from_config)
+        chosen = settings.merged(options.settings)
+        for target in targets:
+            check_switches(chosen.merged(target.settings).merged(options.settings), root)
     except TargetError as error:
         raise click.UsageError(str(error)) from None
+    if not targets:
+        click.echo(f"no targets under {root}", err=True)
+    reproducers = options.reproducers or Path(tempfile.mkdtemp(prefix="eqrewrite-repro-"))
     harness_options = Options(settings, options.settings,
                               CompareOptions(scale=options.tolerance_scale,
                                              strict=options.strict),
-                              options.timeout, int(options.memory_gb * 1024**3),
-                              options.count_breaks, options.reproducers)
-    harness = Harness(root, rewritten, harness_options)
+                              float(run_config.get("timeout", options.timeout)),
+                              int(float(run_config.get("memory-limit", options.memory_gb))
+                                  * 1024**3),
+                              options.count_breaks, options.separate_break_count, reproducers)
+    # The rollback rewrites files of the rewritten tree: one target at a time then.
+    jobs = 1 if rollback is not None else max(1, min(options.parallel, len(targets)))
+    pool = HarnessPool(root, rewritten, harness_options, jobs)
     coverage = tuple(str((root / f).resolve()) for f in changed)
-    reports = []
+
+    def undo(harness, target, report, coverage):
+        if rollback is not None and report.verdict is Verdict.REWRITE_CHANGED_BEHAVIOUR:
+            return rollback(harness, target, report, coverage)
+        return report
+
     try:
-        for target in targets:
-            report = harness.validate(target, coverage)
-            if rollback is not None and report.verdict == "rewrite-changed-behaviour":
-                report = rollback(harness, target, report, coverage)
-            reports.append(report)
+        with _progress(len(targets)) as advance:
+            reports = pool.validate_all(targets, coverage, advance, undo)
     finally:
-        harness.close()
+        pool.close()
+    from . import report as oracle_report
+
     unvalidated = _unvalidated(root, changed, reports)
-    for report in reports:
-        report.seconds["worker_start"] = sum(w.start_seconds for w in harness.workers.values())
+    in_force = settings.merged(options.settings)
+    record = oracle_report.document(reports, unvalidated, problems, in_force, pool.start_seconds)
     if options.output_format == "json":
-        click.echo(oracle_report.records(reports, unvalidated))
+        text = json.dumps(record, indent=2)
     else:
-        click.echo(oracle_report.table(reports, unvalidated, problems))
-    return 1 if any(r.verdict in FAILING for r in reports) else 0
+        text = oracle_report.table(reports, unvalidated, problems, in_force,
+                                   show_output=options.show_output)
+    if options.output is not None:
+        options.output.write_text(text + "\n", encoding="utf-8")
+        click.echo(f"report written to {options.output}", err=True)
+    elif options.output_format != "embedded":
+        click.echo(text)
+    else:  # inside the rewrite command's JSON document: people read the table on stderr
+        click.echo(oracle_report.table(reports, unvalidated, problems, in_force), err=True)
+    return 1 if any(r.verdict in FAILING for r in reports) else 0, record
+
+
+class _progress:
+    """A progress bar on stderr (rich) for long runs; nothing when stderr is not a terminal."""
+
+    def __init__(self, total: int):
+        self.total = total
+
+    def __enter__(self):
+        if self.total < 2 or not sys.stderr.isatty():
+            return lambda report: None
+        from rich.progress import Progress
+
+        self._bar = Progress(transient=True, console=None)
+        self._bar.__enter__()
+        task = self._bar.add_task("validating", total=self.total)
+        return lambda report: self._bar.update(task, advance=1,
+                                               description=f"{report.target}")
+
+    def __exit__(self, *exc) -> None:
+        if hasattr(self, "_bar"):
+            self._bar.__exit__(*exc)
 
 
 def _unvalidated(root: Path, changed: dict[str, list[dict] | None], reports) -> list[str]:
@@ -206,7 +359,6 @@ def make_rollback(root: Path, rewritten: Path, changed: dict, rules, rewrite_opt
         edit_set.write(set(culprits), files)
         reason = f"changed the behaviour of {target.name}: {report.detail}"
         reverted = [edit_set.describe(c, reason) for c in culprits]
-        harness.workers["rewritten"].call({"op": "purge"})
         new_report = harness.validate(target, coverage)
         new_report.reverted = reverted
         new_report.detail = (f"reverted {len(reverted)} edit(s); " + new_report.detail).strip()

@@ -59,7 +59,7 @@ _COMPLEX_OF = {
     torch.float16: torch.complex32,
 }
 
-_MISSING = object()
+MISSING = object()  # what ``fetch`` returns for a location the value does not have
 
 
 @dataclass
@@ -78,15 +78,58 @@ class Options:
         return Tolerance(rtol=base.rtol * self.scale, atol=base.atol * self.scale)
 
 
+class Path(str):
+    """Where a value sits, shown as text (``result.output[0]``); ``keys`` are the steps that
+    reach it from the root, ``("item", 0)``, ``("key", "logits")`` or ``("attr", "mean")``,
+    so that the same value can be fetched from another run's result (``fetch``)."""
+
+    keys: tuple[tuple[str, Any], ...]
+
+    def __new__(cls, text: str, keys: tuple[tuple[str, Any], ...] = ()) -> Path:
+        made = super().__new__(cls, text)
+        made.keys = keys
+        return made
+
+    def __reduce__(self):
+        return Path, (str(self), self.keys)
+
+    def child(self, suffix: str, step: tuple[str, Any]) -> Path:
+        """The location one step further in."""
+        return Path(str(self) + suffix, (*self.keys, step))
+
+
+# What kind of discrepancy a Difference is. Only FLOATING ones may be rounding: the value of a
+# floating element (or Python float), and where NaN, infinity or the sign of zero and NaN
+# appear. Everything else (exact dtypes, Python values, metadata, structure) is never noise.
+FLOATING_KINDS = frozenset({"value", "nan", "inf", "signed_zero", "nan_sign"})
+
+
 @dataclass
 class Difference:
-    """One discrepancy between the expected and the actual value."""
+    """One discrepancy between the expected and the actual value.
+
+    ``kind`` is one of: ``value`` (a floating value beyond tolerance), ``nan``, ``inf``,
+    ``signed_zero``, ``nan_sign`` (floating specials), ``exact`` (an integer, bool or other
+    exactly compared value), ``shape``, ``dtype``, ``device``, ``layout``, ``stride``,
+    ``type``, ``structure``.
+    """
 
     path: str
     kind: str
     message: str
     max_abs: float | None = None
     max_rel: float | None = None
+    keys: tuple[tuple[str, Any], ...] = ()
+
+    def __post_init__(self) -> None:
+        if isinstance(self.path, Path):
+            self.keys = self.keys or self.path.keys
+            self.path = str(self.path)
+
+    @property
+    def floating(self) -> bool:
+        """Could rounding explain it? Only for floating values and specials."""
+        return self.kind in FLOATING_KINDS
 
 
 # --------------------------------------------------------------------------------------------
@@ -107,7 +150,44 @@ def compare(
     expected: Any, actual: Any, options: Options | None = None, path: str = "output"
 ) -> list[Difference]:
     """Every difference between ``expected`` and ``actual``; ``[]`` when they are equivalent."""
-    return _compare(expected, actual, options or Options(), path)
+    return _compare(expected, actual, options or Options(), Path(path))
+
+
+def stride_differences(expected: Any, actual: Any, path: str = "output") -> list[Difference]:
+    """Tensors at the same place with the same shape but other strides (dimensions of size 1
+    aside, whose stride means nothing). Compiled code promises eager's output strides: a
+    caller's ``.view()`` depends on them."""
+    differences = []
+    for index, (exp, act) in enumerate(_tensor_pairs(expected, actual)):
+        if exp.layout != torch.strided or exp.is_nested or exp.shape != act.shape or (
+                exp.numel() <= 1 or act.layout != torch.strided or act.is_nested):
+            continue
+        sized = [d for d, size in enumerate(exp.shape) if size > 1]
+        left, right = [exp.stride(d) for d in sized], [act.stride(d) for d in sized]
+        if left != right:
+            message = (f"{path}: tensor {index} (shape {list(exp.shape)}) has strides "
+                       f"{list(act.stride())}, expected {list(exp.stride())}")
+            differences.append(Difference(path, "stride", message))
+    return differences
+
+
+def fetch(value: Any, keys: tuple[tuple[str, Any], ...]) -> Any:
+    """The part of ``value`` that ``keys`` (a Difference's) lead to; ``MISSING`` if none."""
+    for step, key in keys:
+        try:
+            if step == "attr":
+                value = getattr(value, key)
+            elif step == "key" and isinstance(value, Mapping):
+                value = value[key]
+            elif step == "item" and isinstance(value, (list, tuple)):
+                value = value[key]
+            elif step == "unbind" and isinstance(value, torch.Tensor):
+                value = list(value.unbind())
+            else:
+                return MISSING
+        except (AttributeError, KeyError, IndexError, TypeError):
+            return MISSING
+    return value
 
 
 def max_errors(expected: Any, actual: Any) -> tuple[float, float]:
@@ -142,7 +222,7 @@ def cast_floating(obj: Any, dtype: torch.dtype) -> Any:
 # --------------------------------------------------------------------------------------------
 
 
-def _compare(expected: Any, actual: Any, options: Options, path: str) -> list[Difference]:
+def _compare(expected: Any, actual: Any, options: Options, path: Path) -> list[Difference]:
     """``compare`` for one node, turning any unexpected error into a "type" difference."""
     try:
         return _dispatch(expected, actual, options, path)
@@ -154,7 +234,7 @@ def _compare(expected: Any, actual: Any, options: Options, path: str) -> list[Di
         return [Difference(path, "type", message)]
 
 
-def _dispatch(expected: Any, actual: Any, options: Options, path: str) -> list[Difference]:
+def _dispatch(expected: Any, actual: Any, options: Options, path: Path) -> list[Difference]:
     """Pick the comparison for the kind of ``expected`` once both have the same exact type."""
     # Exact types: list vs tuple, 1 vs 1.0 vs True, dict vs OrderedDict are all visible to users.
     if type(expected) is not type(actual):
@@ -167,8 +247,10 @@ def _dispatch(expected: Any, actual: Any, options: Options, path: str) -> list[D
         return _compare_floats(expected, actual, options, path)
     if type(expected) is complex:
         return _compare_floats(
-            expected.real, actual.real, options, f"{path}.real"
-        ) + _compare_floats(expected.imag, actual.imag, options, f"{path}.imag")
+            expected.real, actual.real, options, path.child(".real", ("attr", "real"))
+        ) + _compare_floats(
+            expected.imag, actual.imag, options, path.child(".imag", ("attr", "imag"))
+        )
     if _is_numpy(expected):
         return _compare_numpy(expected, actual, options, path)
     if isinstance(expected, torch.Size):
@@ -190,7 +272,7 @@ def _dispatch(expected: Any, actual: Any, options: Options, path: str) -> list[D
     return _compare_by_equality(expected, actual, path)
 
 
-def _compare_by_equality(expected: Any, actual: Any, path: str) -> list[Difference]:
+def _compare_by_equality(expected: Any, actual: Any, path: Path) -> list[Difference]:
     """Compare opaque objects with ``==``; an ``==`` that raises is a "type" difference."""
     try:
         equal = bool(expected == actual)
@@ -203,20 +285,20 @@ def _compare_by_equality(expected: Any, actual: Any, path: str) -> list[Differen
     if equal:
         return []
     message = f"{path}: expected {_short_repr(expected)}, got {_short_repr(actual)}"
-    return [Difference(path, "value", message)]
+    return [Difference(path, "exact", message)]
 
 
-def _compare_ints(expected: int, actual: int, path: str) -> list[Difference]:
+def _compare_ints(expected: int, actual: int, path: Path) -> list[Difference]:
     """Python ints and bools compare exactly."""
     if expected == actual:
         return []
     error = _safe_float(abs(actual - expected))
     message = f"{path}: expected {_short_repr(expected)}, got {_short_repr(actual)}"
-    return [Difference(path, "value", message, max_abs=error, max_rel=_relative(error, expected))]
+    return [Difference(path, "exact", message, max_abs=error, max_rel=_relative(error, expected))]
 
 
 def _compare_floats(
-    expected: float, actual: float, options: Options, path: str
+    expected: float, actual: float, options: Options, path: Path
 ) -> list[Difference]:
     """Python floats compare like float64 tensor elements: NaN equals NaN, infinities exactly."""
     shown = f"expected {expected!r}, got {actual!r}"
@@ -242,7 +324,7 @@ def _compare_floats(
     return []
 
 
-def _compare_numpy(expected: Any, actual: Any, options: Options, path: str) -> list[Difference]:
+def _compare_numpy(expected: Any, actual: Any, options: Options, path: Path) -> list[Difference]:
     """Compare numpy arrays and scalars as tensors, whose ``==`` is not a single bool."""
     import numpy  # only reachable when a value already is a numpy object
 
@@ -255,7 +337,7 @@ def _compare_numpy(expected: Any, actual: Any, options: Options, path: str) -> l
 
 
 def _compare_sequences(
-    expected: list | tuple, actual: list | tuple, options: Options, path: str
+    expected: list | tuple, actual: list | tuple, options: Options, path: Path
 ) -> list[Difference]:
     """Lists and tuples: same length, then item by item (the common prefix when lengths differ)."""
     differences = []
@@ -266,12 +348,12 @@ def _compare_sequences(
         )
         differences.append(Difference(path, "structure", message))
     for index, (exp, act) in enumerate(zip(expected, actual)):
-        differences += _compare(exp, act, options, f"{path}[{index}]")
+        differences += _compare(exp, act, options, path.child(f"[{index}]", ("item", index)))
     return differences
 
 
 def _compare_mappings(
-    expected: Mapping, actual: Mapping, options: Options, path: str
+    expected: Mapping, actual: Mapping, options: Options, path: Path
 ) -> list[Difference]:
     """Dicts (ModelOutput included): same keys in the same order, then value by value."""
     differences = []
@@ -281,23 +363,23 @@ def _compare_mappings(
         differences.append(Difference(path, "structure", message))
     for key in expected_keys:
         if key in actual:
-            key_path = _key_path(expected, key, path)
+            key_path = path.child(_key_suffix(expected, key), ("key", key))
             differences += _compare(expected[key], actual[key], options, key_path)
     return differences
 
 
 def _compare_fields(
-    expected: Any, actual: Any, names: Any, options: Options, path: str
+    expected: Any, actual: Any, names: Any, options: Options, path: Path
 ) -> list[Difference]:
     """Dataclasses and namedtuples: attribute by attribute, with ``.name`` paths."""
     differences = []
     for name in names:
         exp, act = getattr(expected, name), getattr(actual, name)
-        differences += _compare(exp, act, options, f"{path}.{name}")
+        differences += _compare(exp, act, options, path.child(f".{name}", ("attr", name)))
     return differences
 
 
-def _keys_message(expected_keys: list, actual_keys: list, path: str) -> str:
+def _keys_message(expected_keys: list, actual_keys: list, path: Path) -> str:
     """Describe missing, unexpected or reordered keys."""
     missing = [key for key in expected_keys if key not in actual_keys]
     extra = [key for key in actual_keys if key not in expected_keys]
@@ -312,15 +394,15 @@ def _keys_message(expected_keys: list, actual_keys: list, path: str) -> str:
     return f"{path}: " + ", ".join(parts)
 
 
-def _key_path(mapping: Mapping, key: Any, path: str) -> str:
-    """``path.key`` for ModelOutput-like mappings mirroring items as attributes, else ``[key]``."""
+def _key_suffix(mapping: Mapping, key: Any) -> str:
+    """``.key`` for ModelOutput-like mappings mirroring items as attributes, else ``[key]``."""
     mirrored = (
         type(mapping) is not dict
         and isinstance(key, str)
         and key.isidentifier()
-        and getattr(mapping, key, _MISSING) is mapping[key]
+        and getattr(mapping, key, MISSING) is mapping[key]
     )
-    return f"{path}.{key}" if mirrored else f"{path}[{key!r}]"
+    return f".{key}" if mirrored else f"[{key!r}]"
 
 
 # --------------------------------------------------------------------------------------------
@@ -329,7 +411,7 @@ def _key_path(mapping: Mapping, key: Any, path: str) -> str:
 
 
 def _compare_tensors(
-    expected: torch.Tensor, actual: torch.Tensor, options: Options, path: str
+    expected: torch.Tensor, actual: torch.Tensor, options: Options, path: Path
 ) -> list[Difference]:
     """Metadata first (layout, shape, dtype, device); values only when all of it matches."""
     expected, actual = expected.detach(), actual.detach()
@@ -338,7 +420,8 @@ def _compare_tensors(
         return differences
     if expected.is_nested:
         return _compare_sequences(
-            list(expected.unbind()), list(actual.unbind()), options, f"{path}.unbind()"
+            list(expected.unbind()), list(actual.unbind()), options,
+            path.child(".unbind()", ("unbind", None)),
         )
     if expected.layout != torch.strided:
         expected, actual = expected.to_dense(), actual.to_dense()
@@ -349,7 +432,7 @@ def _compare_tensors(
     return _compare_exact(expected, actual, path)
 
 
-def _compare_metadata(expected: torch.Tensor, actual: torch.Tensor, path: str) -> list[Difference]:
+def _compare_metadata(expected: torch.Tensor, actual: torch.Tensor, path: Path) -> list[Difference]:
     """Layout, shape, dtype and device must match exactly; strides are deliberately ignored."""
     differences = []
     if expected.layout != actual.layout or expected.is_nested != actual.is_nested:
@@ -368,7 +451,7 @@ def _compare_metadata(expected: torch.Tensor, actual: torch.Tensor, path: str) -
     return differences
 
 
-def _compare_exact(expected: torch.Tensor, actual: torch.Tensor, path: str) -> list[Difference]:
+def _compare_exact(expected: torch.Tensor, actual: torch.Tensor, path: Path) -> list[Difference]:
     """Integer and bool tensors: every element equal."""
     mismatch = expected != actual
     count = int(mismatch.sum())
@@ -381,11 +464,11 @@ def _compare_exact(expected: torch.Tensor, actual: torch.Tensor, path: str) -> l
         f"exactly); first at index {_index_text(index)}: expected {expected[index].item()!r}, "
         f"got {actual[index].item()!r}"
     )
-    return [Difference(path, "value", message, abs_err.max().item(), rel_err.max().item())]
+    return [Difference(path, "exact", message, abs_err.max().item(), rel_err.max().item())]
 
 
 def _compare_floating(
-    expected: torch.Tensor, actual: torch.Tensor, options: Options, path: str
+    expected: torch.Tensor, actual: torch.Tensor, options: Options, path: Path
 ) -> list[Difference]:
     """NaN positions, infinity positions, finite values within tolerance, then signs if strict."""
     is_complex = expected.is_complex()
@@ -426,7 +509,7 @@ def _compare_finite(
     act64: torch.Tensor,
     tolerance: Tolerance,
     show: _ValueFormatter,
-    path: str,
+    path: Path,
 ) -> list[Difference]:
     """Elements finite on both sides must satisfy ``|a - e| <= atol + rtol * |e|``."""
     if exp64.numel() == 0:
@@ -470,7 +553,7 @@ class _ValueFormatter:
         exp, act = self.exp64[index].item(), self.act64[index].item()
         return f"expected {self._number(exp)}, got {self._number(act)}"
 
-    def positions(self, path: str, kind: str, what: str, mask: torch.Tensor) -> Difference:
+    def positions(self, path: Path, kind: str, what: str, mask: torch.Tensor) -> Difference:
         """A difference for elements where ``mask`` holds, showing the first of them."""
         index = _first_index(mask)
         message = (
@@ -625,7 +708,7 @@ def _rebuild_dict(obj: dict, convert: Callable[[Any], Any]) -> dict:
     for key, value in obj.items():
         converted = convert(value)
         dict.__setitem__(new, key, converted)
-        if isinstance(key, str) and key.isidentifier() and getattr(obj, key, _MISSING) is value:
+        if isinstance(key, str) and key.isidentifier() and getattr(obj, key, MISSING) is value:
             object.__setattr__(new, key, converted)
     return new
 
@@ -705,6 +788,6 @@ def _describe(obj: Any) -> str:
     return f"{_type_name(obj)} {_short_repr(obj)}"
 
 
-def _type_difference(expected: Any, actual: Any, path: str) -> Difference:
+def _type_difference(expected: Any, actual: Any, path: Path) -> Difference:
     message = f"{path}: expected {_describe(expected)}, got {_describe(actual)}"
     return Difference(path, "type", message)

@@ -76,15 +76,16 @@ class BreakReport:
     graph_count: int
     explain_breaks: int  # explain's graph_count - 1, clamped at 0 (it is -1 with no graph)
     break_events: int  # Dynamo's graph-break log records during the explain run
-    fullgraph_ok: bool
+    fullgraph_ok: bool | None  # None: not measured (counted during a run, not compiled apart)
     fullgraph_error: str | None
     reasons: list[BreakReason] = field(default_factory=list)
     skipped_frames: int = 0  # counters["frames"]: total - ok, i.e. frames that fell back to eager
 
     @property
     def breaks(self) -> int:
-        """The best single number: max(explain_breaks, break_events, 1 if not fullgraph_ok)."""
-        return max(self.explain_breaks, self.break_events, 0 if self.fullgraph_ok else 1)
+        """The best single number: max(explain_breaks, break_events, 1 if fullgraph failed)."""
+        return max(self.explain_breaks, self.break_events,
+                   1 if self.fullgraph_ok is False else 0)
 
 
 @functools.lru_cache(maxsize=1)
@@ -322,3 +323,38 @@ def count_graph_breaks(fn: Callable, args: tuple = (), kwargs: dict | None = Non
         reasons=_dedup(reasons),
         skipped_frames=skipped,
     )
+
+
+class BreakRecorder:
+    """Counts the graph breaks of whatever Dynamo compiles while it is active: the oracle's
+    compiled run measures its own breaks instead of compiling the target again for
+    ``explain`` and ``fullgraph=True``. Graphs come from Dynamo's ``unique_graphs`` counter,
+    breaks from its graph-break events, skipped frames from its frame counters; whether
+    ``fullgraph=True`` would compile is not measured (``fullgraph_ok`` is None unless a
+    break or a skipped frame shows that it would not)."""
+
+    def __enter__(self) -> BreakRecorder:
+        counters.clear()
+        self._capture = _capture_graph_breaks()
+        self._collector = self._capture.__enter__()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._capture.__exit__(*exc)
+
+    def report(self) -> BreakReport:
+        """What was counted between enter and exit."""
+        frames = counters["frames"]
+        skipped = frames["total"] - frames["ok"]
+        graphs = counters["stats"]["unique_graphs"]
+        events = max(len(self._collector.records), sum(counters["graph_break"].values()))
+        reasons = [_reason_from_record(r) for r in self._collector.records]
+        return BreakReport(
+            graph_count=graphs,
+            explain_breaks=max(0, graphs - 1),
+            break_events=events,
+            fullgraph_ok=False if events or skipped else None,
+            fullgraph_error=None,
+            reasons=_dedup(reasons),
+            skipped_frames=skipped,
+        )

@@ -1,26 +1,30 @@
 """Four-way differential execution of one target, and the verdict that names the culprit.
 
-For each target: original eager (twice: the determinism gate), original compiled,
-rewritten eager, rewritten compiled. Original vs rewritten eager differing means
-the rewrite changed behaviour; eager vs compiled differing for the same code is a
-candidate compiler bug, unless a float64 eager reference shows the compiled
-result is no further from the truth than eager itself (numerical noise).
+For each target: original eager (twice: the determinism gate), original compiled, rewritten
+eager, rewritten compiled. Original vs rewritten eager differing means the rewrite changed
+behaviour; eager vs compiled differing for the same code is a candidate compiler bug, which
+``judge.py`` may excuse as numerical noise (float64 reference, measured sensitivity).
+
+One warm worker serves both trees (one start-up, shared Inductor caches: the rewritten
+compile finds the original's kernels wherever the rewrite left the graph unchanged); a
+``HarnessPool`` validates several targets at once, each with its own worker. Graph breaks
+are counted during the compiled runs themselves, and a target that executes none of the
+rewritten files is not run again in the rewritten tree: its code there is identical.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from . import compare as cmp
+from . import judge
+from .judge import Verdict, decide, differ
 from .pool import DEFAULT_MEMORY_LIMIT, DEFAULT_TIMEOUT, Worker
-from .targets import CompileSettings, Target
+from .protocol import RunRequest, RunResult, Variant
+from .settings import CompileSettings, Target
 
 SEED = 0
-NOISE_MULTIPLIER = 2.0  # compiled may be this many times further from float64 than eager
-VERDICT_ORDER = ("crash", "timeout", "oom", "error", "nondeterministic",
-                 "rewrite-changed-behaviour", "compiler-bug", "compile-error", "numerical-noise",
-                 "unvalidated", "passed")
 
 
 @dataclass
@@ -33,6 +37,7 @@ class Options:
     timeout: float = DEFAULT_TIMEOUT
     memory_limit: int | None = DEFAULT_MEMORY_LIMIT  # bytes of address space per worker
     count_breaks: bool = True
+    separate_break_count: bool = False  # explain + fullgraph compile apart from the runs
     reproducer_dir: Path | None = None
 
 
@@ -40,11 +45,12 @@ class Options:
 class Finding:
     """One pair of runs that differ, and what that difference means."""
 
-    verdict: str
+    verdict: Verdict
     left: str
     right: str
     differences: list[cmp.Difference]
     detail: str = ""
+    evidence: judge.Evidence | None = None
     reproducer: str | None = None
 
 
@@ -53,19 +59,21 @@ class TargetReport:
     """Everything learned about one target."""
 
     target: str
-    verdict: str = "passed"
+    verdict: Verdict = Verdict.PASSED
     detail: str = ""
     findings: list[Finding] = field(default_factory=list)
-    breaks: dict[str, object] = field(default_factory=dict)  # "original"/"rewritten" → BreakReport
+    breaks: dict[str, object] = field(default_factory=dict)  # "original"/"rewritten" → report
     seconds: dict[str, float] = field(default_factory=dict)
     covered: dict[str, set[int]] = field(default_factory=dict)
     settings: CompileSettings | None = None
-    reference: dict = field(default_factory=dict, repr=False)  # the original eager run
+    reference: RunResult | None = field(default=None, repr=False)  # the original eager run
     reverted: list = field(default_factory=list)
+    rewritten_reused: bool = False  # the target ran none of the rewritten code
+    diagnostics: dict[str, list[str]] = field(default_factory=dict)  # the compiler's output
 
-    def worst(self, verdict: str, detail: str = "") -> None:
+    def worst(self, verdict: Verdict, detail: str = "") -> None:
         """Keep the most severe verdict seen so far."""
-        if VERDICT_ORDER.index(verdict) < VERDICT_ORDER.index(self.verdict):
+        if verdict.rank < self.verdict.rank:
             self.verdict, self.detail = verdict, detail
 
 
@@ -79,148 +87,212 @@ class Harness:
         self.original = original.resolve()
         self.rewritten = rewritten.resolve() if rewritten is not None else None
         self.options = options
-        self.workers = {"original": Worker(self.original, options.memory_limit)}
+        self.roots = {"original": self.original}
         if self.rewritten is not None:
-            self.workers["rewritten"] = Worker(self.rewritten, options.memory_limit)
-        for handle in self.workers.values():
-            handle.start()  # both import torch at the same time
+            self.roots["rewritten"] = self.rewritten
+        self.worker = Worker(self.roots, options.memory_limit,
+                             warm_up=options.settings.backend == "inductor")
+        self.worker.start()  # imports torch (and warms Inductor up) while targets are found
 
     def close(self) -> None:
-        """Stop the workers (all asked first, then waited for)."""
-        for handle in self.workers.values():
-            handle.stop()
-        for handle in self.workers.values():
-            handle.close()
+        """Stop the worker."""
+        self.worker.close()
 
-    def _run(self, tree: str, report: TargetReport, label: str, request: dict) -> dict:
-        response = self.workers[tree].call(request, self.options.timeout)
-        seconds = response.get("seconds", {})
-        for key, value in seconds.items():
+    # -- requests -----------------------------------------------------------------------------
+
+    def _run(self, report: TargetReport, label: str, tree: str, request: RunRequest) -> RunResult:
+        """Run ``request`` on ``tree``; its timings and the compiler's output go to ``report``."""
+        result = self.worker.call(replace(request, tree=tree), self.options.timeout)
+        for key, value in result.seconds.items():
             report.seconds[f"{label}.{key}"] = value
-        return response
+        if result.diagnostics:
+            report.diagnostics[label] = result.diagnostics
+        return result
+
+    # -- validation ---------------------------------------------------------------------------
+
+    def settings_for(self, target: Target) -> CompileSettings:
+        """Configuration, then the target's header, then the command line."""
+        return self.options.settings.merged(target.settings).merged(self.options.overrides)
 
     def validate(self, target: Target, coverage_files: tuple[str, ...] = ()) -> TargetReport:
         """Run the four-way comparison (two-way without a rewritten tree)."""
-        settings = self.options.settings.merged(target.settings).merged(self.options.overrides)
+        settings = self.settings_for(target)
         report = TargetReport(target.name, settings=settings)
-        base = {"op": "run", "target": target, "settings": settings, "seed": SEED}
-        first = self._run("original", report, "original_eager",
-                          {**base, "variant": "eager", "coverage": coverage_files})
-        if _failed(report, first, "original eager"):
+        base = RunRequest(target, settings, Variant.EAGER, SEED, deadline=self.options.timeout)
+        first = self._run(report, "original_eager", "original",
+                          replace(base, coverage=coverage_files))
+        if _failed(report, first, "original eager", settings):
             return report
-        report.covered = first.get("covered", {})
-        state = first["state"]
-        base["state"] = state
-        second = self._run("original", report, "original_eager_again",
-                           {**base, "variant": "eager"})
-        if _failed(report, second, "original eager (second run)"):
+        report.covered, report.reference = first.covered, first
+        base = replace(base, state=first.state, grad_inputs=first.grad_inputs)
+        rewritten = self.rewritten is not None and (
+            not coverage_files or any(first.covered.values()))
+        report.rewritten_reused = self.rewritten is not None and not rewritten
+        again = self._run(report, "original_eager_again", "original", base)
+        if _failed(report, again, "original eager (second run)", settings):
             return report
-        if differences := self._differ(first, second):
-            report.worst("nondeterministic", "two eager runs of the original disagree: "
+        if differences := self._differ(first, again, settings):
+            report.worst(Verdict.NONDETERMINISTIC, "two eager runs of the original disagree: "
                          + differences[0].message)
-            report.findings.append(Finding("nondeterministic", "original eager",
+            report.findings.append(Finding(Verdict.NONDETERMINISTIC, "original eager",
                                            "original eager (again)", differences))
             return report
-        report.reference = first
-        self._compiled_pair(report, "original", base, first)
-        if self.rewritten is not None:
-            rewritten = self.run_rewritten_eager(target, report, state)
-            if _failed(report, rewritten, "rewritten eager"):
+        trees = {"original": first}
+        if rewritten:
+            rewritten_eager = self._run(report, "rewritten_eager", "rewritten", base)
+            if _failed(report, rewritten_eager, "rewritten eager", settings):
                 return report
-            if differences := self._differ(first, rewritten):
-                report.worst("rewrite-changed-behaviour", differences[0].message)
-                report.findings.append(Finding("rewrite-changed-behaviour", "original eager",
-                                               "rewritten eager", differences))
-            self._compiled_pair(report, "rewritten", base, rewritten)
-        if self.options.count_breaks:
-            for tree in self.workers:
-                response = self.workers[tree].call({**base, "op": "breaks"}, self.options.timeout)
-                if "report" in response:
-                    report.breaks[tree] = response["report"]
+            if differences := self._differ(first, rewritten_eager, settings):
+                report.worst(Verdict.REWRITE_CHANGED_BEHAVIOUR, differences[0].message)
+                report.findings.append(Finding(Verdict.REWRITE_CHANGED_BEHAVIOUR,
+                                               "original eager", "rewritten eager", differences))
+            trees["rewritten"] = rewritten_eager
+        # The original first: the rewritten compile then finds its kernels in Inductor's cache
+        # wherever the rewrite left the graph unchanged.
+        compiled = {f"{tree}_compiled": self._run(report, f"{tree}_compiled", tree, replace(
+            base, variant=Variant.COMPILED)) for tree in trees}
+        for tree, eager_run in trees.items():
+            self._judge_compiled(report, tree, base, eager_run, compiled[f"{tree}_compiled"])
+        self._count_breaks(report, base, compiled, list(trees))
         return report
 
-    def run_rewritten_eager(self, target: Target, report: TargetReport, state: bytes | None,
-                            fresh: bool = False) -> dict:
-        """Run the rewritten target eagerly; ``fresh`` re-imports edited files first."""
-        if fresh:
-            self.workers["rewritten"].call({"op": "purge"}, self.options.timeout)
-        request = {"op": "run", "target": target, "settings": report.settings, "seed": SEED,
-                   "state": state, "variant": "eager"}
-        return self._run("rewritten", report, "rewritten_eager", request)
+    def _count_breaks(self, report: TargetReport, base: RunRequest,
+                      compiled: dict[str, RunResult], trees: list[str]) -> None:
+        if not self.options.count_breaks:
+            return
+        for tree in trees:
+            if self.options.separate_break_count:
+                measured = self.worker.call(("breaks", tree, base.target, SEED, base.state),
+                                            self.options.timeout)
+                if not isinstance(measured, RunResult):
+                    report.breaks[tree] = measured
+            elif compiled[f"{tree}_compiled"].breaks is not None:
+                report.breaks[tree] = compiled[f"{tree}_compiled"].breaks
+        if report.rewritten_reused and "original" in report.breaks:
+            report.breaks["rewritten"] = report.breaks["original"]
+
+    def run_rewritten_eager(self, target: Target, report: TargetReport,
+                            state: bytes | None) -> RunResult:
+        """Run the rewritten target eagerly (every run imports the tree's files afresh, so
+        files edited since the last run are read again)."""
+        request = RunRequest(target, report.settings, Variant.EAGER, SEED, state,
+                             deadline=self.options.timeout)
+        return self._run(report, "rewritten_eager", "rewritten", request)
 
     def behaves_like_original(self, target: Target, report: TargetReport) -> bool:
         """Re-run the (edited) rewritten tree eagerly; True when it matches the original."""
-        state = report.reference.get("state")
-        rewritten = self.run_rewritten_eager(target, report, state, fresh=True)
-        return "failure" not in rewritten and not self._differ(report.reference, rewritten)
+        state = report.reference.state if report.reference else None
+        rewritten = self.run_rewritten_eager(target, report, state)
+        return rewritten.failure is None and not self._differ(report.reference, rewritten,
+                                                              report.settings)
 
-    def _compiled_pair(self, report: TargetReport, tree: str, base: dict, eager: dict) -> None:
+    def _judge_compiled(self, report: TargetReport, tree: str, base: RunRequest,
+                        eager: RunResult, compiled: RunResult) -> None:
         label = f"{tree} compiled"
-        compiled = self._run(tree, report, f"{tree}_compiled", {**base, "variant": "compiled"})
-        if "failure" in compiled:
-            report.worst(compiled["failure"], f"{label}: {compiled['message']}")
+        if compiled.failure is not None:
+            report.worst(Verdict(compiled.failure.kind.value),
+                         f"{label}: {compiled.failure.message}")
             return
-        if compiled["exception"] and not eager["exception"]:
-            message = f"{compiled['exception']['type']}: {compiled['exception']['message']}"
-            report.worst("compile-error", f"{label} raised where eager did not: {message}")
-            report.findings.append(Finding("compile-error", f"{tree} eager", label, [],
+        if compiled.exception and not eager.exception:
+            message = compiled.exception.describe()
+            report.worst(Verdict.COMPILE_ERROR, f"{label} raised where eager did not: {message}"
+                         + (f" ({compiled.exception.frame})" if compiled.exception.frame else ""))
+            report.findings.append(Finding(Verdict.COMPILE_ERROR, f"{tree} eager", label, [],
                                            message))
             return
-        differences = self._differ(eager, compiled)
+        differences = differ(eager, compiled, self.compare_options(base.settings), strides=True)
         if not differences:
             return
-        verdict, detail = self._triage(tree, base, eager, compiled)
-        finding = Finding(verdict, f"{tree} eager", label, differences, detail)
-        if verdict == "compiler-bug" and self.options.reproducer_dir is not None:
+        verdict, evidence = self._triage(tree, base, eager, compiled, differences)
+        finding = Finding(verdict, f"{tree} eager", label, differences, evidence.summary(),
+                          evidence)
+        if verdict is Verdict.COMPILER_BUG and self.options.reproducer_dir is not None:
             from .repro import write_reproducer
 
             finding.reproducer = str(write_reproducer(
-                self.options.reproducer_dir, self.workers[tree].root, base["target"],
-                report.settings, base["state"], self.options.compare))
+                self.options.reproducer_dir, self.roots[tree], base,
+                self.compare_options(base.settings)))
         report.findings.append(finding)
-        report.worst(verdict, f"{label} differs from eager: {differences[0].message}"
-                     + (f" ({detail})" if detail else ""))
+        report.worst(verdict, f"{label} differs from eager: {differences[0].message} "
+                     f"({evidence.summary()})")
 
-    def _triage(self, tree: str, base: dict, eager: dict, compiled: dict) -> tuple[str, str]:
-        """Compiler bug, or no further from a float64 reference than eager is?"""
-        reference = self.workers[tree].call({**base, "variant": "eager", "float64": True},
-                                            self.options.timeout)
-        if "failure" in reference or reference["exception"]:
-            return "compiler-bug", "no float64 reference available"
-        truth = reference["observed"]["output"]
-        eager_error = cmp.max_errors(truth, eager["observed"]["output"])
-        compiled_error = cmp.max_errors(truth, compiled["observed"]["output"])
-        detail = (f"max abs error vs float64: eager {eager_error[0]:.3g}, "
-                  f"compiled {compiled_error[0]:.3g}")
-        structural = any(d.kind != "value" for d in self._differ(eager, compiled))
-        if not structural and compiled_error[0] <= NOISE_MULTIPLIER * eager_error[0] + 1e-12:
-            return "numerical-noise", detail
-        return "compiler-bug", detail
+    def _triage(self, tree: str, base: RunRequest, eager: RunResult, compiled: RunResult,
+                differences: list[cmp.Difference]) -> tuple[Verdict, judge.Evidence]:
+        """Compiler bug, or rounding that the reference or the program's sensitivity explains?"""
+        timeout = self.options.timeout
+        return decide(differences, eager, compiled,
+                      lambda request: self.worker.call(replace(request, tree=tree), timeout),
+                      base, self.compare_options(base.settings))
 
-    def _differ(self, left: dict, right: dict) -> list[cmp.Difference]:
-        if left["exception"] or right["exception"]:
-            if left["exception"] and right["exception"] and (
-                    left["exception"]["type"] == right["exception"]["type"]):
-                return []
-            return [cmp.Difference("exception", "type", f"exception {_exc(left)} vs "
-                                   f"{_exc(right)}")]
-        return cmp.compare(left["observed"], right["observed"], self.options.compare,
-                           path="result")
+    def compare_options(self, settings: CompileSettings) -> cmp.Options:
+        """The comparison options with a target's ``strict`` and ``tolerance-scale``."""
+        chosen = self.options.compare
+        return replace(chosen, strict=chosen.strict or settings.strict,
+                       scale=chosen.scale * settings.tolerance_scale)
+
+    def _differ(self, left: RunResult, right: RunResult,
+                settings: CompileSettings) -> list[cmp.Difference]:
+        return differ(left, right, self.compare_options(settings))
 
 
-def _exc(run: dict) -> str:
-    exception = run["exception"]
-    return "none" if exception is None else f"{exception['type']}: {exception['message'][:200]}"
+class HarnessPool:
+    """Validates several targets at once, each job with its own warm worker.
+
+    Compiling is mostly single-threaded Python (Dynamo, AOT autograd, Inductor's lowering)
+    between bursts of parallel C++ builds, so one target at a time leaves cores idle; with
+    ``jobs`` targets in flight they stay busy. Reports come back in the targets' order."""
+
+    def __init__(self, original: Path, rewritten: Path | None, options: Options, jobs: int = 1):
+        self.harnesses = [Harness(original, rewritten, options) for _ in range(max(1, jobs))]
+
+    def validate_all(self, targets: list[Target], coverage: tuple[str, ...] = (),
+                     done=None, after=None) -> list[TargetReport]:
+        """Validate ``targets``; ``after(harness, target, report, coverage)`` may replace a
+        report (the rollback), ``done(report)`` is told of each finished one."""
+        import queue
+        from concurrent.futures import ThreadPoolExecutor
+
+        free: queue.Queue[Harness] = queue.Queue()
+        for harness in self.harnesses:
+            free.put(harness)
+
+        def one(target: Target) -> TargetReport:
+            harness = free.get()
+            try:
+                report = harness.validate(target, coverage)
+                if after is not None:
+                    report = after(harness, target, report, coverage)
+            finally:
+                free.put(harness)
+            if done is not None:
+                done(report)
+            return report
+
+        with ThreadPoolExecutor(len(self.harnesses)) as executor:
+            return list(executor.map(one, targets))
+
+    @property
+    def start_seconds(self) -> float:
+        """Spawn plus torch import of every worker, summed."""
+        return sum(h.worker.start_seconds for h in self.harnesses)
+
+    def close(self) -> None:
+        for harness in self.harnesses:
+            harness.close()
 
 
-def _failed(report: TargetReport, response: dict, label: str) -> bool:
-    if "failure" in response:
-        report.worst(response["failure"], f"{label}: {response['message']}")
+def _failed(report: TargetReport, result: RunResult, label: str,
+            settings: CompileSettings) -> bool:
+    if result.failure is not None:
+        report.worst(Verdict(result.failure.kind.value), f"{label}: {result.failure.message}")
         return True
-    if label.startswith("original eager") and response["exception"]:
-        exception = response["exception"]
-        out_of_memory = exception["type"] == "MemoryError" or (
-            "can't allocate memory" in exception["message"])
-        report.worst("oom" if out_of_memory else "error", f"{label} raised {_exc(response)}")
+    if label.startswith("original eager") and result.exception and not settings.raises:
+        exception = result.exception
+        out_of_memory = exception.type == "builtins.MemoryError" or (
+            "can't allocate memory" in exception.message)
+        where = f" at {exception.frame}" if exception.frame else ""
+        report.worst(Verdict.OOM if out_of_memory else Verdict.ERROR,
+                     f"{label} raised {exception.describe()}{where}")
         return True
     return False

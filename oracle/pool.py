@@ -9,22 +9,27 @@ costs seconds. A request that hangs past its timeout, or a worker that dies
 from __future__ import annotations
 
 import multiprocessing
+import os
 import signal
 import time
 from pathlib import Path
+from typing import Any
 
 from . import worker
+from .protocol import Failure, FailureKind, RunResult
 
 DEFAULT_TIMEOUT = 300.0
 DEFAULT_MEMORY_LIMIT = 16 * 1024**3
 
 
 class Worker:
-    """One warm worker serving one source tree."""
+    """One warm worker process serving the given source trees (``{"original": path, ...}``)."""
 
-    def __init__(self, root: Path, memory_limit: int | None = DEFAULT_MEMORY_LIMIT):
-        self.root = root.resolve()
+    def __init__(self, roots: dict[str, Path], memory_limit: int | None = DEFAULT_MEMORY_LIMIT,
+                 warm_up: bool = False):
+        self.roots = {tree: Path(root).resolve() for tree, root in roots.items()}
         self.memory_limit = memory_limit
+        self.warm_up = warm_up
         self.process = None
         self.conn = None
         self.start_seconds = 0.0  # spawn + torch import, summed over (re)starts
@@ -40,24 +45,30 @@ class Worker:
         context = multiprocessing.get_context("spawn")
         self.conn, child = context.Pipe()
         self.process = context.Process(target=worker.serve,
-                                       args=(child, str(self.root), self.memory_limit),
+                                       args=(child, {t: str(r) for t, r in self.roots.items()},
+                                             self.memory_limit, os.getpid(), self.warm_up),
                                        daemon=True)
         self.process.start()
         child.close()
 
-    def _wait_ready(self, timeout: float) -> dict | None:
+    def _wait_ready(self, timeout: float) -> Failure | None:
         if self._ready:
             return None
         if not self.conn.poll(timeout):
             self._kill()
-            return {"failure": "timeout", "message": "worker did not start in time"}
+            return Failure(FailureKind.TIMEOUT, "worker did not start in time")
         self.conn.recv()
         self._ready = True
         self.start_seconds += time.perf_counter() - self._started
         return None
 
-    def call(self, request: dict, timeout: float = DEFAULT_TIMEOUT) -> dict:
-        """Send one request; a hang or a dead worker becomes ``{"failure": ...}``."""
+    def call(self, request: Any, timeout: float = DEFAULT_TIMEOUT) -> Any:
+        """Send one request and wait for its answer (see ``submit`` and ``receive``)."""
+        failure = self.submit(request, timeout)
+        return self._failed(failure) if failure is not None else self.receive(timeout)
+
+    def submit(self, request: Any, timeout: float = DEFAULT_TIMEOUT) -> Failure | None:
+        """Send one request without waiting for the answer; a Failure if it cannot be sent."""
         try:
             if self.process is None or not self.process.is_alive():
                 self.start()
@@ -65,13 +76,25 @@ class Worker:
             if failure is not None:
                 return failure
             self.conn.send(request)
+            return None
+        except (EOFError, BrokenPipeError, ConnectionResetError):
+            return Failure(FailureKind.CRASH, _exit_description(self._reap()))
+
+    def receive(self, timeout: float = DEFAULT_TIMEOUT) -> Any:
+        """The answer to the request sent last; a hang or a dead worker becomes a
+        ``RunResult`` carrying the Failure (and the worker is replaced on the next call)."""
+        try:
             if not self.conn.poll(timeout):
                 self._kill()
-                return {"failure": "timeout", "message": f"no answer within {timeout:g} s"}
+                return self._failed(Failure(FailureKind.TIMEOUT,
+                                            f"no answer within {timeout:g} s"))
             return self.conn.recv()
         except (EOFError, BrokenPipeError, ConnectionResetError):
-            code = self._reap()
-            return {"failure": "crash", "message": _exit_description(code)}
+            return self._failed(Failure(FailureKind.CRASH, _exit_description(self._reap())))
+
+    @staticmethod
+    def _failed(failure: Failure) -> RunResult:
+        return RunResult(failure=failure)
 
     def _kill(self) -> None:
         if self.process is not None:

@@ -29,4 +29,9 @@ class Opaque:
     text: str
 
     def __post_init__(self) -> None:
-        self.text = _ADDRESS.sub("", self.text)
+        self.text = strip_addresses(self.text)
+
+
+def strip_addresses(text: str) -> str:
+    """``text`` without `` at 0x7f...`` memory addresses, which differ between runs."""
+    return _ADDRESS.sub("", text)

@@ -14,99 +14,14 @@ from __future__ import annotations
 import ast
 import re
 import shlex
-from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from eqrewrite.rewriter.api import module_class_names
 
+from .settings import CompileSettings, Target, TargetError, TargetForm, parse_settings
+
 _HELPERS = {"get_inputs", "get_init_inputs"}
 _HEADER_RE = re.compile(r"^#\s*eqrewrite-oracle:\s*(.*)$", re.MULTILINE)
-
-
-class TargetError(Exception):
-    """A file or configuration that does not name a runnable target."""
-
-
-@dataclass(frozen=True)
-class CompileSettings:
-    """How a target is compiled: settable per run, per target (header) or in configuration."""
-
-    backend: str = "eager"
-    mode: str | None = None
-    dynamic: bool | None = None
-    fullgraph: bool = False
-    inductor_config: tuple[tuple[str, object], ...] = ()
-
-    def merged(self, overrides: dict[str, object]) -> CompileSettings:
-        """A copy with ``overrides`` applied (keys as in the header comment)."""
-        changes: dict[str, object] = {}
-        inductor = dict(self.inductor_config)
-        for key, value in overrides.items():
-            if key.startswith("inductor."):
-                inductor[key.removeprefix("inductor.")] = value
-            elif key in ("backend", "mode"):
-                changes[key] = str(value)
-            elif key in ("dynamic", "fullgraph"):
-                changes[key] = value if isinstance(value, bool) or value is None else _to_bool(
-                    str(value), key)
-            else:
-                raise TargetError(f"unknown compile setting {key!r} (known: backend, mode, "
-                                  "dynamic, fullgraph, inductor.<option>)")
-        return replace(self, **changes, inductor_config=tuple(sorted(inductor.items())))
-
-
-@dataclass(frozen=True)
-class Target:
-    """One callable to validate, and where its code lives."""
-
-    name: str                     # shown in reports: "mlp.py::Mlp"
-    attribute: str                # class or function name, or factory "pkg.mod:make"
-    kind: str                     # "module" | "function" | "factory"
-    file: Path | None = None      # relative to the tree root (None for factories)
-    inputs: str = "get_inputs"    # "get_inputs" or "inputs"
-    has_init_inputs: bool = False
-    settings: dict[str, object] = field(default_factory=dict, hash=False, compare=False)
-
-    @property
-    def module_name(self) -> str | None:
-        """Dotted import name of ``file`` relative to the tree root."""
-        if self.file is None:
-            return None
-        parts = list(self.file.with_suffix("").parts)
-        return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
-
-
-def parse_value(text: str) -> object:
-    """``true``/``false``/``none``, numbers, or the text itself."""
-    lowered = text.lower()
-    if lowered in ("true", "false"):
-        return lowered == "true"
-    if lowered in ("none", "null"):
-        return None
-    for convert in (int, float):
-        try:
-            return convert(text)
-        except ValueError:
-            pass
-    return text
-
-
-def _to_bool(text: str, key: str) -> bool:
-    value = parse_value(text)
-    if not isinstance(value, bool):
-        raise TargetError(f"{key} must be true or false, got {text!r}")
-    return value
-
-
-def parse_settings(pairs: list[str]) -> dict[str, object]:
-    """``["backend=inductor", "inductor.max_autotune=true"]`` to a dict."""
-    settings = {}
-    for pair in pairs:
-        key, sep, value = pair.partition("=")
-        if not sep or not key.strip():
-            raise TargetError(f"expected key=value, got {pair!r}")
-        settings[key.strip()] = parse_value(value.strip())
-    return settings
 
 
 def find_target(root: Path, file: Path) -> Target | None:
@@ -128,6 +43,11 @@ def find_target(root: Path, file: Path) -> Target | None:
     relative = file.resolve().relative_to(root.resolve())
     header = " ".join(_HEADER_RE.findall(text))
     settings = parse_settings(shlex.split(header.replace(",", " "))) if header else {}
+    try:
+        CompileSettings().merged(settings)  # an unknown or malformed key fails here, early
+    except TargetError as error:
+        line = text[: _HEADER_RE.search(text).start()].count("\n") + 1
+        raise TargetError(f"{file}:{line}: eqrewrite-oracle header: {error}") from None
     named = _named_target(assigned.get("__eqrewrite_target__"))
     modules = [name for name in module_class_names(tree) if name in top]
     functions = [n for n, node in top.items()
@@ -146,8 +66,8 @@ def find_target(root: Path, file: Path) -> Target | None:
         candidates = ", ".join(sorted(modules or functions)) or "none"
         raise TargetError(f"{file}: ambiguous target (candidates: {candidates}); set "
                           "__eqrewrite_target__ = \"Name\" in the file")
-    kind = "module" if isinstance(top[chosen], ast.ClassDef) else "function"
-    return Target(f"{relative.as_posix()}::{chosen}", chosen, kind, relative, inputs,
+    form = TargetForm.MODULE if isinstance(top[chosen], ast.ClassDef) else TargetForm.FUNCTION
+    return Target(f"{relative.as_posix()}::{chosen}", chosen, form, relative, inputs,
                   "get_init_inputs" in top, settings)
 
 
@@ -169,7 +89,7 @@ def factory_targets(config: dict) -> list[Target]:
         if not isinstance(spec, str) or ":" not in spec:
             raise TargetError(f"[tool.eqrewrite.oracle] factory must be 'module:function', "
                               f"got {spec!r}")
-        targets.append(Target(spec, spec, "factory"))
+        targets.append(Target(spec, spec, TargetForm.FACTORY))
     return targets
 
 

@@ -1,42 +1,64 @@
 """The worker process: imports torch once, then runs targets on request.
 
-Each worker serves one source tree (original or rewritten), first on
-``sys.path``, so the rewritten tree shadows the original. Requests arrive over
-a pipe; every user-code failure becomes part of the response, never a dead
-worker (a segfault or hang is the parent's to detect). Results are converted to
-plain containers and tensors so the parent can unpickle them without importing
-user code.
+A worker serves the source trees it is given (original and rewritten): for each run it puts
+the requested tree first on ``sys.path`` and imports the trees' modules afresh, so the
+rewritten tree shadows the original and every run starts from the same module-level state.
+One process for both trees pays torch's and Inductor's start-up once, and the rewritten
+compile finds the original's kernels in Inductor's caches. Requests arrive over a pipe; every
+user-code failure becomes part of the response, never a dead worker. A worker never outlives
+the oracle: it asks the kernel to kill it when its parent dies (Linux) and a watchdog thread
+also exits
+when the parent is gone or when a run overstays its own deadline, so a hanging target
+cannot spin on after the parent stopped waiting.
+
+``Session.run`` is also what a reproducer calls, in its own process.
 """
 
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import importlib
 import io
-import logging
 import os
 import resource
+import signal
 import sys
+import threading
 import time
 import traceback
-from dataclasses import fields, is_dataclass
 from pathlib import Path
+from typing import Any
 
-from .targets import CompileSettings, Target
+from .protocol import (
+    Failure,
+    FailureKind,
+    RaisedException,
+    RunRequest,
+    RunResult,
+    Variant,
+)
+from .settings import CompileSettings, Target, TargetForm
 
-GRAD_PROJECTION_SEED = 1234
+WATCHDOG_PERIOD = 0.5   # seconds between checks on the parent and the deadline
+DEADLINE_GRACE = 10.0   # the parent's own timeout fires first; this is the backstop
+_PR_SET_PDEATHSIG = 1
 
 
-def serve(conn, root: str, memory_limit: int | None) -> None:
-    """Process entry point: answer requests until the parent sends None."""
-    sys.path.insert(0, root)
-    os.chdir(root)
+def serve(conn, roots: dict[str, str], memory_limit: int | None, parent: int,
+          warm_up: bool = False) -> None:
+    """Process entry point: answer requests until the parent sends None or goes away."""
+    watchdog = _Watchdog(parent)
+    watchdog.start()
     import torch  # noqa: F401  (the expensive import, done once per worker)
 
+    _thread_lock_for_tqdm()
     if memory_limit:
         resource.setrlimit(resource.RLIMIT_AS, (memory_limit, memory_limit))
-    conn.send("ready")  # the parent times start-up (spawn + torch import) up to here
-    handlers = {"run": run, "breaks": breaks, "purge": lambda request: purge(root)}
+    session = Session(roots)
+    if warm_up:
+        _warm_up()
+    conn.send("ready")  # the parent times start-up (spawn, imports, warm-up) up to here
     while True:
         try:
             request = conn.recv()
@@ -44,25 +66,80 @@ def serve(conn, root: str, memory_limit: int | None) -> None:
             request = None
         if request is None:
             conn.close()
+            _stop_compile_workers()
             os._exit(0)  # skip interpreter teardown with torch loaded (seconds, for nothing)
+        watchdog.arm(getattr(request, "deadline", 600.0) + DEADLINE_GRACE)
         try:
-            response = handlers[request["op"]](request)
+            response = session.handle(request)
         except MemoryError:
-            response = {"failure": "oom", "message": "out of memory"}
+            response = RunResult(failure=Failure(FailureKind.OOM, "out of memory"))
         except BaseException as error:  # noqa: BLE001 - report, never die
-            response = {"failure": "error", "message": _describe(error)}
+            response = RunResult(failure=Failure(FailureKind.ERROR, _describe(error)))
+        watchdog.disarm()
         conn.send(response)
 
 
-def purge(root: str) -> dict:
-    """Forget imported user modules so edited files are imported afresh."""
-    prefix = str(Path(root).resolve())
-    for name, module in list(sys.modules.items()):
-        location = getattr(module, "__file__", None) or ""
-        if location and str(Path(location).resolve()).startswith(prefix):
-            del sys.modules[name]
-    importlib.invalidate_caches()
-    return {}
+class _Watchdog(threading.Thread):
+    """Ends the worker when its parent is gone or a request overstays its deadline."""
+
+    def __init__(self, parent: int):
+        super().__init__(daemon=True, name="eqrewrite-watchdog")
+        self.parent = parent
+        self.until: float | None = None
+        _die_with_parent()
+
+    def arm(self, seconds: float) -> None:
+        self.until = time.monotonic() + seconds
+
+    def disarm(self) -> None:
+        self.until = None
+
+    def run(self) -> None:
+        while True:
+            time.sleep(WATCHDOG_PERIOD)
+            if os.getppid() != self.parent:
+                os._exit(70)  # orphaned: the oracle died (kill -9, crash)
+            if self.until is not None and time.monotonic() > self.until:
+                sys.stderr.write("eqrewrite worker: run exceeded its deadline\n")
+                os._exit(71)
+
+
+def _warm_up() -> None:
+    """Compile a tiny function forward and backward with Inductor once: its first compile in
+    a process costs tens of seconds (imports, compiler checks) that are better paid while the
+    oracle is still starting than inside the first target's timing."""
+    import torch
+
+    with contextlib.suppress(Exception):  # a failure here shows again, and better, in a run
+        value = torch.ones(3, requires_grad=True)
+        torch.compile(lambda v: (v.sin() * 2).sum())(value).backward()
+    torch._dynamo.reset()
+
+
+def _thread_lock_for_tqdm() -> None:
+    """torch.fx shows tqdm progress bars, and tqdm's default lock is a multiprocessing lock: a
+    semaphore that ``os._exit`` leaves to the resource tracker, which then warns when the
+    oracle exits. One process needs only a thread lock."""
+    with contextlib.suppress(ImportError):
+        from tqdm import tqdm
+
+        tqdm.set_lock(threading.RLock())
+
+
+def _stop_compile_workers() -> None:
+    """Stop Inductor's compile subprocesses, which ``os._exit`` would leave to the resource
+    tracker (it then warns about leaked semaphores when the oracle exits)."""
+    if "torch._inductor.async_compile" in sys.modules:
+        with contextlib.suppress(Exception):
+            sys.modules["torch._inductor.async_compile"].shutdown_compile_workers()
+
+
+def _die_with_parent() -> None:
+    """Ask Linux to SIGKILL this process when its parent exits (no-op elsewhere)."""
+    if not sys.platform.startswith("linux"):
+        return
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
 
 
 def _describe(error: BaseException) -> str:
@@ -70,46 +147,157 @@ def _describe(error: BaseException) -> str:
     return "".join(lines[-6:]).strip()
 
 
-# -- building targets -------------------------------------------------------------------------
+class Session:
+    """Builds and runs targets of the given source trees inside the current process."""
+
+    def __init__(self, roots: dict[str, str]):
+        self.roots = {tree: str(Path(root).resolve()) for tree, root in roots.items()}
+
+    def handle(self, request: object) -> Any:
+        if isinstance(request, RunRequest):
+            return self.run(request)
+        if request == "purge":
+            self.purge()
+            return None
+        if isinstance(request, tuple) and request and request[0] == "breaks":
+            return self.breaks(*request[1:])
+        from .probe import ProbeRequest, probe  # the audit's measurements
+
+        if isinstance(request, ProbeRequest):
+            return probe(self, request)
+        raise ValueError(f"unknown request {request!r}")
+
+    def purge(self) -> None:
+        """Forget imported modules of the trees, so the next run imports them afresh: every
+        run starts from the same module-level state, and edited files are read again."""
+        roots = tuple(self.roots.values())
+        for name, module in list(sys.modules.items()):
+            location = getattr(module, "__file__", None) or ""
+            if location and str(Path(location).resolve()).startswith(roots):
+                del sys.modules[name]
+        importlib.invalidate_caches()
+
+    def enter(self, tree: str) -> None:
+        """Make ``tree`` the one imports come from (first on sys.path, current folder)."""
+        root = self.roots[tree]
+        sys.path[:] = [root] + [p for p in sys.path if p not in self.roots.values()]
+        os.chdir(root)
+        self.purge()
+
+    # -- one run ------------------------------------------------------------------------------
+
+    def run(self, request: RunRequest) -> RunResult:
+        """Build the target, call it once as ``request.variant`` says, observe everything."""
+        from .observe import LineTracer
+
+        started = time.perf_counter()
+        tracer = LineTracer(request.coverage)
+        wanted = request.grad_inputs is not False
+        result = self._attempt(request, tracer, grad_inputs=wanted)
+        if request.grad_inputs is None and result.exception is not None and result.grad_inputs:
+            # Input gradients can make a target fail (in-place writes to its inputs); then
+            # it is compared as it is, without them (the caller passes that on).
+            result = self._attempt(request, tracer, grad_inputs=False)
+        result.covered = tracer.covered
+        result.seconds["total"] = time.perf_counter() - started
+        return result
+
+    def _attempt(self, request: RunRequest, tracer, grad_inputs: bool) -> RunResult:
+        import torch
+
+        from .observe import Printed, gradients, module_state, to_plain, track_input_grads
+
+        variant, settings = request.variant, request.settings
+        started = time.perf_counter()
+        self.enter(request.tree)
+        with tracer:  # construction and get_inputs() count as executed too
+            fn, inputs, module, source = self.build(request)
+        state = _state_bytes(module) if request.state is None else None
+        loaded = time.perf_counter()
+        recorder, printed = _recorder(variant), Printed()
+        with _configured(settings), _reference(variant), recorder:
+            if variant is Variant.COMPILED:
+                torch._dynamo.reset()
+                fn = compiled(fn, settings)
+            graded = track_input_grads(inputs) if grad_inputs else []
+            torch.manual_seed(request.seed)
+            with tracer, printed:
+                output, exception = _call(fn, inputs)
+            called = time.perf_counter()
+            observed: dict[str, Any] = {"output": to_plain(output),
+                                        "inputs_after": to_plain(inputs),
+                                        "printed": printed.observed(),
+                                        "module_state": module_state(source)}
+            if module is not None:
+                observed["state_after"] = to_plain(dict(module.state_dict()))
+            if exception is None:
+                observed["grads"] = gradients(output, module, graded)
+        return RunResult(
+            observed=observed, exception=exception, state=state,
+            diagnostics=printed.diagnostics,
+            breaks=recorder.report() if variant is Variant.COMPILED else None,
+            grad_inputs=bool(graded),
+            seconds={"load": loaded - started, "call": called - loaded,
+                     "grads": time.perf_counter() - called})
+
+    def build(self, request: RunRequest):
+        """``(callable, inputs, module or None, the target's Python module)`` under the seed,
+        widened to float64 for the reference, perturbed for a perturbed run."""
+        import torch
+
+        from .compare import cast_floating
+        from .reference import perturb
+
+        target = request.target
+        torch.manual_seed(request.seed)
+        fn, inputs, source = _construct(target, request.seed)
+        module = fn if isinstance(fn, torch.nn.Module) else None
+        if module is not None:
+            if request.state is not None:
+                module.load_state_dict(torch.load(io.BytesIO(request.state), weights_only=True))
+            module.eval()
+        if request.variant is Variant.REFERENCE:
+            inputs = cast_floating(inputs, torch.float64)
+            if module is not None:
+                module.double()
+        if request.variant is Variant.PERTURBED:
+            perturb(inputs, module, request.perturbation)
+        return fn, inputs, module, source
+
+    def breaks(self, tree: str, target: Target, seed: int, state: bytes | None) -> Any:
+        """Graph-break counts measured apart from the runs: ``explain`` plus a
+        ``fullgraph=True`` compile with Dynamo only (``--separate-break-count``)."""
+        from .graphbreaks import count_graph_breaks
+
+        self.enter(tree)
+        request = RunRequest(target, CompileSettings(backend="eager"), Variant.EAGER, seed,
+                             state, tree=tree)
+        fn, inputs, _, _ = self.build(request)
+        args, kwargs = ((), inputs) if isinstance(inputs, dict) else (tuple(inputs), {})
+        return count_graph_breaks(fn, args, kwargs, backend="eager")
 
 
-def load(target: Target, seed: int, state: bytes | None, float64: bool):
-    """Return ``(callable, inputs, module or None)`` built under ``seed``."""
+def _construct(target: Target, seed: int):
+    """The target's callable (a built module for a module class), inputs, Python module."""
+    import copy
+
     import torch
 
-    from .compare import cast_floating
-
-    torch.manual_seed(seed)
-    module = None
-    if target.kind == "factory":
+    if target.form is TargetForm.FACTORY:
         module_name, _, function = target.attribute.partition(":")
-        function_object = getattr(importlib.import_module(module_name), function)
-        made = function_object()
-        fn, inputs = made[0], list(made[1])
-    else:
-        source = importlib.import_module(target.module_name)
-        fn = getattr(source, target.attribute)
-        if target.kind == "module":
-            torch.manual_seed(seed)
-            init = list(source.get_init_inputs()) if target.has_init_inputs else []
-            fn = fn(*init)
+        source = importlib.import_module(module_name)
+        made = getattr(source, function)()
+        return made[0], list(made[1]), source
+    source = importlib.import_module(target.module_name)
+    fn = getattr(source, target.attribute)
+    if target.form is TargetForm.MODULE:
         torch.manual_seed(seed)
-        if target.inputs == "get_inputs":
-            inputs = source.get_inputs()
-        else:
-            import copy
-
-            inputs = copy.deepcopy(source.inputs)
-    if isinstance(fn, torch.nn.Module):
-        module = fn
-        if state is not None:
-            module.load_state_dict(torch.load(io.BytesIO(state), weights_only=True))
-        module.eval()
-    if float64:
-        inputs = cast_floating(inputs, torch.float64)
-        if module is not None:
-            module.double()
-    return fn, inputs, module
+        init = list(source.get_init_inputs()) if target.has_init_inputs else []
+        fn = fn(*init)
+    torch.manual_seed(seed)
+    inputs = source.get_inputs() if target.inputs == "get_inputs" else copy.deepcopy(
+        source.inputs)
+    return fn, inputs, source
 
 
 def _state_bytes(module) -> bytes | None:
@@ -134,235 +322,58 @@ def compiled(fn, settings: CompileSettings):
                          fullgraph=settings.fullgraph)
 
 
-def _inductor_patch(settings: CompileSettings):
-    if not settings.inductor_config:
+@contextlib.contextmanager
+def _configured(settings: CompileSettings):
+    """Inductor and Dynamo config switches for the whole run (compile, call and backward),
+    restored afterwards so the next target starts from the defaults."""
+    with contextlib.ExitStack() as stack:
+        if settings.inductor_config:
+            import torch._inductor.config as inductor_config
+
+            stack.enter_context(inductor_config.patch(dict(settings.inductor_config)))
+        if settings.dynamo_config:
+            import torch._dynamo.config as dynamo_config
+
+            stack.enter_context(dynamo_config.patch(dict(settings.dynamo_config)))
+        yield
+
+
+def _reference(variant: Variant):
+    if variant is not Variant.REFERENCE:
         return contextlib.nullcontext()
-    import torch._inductor.config as inductor_config
+    from .reference import float64_reference
 
-    return inductor_config.patch(dict(settings.inductor_config))
-
-
-# -- running ----------------------------------------------------------------------------------
+    return float64_reference()
 
 
-def run(request: dict) -> dict:
-    """Build the target, call it once (eager or compiled) and report everything observable."""
-    import torch
+def _recorder(variant: Variant):
+    if variant is not Variant.COMPILED:
+        return contextlib.nullcontext()
+    from .graphbreaks import BreakRecorder
 
-    target: Target = request["target"]
-    settings: CompileSettings = request["settings"]
-    started = time.perf_counter()
-    tracer = _LineTracer(request.get("coverage", ()))
-    with tracer:  # construction and get_inputs() count as executed too
-        fn, inputs, module = load(target, request["seed"], request.get("state"),
-                                  request.get("float64", False))
-    state = _state_bytes(module) if request.get("state") is None else None
-    loaded = time.perf_counter()
-    if request["variant"] == "compiled":
-        torch._dynamo.reset()
-        fn = compiled(fn, settings)
-    graded = _track_input_grads(inputs)
-    torch.manual_seed(request["seed"])
-    printed = _Printed()
-    with _inductor_patch(settings), tracer, printed:
-        output, exception = _call(fn, inputs)
-        if exception is not None and graded:
-            # Input gradients can make a target fail (in-place writes to its inputs);
-            # then compare it as it is, without them.
-            fn, inputs, module = load(target, request["seed"], state or request.get("state"),
-                                      request.get("float64", False))
-            if request["variant"] == "compiled":
-                torch._dynamo.reset()
-                fn = compiled(fn, settings)
-            graded = []
-            torch.manual_seed(request["seed"])
-            printed = _Printed()
-            with printed:
-                output, exception = _call(fn, inputs)
-    finished = time.perf_counter()
-    observed = {"output": to_plain(output), "inputs_after": to_plain(inputs),
-                "printed": printed.observed()}
-    if module is not None:
-        observed["state_after"] = to_plain(dict(module.state_dict()))
-    if exception is None:
-        observed["grads"] = _gradients(output, module, graded)
-    return {"observed": observed, "exception": exception, "state": state,
-            "covered": tracer.covered,
-            "seconds": {"load": loaded - started, "call": finished - loaded,
-                        "grads": time.perf_counter() - finished}}
+    return BreakRecorder()
 
 
-def _call(fn, inputs) -> tuple[object, dict | None]:
-    """``(output, None)``, or ``(None, exception description)``: raising is an outcome too."""
-    from .compare import materialize
+def _call(fn, inputs) -> tuple[object, RaisedException | None]:
+    """``(output, None)``, or ``(None, the exception)``: raising is an outcome too. Iterators
+    in the output are drained here, while the run's context is still active."""
+    from .observe import settle
 
     try:
         output = fn(**inputs) if isinstance(inputs, dict) else fn(*inputs)
-        return materialize(output), None
+        return settle(output), None
     except Exception as error:  # noqa: BLE001
-        return None, {"type": type(error).__name__, "message": str(error)[:2000]}
+        return None, raised(error)
 
 
-def is_compiler_warning(warning) -> bool:
-    """A warning torch.compile itself raised (Dynamo's diagnostics, deprecations inside
-    torch), not one the program raised, even through a stacklevel that points into torch."""
-    import torch
+def raised(error: BaseException) -> RaisedException:
+    """An exception as a comparable value: type, message without addresses, bases, frame."""
+    from .records import strip_addresses
 
-    folder = Path(torch.__file__).parent
-    compiler = tuple(str(folder / part) for part in ("_dynamo", "_inductor", "_functorch"))
-    return warning.filename.startswith(compiler) or (
-        warning.filename.startswith(str(folder))
-        and issubclass(warning.category, DeprecationWarning))
-
-
-class _Printed:
-    """What a run printed and warned: part of its observable behaviour (and kept off the
-    oracle's own output). The compiler's own warnings are not, and
-    Hugging Face's once-per-process ``warning_once`` is reset so every run logs alike."""
-
-    def __enter__(self):
-        import warnings
-
-
-        once = getattr(logging.Logger, "warning_once", None)
-        if hasattr(once, "cache_clear"):
-            once.cache_clear()
-        self._out, self._err = io.StringIO(), io.StringIO()
-        self._redirects = [contextlib.redirect_stdout(self._out),
-                           contextlib.redirect_stderr(self._err)]
-        self._warnings = warnings.catch_warnings(record=True)
-        self._caught = self._warnings.__enter__()
-        warnings.simplefilter("always")
-        for redirect in self._redirects:
-            redirect.__enter__()
-        return self
-
-    def __exit__(self, *exc) -> None:
-        for redirect in reversed(self._redirects):
-            redirect.__exit__(*exc)
-        self._warnings.__exit__(*exc)
-
-    def observed(self) -> dict:
-        warned = [f"{w.category.__name__}: {w.message}" for w in self._caught
-                  if not is_compiler_warning(w)]
-        return {"stdout": self._out.getvalue(), "stderr": self._err.getvalue(),
-                "warnings": warned}
-
-
-def _track_input_grads(inputs) -> list:
-    """Make floating input tensors require grad, so their gradients can be compared."""
-    tracked = [t for t in _tensors(inputs) if t.is_floating_point() and not t.requires_grad]
-    for tensor in tracked:
-        tensor.requires_grad_(True)
-    return tracked
-
-
-def _gradients(output, module, inputs: list) -> dict | None:
-    """Backward through a fixed projection of the floating outputs: input and parameter grads."""
-    import torch
-
-    tensors = [t for t in _tensors(output) if t.is_floating_point() and t.requires_grad]
-    if not tensors:
-        return None
-    generator = torch.Generator().manual_seed(GRAD_PROJECTION_SEED)
-    loss = sum((t * torch.randn(t.shape, generator=generator, dtype=t.dtype)).sum()
-               for t in tensors)
-    try:
-        loss.backward()
-    except RuntimeError as error:
-        return {"backward_error": str(error)[:500]}
-    grads = {f"input{i}": _grad(t) for i, t in enumerate(inputs)}
-    if module is not None:
-        grads.update({name: _grad(p) for name, p in module.named_parameters()})
-    return grads
-
-
-def _grad(tensor):
-    return tensor.grad.detach().clone() if tensor.grad is not None else None
-
-
-def _tensors(obj):
-    import torch
-
-    if isinstance(obj, torch.Tensor):
-        yield obj
-    elif isinstance(obj, dict):
-        for value in obj.values():
-            yield from _tensors(value)
-    elif isinstance(obj, list | tuple):
-        for value in obj:
-            yield from _tensors(value)
-    elif is_dataclass(obj) and not isinstance(obj, type):
-        for item in fields(obj):
-            yield from _tensors(getattr(obj, item.name))
-
-
-def to_plain(obj):
-    """Tensors (detached copies), builtins and containers; other objects become records."""
-    import torch
-
-    from .records import Opaque, Record
-
-    if isinstance(obj, torch.Tensor):
-        return obj.detach().clone()
-    if obj is None or isinstance(obj, bool | int | float | complex | str | bytes):
-        return obj
-    if isinstance(obj, torch.dtype | torch.device | torch.Size):
-        return obj
-    if isinstance(obj, dict):
-        items = {key if isinstance(key, str | int) else repr(key): to_plain(v)
-                 for key, v in obj.items()}
-        return items if type(obj) is dict else Record(_type_name(obj), items)
-    if isinstance(obj, tuple) and hasattr(obj, "_fields"):
-        return Record(_type_name(obj), {f: to_plain(getattr(obj, f)) for f in obj._fields})
-    if isinstance(obj, list | tuple):
-        converted = [to_plain(v) for v in obj]
-        return converted if type(obj) is list else tuple(converted)
-    if is_dataclass(obj) and not isinstance(obj, type):
-        return Record(_type_name(obj), {f.name: to_plain(getattr(obj, f.name))
-                                        for f in fields(obj)})
-    return Opaque(_type_name(obj), repr(obj)[:500])
-
-
-def _type_name(obj) -> str:
-    return f"{type(obj).__module__}.{type(obj).__qualname__}"
-
-
-class _LineTracer:
-    """Records executed lines of the given files (edit coverage), only while active."""
-
-    def __init__(self, files):
-        self.files = {str(f) for f in files}  # absolute, as imported from the resolved root
-        self.covered: dict[str, set[int]] = {}
-
-    def __enter__(self):
-        if self.files:
-            sys.settrace(self._global)
-        return self
-
-    def __exit__(self, *exc) -> None:
-        if self.files:
-            sys.settrace(None)
-
-    def _global(self, frame, event, arg):
-        filename = frame.f_code.co_filename
-        if filename in self.files:
-            lines = self.covered.setdefault(filename, set())
-            lines.add(frame.f_lineno)
-
-            def local(frame, event, arg):
-                if event == "line":
-                    lines.add(frame.f_lineno)
-                return local
-            return local
-        return None
-
-
-def breaks(request: dict) -> dict:
-    """Graph-break counts of the target, compiled with Dynamo only."""
-    from .graphbreaks import count_graph_breaks
-
-    target: Target = request["target"]
-    fn, inputs, _ = load(target, request["seed"], request.get("state"), False)
-    args, kwargs = ((), inputs) if isinstance(inputs, dict) else (tuple(inputs), {})
-    return {"report": count_graph_breaks(fn, args, kwargs, backend="eager")}
+    kind = type(error)
+    frames = traceback.extract_tb(error.__traceback__)
+    user = [f for f in frames if "/torch/" not in f.filename and "/oracle/" not in f.filename]
+    frame = f"{user[-1].filename}:{user[-1].lineno} in {user[-1].name}" if user else ""
+    return RaisedException(
+        f"{kind.__module__}.{kind.__qualname__}", strip_addresses(str(error))[:2000],
+        tuple(f"{k.__module__}.{k.__qualname__}" for k in kind.__mro__), frame)

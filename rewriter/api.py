@@ -8,27 +8,30 @@ graph). Nothing here imports torch or the oracle.
 - one source text: ``rewrite_text`` returns a ``Rewrite`` (new text and ``Edit``s by round);
 - files: ``discover_files``, ``decode``/``encode``/``write_atomic``;
 - configuration: ``find_project_root``, ``load_config``;
-- static facts the oracle needs to find targets: ``module_class_names``.
+- static facts the oracle needs to find targets: ``module_class_names``;
+- the graph-break audit: ``WHAT_IF_SWITCHES`` (Dynamo switches and the breaks each may remove).
 """
 
 from __future__ import annotations
 
 import ast
 
+from .audit.catalogue import WHAT_IF as WHAT_IF_SWITCHES
 from .config import Config, ConfigError, find_project_root, load_config
 from .discovery import discover as discover_files
 from .engine import Options as RewriteOptions
 from .engine import Rewrite, RewriteError, parse, select_rules
 from .engine import rewrite_source as rewrite_text
 from .facts import ModuleFacts
+from .files import write_atomic
 from .matcher import Edit, find_edits
 from .rules import Rule, RuleError, RulePack, load_pack, packaged_packs, resolve_pack
-from .sources import Source, SourceError, decode, encode, write_atomic
+from .sources import Source, SourceError, decode, encode
 
 __all__ = [
     "Config", "ConfigError", "Edit", "Rewrite", "RewriteError", "RewriteOptions", "Rule",
-    "RuleError", "RulePack", "Source", "SourceError", "apply_edit_subset", "decode",
-    "discover_files", "encode", "find_project_root", "first_round_edits", "load_config",
+    "RuleError", "RulePack", "Source", "SourceError", "WHAT_IF_SWITCHES", "apply_edit_subset",
+    "decode", "discover_files", "encode", "find_project_root", "first_round_edits", "load_config",
     "load_pack", "load_packs", "module_class_names", "packaged_packs", "parse", "resolve_pack",
     "rewrite_text", "select_rules", "write_atomic",
 ]

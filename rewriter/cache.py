@@ -7,13 +7,14 @@ even read; one whose stat changed but whose content did not is not parsed.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import os
 from pathlib import Path
 
 from . import __version__
-from .sources import write_atomic
+from .files import write_atomic
 
 Stamp = tuple[int, int, str]  # mtime_ns, size, sha256 of the content
 
@@ -24,6 +25,23 @@ def default_cache_dir(project_root: Path) -> Path:
         return project_root / ".eqrewrite_cache"
     base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
     return Path(base) / "eqrewrite"
+
+
+def canonical(value: object) -> str:
+    """A text for ``value`` that is the same in every process, for cache keys.
+
+    Never ``repr()``: a set's order, and so its repr, depends on PYTHONHASHSEED. Sets are
+    sorted and dataclasses become mappings; JSON sorts the keys.
+    """
+    return json.dumps(value, sort_keys=True, default=_plain)
+
+
+def _plain(value: object) -> object:
+    if isinstance(value, set | frozenset):
+        return sorted(value)
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {f.name: getattr(value, f.name) for f in dataclasses.fields(value)}
+    raise TypeError(f"no canonical form for {type(value).__name__}")
 
 
 def digest(data: bytes) -> str:

@@ -3,31 +3,44 @@
 ``eqrewrite PATH...`` rewrites (the default command); ``eqrewrite rules ...``
 inspects and tests rule packs. Exit codes follow black and ruff: 0 done or
 nothing to do, 1 ``--check``/``--diff`` found changes, 2 usage, configuration or
-rule-pack error, 123 some file could not be processed (the others still were).
+rule-pack error, 123 some file could not be processed (the others still were),
+130/143 stopped by SIGINT/SIGTERM.
 """
 
 from __future__ import annotations
 
+import difflib
 import sys
 from pathlib import Path
 
 import click
 
 from . import __version__
-from .cache import Cache, default_cache_dir
-from .config import ConfigError, find_project_root, load_config
+from .cache import Cache, canonical, default_cache_dir
+from .config import Config, ConfigError, find_project_root, load_config
 from .discovery import discover
 from .engine import Options, select_rules
 from .plugins import Registry, RewriteRun, load_plugins
 from .rules import RuleError, RulePack, load_pack, packaged_packs
+from .workers import Interrupted, interruptible
+from .worklist import PlanError, plan
 
 EXIT_CHANGES, EXIT_USAGE, EXIT_FILE_ERROR = 1, 2, 123
+
+
+SUBCOMMAND_NAMES_RULE = (
+    "A first argument named like a command (rules, oracle, audit, rewrite) is that command, even "
+    "when a file or folder of that name exists: write such a path as ./NAME or NAME/, or "
+    "run 'eqrewrite rewrite NAME'.")
 
 
 class _DefaultGroup(click.Group):
     """A group whose first argument, when it is not a subcommand, is a path to rewrite.
 
-    Installed plugins (``plugins.py``) are loaded before the first command is looked up.
+    A subcommand's name always means the subcommand: taking an existing path of that name
+    instead would make ``eqrewrite oracle src/`` rewrite a folder called ``oracle`` in
+    place. Installed plugins (``plugins.py``) are loaded before the first command is
+    looked up. The group's help is the rewrite command's, plus the subcommands.
     """
 
     registry: Registry | None = None
@@ -41,15 +54,47 @@ class _DefaultGroup(click.Group):
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
         self.plugins()
-        if not args or (args[0] not in self.commands and args[0] not in ("--help", "--version")):
+        if not args or (args[0] not in self.commands
+                        and args[0] not in ("-h", "--help", "--version")):
             args = ["rewrite", *args]
+        ctx.meta["eqrewrite.command"] = args[0]
         return super().parse_args(ctx, args)
+
+    def invoke(self, ctx: click.Context):
+        try:
+            return super().invoke(ctx)
+        except click.UsageError as error:
+            name = ctx.meta.get("eqrewrite.command")
+            if name == "rewrite" or name not in self.commands or not Path(name).exists():
+                raise
+            error.show()
+            click.echo(f"note: '{name}' is the 'eqrewrite {name}' command; to rewrite the "
+                       f"path {name}, write ./{name} or 'eqrewrite rewrite {name} ...'",
+                       err=True)
+            sys.exit(error.exit_code)
+
+    def format_usage(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        formatter.write_usage(ctx.command_path, "[OPTIONS] PATH...")
+        formatter.write_usage(ctx.command_path, "COMMAND [ARGS]...", prefix="   or: ")
+
+    def format_options(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        """The rewrite command's options (the default command), then the subcommands."""
+        rewrite = self.commands["rewrite"]
+        params = [p for p in rewrite.params + self.get_params(ctx)
+                  if isinstance(p, click.Option)]
+        records = [r for r in (p.get_help_record(ctx) for p in params) if r is not None]
+        with formatter.section("Options"):
+            formatter.write_dl(records)
+        self.format_commands(ctx, formatter)
+        with formatter.section("Paths and commands"):
+            formatter.write_text(SUBCOMMAND_NAMES_RULE)
 
 
 @click.group(cls=_DefaultGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="eqrewrite")
 def main() -> None:
-    """Rewrite PyTorch code with YAML rule packs: ``eqrewrite PATH... [OPTIONS]``."""
+    """Rewrite the Python files under each PATH with YAML rule packs: in place by default,
+    or report (--check, --diff, --format) or write a copy (--out) instead."""
 
 
 def _fail(message: str) -> None:
@@ -63,7 +108,7 @@ def _load_packs(specs: list[str]) -> list[RulePack]:
     except RuleError as error:
         _fail(str(error))
     except OSError as error:
-        _fail(f"cannot read rule pack: {error}")
+        _fail(f"{error.filename}: cannot read the rule pack: {error.strerror or error}")
 
 
 @main.command("rewrite")
@@ -88,8 +133,11 @@ def _load_packs(specs: list[str]) -> list[RulePack]:
 @click.option("--exclude", "excludes", multiple=True, metavar="GLOB",
               help="Skip paths matching this gitignore-style glob. Repeatable.")
 @click.option("--format", "output_format", type=click.Choice(["text", "json", "sarif"]),
-              default="text", show_default=True, help="Report format on stdout.")
-@click.option("--black", "use_black", is_flag=True, help="Format changed files with black.")
+              default="text", show_default=True,
+              help="Report format on stdout; json and sarif print one document. Writing is "
+                   "unchanged: add --check or --diff for a report only.")
+@click.option("--black", "use_black", is_flag=True,
+              help="Format changed files with black (pip install 'eqrewrite[black]').")
 @click.option("--no-cache", is_flag=True, help="Neither read nor write the cache.")
 @click.option("--cache-dir", type=click.Path(file_okay=False, path_type=Path),
               help="Where to keep the cache (default: .eqrewrite_cache in the project).")
@@ -102,7 +150,8 @@ def rewrite_command(paths: tuple[Path, ...], rule_specs: tuple[str, ...], check:
                     ignored: tuple[str, ...], excludes: tuple[str, ...], output_format: str,
                     use_black: bool, no_cache: bool, cache_dir: Path | None, jobs: int | None,
                     quiet: bool, **plugin_flags) -> None:
-    """Rewrite the Python files under PATHS with the selected rule packs."""
+    """Rewrite the Python files under PATHS with the selected rule packs (the default
+    command: 'eqrewrite PATH...' runs it)."""
     from . import report
     from .runner import Job, run
 
@@ -110,15 +159,15 @@ def rewrite_command(paths: tuple[Path, ...], rule_specs: tuple[str, ...], check:
         _fail("no paths given; try 'eqrewrite src/ --diff' or 'eqrewrite --help'")
     if out_root is not None and (check or diff):
         _fail("--out writes a rewritten tree; it cannot be combined with --check or --diff")
+    if use_black:
+        _require_black()
     steps = main.plugins().steps
-    mode = "diff" if diff else "check" if check else "out" if out_root else "write"
+    mode = _mode(check, diff, out_root)
     for step in steps:
         out_root = step.prepare(plugin_flags, paths, mode, out_root)
+    mode = _mode(check, diff, out_root)  # again: a step (--oracle) may have chosen --out
     root = find_project_root(list(paths))
-    try:
-        config = load_config(root)
-    except ConfigError as error:
-        _fail(str(error))
+    config = _config(root)
     packs = _load_packs(list(rule_specs) or config.rules)
     options = Options(
         unsafe=config.unsafe if unsafe is None else unsafe,
@@ -129,44 +178,113 @@ def rewrite_command(paths: tuple[Path, ...], rule_specs: tuple[str, ...], check:
                                   if trust_scalar_annotations is None
                                   else trust_scalar_annotations),
     )
-    # Again: a step (--oracle) may have chosen an --out folder.
-    mode = "diff" if diff else "check" if check else "out" if out_root else "write"
     job = Job([p.path for p in packs], options, mode, out_root, use_black,
-              tuple(ignored) + tuple(config.ignore))
-    files = list(discover(list(paths), config.include,
-                          config.exclude + config.extend_exclude + list(excludes), root))
-    pairs = [(f, _destination(f, paths, out_root)) for f in files]
+              _checked_ignores(ignored, config, packs))
     cache = None
     if not no_cache and not use_black:
-        key = [p.digest for p in packs] + [repr(options), repr(job.ignore)]
+        key = [p.digest for p in packs] + [canonical(options), canonical(set(job.ignore))]
         cache = Cache(cache_dir or default_cache_dir(root), key)
-    results = run(pairs, job, cache, jobs, progress=not quiet and mode != "check"
-                  and output_format == "text")
-    if output_format == "json":
-        click.echo(report.to_json(results, mode))
-    elif output_format == "sarif":
-        click.echo(report.to_sarif(results, [r for p in packs for r in p.rules]))
-    report.print_text(results, mode, quiet=quiet or output_format != "text")
-    if any(r.status == "error" for r in results):
-        sys.exit(EXIT_FILE_ERROR)
+    try:
+        with interruptible():
+            files = list(discover(list(paths), config.include,
+                                  config.exclude + config.extend_exclude + list(excludes),
+                                  root, skip=out_root))
+            if not quiet:
+                _say_empty_folders(paths, files)
+            items = plan(files, list(paths), out_root)
+            results = run(items, job, cache, jobs, progress=not quiet and mode != "check"
+                          and output_format == "text")
+    except PlanError as error:
+        _fail(str(error))
+    except Interrupted as stop:
+        click.echo(f"eqrewrite: stopped by {stop}: every file is either rewritten or "
+                   "untouched, none half-written", err=True)
+        sys.exit(stop.exit_code)
     run_info = RewriteRun(paths, root, out_root, mode, select_rules(
         [r for p in packs for r in p.rules if r.id not in job.ignore], options), options,
-        results)
+        results, output_format)
+    if output_format == "text":
+        report.print_text(results, mode, quiet=quiet)
+        status, _ = _finish_steps(steps, plugin_flags, run_info)
+    else:
+        # stdout holds exactly one document, printed last; file errors still go to stderr.
+        report.print_text(results, mode, quiet=True, diffs=False)
+        status, records = _finish_steps(steps, plugin_flags, run_info)
+        click.echo(report.to_json(results, mode, records) if output_format == "json" else
+                   report.to_sarif(results, [r for p in packs for r in p.rules]))
+    sys.exit(_exit_code(results, mode, status))
+
+
+def _mode(check: bool, diff: bool, out_root: Path | None) -> str:
+    return "diff" if diff else "check" if check else "out" if out_root else "write"
+
+
+def _require_black() -> None:
+    try:
+        import black  # noqa: F401
+    except ImportError:
+        _fail("--black needs black, which is not installed: pip install 'eqrewrite[black]'")
+
+
+def _config(root: Path) -> Config:
+    try:
+        return load_config(root)
+    except ConfigError as error:
+        _fail(str(error))
+
+
+def _checked_ignores(ignored: tuple[str, ...], config: Config,
+                     packs: list[RulePack]) -> tuple[str, ...]:
+    """The rule ids to ignore; one that no pack defines is a usage error (likely a typo)."""
+    known = {rule.id for pack in packs for rule in pack.rules}
+    for rule_id in ignored:
+        if rule_id not in known:
+            _fail(f"--ignore: no rule {rule_id!r} in the selected packs"
+                  f"{_did_you_mean(rule_id, known)}")
+    if any(rule_id not in known for rule_id in config.ignore):
+        # The project may ignore rules of its configured packs while --rules picks others.
+        known |= {rule.id for pack in _load_packs(config.rules) for rule in pack.rules}
+    for rule_id in config.ignore:
+        if rule_id not in known:
+            _fail(f"{config.path}: [tool.eqrewrite] ignore: no rule {rule_id!r}"
+                  f"{_did_you_mean(rule_id, known)}")
+    return tuple(ignored) + tuple(config.ignore)
+
+
+def _did_you_mean(name: str, known: set[str]) -> str:
+    matches = difflib.get_close_matches(name, sorted(known), n=3)
+    return f" (did you mean {', '.join(matches)}?)" if matches else ""
+
+
+def _say_empty_folders(paths: tuple[Path, ...], files: list[Path]) -> None:
+    for root in paths:
+        if root.is_dir() and not any(root in f.parents for f in files):
+            click.echo(f"no Python files found in {root}", err=True)
+
+
+def _finish_steps(steps: list, flags: dict, run: RewriteRun) -> tuple[int, dict[str, dict]]:
+    """Run the plugin steps after a rewrite without file errors: worst status, records."""
+    if any(r.status == "error" for r in run.results):
+        return 0, {}
+    status, records = 0, {}
     for step in steps:
-        status = step.finish(plugin_flags, run_info)
-        if status is not None:
-            sys.exit(status)
+        outcome = step.finish(flags, run)
+        if outcome is None:
+            continue
+        status = status or outcome.status
+        if outcome.record is not None:
+            records[step.name] = outcome.record
+    return status, records
+
+
+def _exit_code(results: list, mode: str, step_status: int) -> int:
+    if any(r.status == "error" for r in results):
+        return EXIT_FILE_ERROR
+    if step_status:
+        return step_status
     if mode in ("check", "diff") and any(r.status == "changed" for r in results):
-        sys.exit(EXIT_CHANGES)
-
-
-def _destination(path: Path, roots: tuple[Path, ...], out_root: Path | None) -> Path | None:
-    if out_root is None:
-        return None
-    for root in roots:
-        if root.is_dir() and (root == path or root in path.parents):
-            return out_root / path.relative_to(root)
-    return out_root / path.name
+        return EXIT_CHANGES
+    return 0
 
 
 @main.group("rules")
@@ -176,11 +294,18 @@ def rules_group() -> None:
 
 _packs_option = click.option(
     "-r", "--rules", "rule_specs", multiple=True, metavar="PACK",
-    help="Rule pack file or packaged name. Repeatable. Default: every packaged pack.")
+    help="Rule pack file or packaged name. Repeatable. Default: the packs pyproject.toml "
+         "configures, else every packaged pack.")
 
 
 def _selected_packs(rule_specs: tuple[str, ...]) -> list[RulePack]:
-    return _load_packs(list(rule_specs) or sorted(str(p) for p in packaged_packs().values()))
+    """The packs named, else those the project here configures, else every packaged one."""
+    if rule_specs:
+        return _load_packs(list(rule_specs))
+    config = _config(find_project_root([Path.cwd()]))
+    if "rules" in config.given:
+        return _load_packs(config.rules)
+    return _load_packs(sorted(str(p) for p in packaged_packs().values()))
 
 
 @rules_group.command("list")
@@ -229,7 +354,9 @@ def rules_show(rule_id: str, rule_specs: tuple[str, ...]) -> None:
                 if example.after is not None:
                     click.echo("  after:\n" + _indented(example.after))
             return
-    _fail(f"no rule {rule_id!r} in the selected packs; see 'eqrewrite rules list'")
+    known = {rule.id for pack in _selected_packs(rule_specs) for rule in pack.rules}
+    _fail(f"no rule {rule_id!r} in the selected packs{_did_you_mean(rule_id, known)}; see "
+          "'eqrewrite rules list'")
 
 
 def _indented(text: str) -> str:
@@ -255,3 +382,12 @@ def rules_test(rule_specs: tuple[str, ...]) -> None:
         click.echo(f"{pack.path}: {len(pack.rules)} rules, {total - len(failures)} passed, "
                    f"{len(failures)} failed")
     sys.exit(1 if failed else 0)
+
+
+def _add_audit() -> None:
+    from .audit.cli import audit_command
+
+    main.add_command(audit_command)
+
+
+_add_audit()

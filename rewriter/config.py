@@ -39,11 +39,13 @@ class Config:
     trust_scalar_annotations: bool = True
     path: Path | None = None
     oracle: dict = field(default_factory=dict)
+    audit: dict = field(default_factory=dict)  # [tool.eqrewrite.audit], checked by audit/config.py
+    given: frozenset[str] = frozenset()  # the keys the file sets (the rest are defaults)
 
 
 _LISTS = {"rules", "include", "exclude", "extend-exclude", "ignore", "scope"}
 _BOOLS = {"unsafe", "assume-tensor-params", "trust-scalar-annotations"}
-_TABLES = {"oracle"}
+_TABLES = {"oracle", "audit"}
 
 
 def find_project_root(paths: list[Path]) -> Path:
@@ -73,7 +75,7 @@ def load_config(root: Path) -> Config:
     table = data.get("tool", {}).get("eqrewrite")
     if table is None:
         return Config()
-    config = Config(path=path)
+    config = Config(path=path, given=frozenset(table))
     for key, value in table.items():
         if key in _LISTS:
             if isinstance(value, str):

@@ -63,14 +63,16 @@ def _relative(path: Path, base: Path) -> str:
 
 
 def discover(paths: list[Path], include: list[str], exclude: list[str], base: Path,
-             use_gitignore: bool = True) -> Iterator[Path]:
+             use_gitignore: bool = True, skip: Path | None = None) -> Iterator[Path]:
     """Yield the Python files under ``paths``, each once, in a stable order.
 
     Include and exclude globs are gitignore-style and relative to ``base``, the
-    project root holding the configuration.
+    project root holding the configuration. The folder ``skip`` (eqrewrite's own
+    ``--out`` tree) is never entered, however it is spelt.
     """
     includes, excludes = _spec(include), _spec(exclude)
     base = Path(os.path.abspath(base))
+    skipped = _identity(skip) if skip is not None else None
     seen: set[Path] = set()
     for root in paths:
         if root.is_file():
@@ -90,7 +92,7 @@ def discover(paths: list[Path], include: list[str], exclude: list[str], base: Pa
             if use_gitignore:
                 ignores.add_folder(absolute)
             dirs[:] = sorted(d for d in dirs if _keep_folder(here / d, base, excludes, ignores,
-                                                               use_gitignore))
+                                                               use_gitignore, skipped))
             for name in sorted(files):
                 path = here / name
                 relative = _relative(path, base)
@@ -103,9 +105,20 @@ def discover(paths: list[Path], include: list[str], exclude: list[str], base: Pa
                     yield path
 
 
+def _identity(folder: Path) -> tuple[int, int] | None:
+    """What makes a folder the same however it is named (None when it does not exist)."""
+    try:
+        info = folder.stat()
+    except OSError:
+        return None
+    return info.st_dev, info.st_ino
+
+
 def _keep_folder(folder: Path, base: Path, excludes: pathspec.PathSpec, ignores: _Ignores,
-                 use_gitignore: bool) -> bool:
+                 use_gitignore: bool, skipped: tuple[int, int] | None = None) -> bool:
     if folder.name in SKIPPED_FOLDERS or folder.name.endswith(".egg-info"):
+        return False
+    if skipped is not None and _identity(folder) == skipped:
         return False
     if (folder / "pyvenv.cfg").exists():
         return False  # a virtualenv under another name

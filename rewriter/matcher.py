@@ -124,11 +124,31 @@ def _within(position: tuple[int, int], span: Span) -> bool:
     return (span[0], span[1]) <= position < (span[2], span[3])
 
 
+@dataclass(frozen=True)
+class Decline:
+    """Why a rule leaves a node alone: the check that failed and what it found.
+
+    ``stage`` is ``context``, ``pattern``, ``scope``, ``kind`` (a structural kind proposed
+    nothing; ``message`` is its ``decline_reason``, or "" when it has none), ``guard``,
+    ``names``, ``suppressed`` or ``comment``.
+    """
+
+    stage: str
+    message: str
+
+
+def _decline(why: list[Decline] | None, stage: str, message: str) -> None:
+    if why is not None:
+        why.append(Decline(stage, message))
+    return None
+
+
 class Matcher:
     """Applies a list of rules to one parsed module."""
 
     def __init__(self, text: str, tree: ast.Module, rules: list[Rule],
-                 assume_tensor_params: bool = False, trust_scalar_annotations: bool = True):
+                 assume_tensor_params: bool = False, trust_scalar_annotations: bool = True,
+                 facts: ModuleFacts | None = None):
         self.text, self.tree = text, tree
         self.assume_tensor_params = assume_tensor_params
         self.trust_scalar_annotations = trust_scalar_annotations
@@ -136,7 +156,7 @@ class Matcher:
         for rule in rules:
             for key in rule.keys:
                 self.by_key.setdefault(key, []).append(rule)
-        self._facts: ModuleFacts | None = None
+        self._facts = facts  # shared with a caller that already built them (the audit)
         self._inference: dict[bool, Inference] = {}
         self._lines = Lines(text)
         self._comments: Comments | None = None
@@ -155,8 +175,19 @@ class Matcher:
             self._comments = Comments(self.text)
         return self._comments
 
-    def run(self, progress: Callable[[int], None] | None = None) -> list[Edit]:
-        """Walk the whole module and collect edits, outermost first, in source order.
+    def span(self, node: ast.AST) -> Span:
+        """``node``'s span in characters (ast counts UTF-8 bytes)."""
+        return self._lines.span(node)
+
+    def text_of(self, span: Span) -> str:
+        """The source text a span covers."""
+        return self._lines.text(span)
+
+    def run(self, roots: list[tuple[ast.AST, tuple[ast.AST, ...]]] | None = None,
+            progress: Callable[[int], None] | None = None) -> list[Edit]:
+        """Walk the whole module (or only the subtrees ``roots``: ``(statement, enclosing
+        functions and classes)``, none inside another) and collect edits, outermost first,
+        in source order.
 
         ``progress`` is told the line of each module-level statement as it is reached.
         """
@@ -172,7 +203,9 @@ class Matcher:
         marked = lines_holding(self.text, anchors) if anchors else None
         # An explicit stack instead of recursion: this loop visits every node of every
         # file, so it is the rewriter's hottest code.
-        stack: list[tuple[ast.AST, tuple[ast.AST, ...], bool]] = [(self.tree, (), False)]
+        stack: list[tuple[ast.AST, tuple[ast.AST, ...], bool]] = (
+            [(self.tree, (), False)] if roots is None
+            else [(node, chain, False) for node, chain in reversed(roots)])
         push = stack.append
         while stack:
             node, chain, in_condition = stack.pop()
@@ -218,20 +251,46 @@ class Matcher:
 
     def _try(self, rule: Rule, node: ast.AST, chain: tuple[ast.AST, ...],
              in_condition: bool) -> bool:
+        edit = self._attempt(rule, node, chain, in_condition)
+        if edit is not None:
+            self.edits.append(edit)
+        return edit is not None
+
+    def explain(self, rule: Rule, node: ast.AST, chain: tuple[ast.AST, ...],
+                in_condition: bool = False) -> Decline | None:
+        """Why ``rule`` leaves ``node`` alone, or None when it would rewrite it.
+
+        The same checks as a normal run, in the same order; the first that fails is the
+        answer (the audit's "why not rewritten"). A kind may explain itself by defining
+        ``decline_reason(node, context) -> str | None`` (see ``Decline``).
+        """
+        why: list[Decline] = []
+        if self._attempt(rule, node, chain, in_condition, why) is not None:
+            return None
+        decline = why[0]
+        if decline.stage == "pattern":
+            return Decline("pattern", f"does not match `{rule.pattern.text.strip()}`")
+        if decline.stage == "scope":
+            return Decline("scope", f"outside the rule's scope ({', '.join(sorted(rule.scope))})")
+        return decline
+
+    def _attempt(self, rule: Rule, node: ast.AST, chain: tuple[ast.AST, ...],
+                 in_condition: bool, why: list[Decline] | None = None) -> Edit | None:
+        # ``why`` collects the reason only when explaining: the normal path never builds one.
         if rule.context == "condition" and not in_condition:
-            return False
+            return _decline(why, "context", "applies only to values that are truth-tested")
         if rule.implementation is None:
             bindings = rule.pattern.match(node, self._qualname)
             if bindings is None:
-                return False
+                return _decline(why, "pattern", "does not match the rule's pattern")
         if not self.facts.in_scope(rule.scope, chain):
-            return False
+            return _decline(why, "scope", "outside the rule's scope")
         inference = self._inference_for(rule)
         context = GuardContext(inference, chain)
         if rule.implementation is not None:
             proposal = rule.implementation.propose(node, KindContext(context))
             if proposal is None:
-                return False
+                return _decline(why, "kind", self._kind_reason(rule, node, context, why))
             bindings, template = proposal.bindings, proposal.template
             level, helpers = proposal.level, proposal.helpers
         else:
@@ -241,10 +300,12 @@ class Matcher:
             check = GUARDS[condition.guard][0]
             if not check(context, [_value(b) for name in condition.metavariables
                                    for b in _as_list(bindings[name])]):
-                return False
+                return _decline(why, "guard", self._guard_reason(condition, bindings, context,
+                                                                 why))
         spelling = self._renames(rule, inference, chain)
         if spelling is None:
-            return False
+            return _decline(why, "names", "a module the rewrite needs is shadowed by a local "
+                            "name here")
         span = self._lines.span(node)
         binding_spans = {name: ([self._lines.span(b) for b in bound] if isinstance(bound, list)
                                 else self._lines.span(bound))
@@ -255,12 +316,35 @@ class Matcher:
         # Tokenizing the file to find comments costs more than matching it: only done when
         # the text has an ignore marker or a "#" lies in the span.
         if self._markers and self.comments.suppressed(rule.id, span):
-            return False
+            return _decline(why, "suppressed", "suppressed by an `# eqrewrite: ignore` comment")
         if "#" in before and self.comments.inside(span, holes):
-            return False
-        self.edits.append(Edit(rule, span, level, binding_spans, spelling[0], before,
-                               frozenset(spelling[1]), template, helpers))
-        return True
+            return _decline(why, "comment", "a comment inside the code would be lost")
+        return Edit(rule, span, level, binding_spans, spelling[0], before,
+                    frozenset(spelling[1]), template, helpers)
+
+    @staticmethod
+    def _kind_reason(rule: Rule, node: ast.AST, context: GuardContext,
+                     why: list[Decline] | None) -> str:
+        if why is None:
+            return ""
+        explain = getattr(rule.implementation, "decline_reason", None)
+        reason = explain(node, KindContext(context)) if callable(explain) else None
+        return reason or ""  # "": the kind gave no reason (the audit derives one)
+
+    def _guard_reason(self, condition, bindings: dict, context: GuardContext,
+                      why: list[Decline] | None) -> str:
+        """The first metavariable the guard fails on, what it holds and its inferred kind."""
+        if why is None:
+            return ""
+        check, description = GUARDS[condition.guard]
+        for name in condition.metavariables:
+            for bound in _as_list(bindings[name]):
+                if not check(context, [_value(bound)]):
+                    code = ast.unparse(_value(bound))
+                    return (f"guard `{condition.guard}` failed on `${name}` (`{code}`, "
+                            f"inferred {context.kind(_value(bound))}): {description}")
+        names = ", ".join("$" + n for n in condition.metavariables)
+        return f"guard `{condition.guard}` failed on {names} together: {description}"
 
     def _qualname(self, node: ast.AST) -> str | None:
         return self.facts.qualname(node)
@@ -320,5 +404,5 @@ def find_edits(text: str, tree: ast.Module, rules: list[Rule],
                progress: Callable[[int], None] | None = None) -> list[Edit]:
     """All edits ``rules`` make in ``tree`` (parsed from ``text``)."""
     return Matcher(text, tree, rules, assume_tensor_params,
-                   trust_scalar_annotations).run(progress)
+                   trust_scalar_annotations).run(progress=progress)
 

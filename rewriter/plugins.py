@@ -3,8 +3,9 @@
 The rewriter never imports the oracle: the oracle (or any other installed package) declares
 an entry point ``name = "package.module:register"`` in that group, and ``register`` receives
 a ``Registry`` through which it adds subcommands, options of the rewrite command, and steps
-that run before and after a rewrite (``--oracle`` is such a step). Plugins are loaded once,
-when the command line first needs its commands; importing one must stay cheap.
+that run before and after a rewrite (``--oracle`` is such a step), and options and steps of
+the ``audit`` command (``--run``: the dynamic audit). Plugins are loaded once, when the
+command line first needs its commands; importing one must stay cheap.
 """
 
 from __future__ import annotations
@@ -30,18 +31,62 @@ class RewriteRun:
     rules: list[Any]         # the selected rules (eqrewrite.rewriter.api.Rule)
     options: Any             # eqrewrite.rewriter.api.RewriteOptions
     results: list[Any]       # one FileResult per processed file
+    output_format: str = "text"  # text | json | sarif: with json, report through the record
+
+
+@dataclass(frozen=True)
+class StepResult:
+    """What a step reports: its exit status (0: all good) and, for ``--format json``, a
+    record that the command line puts in its one JSON document under ``steps.<name>``."""
+
+    status: int
+    record: dict[str, Any] | None = None
 
 
 class RewriteStep(Protocol):
-    """Work a plugin adds around the rewrite command, driven by its own options."""
+    """Work a plugin adds around the rewrite command, driven by its own options.
+
+    ``name`` keys the step's record in the JSON document. A step prints nothing on stdout
+    when the output format is not text (stdout then holds exactly one document).
+    """
+
+    name: str
 
     def prepare(self, flags: dict[str, Any], paths: tuple[Path, ...], mode: str,
                 out_root: Path | None) -> Path | None:
         """Check the flags before anything is written; return the ``--out`` folder to use
         (``out_root`` unchanged when the step is not active). Raise click.UsageError."""
 
-    def finish(self, flags: dict[str, Any], run: RewriteRun) -> int | None:
-        """Run after the rewrite; an exit status, or None when the step is not active."""
+    def finish(self, flags: dict[str, Any], run: RewriteRun) -> StepResult | None:
+        """Run after the rewrite; its result, or None when the step is not active."""
+
+
+@dataclass(frozen=True)
+class AuditRun:
+    """A finished static audit, as an audit step sees it."""
+
+    paths: tuple[Path, ...]
+    root: Path                 # the project root: finding files are relative to it
+    files: list[Path]          # the Python files audited
+    packs: list[str]           # rule packs (paths) resolving the findings
+    rules_given: bool          # packs named with --rules: also measure before/after
+    options: Any               # eqrewrite.rewriter.api.RewriteOptions (scope, assumptions)
+    document: dict             # the static report (eqrewrite.rewriter.audit schema)
+    output_format: str = "text"
+    progress: bool = False     # show progress on stderr
+
+
+class AuditStep(Protocol):
+    """Work a plugin adds to ``eqrewrite audit``, driven by its own options. Its record
+    becomes the report's ``dynamic`` section (see the audit's JSON schema)."""
+
+    name: str
+
+    def prepare(self, flags: dict[str, Any]) -> None:
+        """Check the flags before the audit starts; raise click.UsageError."""
+
+    def finish(self, flags: dict[str, Any], run: AuditRun) -> StepResult | None:
+        """Run after the static audit; None when the step is not active."""
 
 
 class Registry:
@@ -50,6 +95,7 @@ class Registry:
     def __init__(self, group: click.Group, rewrite: click.Command):
         self._group, self._rewrite = group, rewrite
         self.steps: list[RewriteStep] = []
+        self.audit_steps: list[AuditStep] = []
 
     def add_command(self, command: click.Command) -> None:
         """A new subcommand (``eqrewrite oracle ...``)."""
@@ -62,6 +108,14 @@ class Registry:
     def add_rewrite_step(self, step: RewriteStep) -> None:
         """A step run before and after every rewrite."""
         self.steps.append(step)
+
+    def add_audit_options(self, options: list[click.Parameter]) -> None:
+        """Options of the audit command; their values reach the audit steps as ``flags``."""
+        self._group.commands["audit"].params.extend(options)
+
+    def add_audit_step(self, step: AuditStep) -> None:
+        """A step run after every static audit (the dynamic audit)."""
+        self.audit_steps.append(step)
 
 
 def load_plugins(registry: Registry) -> None:

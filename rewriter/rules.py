@@ -41,10 +41,11 @@ _META_RE = re.compile(r"^\$([A-Za-z_][A-Za-z_0-9]*)$")
 
 
 class RuleError(Exception):
-    """A rule pack that cannot be used; ``str()`` reads ``file:line:col: message``."""
+    """A rule pack that cannot be used; ``str()`` reads ``file:line:col: message``
+    (``file: message`` when no line is known, as for a pack that does not exist)."""
 
     def __init__(self, path: str, line: int, col: int, message: str):
-        super().__init__(f"{path}:{line}:{col}: {message}")
+        super().__init__(f"{path}:{line}:{col}: {message}" if line else f"{path}: {message}")
         self.path, self.line, self.col, self.message = path, line, col, message
 
 
@@ -89,7 +90,9 @@ class Rule:
     def keys(self) -> list[tuple[type, type | None]]:
         """The node keys (type, operator type) this rule can match."""
         if self.implementation is not None:
-            return [(t, None) for t in self.implementation.node_types]
+            # a kind on operator nodes (BinOp...) lists its (type, operator type) keys
+            return list(getattr(self.implementation, "node_keys", ())) or [
+                (t, None) for t in self.implementation.node_types]
         return [self.pattern.key]
 
     def could_match(self, text: str) -> bool:
@@ -125,7 +128,10 @@ def resolve_pack(spec: str) -> Path:
     name = spec if spec.endswith((".yaml", ".yml")) else spec + ".yaml"
     if "/" not in spec and name in packaged:
         return packaged[name]
-    raise RuleError(spec, 0, 0, "no such rule pack file, and no packaged pack of that name "
+    if path.exists():
+        raise RuleError(spec, 0, 0, "a folder, not a rule pack" if path.is_dir() else
+                        "not a regular file, so not a rule pack")
+    raise RuleError(spec, 0, 0, "no such file, and no packaged pack of that name "
                     f"(packaged: {', '.join(sorted(packaged)) or 'none'})")
 
 

@@ -9,16 +9,20 @@ from __future__ import annotations
 
 import difflib
 import os
+import stat
 import sys
-from concurrent.futures import ProcessPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from . import files
 from .cache import Cache, Stamp, digest
 from .engine import Options, RewriteError, parse, rewrite_source, select_rules
+from .files import WriteError
 from .rules import Rule, load_pack
-from .sources import Source, SourceError, decode, encode, write_atomic
+from .sources import Source, SourceError, decode, encode
+from .workers import WorkerPool
+from .worklist import Item, MirrorLink, Skip, Work
 
 GENERATED_MARKER = b"@" b"generated"  # split so this file is not itself marked
 GENERATED_WINDOW = 2048  # bytes from the top of a file searched for the marker
@@ -43,14 +47,19 @@ class FileResult:
     """The outcome for one file."""
 
     path: str
-    status: str  # changed | unchanged | error | generated
+    status: str  # changed | unchanged | error | generated | skipped
     edits: list[dict] = field(default_factory=list)
-    error: str | None = None
+    error: str | None = None  # the cause of an error, or why a file was skipped
     line: int = 0
     col: int = 0
     diff: str = ""
+    written: bool = False  # whether a file was written: the source, or its --out copy
+    output: str | None = None  # where --out puts the file (written or already up to date)
     stamp: Stamp | None = None  # set when the file is now known clean
 
+
+HARD_LINKED = ("has {n} hard links: not rewritten in place (replacing it would split the "
+               "links, writing into it would not be atomic); use --diff or --out")
 
 _rules: list[Rule] = []
 _job: Job | None = None
@@ -69,47 +78,99 @@ def could_match(text: str, rules: list[Rule]) -> list[Rule]:
 
 
 def process(path: Path, destination: Path | None) -> FileResult:
-    """Rewrite one file as the prepared job says; never raises for bad input."""
-    assert _job is not None
-    shown = str(path)
+    """Do the whole job for one file as the prepared job says: read, rewrite, write.
+
+    Never raises for a bad file: every failure, writing included, is that file's error.
+    """
     try:
-        data = path.read_bytes()
-        stat = path.stat()
-    except OSError as error:
-        return FileResult(shown, "error", error=f"cannot read: {error.strerror}")
+        return _process(path, destination)
+    except Exception as error:  # noqa: BLE001 - one bad file never stops the others
+        return _failed(path, error)
+
+
+def _process(path: Path, destination: Path | None) -> FileResult:
+    assert _job is not None
+    data, info = _read(path)
     if GENERATED_MARKER in data[:GENERATED_WINDOW]:
-        return FileResult(shown, "generated")
+        return FileResult(str(path), "generated")
     try:
         source = decode(data)
         new_text, edits = _rewrite(source, _rules)
-    except Exception as error:  # noqa: BLE001 - one bad file never stops the others
-        if destination is not None:  # the written tree stays complete
-            _copy_if_different(destination, data)
-        if isinstance(error, SourceError | RewriteError):
-            message = str(error)
-        elif isinstance(error, RecursionError):
-            message = "too deeply nested to analyse"
-        else:
-            message = f"internal error ({type(error).__name__}: {error}); please report it"
-        return FileResult(shown, "error", error=message, line=getattr(error, "line", 0),
-                          col=getattr(error, "col", 0))
-    clean = (stat.st_mtime_ns, stat.st_size, digest(data))
+    except Exception as error:  # noqa: BLE001 - still copied, so the --out tree is complete
+        copy = (destination, data, info) if destination is not None else None
+        return _failed(path, error, copy)
     if not edits:
+        result = FileResult(str(path), "unchanged", stamp=(info.st_mtime_ns, info.st_size,
+                                                           digest(data)))
         if destination is not None:
-            _copy_if_different(destination, data)
-        return FileResult(shown, "unchanged", stamp=clean)
-    result = FileResult(shown, "changed", edits=edits)
+            _write_out(result, destination, data, info)
+        return result
+    result = FileResult(str(path), "changed", edits=edits)
     new_data = encode(source, new_text)
     if _job.mode == "diff":
         result.diff = "".join(difflib.unified_diff(
             source.text.splitlines(keepends=True), new_text.splitlines(keepends=True),
-            fromfile=f"{shown}\t(original)", tofile=f"{shown}\t(rewritten)"))
+            fromfile=f"{path}\t(original)", tofile=f"{path}\t(rewritten)"))
     elif _job.mode == "write":
-        write_atomic(path, new_data)
+        if info.st_nlink > 1:
+            return FileResult(str(path), "skipped", error=HARD_LINKED.format(n=info.st_nlink))
+        _write(path, new_data)
         after = path.stat()
+        result.written = True
         result.stamp = (after.st_mtime_ns, after.st_size, digest(new_data))
     elif _job.mode == "out" and destination is not None:
-        write_atomic(destination, new_data)
+        _write_out(result, destination, new_data, info)
+    return result
+
+
+def _read(path: Path) -> tuple[bytes, os.stat_result]:
+    try:
+        return path.read_bytes(), path.stat()
+    except OSError as error:
+        raise SourceError(f"cannot read: {error.strerror or error}") from None
+
+
+def _write(target: Path, data: bytes, mode: int | None = None,
+           shown: Path | None = None) -> None:
+    """Write ``target`` safely; any failure is a WriteError naming ``shown`` (when given)."""
+    try:
+        files.check_writable(target)
+        files.write_atomic(target, data, mode)
+    except OSError as error:
+        raise WriteError(shown, error.strerror or str(error)) from None
+
+
+def _write_out(result: FileResult, destination: Path, data: bytes,
+               source: os.stat_result) -> None:
+    """Put ``data`` at ``destination`` with the source's mode, unless it is there already."""
+    result.output = str(destination)
+    mode = stat.S_IMODE(source.st_mode)
+    try:
+        current = destination.lstat()
+        same = stat.S_ISREG(current.st_mode) and destination.read_bytes() == data
+    except OSError:
+        same = False
+    if not (same and stat.S_IMODE(current.st_mode) == mode):
+        _write(destination, data, mode, shown=destination)
+        result.written = True
+
+
+def _failed(path: Path, error: Exception,
+            copy: tuple[Path, bytes, os.stat_result] | None = None) -> FileResult:
+    """The error result for ``path``; with ``copy``, the original still goes to --out."""
+    if isinstance(error, SourceError | RewriteError | WriteError):
+        message = str(error)
+    elif isinstance(error, RecursionError):
+        message = "too deeply nested to analyse"
+    else:
+        message = f"internal error ({type(error).__name__}: {error}); please report it"
+    result = FileResult(str(path), "error", error=message, line=getattr(error, "line", 0),
+                        col=getattr(error, "col", 0))
+    if copy is not None:
+        try:
+            _write_out(result, *copy)
+        except WriteError as failure:
+            result.error += f"; and {failure}"
     return result
 
 
@@ -160,49 +221,70 @@ def _format_with_black(text: str) -> str:
         raise RewriteError(f"black could not format the rewritten file: {error}") from None
 
 
-def _copy_if_different(destination: Path, data: bytes) -> None:
-    if not destination.exists() or destination.read_bytes() != data:
-        write_atomic(destination, data)
+def _process_work(work: Work) -> FileResult:
+    return process(work.path, work.destination)
 
 
-def _process_pair(pair: tuple[Path, Path | None]) -> FileResult:
-    return process(*pair)
-
-
-def run(files: list[tuple[Path, Path | None]], job: Job, cache: Cache | None,
-        jobs: int | None = None, progress: bool = False) -> list[FileResult]:
-    """Process ``(path, destination)`` pairs; return one result per path, in order."""
-    results: dict[Path, FileResult] = {}
-    todo = []
-    for path, destination in files:
-        try:
-            fresh = cache is not None and destination is None and cache.is_fresh(
-                path, path.stat())
-        except OSError:
-            fresh = False
-        if fresh:
-            results[path] = FileResult(str(path), "unchanged", stamp=cache.lookup(path))
+def run(items: list[Item], job: Job, cache: Cache | None, jobs: int | None = None,
+        progress: bool = False) -> list[FileResult]:
+    """Carry out the planned ``items``; return one result per item, in order."""
+    results: dict[int, FileResult] = {}
+    todo: list[tuple[int, Work]] = []
+    for index, item in enumerate(items):
+        if isinstance(item, Skip):
+            results[index] = FileResult(str(item.path), "skipped", error=item.reason)
+        elif isinstance(item, MirrorLink):
+            results[index] = _mirror(item)
+        elif _fresh(item, cache):
+            results[index] = FileResult(str(item.path), "unchanged",
+                                        stamp=cache.lookup(item.path))
         else:
-            todo.append((path, destination))
+            todo.append((index, item))
+    results.update(_run_work(todo, job, jobs, progress))
+    if cache is not None:
+        for index, result in results.items():
+            if isinstance(items[index], Work) and items[index].destination is None:
+                cache.record(items[index].path, result.stamp)
+        cache.save()
+    return [results[index] for index in range(len(items))]
+
+
+def _fresh(work: Work, cache: Cache | None) -> bool:
+    if cache is None or work.destination is not None:
+        return False
+    try:
+        return cache.is_fresh(work.path, work.path.stat())
+    except OSError:
+        return False
+
+
+def _run_work(todo: list[tuple[int, Work]], job: Job, jobs: int | None,
+              progress: bool) -> dict[int, FileResult]:
     workers = min(jobs or os.cpu_count() or 1, len(todo))
     if workers > 1 and len(todo) >= PARALLEL_THRESHOLD:
         # Largest files first, in small chunks, so no worker is left with the big ones.
-        todo.sort(key=lambda pair: -_size(pair[0]))
-        with ProcessPoolExecutor(workers, initializer=_prepare, initargs=(job,)) as pool:
-            outcomes = pool.map(_process_pair, todo,
+        todo.sort(key=lambda pair: -_size(pair[1].path))
+        with WorkerPool(workers, _prepare, (job,)) as pool:
+            outcomes = pool.map(_process_work, [work for _, work in todo],
                                 chunksize=max(1, len(todo) // (workers * 32)))
-            results.update(zip([p for p, _ in todo], _with_progress(outcomes, len(todo),
-                                                                      progress)))
-    else:
-        global _show_progress
-        _prepare(job)
-        _show_progress = progress and sys.stderr.isatty()
-        results.update((p, process(p, d)) for p, d in _with_progress(todo, len(todo), progress))
-    if cache is not None:
-        for path, result in results.items():
-            cache.record(path, result.stamp)
-        cache.save()
-    return [results[path] for path, _ in files]
+            return dict(zip([index for index, _ in todo],
+                            _with_progress(outcomes, len(todo), progress)))
+    global _show_progress
+    _prepare(job)
+    _show_progress = progress and sys.stderr.isatty()  # a long file's bar, in-process only
+    return {index: process(work.path, work.destination)
+            for index, work in _with_progress(todo, len(todo), progress)}
+
+
+def _mirror(link: MirrorLink) -> FileResult:
+    """Recreate a symlink in the --out tree; a failure is that link's error."""
+    result = FileResult(str(link.path), "unchanged", output=str(link.destination))
+    try:
+        result.written = files.write_symlink(link.destination, link.target)
+    except OSError as error:
+        result.status = "error"
+        result.error = str(WriteError(link.destination, error.strerror or str(error)))
+    return result
 
 
 def _size(path: Path) -> int:

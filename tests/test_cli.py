@@ -313,3 +313,298 @@ def test_trust_scalar_annotations_must_be_a_boolean(project):
     result = run_cli(str(project / "pkg"), "--check")
     assert result.exit_code == 2
     assert "trust-scalar-annotations must be true or false" in result.stderr
+
+
+# -- output trees (--out, --oracle's temporary tree) ----------------------------------------
+
+
+def test_out_files_keep_the_sources_mode(project, tmp_path):
+    (project / "pkg" / "model.py").chmod(0o755)
+    (project / "pkg" / "clean.py").chmod(0o640)
+    out = tmp_path / "out"
+    assert run_cli(str(project / "pkg"), "--out", str(out)).exit_code == 0
+    assert (out / "model.py").stat().st_mode & 0o7777 == 0o755
+    assert (out / "clean.py").stat().st_mode & 0o7777 == 0o640
+
+
+def test_out_rerun_names_the_copies_and_rewrites_nothing(project, tmp_path):
+    out = tmp_path / "out"
+    first = run_cli(str(project / "pkg"), "--out", str(out))
+    assert f"wrote {out / 'model.py'} (1 edit)" in first.stderr
+    before = (out / "model.py").stat().st_mtime_ns
+    second = run_cli(str(project / "pkg"), "--out", str(out))
+    assert f"{out / 'model.py'} is up to date (1 edit)" in second.stderr
+    assert "rewrote" not in first.stderr + second.stderr
+    assert (out / "model.py").stat().st_mtime_ns == before
+
+
+def test_out_inside_the_source_folder_is_not_processed_again(project):
+    pkg = project / "pkg"
+    for _ in range(2):
+        result = run_cli(str(pkg), "--out", str(pkg / "out"), "--format", "json")
+        assert result.exit_code == 0, result.output
+        assert json.loads(result.stdout)["summary"]["files"] == 2  # out/ is not rediscovered
+    assert not (pkg / "out" / "out").exists()
+    assert (pkg / "out" / "model.py").read_text() == REWRITTEN
+
+
+def test_out_equal_to_the_source_folder_is_a_usage_error(project):
+    pkg = project / "pkg"
+    result = run_cli(str(pkg), "--out", str(project / "pkg" / ".." / "pkg"))
+    assert result.exit_code == 2
+    assert "is the source folder" in result.stderr and "leave out --out" in result.stderr
+    assert (pkg / "model.py").read_text() == TENSOR_CODE
+
+
+def test_out_that_would_overwrite_a_source_file_is_a_usage_error(project):
+    model = project / "pkg" / "model.py"
+    result = run_cli(str(model), "--out", str(project / "pkg"))
+    assert result.exit_code == 2 and "would overwrite the source" in result.stderr
+    assert model.read_text() == TENSOR_CODE
+
+
+def test_oracle_without_out_names_the_temporary_copy_and_removes_it(project, monkeypatch):
+    from eqrewrite.oracle import cli as oracle_cli
+
+    seen = {}
+
+    def validate(run, rollback, flags):
+        seen["tree"] = run.out_root
+        seen["rewritten"] = (run.out_root / "model.py").read_text()
+        return 0, {}
+
+    monkeypatch.setattr(oracle_cli, "validate_rewrite", validate)
+    result = run_cli(str(project / "pkg"), "--oracle")
+    assert result.exit_code == 0, result.output
+    assert seen["rewritten"] == REWRITTEN
+    assert f"wrote {seen['tree'] / 'model.py'} (1 edit)" in result.stderr
+    assert "rewrote" not in result.stderr
+    assert not seen["tree"].exists()
+    assert (project / "pkg" / "model.py").read_text() == TENSOR_CODE
+
+
+# -- cache keys ---------------------------------------------------------------------------
+
+
+def _seeds_with_different_set_orders() -> tuple[str, str]:
+    """Two PYTHONHASHSEED values under which ``{'forward', 'compiled'}`` iterates differently."""
+    orders: dict[str, str] = {}
+    for seed in map(str, range(40)):
+        shown = subprocess.run([sys.executable, "-c", "print(list({'forward', 'compiled'}))"],
+                               env={**os.environ, "PYTHONHASHSEED": seed}, capture_output=True,
+                               text=True, check=True).stdout
+        orders.setdefault(shown, seed)
+        if len(orders) == 2:
+            return tuple(orders.values())
+    raise AssertionError("no two hash seeds order the set differently")
+
+
+def test_cache_key_does_not_depend_on_the_hash_seed(project, tmp_path):
+    cache = tmp_path / "cache"
+    command = [sys.executable, "-m", "eqrewrite.rewriter", str(project / "pkg" / "clean.py"),
+               "--scope", "forward", "--scope", "compiled", "--cache-dir", str(cache),
+               "--format", "json", "--check"]
+    for seed in _seeds_with_different_set_orders():
+        completed = subprocess.run(command, env={**os.environ, "PYTHONHASHSEED": seed},
+                                   capture_output=True, text=True)
+        assert completed.returncode == 0, completed.stderr
+    assert len(list(cache.glob("cache-*.json"))) == 1  # the second run used the first's cache
+
+
+# -- machine output: one document on stdout ------------------------------------------------
+
+
+@pytest.mark.parametrize("flag", ["--diff", "--check"])
+def test_json_with_diff_or_check_is_one_document_with_the_diffs_inside(project, flag):
+    result = run_cli(str(project / "pkg"), "--format", "json", flag)
+    assert result.exit_code == 1
+    document = json.loads(result.stdout)  # nothing else on stdout
+    files = {Path(f["path"]).name: f for f in document["files"]}
+    assert files["model.py"]["status"] == "changed" and files["model.py"]["written"] is False
+    if flag == "--diff":
+        assert "+    return torch.add(x, y)\n" in files["model.py"]["diff"]
+    else:
+        assert "diff" not in files["model.py"]
+    assert (project / "pkg" / "model.py").read_text() == TENSOR_CODE
+
+
+def test_sarif_with_diff_is_one_document(project):
+    result = run_cli(str(project / "pkg"), "--format", "sarif", "--diff")
+    assert result.exit_code == 1 and json.loads(result.stdout)["version"] == "2.1.0"
+
+
+def test_json_alone_rewrites_in_place_and_says_what_was_written(project):
+    result = run_cli(str(project / "pkg"), "--format", "json")
+    assert result.exit_code == 0
+    document = json.loads(result.stdout)
+    assert document["mode"] == "write"
+    written = {Path(f["path"]).name: f["written"] for f in document["files"]}
+    assert written == {"model.py": True, "clean.py": False}
+    assert (project / "pkg" / "model.py").read_text() == REWRITTEN
+
+
+def test_json_out_mode_names_each_written_copy(project, tmp_path):
+    out = tmp_path / "out"
+    document = json.loads(run_cli(str(project / "pkg"), "--out", str(out), "--format",
+                                  "json").stdout)
+    outputs = {Path(f["path"]).name: f.get("output") for f in document["files"]}
+    assert outputs == {"model.py": str(out / "model.py"), "clean.py": str(out / "clean.py")}
+
+
+class _ProbeStep:
+    """A plugin step that reports a record, as the oracle will."""
+
+    name = "probe"
+
+    def __init__(self, status: int):
+        self.status = status
+
+    def prepare(self, flags, paths, mode, out_root):
+        return out_root
+
+    def finish(self, flags, run):
+        from eqrewrite.rewriter.plugins import StepResult
+
+        return StepResult(self.status, {"files": len(run.results), "format": run.output_format})
+
+
+def test_step_records_go_into_the_json_document(project, monkeypatch):
+    registry = main.plugins()
+    monkeypatch.setattr(registry, "steps", [*registry.steps, _ProbeStep(0)])
+    result = run_cli(str(project / "pkg"), "--format", "json", "--check")
+    assert json.loads(result.stdout)["steps"] == {"probe": {"files": 2, "format": "json"}}
+    assert result.exit_code == 1  # a step's 0 does not hide the changes --check found
+    monkeypatch.setattr(registry, "steps", [*registry.steps, _ProbeStep(3)])
+    assert run_cli(str(project / "pkg"), "--format", "json").exit_code == 3
+
+
+# -- help, and paths named like commands ---------------------------------------------------
+
+
+@pytest.mark.parametrize("flag", ["--help", "-h"])
+def test_top_level_help_shows_the_rewrite_usage_and_options(flag):
+    result = CliRunner().invoke(main, [flag], prog_name="eqrewrite")
+    assert result.exit_code == 0
+    assert result.output.startswith("Usage: eqrewrite [OPTIONS] PATH...\n")
+    for option in ("--check", "--diff", "--out", "--format", "--version", "Commands:", "rules"):
+        assert option in result.output
+    assert "``" not in result.output and "[PATHS]" not in result.output
+    assert "write such a path as ./NAME or NAME/" in " ".join(result.output.split())
+
+
+def test_a_folder_named_like_a_command_is_reached_as_a_path(tmp_path):
+    (tmp_path / "rules").mkdir()
+    (tmp_path / "rules" / "model.py").write_text(TENSOR_CODE)
+    for spelling in (["./rules"], ["rules/"], ["rewrite", "rules"]):
+        result = run_cli(*spelling, "--check", cwd=tmp_path)
+        assert result.exit_code == 1 and "would rewrite" in result.stderr, spelling
+
+
+def test_a_command_name_stays_the_command_and_says_how_to_reach_the_path(tmp_path):
+    (tmp_path / "rules").mkdir()
+    (tmp_path / "rules" / "model.py").write_text(TENSOR_CODE)
+    wrong = run_cli("rules", "--check", cwd=tmp_path)
+    assert wrong.exit_code == 2
+    assert "note: 'rules' is the 'eqrewrite rules' command" in wrong.stderr
+    assert "write ./rules or 'eqrewrite rewrite rules ...'" in wrong.stderr
+    listing = run_cli("rules", "list", cwd=tmp_path)
+    assert listing.exit_code == 0 and "add-to-torch-add" in listing.output
+    assert (tmp_path / "rules" / "model.py").read_text() == TENSOR_CODE
+
+
+# -- clear messages for missing tools, unknown ids, odd inputs ------------------------------
+
+
+def test_black_missing_says_how_to_install_it(project, monkeypatch):
+    monkeypatch.setitem(sys.modules, "black", None)  # makes 'import black' fail
+    result = run_cli(str(project / "pkg"), "--black")
+    assert result.exit_code == 2
+    assert "pip install 'eqrewrite[black]'" in result.stderr
+    assert (project / "pkg" / "model.py").read_text() == TENSOR_CODE
+
+
+def test_unknown_ignored_rule_id_names_close_matches(project):
+    result = run_cli(str(project / "pkg"), "--ignore", "add-to-torch-ad")
+    assert result.exit_code == 2
+    assert "--ignore: no rule 'add-to-torch-ad'" in result.stderr
+    assert "did you mean add-to-torch-add" in result.stderr
+    (project / "pyproject.toml").write_text("[tool.eqrewrite]\nignore = ['sub-to-torchsub']\n")
+    result = run_cli(str(project / "pkg"))
+    assert result.exit_code == 2
+    assert f"{project / 'pyproject.toml'}: [tool.eqrewrite] ignore: no rule 'sub-to-torchsub'" \
+        in result.stderr and "did you mean sub-to-torch-sub" in result.stderr
+
+
+def test_configured_ignore_may_name_rules_of_the_configured_packs(project):
+    # The project ignores a default-pack rule; a run with another pack must not fail on it.
+    (project / "pyproject.toml").write_text("[tool.eqrewrite]\nignore = ['add-to-torch-add']\n")
+    assert run_cli(str(project / "pkg"), "--rules", "graphbreaks", "--check").exit_code == 0
+
+
+def test_rules_commands_use_the_packs_configured_in_pyproject(project):
+    pack = (Path(__file__).parents[1] / "rules" / "default.yaml").read_text()
+    (project / "mypack.yaml").write_text(pack.replace("add-to-torch-add", "my-add"))
+    (project / "pyproject.toml").write_text("[tool.eqrewrite]\nrules = ['mypack.yaml']\n")
+    listing = run_cli("rules", "list", cwd=project)
+    assert listing.exit_code == 0 and "my-add" in listing.output
+    assert "graphbreaks" not in listing.output and "add-to-torch-add" not in listing.output
+    assert run_cli("rules", "show", "my-add", cwd=project).exit_code == 0
+    tested = run_cli("rules", "test", cwd=project)
+    assert tested.exit_code == 0 and "mypack.yaml" in tested.output
+
+
+def test_rules_show_unknown_id_names_close_matches():
+    result = run_cli("rules", "show", "pow-half-to-sqr")
+    assert result.exit_code == 2 and "did you mean pow-half-to-sqrt" in result.stderr
+
+
+def test_sarif_lists_failed_files_as_tool_execution_notifications(project):
+    (project / "pkg" / "broken.py").write_text("def (:\n")
+    result = run_cli(str(project / "pkg"), "--format", "sarif", "--check")
+    assert result.exit_code == 123
+    run = json.loads(result.stdout)["runs"][0]
+    (invocation,) = run["invocations"]
+    assert invocation["executionSuccessful"] is False
+    (notification,) = invocation["toolExecutionNotifications"]
+    assert notification["level"] == "error" and "syntax error" in notification["message"]["text"]
+    location = notification["locations"][0]["physicalLocation"]
+    assert location["artifactLocation"]["uri"].endswith("broken.py")
+    assert location["region"]["startLine"] == 1
+    assert [r["ruleId"] for r in run["results"]] == ["add-to-torch-add"]  # findings only
+
+
+def test_sarif_run_without_failures_is_successful(project):
+    run = json.loads(run_cli(str(project / "pkg"), "--format", "sarif").stdout)["runs"][0]
+    assert run["invocations"] == [{"executionSuccessful": True,
+                                   "toolExecutionNotifications": []}]
+
+
+def test_missing_rule_pack_names_the_path_and_the_cause(project):
+    result = run_cli(str(project / "pkg"), "--rules", "nope.yaml")
+    assert result.exit_code == 2
+    assert "error: nope.yaml: no such file, and no packaged pack of that name" in result.stderr
+    assert ":0:0" not in result.stderr
+    folder = run_cli(str(project / "pkg"), "--rules", str(project))
+    assert folder.exit_code == 2 and f"error: {project}: a folder, not a rule pack" \
+        in folder.stderr
+
+
+@pytest.mark.parametrize("data", [b"\x00\x01\x02\x03binary", b"\x89PNG\r\n\x1a\n\xff\xfe\xfa"])
+def test_binary_file_says_so(tmp_path, data):
+    (tmp_path / "image.py").write_bytes(data)
+    result = run_cli(str(tmp_path))
+    assert result.exit_code == 123
+    assert f"error: {tmp_path / 'image.py'}: binary file, not Python source" in result.stderr
+
+
+def test_undeclared_latin1_is_not_called_binary(tmp_path):
+    (tmp_path / "old.py").write_bytes(b"s = '\xe9t\xe9'\n")
+    result = run_cli(str(tmp_path))
+    assert result.exit_code == 123 and "binary" not in result.stderr
+
+
+def test_folder_without_python_files_says_so(tmp_path):
+    (tmp_path / "notes.txt").write_text("hello\n")
+    result = run_cli(str(tmp_path))
+    assert result.exit_code == 0
+    assert f"no Python files found in {tmp_path}" in result.stderr

@@ -626,11 +626,12 @@ def test_progress_is_reported_line_by_line_each_round(default_rules):
 
 def test_a_long_file_shows_its_progress_on_a_terminal(tmp_path, monkeypatch, capsys):
     from eqrewrite.rewriter import runner
+    from eqrewrite.rewriter.worklist import Work
 
     path = tmp_path / "long.py"
     path.write_text("import torch\n" + "def f(x: torch.Tensor):\n    return -x\n" * 50)
     monkeypatch.setattr(runner, "LONG_FILE", 100)
     monkeypatch.setattr(sys.stderr, "isatty", lambda: True)
-    (result,) = runner.run([(path, None)], runner.Job(["default"], mode="check"), None,
+    (result,) = runner.run([Work(path)], runner.Job(["default"], mode="check"), None,
                            jobs=1, progress=True)
     assert result.status == "changed" and "long file, round 1" in capsys.readouterr().err

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import contextlib
 import importlib.util
-import io
 import logging
 import sys
 import warnings
@@ -23,8 +22,9 @@ import torch
 from eqrewrite.oracle.compare import Options as CompareOptions
 from eqrewrite.oracle.compare import compare
 from eqrewrite.oracle.graphbreaks import count_graph_breaks
+from eqrewrite.oracle.observe import ProgramStream, is_compiler_warning
+from eqrewrite.oracle.settings import TargetForm
 from eqrewrite.oracle.targets import find_target
-from eqrewrite.oracle.worker import is_compiler_warning
 from eqrewrite.rewriter.engine import Options, rewrite_source, select_rules
 from eqrewrite.rewriter.rules import load_pack
 
@@ -62,7 +62,7 @@ def build(path: Path, tag: str, state: dict | None = None):
     target = find_target(path.parent, path)
     torch.manual_seed(0)
     fn = getattr(module, target.attribute)
-    if target.kind == "module":
+    if target.form is TargetForm.MODULE:
         fn = fn(*(module.get_init_inputs() if target.has_init_inputs else []))
         if state is not None:
             fn.load_state_dict(state)
@@ -80,7 +80,8 @@ class Captured:
 
     @contextlib.contextmanager
     def watch(self):
-        out, err = io.StringIO(), io.StringIO()
+        # torch's own log lines (an Inductor compile may log) are not the program's output.
+        out, err = ProgramStream([]), ProgramStream([])
         handler = _Recorder(self)
         root = logging.getLogger()
         root.addHandler(handler)

@@ -125,7 +125,7 @@ def test_strides_are_not_compared(x):
 def test_integer_tensors_compare_exactly():
     big = torch.tensor([2**40, 7])
     [difference] = compare(big, big + torch.tensor([1, 0]))
-    assert difference.kind == "value"
+    assert difference.kind == "exact" and not difference.floating
     assert difference.max_abs == 1.0
     assert compare(big, big.clone(), Options(scale=1e6)) == []
 
@@ -134,7 +134,7 @@ def test_bool_tensors_compare_exactly():
     expected = torch.tensor([True, False, True])
     assert compare(expected, expected.clone()) == []
     [difference] = compare(expected, torch.tensor([True, True, True]))
-    assert difference.kind == "value"
+    assert difference.kind == "exact" and not difference.floating
     assert "expected False, got True" in difference.message
 
 
@@ -266,8 +266,8 @@ def test_python_scalars_must_have_the_same_type():
 
 
 def test_python_ints_and_bools_are_exact_and_floats_use_float64_tolerance():
-    assert kinds(compare(3, 4)) == ["value"]
-    assert kinds(compare(True, False)) == ["value"]
+    assert kinds(compare(3, 4)) == ["exact"]
+    assert kinds(compare(True, False)) == ["exact"]
     assert compare(0.1 + 0.2, 0.3) == []
     assert compare(NAN, NAN) == []
     assert kinds(compare(NAN, 1.0)) == ["nan"]
@@ -281,13 +281,13 @@ def test_python_ints_and_bools_are_exact_and_floats_use_float64_tolerance():
 def test_none_strings_bytes_and_torch_metadata_objects():
     assert compare(None, None) == []
     assert kinds(compare(None, 0)) == ["type"]
-    assert kinds(compare("a", "b")) == ["value"]
+    assert kinds(compare("a", "b")) == ["exact"]
     assert kinds(compare(b"a", "a")) == ["type"]
     assert compare(torch.float32, torch.float32) == []
-    assert kinds(compare(torch.float32, torch.float16)) == ["value"]
-    assert kinds(compare(torch.device("cpu"), torch.device("meta"))) == ["value"]
+    assert kinds(compare(torch.float32, torch.float16)) == ["exact"]
+    assert kinds(compare(torch.device("cpu"), torch.device("meta"))) == ["exact"]
     assert compare(torch.Size([2, 3]), torch.Size([2, 3])) == []
-    assert kinds(compare(torch.Size([2, 3]), torch.Size([3, 2]))) == ["value"]
+    assert kinds(compare(torch.Size([2, 3]), torch.Size([3, 2]))) == ["exact"]
     assert kinds(compare(torch.Size([2, 3]), (2, 3))) == ["type"]
 
 
@@ -336,7 +336,7 @@ def test_dict_key_order_is_a_structure_difference():
 
 def test_missing_keys_are_reported_and_shared_keys_still_compared():
     differences = compare({"a": 1, "b": 2}, {"a": 5, "c": 3})
-    assert kinds(differences) == ["structure", "value"]
+    assert kinds(differences) == ["structure", "exact"]
     assert "missing keys ['b']" in differences[0].message
     assert "unexpected keys ['c']" in differences[0].message
     assert differences[1].path == "output['a']"
@@ -344,7 +344,7 @@ def test_missing_keys_are_reported_and_shared_keys_still_compared():
 
 def test_list_length_mismatch_is_a_structure_difference():
     differences = compare([1, 2, 3], [1, 5])
-    assert kinds(differences) == ["structure", "value"]
+    assert kinds(differences) == ["structure", "exact"]
     assert "length 3" in differences[0].message and "length 2" in differences[0].message
     assert differences[1].path == "output[1]"
 
@@ -507,3 +507,24 @@ def test_float64_reference_workflow(x):
     assert 0 < abs_err < 1e-6
     assert compare(reference.float(), result) == []
     assert math.isfinite(rel_err)
+
+
+def test_only_floating_differences_could_be_rounding():
+    # Triage may excuse rounding; it must never see an integer, bool or Python value as such.
+    assert [d.floating for d in compare(torch.tensor([1.0]), torch.tensor([2.0]))] == [True]
+    assert [d.floating for d in compare(torch.tensor([1]), torch.tensor([2]))] == [False]
+    assert [d.floating for d in compare(torch.tensor([True]), torch.tensor([False]))] == [False]
+    assert [d.floating for d in compare(3, 4)] == [False]
+    assert [d.floating for d in compare(1.0, 2.0)] == [True]
+    assert [d.floating for d in compare(torch.ones(2), torch.ones(3))] == [False]
+
+
+def test_differences_carry_keys_that_fetch_the_same_value_elsewhere():
+    from eqrewrite.oracle.compare import MISSING, fetch
+
+    expected = {"a": [torch.zeros(2), (1, torch.ones(3))]}
+    actual = {"a": [torch.zeros(2), (1, torch.full((3,), 2.0))]}
+    [difference] = compare(expected, actual)
+    assert difference.path == "output['a'][1][1]"
+    assert torch.equal(fetch(actual, difference.keys), torch.full((3,), 2.0))
+    assert fetch(expected, difference.keys + (("item", 9),)) is MISSING

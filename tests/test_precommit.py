@@ -115,7 +115,8 @@ def hook_envs(tmp_path_factory: pytest.TempPathFactory, env: dict[str, str],
     project = tmp_path_factory.mktemp("install-hooks")
     _git(project, env, "init", "-q")
     (project / ".pre-commit-config.yaml").write_text(
-        _config(hook_repo, ["eqrewrite-check", "eqrewrite"]), encoding="utf-8")
+        _config(hook_repo, ["eqrewrite-check", "eqrewrite", "eqrewrite-audit"]),
+        encoding="utf-8")
     _run([sys.executable, "-m", "pre_commit", "install-hooks"], project, env,
          timeout=SETUP_TIMEOUT)
 
@@ -230,3 +231,37 @@ def test_commit_with_nothing_to_rewrite_passes(make_project, env):
     skipped = _commit(project, env)
     assert skipped.returncode == 0, skipped.stdout
     assert skipped.stdout.count("(no files to check)Skipped") == 2, skipped.stdout
+
+
+BREAKING = ("import torch\n\n\nclass M(torch.nn.Module):\n"
+            "    def forward(self, x: torch.Tensor):\n        print(x.sum())\n        return x\n")
+
+
+def test_audit_hook_fails_on_new_break_patterns_only(make_project, env):
+    project = make_project(["eqrewrite-audit"])
+    _write(project, "model.py", BREAKING)
+    _git(project, env, "add", "model.py")
+
+    blocked = _commit(project, env)
+
+    assert blocked.returncode != 0, blocked.stdout
+    assert "eqrewrite audit (graph breaks)" in blocked.stdout, blocked.stdout
+    assert "model.py" in blocked.stdout and "print(x.sum())" in blocked.stdout, blocked.stdout
+    assert not _has_commits(project, env)
+
+    # Accept today's findings as a baseline: the commit passes, a new break fails again.
+    _write(project, "pyproject.toml",
+           '[tool.eqrewrite.audit]\nbaseline = "audit-baseline.json"\n')
+    _run([sys.executable, "-m", "eqrewrite.rewriter", "audit", ".", "--format", "json", "-o",
+          "audit-baseline.json", "--exit-zero"], project, env)
+    _git(project, env, "add", "model.py", "pyproject.toml", "audit-baseline.json")
+    passed = _commit(project, env)
+    assert passed.returncode == 0, passed.stdout
+    assert "eqrewrite audit (graph breaks)" in passed.stdout and "Passed" in passed.stdout
+
+    _write(project, "model.py", "import os\n" + BREAKING.replace(
+        "        return x", "        y = x.sum().item()\n        return x"))
+    _git(project, env, "add", "model.py")
+    again = _commit(project, env)
+    assert again.returncode != 0, again.stdout
+    assert "1 new, 1 known, 0 fixed" in again.stdout and "x.sum().item()" in again.stdout

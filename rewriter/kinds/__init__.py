@@ -174,9 +174,11 @@ def _boolean_or_op(node: ast.expr, context: KindContext) -> bool:
 def registry() -> dict[str, type[Kind]]:
     """Every kind by name."""
     from .defer import Defer
+    from .equivalences import EQUIVALENCE_KINDS
     from .guard import Guard
     from .masked import MaskedReduction
     from .scalar import ItemScalar
     from .select import Select
 
-    return {kind.name: kind for kind in (Select, Guard, Defer, ItemScalar, MaskedReduction)}
+    return {kind.name: kind for kind in (Select, Guard, Defer, ItemScalar, MaskedReduction,
+                                         *EQUIVALENCE_KINDS)}

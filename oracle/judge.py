@@ -1,0 +1,409 @@
+"""Is a difference between eager and compiled runs a compiler bug, or rounding?
+
+Only floating-point *values* may ever be excused (``Difference.floating``): a difference in
+an integer, bool or index output, in shape, dtype, strides or layout, in a Python value, in
+what was printed, or in the exception raised is a ``compiler-bug`` whatever the numbers say.
+
+A floating difference is excused as ``numerical-noise`` when one of two measurements
+explains it, element by element:
+
+1. **The float64 reference** (``reference.py``): at every element where eager and compiled
+   disagree, compiled is no more than twice as far from the reference as eager is, or within
+   the dtype's tolerance of it; where NaN or infinity appear on one side only, the reference
+   has the compiled side's class (a float16 overflow to NaN eagerly that the compiler avoided
+   by computing in float32 is numerics); a sign of zero or NaN (``--strict``) must match the
+   reference's.
+2. **The program's sensitivity**: perturbed eager runs (inputs and parameters times
+   ``1 ± 2 eps``) move the result by ``noise``; compiled may differ from eager by up to
+   twice that (plus tolerance), and may differ in NaN/infinity wherever a perturbation also
+   flips them. This covers ill-conditioned programs whose float64 reference is no guide
+   (normalising a constant, then ``t / t.clamp(min=1e-6)``; ``where(x > 0, ...)`` with ``x``
+   mathematically zero).
+
+Everything the triage learned is kept as ``Evidence`` on the finding: which side the
+reference agrees with, the errors measured, the sensitivity, and what excused it.
+"""
+
+from __future__ import annotations
+
+import enum
+import math
+from dataclasses import dataclass, replace
+from typing import Any
+
+import torch
+
+from . import compare as cmp
+from .protocol import RaisedException, RunRequest, RunResult, Variant
+
+PERTURBATIONS = 3        # perturbed eager runs that measure a program's sensitivity
+REFERENCE_FACTOR = 2.0    # compiled may be this many times further from float64 than eager
+SENSITIVITY_FACTOR = 2.0  # compiled may differ from eager by this many times the noise
+SPECIALS_TOLERANCE = 4.0  # where eager is NaN/inf, compiled within 4 tolerances of float64
+WIDESPREAD = 0.25         # share of a tensor's elements moved by perturbation: "unstable"
+
+
+class Verdict(str, enum.Enum):
+    """What a target's runs showed, most severe first (the order reports sort by)."""
+
+    CRASH = "crash"
+    TIMEOUT = "timeout"
+    OOM = "oom"
+    ERROR = "error"
+    NONDETERMINISTIC = "nondeterministic"
+    REWRITE_CHANGED_BEHAVIOUR = "rewrite-changed-behaviour"
+    COMPILER_BUG = "compiler-bug"
+    COMPILE_ERROR = "compile-error"
+    NUMERICAL_NOISE = "numerical-noise"
+    PASSED = "passed"
+
+    @property
+    def rank(self) -> int:
+        return list(Verdict).index(self)
+
+
+FAILING = frozenset({Verdict.REWRITE_CHANGED_BEHAVIOUR, Verdict.COMPILER_BUG,
+                     Verdict.COMPILE_ERROR, Verdict.CRASH, Verdict.TIMEOUT, Verdict.OOM,
+                     Verdict.ERROR})
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """How a finding between eager and compiled was decided."""
+
+    reference: str                   # agrees with eager | compiled | both | neither | unavailable
+    reference_note: str = ""         # why unavailable, or where it disagrees
+    eager_error: float | None = None     # max |eager - reference| over the differing values
+    compiled_error: float | None = None  # max |compiled - reference| over the same values
+    difference: float | None = None      # max |compiled - eager|
+    sensitivity: float | None = None     # max |perturbed - eager|, when measured
+    excused_by: str = ""             # "reference" | "sensitivity" | "" (not excused)
+    deterministic: bool = True       # two eager runs agreed exactly (the gate before judging)
+
+    def summary(self) -> str:
+        """One line for tables: the reference's side and the errors."""
+        parts = [f"reference {self.reference}" if self.reference == "unavailable"
+                 else f"reference agrees with {self.reference}"]
+        if self.reference_note:
+            parts[0] += f" ({self.reference_note})"
+        if self.eager_error is not None and self.compiled_error is not None:
+            parts.append(f"error vs float64: eager {self.eager_error:.3g}, "
+                         f"compiled {self.compiled_error:.3g}")
+        if self.sensitivity is not None:
+            parts.append(f"sensitivity {self.sensitivity:.3g}")
+        if self.excused_by:
+            parts.append(f"excused by {self.excused_by}")
+        return "; ".join(parts)
+
+
+def reference_agreement(differences: list[cmp.Difference], eager: Any, compiled: Any,
+                        reference: Any, options: cmp.Options) -> tuple[str, str]:
+    """Which side the reference takes where eager and compiled differ: ``(side, note)``,
+    side one of ``eager``, ``compiled``, ``both``, ``neither``, ``unavailable``. Floating
+    values are judged element by element, only where the two runs disagree."""
+    sides = set()
+    for difference in differences:
+        r = cmp.fetch(reference, difference.keys)
+        if r is cmp.MISSING:
+            return "unavailable", f"the reference has no {difference.path}"
+        values = _values(difference, eager, compiled, reference) if difference.floating else None
+        if values is not None:
+            with_eager, with_compiled = _sides(difference.kind, *values, options)
+        else:
+            e, c = cmp.fetch(eager, difference.keys), cmp.fetch(compiled, difference.keys)
+            with_eager = not cmp.compare(like(r, e), e, options, difference.path)
+            with_compiled = not cmp.compare(like(r, c), c, options, difference.path)
+        sides.add({(True, False): "eager", (False, True): "compiled",
+                   (True, True): "both"}.get((with_eager, with_compiled), "neither"))
+    if len(sides) == 1:
+        return sides.pop(), ""
+    return "neither", "it differs from value to value: " + ", ".join(sorted(sides))
+
+
+def _sides(kind: str, e: torch.Tensor, c: torch.Tensor, r: torch.Tensor, dtype: torch.dtype,
+           options: cmp.Options) -> tuple[bool, bool]:
+    """(reference close to eager, reference close to compiled) where they differ: the same
+    sign for sign differences, else the same NaN/infinity class and within tolerance."""
+    tolerance = options.tolerance(dtype)
+    allowed = tolerance.atol + tolerance.rtol * r.abs()
+    differs = _differing(kind, e, c, allowed)
+
+    def close(x: torch.Tensor) -> bool:
+        if kind in ("signed_zero", "nan_sign"):
+            same = torch.signbit(x) == torch.signbit(r)
+        else:
+            same = (_special_class(x) == _special_class(r)) & (
+                ~torch.isfinite(r) | ((x - r).abs() <= allowed))
+        return bool(same[differs].all())
+
+    return close(e), close(c)
+
+
+def like(reference: Any, shaped: Any) -> Any:
+    """``reference`` with each floating tensor cast to the dtype of the matching tensor of
+    ``shaped`` (a float64 reference judged in the program's own dtype)."""
+    if isinstance(reference, torch.Tensor) and isinstance(shaped, torch.Tensor):
+        same_kind = reference.is_floating_point() == shaped.is_floating_point()
+        return reference.to(shaped.dtype) if same_kind else reference
+    if isinstance(reference, float) and isinstance(shaped, float):
+        return reference
+    if isinstance(reference, list | tuple) and isinstance(shaped, list | tuple) and len(
+            reference) == len(shaped):
+        items = [like(r, s) for r, s in zip(reference, shaped)]
+        return items if isinstance(reference, list) else tuple(items)
+    if isinstance(reference, dict) and isinstance(shaped, dict):
+        return {k: like(v, shaped[k]) if k in shaped else v for k, v in reference.items()}
+    if hasattr(reference, "fields") and hasattr(shaped, "fields"):  # records
+        return type(reference)(reference.type, like(reference.fields, shaped.fields))
+    return reference
+
+
+def unexplained_by_reference(differences: list[cmp.Difference], eager: Any, compiled: Any,
+                             reference: Any, options: cmp.Options) -> list[cmp.Difference]:
+    """The floating differences the float64 reference does not explain."""
+    left = []
+    for difference in differences:
+        values = _values(difference, eager, compiled, reference)
+        if values is None or not _reference_explains(difference.kind, *values, options):
+            left.append(difference)
+    return left
+
+
+def unexplained_by_sensitivity(differences: list[cmp.Difference], eager: Any, compiled: Any,
+                               perturbed: list[Any], options: cmp.Options
+                               ) -> list[cmp.Difference]:
+    """The floating differences larger than the program's own measured sensitivity."""
+    left = []
+    for difference in differences:
+        e, c = _as_float64(cmp.fetch(eager, difference.keys)), _as_float64(
+            cmp.fetch(compiled, difference.keys))
+        moved = [_as_float64(cmp.fetch(p, difference.keys)) for p in perturbed]
+        if e is None or c is None or not moved or any(
+                m is None or m.shape != e.shape for m in moved) or e.shape != c.shape:
+            left.append(difference)
+            continue
+        tolerance = _tolerance(difference, eager, options, e)
+        differs = _differing(difference.kind, e, c, tolerance)
+        if not bool((differs & ~_moves_as_much(difference.kind, e, c, moved, tolerance)).any()):
+            continue
+        left.append(difference)
+    return left
+
+
+def _moves_as_much(kind: str, e: torch.Tensor, c: torch.Tensor, moved: list[torch.Tensor],
+                   tolerance: torch.Tensor) -> torch.Tensor:
+    """Where perturbed eager runs change the result as much as compiled does: at the
+    element itself, or at a large share of the tensor's elements (the program's instability
+    is the same formula everywhere; a few random perturbations need not hit every element)."""
+    if kind == "value":
+        noise, _ = _noise(e, moved)
+        diff = torch.where(torch.isfinite(c - e), (c - e).abs(), 0.0)
+        here = diff <= SENSITIVITY_FACTOR * noise + tolerance
+        ranked = noise.flatten().sort().values
+        needed = diff.flatten() / SENSITIVITY_FACTOR
+        share = 1 - torch.searchsorted(ranked, needed).double() / max(ranked.numel(), 1)
+        return here | (share >= WIDESPREAD).reshape(e.shape)
+    if kind in ("nan", "inf"):
+        _, flipped = _noise(e, moved)
+    else:  # signed_zero, nan_sign
+        flipped = torch.zeros(e.shape, dtype=torch.bool)
+        for m in moved:
+            flipped |= torch.signbit(m) != torch.signbit(e)
+    return flipped | bool(flipped.double().mean() >= WIDESPREAD)
+
+
+def sensitivity(differences: list[cmp.Difference], eager: Any, perturbed: list[Any]) -> float:
+    """Largest finite ``|perturbed - eager|`` over the differing values."""
+    largest = 0.0
+    for difference in differences:
+        e = _as_float64(cmp.fetch(eager, difference.keys))
+        moved = [_as_float64(cmp.fetch(p, difference.keys)) for p in perturbed]
+        if e is None or any(m is None or m.shape != e.shape for m in moved) or not moved:
+            continue
+        noise, _ = _noise(e, moved)
+        if noise.numel():
+            largest = max(largest, float(noise.max()))
+    return largest
+
+
+def errors(differences: list[cmp.Difference], eager: Any, compiled: Any,
+           reference: Any | None) -> tuple[float | None, float | None, float]:
+    """(max |eager - reference|, max |compiled - reference|, max |compiled - eager|) over
+    the finite elements where eager and compiled differ."""
+    worst = [0.0, 0.0, 0.0]
+    for difference in differences:
+        e = _as_float64(cmp.fetch(eager, difference.keys))
+        c = _as_float64(cmp.fetch(compiled, difference.keys))
+        r = None if reference is None else _as_float64(cmp.fetch(reference, difference.keys))
+        if e is None or c is None or e.shape != c.shape:
+            continue
+        where = (c != e) & ~(torch.isnan(c) & torch.isnan(e))
+        for slot, left, right in ((0, e, r), (1, c, r), (2, c, e)):
+            if right is None or right.shape != left.shape:
+                continue
+            finite = where & torch.isfinite(left) & torch.isfinite(right)
+            if finite.any():
+                worst[slot] = max(worst[slot], float((left - right).abs()[finite].max()))
+    if reference is None:
+        return None, None, worst[2]
+    return worst[0], worst[1], worst[2]
+
+
+def differ(left: RunResult, right: RunResult, options: cmp.Options,
+           strides: bool = False) -> list[cmp.Difference]:
+    """Every observable difference between two completed runs (outcomes, exceptions too);
+    with ``strides``, also the strides of the outputs (eager vs compiled)."""
+    if left.exception or right.exception:
+        return exception_differences(left.exception, right.exception)
+    found = cmp.compare(left.observed, right.observed, options, path="result")
+    if strides:
+        found += cmp.stride_differences(left.observed["output"], right.observed["output"],
+                                        "result['output']")
+    return found
+
+
+def exception_differences(left: RaisedException | None,
+                          right: RaisedException | None) -> list[cmp.Difference]:
+    """The same exception means: ``right`` is an instance of ``left``'s type, and its message
+    contains ``left``'s (Dynamo may wrap a user exception, adding context)."""
+    if left is not None and right is not None and left.type in right.bases and (
+            left.message.strip() in right.message):
+        return []
+    shown = [e.describe() if e else "no exception" for e in (left, right)]
+    return [cmp.Difference("result.exception", "exception",
+                           f"result: raised {shown[0]} vs {shown[1]}")]
+
+
+def decide(differences: list[cmp.Difference], eager: RunResult, compiled: RunResult, call,
+           base: RunRequest, options: cmp.Options) -> tuple[Verdict, Evidence]:
+    """The triage of ``py`` for one eager/compiled pair; ``call(request)`` runs the
+    float64 reference and the perturbed runs on the tree's worker (or in-process, in a
+    reproducer)."""
+    floating = [d for d in differences if d.floating]
+    exact = [d for d in differences if not d.floating]
+    reference = call(replace(base, variant=Variant.REFERENCE, coverage=()))
+    ref = reference.observed if reference.failure is None and (
+        reference.exception is None) == (eager.exception is None) else None
+    if ref is None:
+        why = (reference.failure.message if reference.failure else
+               reference.exception.describe() if reference.exception else "raised nothing")
+        agreement, note = "unavailable", f"the float64 run failed: {why}"
+        left = floating
+    else:
+        agreement, note = reference_agreement(differences, eager.observed,
+                                                    compiled.observed, ref, options)
+        left = unexplained_by_reference(floating, eager.observed, compiled.observed,
+                                              ref, options)
+    excused_by = "reference" if floating and not left else ""
+    noise = None
+    if left and not exact:
+        perturbed = [call(replace(base, variant=Variant.PERTURBED, perturbation=i,
+                                  coverage=())) for i in range(PERTURBATIONS)]
+        moved = [p.observed for p in perturbed if p.failure is None and p.exception is None]
+        if len(moved) == PERTURBATIONS:
+            noise = sensitivity(left, eager.observed, moved)
+            left = unexplained_by_sensitivity(left, eager.observed, compiled.observed,
+                                                    moved, options)
+            excused_by = "" if left else "sensitivity"
+    measured = errors(floating, eager.observed, compiled.observed, ref)
+    verdict = Verdict.COMPILER_BUG if exact or left else Verdict.NUMERICAL_NOISE
+    return verdict, Evidence(agreement, note, *measured, noise,
+                                   excused_by if verdict is Verdict.NUMERICAL_NOISE else "")
+
+
+# -- element-wise rules -----------------------------------------------------------------------
+
+
+def _values(difference: cmp.Difference, eager: Any, compiled: Any, reference: Any):
+    """float64 tensors of the three runs at the difference, or None if one is not numeric.
+    The reference is first rounded to the program's dtype: the exact result of a float16
+    program that lies beyond float16's range is infinity."""
+    shaped = cmp.fetch(compiled, difference.keys)
+    found = [_as_float64(cmp.fetch(eager, difference.keys)), _as_float64(shaped),
+             _as_float64(like(cmp.fetch(reference, difference.keys), shaped))]
+    if any(v is None for v in found) or len({v.shape for v in found}) != 1:
+        return None
+    return (*found, _dtype(shaped))
+
+
+def _reference_explains(kind: str, e: torch.Tensor, c: torch.Tensor, r: torch.Tensor,
+                        dtype: torch.dtype, options: cmp.Options) -> bool:
+    tolerance = options.tolerance(dtype)
+    allowed = tolerance.atol + tolerance.rtol * r.abs()
+    differs = _differing(kind, e, c, allowed)
+    if kind == "value":
+        # Element by element, compiled within twice eager's error there, or twice eager's
+        # largest error in this tensor (rounding of the same computation), or tolerance.
+        eager_error = torch.where(torch.isfinite(e - r), (e - r).abs(), 0.0)
+        worst = float(eager_error.max()) if eager_error.numel() else 0.0
+        bound = torch.maximum(REFERENCE_FACTOR * eager_error, allowed).clamp(
+            min=REFERENCE_FACTOR * worst)
+        closer = (c - r).abs() <= bound
+        return not bool((differs & ~closer).any())
+    if kind in ("nan", "inf"):
+        same_as_reference = _special_class(r) == _special_class(c)
+        finite = torch.isfinite(c) & torch.isfinite(r)
+        close = ~finite | ((c - r).abs() <= SPECIALS_TOLERANCE * allowed)
+        return not bool((differs & ~(same_as_reference & close)).any())
+    if kind in ("signed_zero", "nan_sign"):
+        return not bool((differs & (torch.signbit(r) != torch.signbit(c))).any())
+    return False
+
+
+def _differing(kind: str, e: torch.Tensor, c: torch.Tensor, allowed) -> torch.Tensor:
+    """The elements a difference of ``kind`` is about."""
+    if kind == "value":
+        finite = torch.isfinite(e) & torch.isfinite(c)
+        return finite & ((c - e).abs() > allowed)
+    if kind in ("nan", "inf"):
+        return _special_class(e) != _special_class(c)
+    sign = torch.signbit(e) != torch.signbit(c)
+    if kind == "signed_zero":
+        return sign & (e == 0) & (c == 0)
+    if kind == "nan_sign":
+        return sign & torch.isnan(e) & torch.isnan(c)
+    return torch.ones(e.shape, dtype=torch.bool)
+
+
+def _special_class(t: torch.Tensor) -> torch.Tensor:
+    """0 finite, 1 NaN, 2 +inf, 3 -inf, element-wise."""
+    out = torch.zeros(t.shape, dtype=torch.int8)
+    out[torch.isnan(t)] = 1
+    out[t == math.inf] = 2
+    out[t == -math.inf] = 3
+    return out
+
+
+def _noise(e: torch.Tensor, moved: list[torch.Tensor]) -> tuple[torch.Tensor, torch.Tensor]:
+    """Element-wise largest finite move under perturbation, and where the class flipped."""
+    noise = torch.zeros(e.shape, dtype=torch.float64)
+    unstable = torch.zeros(e.shape, dtype=torch.bool)
+    for m in moved:
+        finite = torch.isfinite(e) & torch.isfinite(m)
+        noise = torch.maximum(noise, torch.where(finite, (m - e).abs(), 0.0))
+        unstable |= _special_class(m) != _special_class(e)
+    return noise, unstable
+
+
+def _tolerance(difference: cmp.Difference, eager: Any, options: cmp.Options, e: torch.Tensor):
+    dtype = _dtype(cmp.fetch(eager, difference.keys))
+    tolerance = options.tolerance(dtype)
+    return tolerance.atol + tolerance.rtol * e.abs()
+
+
+def _dtype(value: Any) -> torch.dtype:
+    return value.dtype if isinstance(value, torch.Tensor) else torch.float64
+
+
+def _as_float64(value: Any) -> torch.Tensor | None:
+    """A float64 tensor for a floating tensor or Python float; None for anything else."""
+    if isinstance(value, torch.Tensor) and (value.is_floating_point() or value.is_complex()):
+        value = value.detach()
+        if value.is_complex():
+            value = torch.view_as_real(value.resolve_conj().resolve_neg())
+        if value.layout != torch.strided:
+            value = value.to_dense()
+        return value.to(torch.float64)
+    if isinstance(value, float) and not isinstance(value, bool):
+        return torch.tensor(value, dtype=torch.float64)
+    return None

@@ -1,0 +1,258 @@
+"""What a run makes observable, turned into plain values the parent process can compare.
+
+Runs happen in worker processes; the parent never imports user code, so everything a run
+returns is converted here: tensors (detached copies), builtins and containers as they are,
+dataclasses, named tuples and dict subclasses as ``Record``s, iterators as a ``Record`` of
+what they yielded and returned, anything else as an ``Opaque`` (type and repr). Besides the
+return value a run observes what it printed and warned, the module-level state of the
+target's own module, and gradients.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import logging
+import sys
+import types
+from collections.abc import Iterator
+from dataclasses import fields, is_dataclass
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from .records import Opaque, Record
+
+GRAD_PROJECTION_SEED = 1234
+
+
+def settle(obj: Any) -> Any:
+    """``obj`` with every iterator in it (generators, ``map``, ``zip``, …) run to its end and
+    replaced by a ``Record`` of its type, what it yielded and what it returned (a
+    generator's ``return`` value, carried by ``StopIteration.value``): a compiled run that
+    returns a ``tuple_iterator`` where eager returns a generator differs. Tensors stay live
+    (gradients flow through them). Draining runs user code, so it happens inside the run."""
+    if isinstance(obj, torch.Tensor):
+        return obj
+    if isinstance(obj, Iterator):
+        yielded = []
+        try:
+            while True:
+                yielded.append(settle(next(obj)))
+        except StopIteration as stop:
+            returned = settle(stop.value)
+        return Record(type_name(obj), {"yielded": yielded, "returned": returned})
+    if type(obj) is list:
+        return [settle(item) for item in obj]
+    if type(obj) is tuple:
+        return tuple(settle(item) for item in obj)
+    if type(obj) is dict:
+        return {key: settle(value) for key, value in obj.items()}
+    return obj
+
+
+def to_plain(obj: Any) -> Any:
+    """Tensors (detached copies), builtins and containers; other objects become records."""
+    if isinstance(obj, torch.Tensor):
+        return obj.detach().clone()
+    if isinstance(obj, Record):
+        return Record(obj.type, to_plain(obj.fields))
+    if obj is None or isinstance(obj, bool | int | float | complex | str | bytes):
+        return obj
+    if isinstance(obj, torch.dtype | torch.device | torch.Size):
+        return obj
+    if isinstance(obj, dict):
+        items = {key if isinstance(key, str | int) else repr(key): to_plain(v)
+                 for key, v in obj.items()}
+        return items if type(obj) is dict else Record(type_name(obj), items)
+    if isinstance(obj, tuple) and hasattr(obj, "_fields"):
+        return Record(type_name(obj), {f: to_plain(getattr(obj, f)) for f in obj._fields})
+    if isinstance(obj, list | tuple):
+        converted = [to_plain(v) for v in obj]
+        return converted if type(obj) is list else tuple(converted)
+    if is_dataclass(obj) and not isinstance(obj, type):
+        return Record(type_name(obj), {f.name: to_plain(getattr(obj, f.name))
+                                       for f in fields(obj)})
+    return Opaque(type_name(obj), repr(obj)[:500])
+
+
+def type_name(obj: Any) -> str:
+    """``module.QualifiedName`` of an object's type."""
+    return f"{type(obj).__module__}.{type(obj).__qualname__}"
+
+
+def module_state(module: types.ModuleType | None) -> dict[str, Any]:
+    """The data a module holds at top level (globals rebound, lists appended to, counters),
+    without its functions, classes, imported modules and dunder names."""
+    if module is None:
+        return {}
+    skipped = (types.ModuleType, types.FunctionType, types.BuiltinFunctionType, type,
+               logging.Logger)
+    return {name: to_plain(value) for name, value in vars(module).items()
+            if not name.startswith("__") and not isinstance(value, skipped)
+            and not callable(value)}
+
+
+def tensors(obj: Any) -> Iterator[torch.Tensor]:
+    """Every tensor inside nested containers and dataclasses."""
+    if isinstance(obj, torch.Tensor):
+        yield obj
+    elif isinstance(obj, dict):
+        for value in obj.values():
+            yield from tensors(value)
+    elif isinstance(obj, list | tuple):
+        for value in obj:
+            yield from tensors(value)
+    elif is_dataclass(obj) and not isinstance(obj, type):
+        for item in fields(obj):
+            yield from tensors(getattr(obj, item.name))
+
+
+def track_input_grads(inputs: Any) -> list[torch.Tensor]:
+    """Make floating input tensors require grad, so their gradients can be compared."""
+    tracked = [t for t in tensors(inputs) if t.is_floating_point() and not t.requires_grad]
+    for tensor in tracked:
+        tensor.requires_grad_(True)
+    return tracked
+
+
+def gradients(output: Any, module: torch.nn.Module | None,
+              inputs: list[torch.Tensor]) -> dict[str, Any] | None:
+    """Backward through a fixed projection of the floating outputs: input and parameter grads.
+
+    The projection is drawn in float32 whatever the output's dtype, so a float64 reference
+    run projects with exactly the same numbers."""
+    outputs = [t for t in tensors(output) if t.is_floating_point() and t.requires_grad]
+    if not outputs:
+        return None
+    generator = torch.Generator().manual_seed(GRAD_PROJECTION_SEED)
+    loss = sum((t * torch.randn(t.shape, generator=generator).to(t.dtype)).sum()
+               for t in outputs)
+    try:
+        loss.backward()
+    except RuntimeError as error:
+        return {"backward_error": str(error)[:500]}
+    grads: dict[str, Any] = {f"input{i}": _grad(t) for i, t in enumerate(inputs)}
+    if module is not None:
+        grads.update({name: _grad(p) for name, p in module.named_parameters()})
+    return grads
+
+
+def _grad(tensor: torch.Tensor) -> torch.Tensor | None:
+    return tensor.grad.detach().clone() if tensor.grad is not None else None
+
+
+def is_compiler_warning(warning: Any) -> bool:
+    """A warning torch.compile itself raised (Dynamo's diagnostics, deprecations inside
+    torch), not one the program raised, even through a stacklevel that points into torch."""
+    folder = Path(torch.__file__).parent
+    compiler = tuple(str(folder / part) for part in ("_dynamo", "_inductor", "_functorch"))
+    return warning.filename.startswith(compiler) or (
+        warning.filename.startswith(str(folder))
+        and issubclass(warning.category, DeprecationWarning))
+
+
+class ProgramStream(io.StringIO):
+    """Captures what the program writes to stdout or stderr. torch's own log handlers write
+    there too (their stream may be bound to whatever ``sys.stderr`` was when torch set them
+    up); those records are the compiler's diagnostics, not the program's output."""
+
+    def __init__(self, diagnostics: list[str], real: Any = None):
+        super().__init__()
+        self.diagnostics = diagnostics
+        self.real = real  # the stream replaced, for code that needs a file descriptor
+
+    def fileno(self) -> int:
+        """The replaced stream's descriptor: what is written there directly (compiler
+        subprocesses, C code) is not the program's Python-level output anyway."""
+        if self.real is None:
+            raise io.UnsupportedOperation("fileno")
+        return self.real.fileno()
+
+    def write(self, text: str) -> int:
+        if _from_torch_logging():
+            self.diagnostics.append(text)
+            return len(text)
+        return super().write(text)
+
+
+def _from_torch_logging() -> bool:
+    """Is the current write done by a logging handler emitting one of torch's records?"""
+    frame = sys._getframe(2)
+    for _ in range(12):
+        if frame is None:
+            return False
+        record = frame.f_locals.get("record") if frame.f_code.co_name in (
+            "emit", "handle", "callHandlers") else None
+        if isinstance(record, logging.LogRecord):
+            return record.name == "torch" or record.name.startswith("torch.")
+        frame = frame.f_back
+    return False
+
+
+class Printed:
+    """What a run printed and warned: part of its observable behaviour (and kept off the
+    oracle's own output). The compiler's own warnings and log lines go to ``diagnostics``
+    instead. Hugging Face's once-per-process ``warning_once`` is reset so every run logs
+    alike."""
+
+    def __init__(self) -> None:
+        self.diagnostics: list[str] = []
+        self._stack = contextlib.ExitStack()
+
+    def __enter__(self) -> Printed:
+        import warnings
+
+        once = getattr(logging.Logger, "warning_once", None)
+        if hasattr(once, "cache_clear"):
+            once.cache_clear()
+        self._out, self._err = (ProgramStream(self.diagnostics, sys.stdout),
+                                ProgramStream(self.diagnostics, sys.stderr))
+        self._caught = self._stack.enter_context(warnings.catch_warnings(record=True))
+        warnings.simplefilter("always")
+        self._stack.enter_context(contextlib.redirect_stdout(self._out))
+        self._stack.enter_context(contextlib.redirect_stderr(self._err))
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stack.close()
+
+    def observed(self) -> dict[str, Any]:
+        """``stdout``, ``stderr`` and the program's ``warnings``, in order."""
+        warned = []
+        for caught in self._caught:
+            text = f"{caught.category.__name__}: {caught.message}"
+            (self.diagnostics if is_compiler_warning(caught) else warned).append(text)
+        return {"stdout": self._out.getvalue(), "stderr": self._err.getvalue(),
+                "warnings": warned}
+
+
+class LineTracer:
+    """Records executed lines of the given files (edit coverage), only while active."""
+
+    def __init__(self, files: tuple[str, ...]):
+        self.files = {str(f) for f in files}  # absolute, as imported from the resolved root
+        self.covered: dict[str, set[int]] = {}
+
+    def __enter__(self) -> LineTracer:
+        if self.files:
+            sys.settrace(self._global)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self.files:
+            sys.settrace(None)
+
+    def _global(self, frame, event, arg):
+        filename = frame.f_code.co_filename
+        if filename in self.files:
+            lines = self.covered.setdefault(filename, set())
+            lines.add(frame.f_lineno)
+
+            def local(frame, event, arg):
+                if event == "line":
+                    lines.add(frame.f_lineno)
+                return local
+            return local
+        return None

@@ -1,0 +1,240 @@
+"""``eqrewrite audit``: where code fragments torch.compile graphs, why, and what fixes it.
+
+The static audit (this module and its package) never imports torch: fast enough for a
+pre-commit hook. Installed plugins add the dynamic audit (``--run``, ``--what-if``,
+``--bench``: the oracle) through ``Registry.add_audit_options``/``add_audit_step``; their
+record becomes the report's ``dynamic`` section. Exit codes: 0 no findings (or
+``--exit-zero``), 1 findings (with ``--baseline``: new findings) or a failed dynamic
+step, 2 usage or configuration error, 123 some file could not be audited.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+
+import click
+
+from ..config import ConfigError, find_project_root, load_config
+from ..plugins import AuditRun
+from ..rules import RuleError, load_pack
+from .catalogue import PATTERNS
+from .config import AuditConfig, audit_config, check_patterns
+
+EXIT_FINDINGS, EXIT_USAGE, EXIT_FILE_ERROR = 1, 2, 123
+FORMATS = ("text", "md", "json", "sarif", "html")
+
+
+def _fail(message: str) -> None:
+    click.echo(f"error: {message}", err=True)
+    sys.exit(EXIT_USAGE)
+
+
+def _list_patterns(ctx: click.Context, _param: click.Parameter, value: bool) -> None:
+    if not value or ctx.resilient_parsing:
+        return
+    for pattern in PATTERNS.values():
+        settings = ", ".join(s.name for s in pattern.settings) or "-"
+        click.echo(f"{pattern.id:22} {', '.join(pattern.gb_ids):24} settings: {settings}")
+        click.echo(f"{'':22} {pattern.title}")
+    ctx.exit(0)
+
+
+@click.command("audit")
+@click.argument("paths", nargs=-1, type=click.Path(exists=True, path_type=Path))
+@click.option("-r", "--rules", "rule_specs", multiple=True, metavar="PACK",
+              help="Rule packs whose rules may fix the findings (default: graphbreaks); with "
+                   "--run also measure the breaks before and after rewriting. Repeatable.")
+@click.option("--scope", "scopes", multiple=True,
+              type=click.Choice(["everywhere", "forward", "compiled"]),
+              help="Where to look (default: forward of nn.Modules and compiled functions); "
+                   "also restricts the rules, as for rewriting. Repeatable.")
+@click.option("--assume-tensor-params", is_flag=True, default=None,
+              help="Treat unannotated forward() parameters as tensors (as the rewriter).")
+@click.option("--ignore", "ignored", multiple=True, metavar="PATTERN",
+              help="Do not report this pattern id (see --list-patterns). Repeatable.")
+@click.option("--exclude", "excludes", multiple=True, metavar="GLOB",
+              help="Skip paths matching this gitignore-style glob. Repeatable.")
+@click.option("--format", "output_format", type=click.Choice(FORMATS), default=None,
+              help="Report format (default: from the -o file's suffix, else text).")
+@click.option("-o", "--output", "outputs", multiple=True,
+              type=click.Path(dir_okay=False, path_type=Path),
+              help="Write the report to this file instead of stdout; repeatable, each in the "
+                   "format its suffix names (.txt .md .json .sarif .html).")
+@click.option("--baseline", type=click.Path(dir_okay=False, path_type=Path),
+              help="A previous JSON report: report only findings it does not have, exit 1 "
+                   "if there are any.")
+@click.option("--exit-zero", is_flag=True, help="Exit 0 even when there are findings.")
+@click.option("-j", "--jobs", type=click.IntRange(min=1), help="Worker processes.")
+@click.option("-q", "--quiet", is_flag=True, help="No progress or summary on stderr.")
+@click.option("--list-patterns", is_flag=True, expose_value=False, is_eager=True,
+              callback=_list_patterns, help="List the break patterns and exit.")
+def audit_command(paths: tuple[Path, ...], rule_specs: tuple[str, ...], scopes: tuple[str, ...],
+                  assume_tensor_params: bool | None, ignored: tuple[str, ...],
+                  excludes: tuple[str, ...], output_format: str | None,
+                  outputs: tuple[Path, ...], baseline: Path | None, exit_zero: bool,
+                  jobs: int | None, quiet: bool,
+                  **plugin_flags) -> None:
+    """Report where the code under PATHS breaks torch.compile graphs, why, and what fixes
+    each break: a rule, a Dynamo setting, or a human."""
+    from ..cli import main
+
+    if not paths:
+        _fail("no paths given; try 'eqrewrite audit src/'")
+    targets = _targets(outputs, output_format)
+    steps = main.plugins().audit_steps
+    for step in steps:
+        step.prepare(plugin_flags)
+    root = find_project_root(list(paths))
+    config, audit = _configs(root)
+    try:
+        check_patterns(list(ignored), "--ignore")
+    except ConfigError as error:
+        _fail(str(error))
+    packs = _packs(list(rule_specs) or audit.rules)
+    started = time.perf_counter()
+    document, files, options = _static(paths, root, config, audit, packs, scopes,
+                                       assume_tensor_params, ignored, excludes, jobs)
+    document["summary"]["seconds"] = round(time.perf_counter() - started, 3)
+    status = _dynamic(steps, plugin_flags, AuditRun(
+        paths, root, files, packs, bool(rule_specs), options, document,
+        targets[0][1] if len(targets) == 1 else "json",
+        progress=not quiet and (bool(outputs) or targets[0][1] == "text")))
+    baseline = baseline or audit.baseline
+    # Writing the report over the baseline regenerates it: compare with nothing then.
+    if baseline is not None and not any(_same(path, baseline) for path, _ in targets if path):
+        _compare_to(document, baseline, root)
+    for path, chosen in targets:
+        _emit(document, chosen, path, root, quiet)
+    sys.exit(_exit_code(document, status, exit_zero))
+
+
+def _configs(root: Path):
+    try:
+        config = load_config(root)
+        return config, audit_config(config)
+    except ConfigError as error:
+        _fail(str(error))
+
+
+def _packs(specs: list[str]) -> list[str]:
+    """Pack paths, each loaded once here so that a bad pack is a usage error."""
+    try:
+        return [str(load_pack(spec).path) for spec in specs]
+    except RuleError as error:
+        _fail(str(error))
+    except OSError as error:
+        _fail(f"{error.filename}: cannot read the rule pack: {error.strerror or error}")
+    return []
+
+
+def _static(paths, root: Path, config, audit: AuditConfig, packs: list[str], scopes,
+            assume: bool | None, ignored, excludes, jobs):
+    """Discover the files and audit them: (document, files, rewrite options)."""
+    from ..discovery import discover
+    from ..engine import Options
+    from .document import build
+    from .scan import ScanOptions, audit_files
+
+    scope = frozenset(scopes or audit.scope)
+    if assume is None:
+        assume = (audit.assume_tensor_params if audit.assume_tensor_params is not None
+                  else config.assume_tensor_params)
+    options = Options(assume_tensor_params=assume,
+                      scope=frozenset(scopes) or (scope if "scope" in audit.given else None))
+    scan = ScanOptions(tuple(packs), scope, options.scope, assume,
+                       frozenset(ignored) | frozenset(audit.ignore))
+    files = list(discover(list(paths), config.include, config.exclude + config.extend_exclude
+                          + audit.exclude + list(excludes), root))
+    labelled = [(f, _label(f, root)) for f in files]
+    started = time.perf_counter()
+    audits = audit_files(labelled, scan, jobs)
+    settings = {"paths": [_label(p, root) for p in paths], "scope": sorted(scope),
+                "rules": [Path(p).name for p in packs], "assume_tensor_params": assume,
+                "ignore": sorted(scan.ignore)}
+    return build(audits, settings, time.perf_counter() - started), files, options
+
+
+_SUFFIXES = {".txt": "text", ".md": "md", ".json": "json", ".sarif": "sarif", ".html": "html",
+             ".htm": "html"}
+
+
+def _targets(outputs: tuple[Path, ...], output_format: str | None
+             ) -> list[tuple[Path | None, str]]:
+    """(file or None for stdout, format) for every report to write."""
+    if not outputs:
+        return [(None, output_format or "text")]
+    if output_format is not None:
+        if len(outputs) > 1:
+            _fail("--format names one format; with several -o files, each file's suffix "
+                  "names its format")
+        return [(outputs[0], output_format)]
+    found = []
+    for path in outputs:
+        if path.suffix.lower() not in _SUFFIXES:
+            _fail(f"-o {path}: cannot tell the format from the suffix (use "
+                  f"{', '.join(sorted(_SUFFIXES))}, or --format)")
+        found.append((path, _SUFFIXES[path.suffix.lower()]))
+    return found
+
+
+def _same(one: Path, other: Path) -> bool:
+    return one.resolve() == other.resolve()
+
+
+def _label(path: Path, root: Path) -> str:
+    """``path`` relative to the project root, with '/' (ids and baselines depend on it)."""
+    resolved = path.resolve()
+    try:
+        return resolved.relative_to(root.resolve()).as_posix() or "."
+    except ValueError:
+        return resolved.as_posix()
+
+
+def _dynamic(steps, flags: dict, run: AuditRun) -> int:
+    from .document import join_dynamic
+
+    status = 0
+    for step in steps:
+        outcome = step.finish(flags, run)
+        if outcome is None:
+            continue
+        status = status or outcome.status
+        if outcome.record is not None:
+            run.document["dynamic"] = outcome.record
+            join_dynamic(run.document)
+    return status
+
+
+def _compare_to(document: dict, path: Path, root: Path) -> None:
+    from .document import BaselineError, apply_baseline, load_baseline
+
+    try:
+        apply_baseline(document, load_baseline(path), _label(path, root))
+    except BaselineError as error:
+        _fail(str(error))
+
+
+def _emit(document: dict, output_format: str, output: Path | None, root: Path,
+          quiet: bool) -> None:
+    from .formats import render
+
+    text = render(document, output_format, root, color=output is None and sys.stdout.isatty())
+    if output is None:
+        click.echo(text, nl=not text.endswith("\n"))
+        return
+    output.parent.mkdir(parents=True, exist_ok=True)
+    output.write_text(text, encoding="utf-8")
+    if not quiet:
+        summary = document["summary"]
+        click.echo(f"{summary['findings']} findings in {summary['files_with_findings']} files; "
+                   f"report written to {output}", err=True)
+
+
+def _exit_code(document: dict, status: int, exit_zero: bool) -> int:
+    if document["errors"]:
+        return EXIT_FILE_ERROR
+    if exit_zero:
+        return 0
+    return EXIT_FINDINGS if document["findings"] or status else 0

@@ -1,0 +1,63 @@
+"""Render an audit document: terminal text (rich), Markdown, JSON, SARIF 2.1.0 or one HTML
+page. Every format shows the summary first and the details after it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+
+def render(document: dict, output_format: str, root: Path, color: bool = False) -> str:
+    """The document as ``output_format`` text; ``root`` is where finding files live."""
+    if output_format == "json":
+        from ..document import to_json
+
+        return to_json(document) + "\n"
+    if output_format == "sarif":
+        from .sarif import to_sarif
+
+        return to_sarif(document, root)
+    if output_format == "md":
+        from .markdown import to_markdown
+
+        return to_markdown(document)
+    if output_format == "html":
+        from .html import to_html
+
+        return to_html(document, root)
+    from .text import to_text
+
+    return to_text(document, color)
+
+
+def share(part: int, total: int) -> str:
+    """``"3 (25 %)"``."""
+    return f"{part} ({round(100 * part / total)} %)" if total else str(part)
+
+
+def fix_text(finding: dict) -> str:
+    """What fixes a finding, in a few words: ``rule select-assign``, ``setting ...``..."""
+    if finding["fix"] == "rule":
+        return f"rule {finding['rule']}"
+    if finding["fix"] == "setting":
+        return "setting " + ", ".join(s["name"] for s in finding["settings"])
+    return "manual"
+
+
+def why_text(finding: dict) -> str:
+    """``why not rewritten: reason; remedy`` (empty when a rule fixes it)."""
+    why = finding.get("why_not")
+    if not why:
+        return ""
+    rules = f" ({', '.join(why['rules'])})" if why["rules"] else ""
+    return f"not rewritten{rules}: {why['reason']}. Fix: {why['remedy']}"
+
+
+def location(finding: dict) -> str:
+    return f"{finding['file']}:{finding['line']}:{finding['column']}"
+
+
+def breaks_key(observed: dict) -> str:
+    """``GB0170 at file.py:12`` for an observed break."""
+    frame = observed.get("frame")
+    where = f" at {frame['file']}:{frame['line']}" if frame else ""
+    return f"{observed.get('gb_id') or '?'}{where}"

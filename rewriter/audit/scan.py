@@ -1,0 +1,187 @@
+"""Audit files: detect the sites, resolve them, turn them into finding records.
+
+One file at a time (``audit_text``), or many with the rewriter's worker pool
+(``audit_files``); like the rewriter, one bad file never stops the others, it becomes an
+error record. A file that cannot hold a traced function (no ``forward``, nothing compiled,
+and the scope is not ``everywhere``) is not even parsed.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..engine import RewriteError, parse
+from ..matcher import Comments
+from ..rules import Rule, load_pack, packaged_packs
+from ..runner import GENERATED_MARKER, GENERATED_WINDOW
+from ..sources import SourceError, decode
+from ..workers import WorkerPool
+from .catalogue import PATTERNS
+from .detect import Detector, Site
+from .resolve import Resolution, Resolver, render
+
+PARALLEL_THRESHOLD = 24  # fewer files than this are audited in-process
+# Text a file needs to hold a traced function: a forward method defined here, or the word
+# compile/optimize (torch.compile, torch._dynamo.optimize; not "compiling").
+_SCOPE_TEXT = {"forward": re.compile(r"\bdef\s+forward\b"),
+               "compiled": re.compile(r"\b(?:compile|optimize)\b")}
+
+
+@dataclass(frozen=True)
+class ScanOptions:
+    """What to look for and with which rules; sent to every worker once."""
+
+    packs: tuple[str, ...]
+    scope: frozenset[str] = frozenset({"forward", "compiled"})
+    rule_scope: frozenset[str] | None = None  # --scope also restricts the rules, as rewriting
+    assume_tensor_params: bool = False
+    ignore: frozenset[str] = frozenset()       # pattern ids
+
+
+@dataclass
+class FileAudit:
+    """One file's finding records (ids not yet assigned), or its error."""
+
+    file: str
+    findings: list[dict] = field(default_factory=list)
+    suppressed: int = 0
+    error: dict | None = None
+
+
+_rules: list[Rule] = []
+_kinds: frozenset[str] = frozenset()
+_options: ScanOptions | None = None
+
+
+def prepare(options: ScanOptions) -> None:
+    """Load the packs once per process (worker initializer)."""
+    from ..engine import Options, select_rules
+
+    global _rules, _kinds, _options
+    rules = [r for spec in options.packs for r in load_pack(spec).rules]
+    _rules = select_rules(rules, Options(assume_tensor_params=options.assume_tensor_params,
+                                         scope=options.rule_scope))
+    _kinds = frozenset(r.kind for p in packaged_packs().values()
+                       for r in load_pack(str(p)).rules)
+    _options = options
+
+
+def audit_text(text: str, label: str) -> FileAudit:
+    """Audit one module's source; ``label`` is its path relative to the project."""
+    assert _options is not None, "prepare() first"
+    result = FileAudit(label)
+    if not _may_trace(text, _options.scope):
+        return result
+    tree = parse(text)
+    detector = Detector(tree, text, _options.scope, _options.assume_tensor_params)
+    # Tokenizing is slow: only files that mention eqrewrite can suppress a finding.
+    comments = Comments(text) if "eqrewrite" in text else None
+    sites = []
+    for site in detector.run():
+        if site.pattern in _options.ignore:
+            continue
+        span = (site.node.lineno, 0, site.node.end_lineno, 0)
+        if comments is not None and comments.suppressed(site.pattern, span):
+            result.suppressed += 1
+        else:
+            sites.append(site)
+    if not sites:
+        return result
+    candidates = [r for r in _rules if r.could_match(text)]
+    resolver = Resolver(detector, text, candidates, _options.assume_tensor_params, sites,
+                        _rules, _kinds)
+    resolutions = [resolver.resolve(site) for site in sites]
+    _fill_after(text, resolutions, resolver)
+    result.findings = [_record(site, resolution, resolver, label)
+                       for site, resolution in zip(sites, resolutions)]
+    return result
+
+
+def _may_trace(text: str, scope: frozenset[str]) -> bool:
+    if "everywhere" in scope:
+        return True
+    return any(_SCOPE_TEXT[name].search(text) for name in scope if name in _SCOPE_TEXT)
+
+
+def _fill_after(text: str, resolutions: list[Resolution], resolver: Resolver) -> None:
+    """The rewritten text of the edits that fix a site: rendered from the template, or
+    with libcst for a file where some template does not render."""
+    edits = list({id(r.edit): r.edit for r in resolutions if r.edit is not None}.values())
+    for edit in edits:
+        edit.after = render(edit, resolver.matcher.text_of) or ""
+    if any(not edit.after for edit in edits):
+        from ..apply import apply_edits
+
+        apply_edits(text, edits)
+
+
+def _record(site: Site, resolution: Resolution, resolver: Resolver, label: str) -> dict:
+    pattern = PATTERNS[site.pattern]
+    line, col, end_line, end_col = resolver.span(site.node)
+    record = {"pattern": site.pattern, "file": label, "line": line, "column": col + 1,
+              "end_line": end_line, "end_column": end_col + 1, "function": site.function,
+              "code": site.snippet, "confidence": site.confidence, "fix": resolution.fix,
+              "rule": None, "rewrite": None, "why_not": resolution.why_not,
+              "settings": [s.as_dict() for s in pattern.settings], "advice": pattern.advice}
+    edit = resolution.edit
+    if edit is not None:
+        start = {"line": edit.span[0], "column": edit.span[1] + 1}
+        end = {"line": edit.span[2], "column": edit.span[3] + 1}
+        record["rule"] = edit.rule.id
+        record["rewrite"] = {"before": edit.before, "after": edit.after, "start": start,
+                             "end": end, "helpers": sorted(edit.helpers)}
+    return record
+
+
+def audit_file(path: Path, label: str) -> FileAudit:
+    """Read, decode and audit one file; every failure is this file's error record."""
+    try:
+        data = path.read_bytes()
+        if GENERATED_MARKER in data[:GENERATED_WINDOW]:
+            return FileAudit(label)
+        return audit_text(decode(data).text, label)
+    except OSError as error:
+        return _failed(label, f"cannot read: {error.strerror or error}")
+    except (SourceError, RewriteError) as error:
+        return _failed(label, str(error), getattr(error, "line", 0), getattr(error, "col", 0))
+    except RecursionError:
+        return _failed(label, "too deeply nested to analyse")
+    except Exception as error:  # noqa: BLE001 - one bad file never stops the others
+        return _failed(label, f"internal error ({type(error).__name__}: {error}); please "
+                       "report it")
+
+
+def _failed(label: str, message: str, line: int = 0, col: int = 0) -> FileAudit:
+    return FileAudit(label, error={"file": label, "line": line, "column": col,
+                                   "message": message})
+
+
+def _audit_pair(pair: tuple[str, str]) -> FileAudit:
+    return audit_file(Path(pair[0]), pair[1])
+
+
+def audit_files(files: list[tuple[Path, str]], options: ScanOptions,
+                jobs: int | None = None) -> list[FileAudit]:
+    """Audit ``(path, label)`` pairs, in parallel for many files; results in order."""
+    workers = min(jobs or os.cpu_count() or 1, len(files))
+    pairs = [(str(path), label) for path, label in files]
+    if workers > 1 and len(files) >= PARALLEL_THRESHOLD:
+        # Largest files first, in small chunks, so that no worker is left with the big ones.
+        order = sorted(range(len(pairs)), key=lambda i: -_size(pairs[i][0]))
+        with WorkerPool(workers, prepare, (options,)) as pool:
+            done = pool.map(_audit_pair, [pairs[i] for i in order],
+                            chunksize=max(1, len(pairs) // (workers * 32)))
+            results = dict(zip(order, done))
+        return [results[i] for i in range(len(pairs))]
+    prepare(options)
+    return [_audit_pair(pair) for pair in pairs]
+
+
+def _size(path: str) -> int:
+    try:
+        return os.path.getsize(path)
+    except OSError:
+        return 0
