@@ -16,6 +16,7 @@ from __future__ import annotations
 import ast
 import dataclasses
 from bisect import bisect_right
+from collections.abc import Callable
 from collections.abc import Set as AbstractSet
 from contextlib import contextmanager
 from functools import cache
@@ -51,11 +52,13 @@ class ApplyError(Exception):
     """An edit could not be located in the libcst tree (a bug, reported per file)."""
 
 
-def apply_edits(text: str, edits: list[Edit], tree: ast.Module | None = None) -> str:
+def apply_edits(text: str, edits: list[Edit], tree: ast.Module | None = None,
+                progress: Callable[[int], None] | None = None) -> str:
     """Return ``text`` with ``edits`` applied and the modules and helpers they need added.
 
     ``tree`` is ``text`` parsed (parsed here if not given). Any subset of one round's
-    edits can be applied (the oracle's rollback does).
+    edits can be applied (the oracle's rollback does). ``progress`` is told the first
+    line of each unit as it is applied.
     """
     tree = tree if tree is not None else ast.parse(text)
     lines = split_lines(text)
@@ -63,8 +66,12 @@ def apply_edits(text: str, edits: list[Edit], tree: ast.Module | None = None) ->
     for line in lines:
         starts.append(starts[-1] + len(line))
     units = units_with_edits(tree, lines, edits)
-    splices = [(starts[u.start - 1], starts[u.end], _apply_to_unit(text, starts, u))
-               for u in units]
+    splices = []
+    for unit in units:
+        if progress is not None:
+            progress(unit.start)
+        splices.append((starts[unit.start - 1], starts[unit.end],
+                        _apply_to_unit(text, starts, unit)))
     imports = set().union(*(edit.imports for edit in edits))
     helpers = set().union(*(edit.helpers for edit in edits))
     insertions = [import_insertion(tree, lines, imports) if imports else None,

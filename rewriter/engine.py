@@ -70,11 +70,13 @@ def parse(text: str) -> ast.Module:
 
 def rewrite_source(text: str, rules: list[Rule], options: Options | None = None,
                    tree: ast.Module | None = None,
-                   progress: Callable[[int, int], None] | None = None) -> Rewrite:
+                   progress: Callable[[int, int], None] | None = None,
+                   applying: Callable[[int, int], None] | None = None) -> Rewrite:
     """Apply ``rules`` (already selected) to ``text`` until nothing more matches.
 
-    ``progress(round, line)`` is called as matching reaches each module-level statement
-    (for a long file, which can take a while).
+    ``progress(round, line)`` is called as matching reaches each module-level statement,
+    and ``applying(round, line)`` as edits are applied from that line on (for a long file,
+    which can take a while).
     """
     # Parsing and matching allocate millions of objects that all stay alive until the
     # file is done, which the cyclic garbage collector would scan again and again for
@@ -83,14 +85,15 @@ def rewrite_source(text: str, rules: list[Rule], options: Options | None = None,
     collecting = gc.isenabled()
     gc.disable()
     try:
-        return _rewrite(text, rules, options or Options(), tree, progress)
+        return _rewrite(text, rules, options or Options(), tree, progress, applying)
     finally:
         if collecting:
             gc.enable()
 
 
 def _rewrite(text: str, rules: list[Rule], options: Options, tree: ast.Module | None,
-             progress: Callable[[int, int], None] | None) -> Rewrite:
+             progress: Callable[[int, int], None] | None,
+             applying: Callable[[int, int], None] | None) -> Rewrite:
     result = Rewrite(text)
     current, tree = text, tree or parse(text)
     for round_number in range(1, MAX_ROUNDS + 1):
@@ -103,7 +106,8 @@ def _rewrite(text: str, rules: list[Rule], options: Options, tree: ast.Module | 
         from .apply import ApplyError, apply_edits  # libcst loads only when a file has edits
 
         try:
-            current = apply_edits(current, edits, tree)
+            current = apply_edits(current, edits, tree, None if applying is None
+                                  else partial(applying, round_number))
         except ApplyError as error:
             raise RewriteError(f"internal error applying edits: {error}") from None
         result.edits += [(round_number, edit) for edit in edits]

@@ -179,8 +179,9 @@ def _rewrite(source: Source, rules: list[Rule]) -> tuple[str, list[dict]]:
     if not candidates:
         parse(source.text)  # still report syntax errors in files no rule concerns
         return source.text, []
-    with _line_progress(source.text) as progress:
-        rewrite = rewrite_source(source.text, candidates, _job.options, progress=progress)
+    with _line_progress(source.text) as (progress, applying):
+        rewrite = rewrite_source(source.text, candidates, _job.options, progress=progress,
+                                 applying=applying)
     if not rewrite.changed:
         return source.text, []
     text = rewrite.text
@@ -196,20 +197,23 @@ def _rewrite(source: Source, rules: list[Rule]) -> tuple[str, list[dict]]:
 def _line_progress(text: str):
     """A progress bar on stderr for a long file, fed by the engine round by round."""
     if not (_show_progress and len(text) >= LONG_FILE):
-        yield None
+        yield None, None
         return
     from tqdm import tqdm
 
     with tqdm(total=text.count("\n") + 1, unit="line", file=sys.stderr, leave=False) as bar:
-        rounds = [0]
+        stage = [""]
 
-        def progress(round_number: int, line: int) -> None:
-            if round_number != rounds[0]:  # each round reads the whole file again
-                rounds[0] = round_number
+        def show(label: str, line: int) -> None:
+            if label != stage[0]:  # each round reads the whole file, then applies its edits
+                stage[0] = label
                 bar.reset()
-                bar.set_description(f"long file, round {round_number}", refresh=False)
+                bar.set_description(label, refresh=False)
             bar.update(line - bar.n)
-        yield progress
+
+        yield (lambda round_number, line: show(f"long file, round {round_number}", line),
+               lambda round_number, line: show(f"long file, round {round_number}, applying",
+                                               line))
 
 
 def _format_with_black(text: str) -> str:

@@ -624,6 +624,14 @@ def test_progress_is_reported_line_by_line_each_round(default_rules):
                     (2, 1), *((2, line) for line in range(2, 12, 2))]
 
 
+def test_application_reports_its_progress_unit_by_unit(default_rules):
+    source = "".join(f"def f{i}(x: torch.Tensor):\n    return -x\n" for i in range(3))
+    seen = []
+    rewrite_source("import torch\n" + source, default_rules,
+                   applying=lambda round_number, line: seen.append((round_number, line)))
+    assert seen == [(1, 3), (1, 5), (1, 7)]  # each `return` line, in the first round
+
+
 def test_a_long_file_shows_its_progress_on_a_terminal(tmp_path, monkeypatch, capsys):
     from eqrewrite.rewriter import runner
     from eqrewrite.rewriter.worklist import Work
@@ -634,4 +642,6 @@ def test_a_long_file_shows_its_progress_on_a_terminal(tmp_path, monkeypatch, cap
     monkeypatch.setattr(sys.stderr, "isatty", lambda: True)
     (result,) = runner.run([Work(path)], runner.Job(["default"], mode="check"), None,
                            jobs=1, progress=True)
-    assert result.status == "changed" and "long file, round 1" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert result.status == "changed" and "long file, round 1" in err
+    assert "long file, round 1, applying" in err
