@@ -286,7 +286,9 @@ class _Applier:
         self.results: dict[int, tuple[Edit, cst.CSTNode]] = {}  # what Edit.after shows
 
     def apply(self, module: cst.Module) -> cst.Module:
-        return _rebuild(module, self.path, self.leave)
+        # A target's own fields that rendering reads (parentheses, ";", comments above a
+        # statement) never hold an edit: the target needs no rebuilding.
+        return _rebuild(module, self.path, self.leave, self.targets.keys())
 
     def leave(self, original: cst.CSTNode, updated: cst.CSTNode) -> cst.CSTNode:
         found = self.targets.get(id(original))
@@ -317,19 +319,24 @@ class _Applier:
         return cst.SimpleStatementLine(body=[result], leading_lines=updated.leading_lines)
 
 
-def _rebuild(node: cst.CSTNode, path: AbstractSet[int], leave) -> cst.CSTNode:
+def _rebuild(node: cst.CSTNode, path: AbstractSet[int], leave,
+             replaced: AbstractSet[int] = frozenset()) -> cst.CSTNode:
     """``node`` with the children in ``path`` rebuilt bottom-up, each passed through
-    ``leave(original, updated)``: a libcst transform that enters only those nodes."""
+    ``leave(original, updated)``: a libcst transform that enters only those nodes.
+
+    Nodes in ``replaced`` are about to be replaced whole: their children are still
+    visited (an edit may lie inside), but they are not rebuilt themselves.
+    """
     changes = {}
     for name in _child_fields(type(node)):
         value = getattr(node, name)
         if id(value) in path:
-            changes[name] = leave(value, _rebuild(value, path, leave))
+            changes[name] = leave(value, _rebuild(value, path, leave, replaced))
         elif type(value) in _SEQUENCES and any(id(item) in path for item in value):
             changes[name] = type(value)(
-                leave(item, _rebuild(item, path, leave)) if id(item) in path else item
-                for item in value)
-    return node.with_changes(**changes) if changes else node
+                leave(item, _rebuild(item, path, leave, replaced)) if id(item) in path
+                else item for item in value)
+    return node.with_changes(**changes) if changes and id(node) not in replaced else node
 
 
 @cache
