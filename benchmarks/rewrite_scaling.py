@@ -16,7 +16,10 @@ doubling: the printed "beyond linear" factor is that ratio divided by 2 (target:
 untyped one untouched.
 
 ``--big MB`` also rewrites one dense file of that many megabytes through the ``eqrewrite``
-command (target for 5 MB: under 60 s) and prints its time and peak memory.
+command (target for 5 MB: under 60 s) and prints its time and peak memory, next to what
+bounds any libcst-based application of its edits: libcst parsing the statements that hold
+them and generating the code of their rewritten forms, and nothing else (``ast.parse`` of
+the whole file is printed too).
 
 Usage: ``python benchmarks/rewrite_scaling.py [--base N] [--repeat N] [--big MB]``.
 Exit status 1 if an output is wrong; missed targets are reported but do not fail.
@@ -142,12 +145,44 @@ def eqrewrite_command() -> list[str]:
     return [sys.executable, "-m", "eqrewrite.rewriter"]
 
 
+# Runs in a fresh interpreter: the floor of applying the edits with libcst (parse each
+# edited statement, generate the code of each rewritten one), and ast.parse of the file.
+_FLOOR = r"""
+import ast, json, sys, time
+import libcst
+source, expected = (open(p, encoding="utf-8").read() for p in sys.argv[1:3])
+def edited(text):
+    return [line.strip() + "\n" for line in text.splitlines() if line.startswith("    ")]
+cpu = time.process_time()
+ast.parse(source)
+parse_bound = time.process_time() - cpu
+rewritten = [libcst.parse_module(s) for s in edited(expected)]
+cpu = time.process_time()
+for statement in edited(source):
+    libcst.parse_module(statement)
+parse = time.process_time() - cpu
+cpu = time.process_time()
+for module in rewritten:
+    module.code
+print(json.dumps({"ast": parse_bound, "parse": parse, "codegen": time.process_time() - cpu}))
+"""
+
+
+def libcst_floor(source: Path, expected: Path) -> dict:
+    """CPU seconds of libcst alone on the edited statements, and of ast.parse."""
+    completed = subprocess.run([sys.executable, "-c", _FLOOR, str(source), str(expected)],
+                               capture_output=True, text=True, check=True)
+    return json.loads(completed.stdout)
+
+
 def big_file(folder: Path, megabytes: float) -> bool:
     """Rewrite one dense file of ``megabytes`` MB with the command; whether it was right."""
     functions = int(megabytes * 1_000_000 / len(TYPED.format(i=10_000)))
     source, expected = generate(functions, dense=True)
-    path = folder / "big.py"
+    path, wanted = folder / "big.py", folder / "big_expected.py"
     path.write_text(source, encoding="utf-8")
+    wanted.write_text(expected, encoding="utf-8")
+    floor = libcst_floor(path, wanted)
     print(f"\nrewriting a {len(source) / 1e6:.1f} MB file ({functions} functions, "
           f"{6 * functions} edits) with eqrewrite ...", file=sys.stderr, flush=True)
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -162,6 +197,11 @@ def big_file(folder: Path, megabytes: float) -> bool:
           f"{after.ru_maxrss / 1024:.0f} MB; output {'right' if right else 'WRONG'}; "
           f"target under {BIG_SECONDS_TARGET:.0f} s: "
           f"{'MET' if wall < BIG_SECONDS_TARGET else 'NOT MET'}")
+    libcst_seconds = floor["parse"] + floor["codegen"]
+    print(f"libcst alone on the {2 * functions} edited statements: parse {floor['parse']:.1f} "
+          f"s + code of the rewritten ones {floor['codegen']:.1f} s = {libcst_seconds:.1f} CPU "
+          f"s ({libcst_seconds / cpu:.0%} of the run); ast.parse of the file "
+          f"{floor['ast']:.1f} s")
     if completed.returncode != 0:
         print(completed.stderr[-2000:])
     return right

@@ -1,7 +1,8 @@
 """Find the edits rules make in one module, working on the fast ``ast`` tree.
 
-Matching, scopes and guards all run here. Edits carry character spans of their
-target and bindings, which ``apply.py`` replaces in the text.
+Matching, scopes and guards all run here; libcst (slow to parse) is only used by
+``apply.py`` for the statements where this pass found something. Edits carry character
+spans so ``apply.py`` can find the same nodes in the libcst tree.
 """
 
 from __future__ import annotations
@@ -55,7 +56,7 @@ class Edit:
 
 
 class Lines:
-    """Converts ``ast``'s UTF-8 byte columns to character columns."""
+    """Converts ``ast``'s UTF-8 byte columns to the character columns libcst uses."""
 
     def __init__(self, text: str):
         self.source = text
