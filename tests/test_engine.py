@@ -351,6 +351,17 @@ def test_edits_record_before_and_after(default_rules):
     assert edit.span == (3, 11, 3, 19)
 
 
+def test_after_of_a_multi_line_edit_is_the_text_written(default_rules):
+    # An edit's `after` is what the file holds afterwards, continuation lines indented as
+    # written (it used to lose the indentation of the block around the statement).
+    source = ("import torch\nclass M:\n    def f(self, x: torch.Tensor):\n"
+              "        return -torch.cat(\n            [x, x])\n")
+    result = rewrite_source(source, default_rules)
+    (_, edit), = result.edits
+    assert edit.after == "torch.neg(torch.cat(\n            [x, x]))"
+    assert edit.after in result.text
+
+
 def test_non_ascii_columns(default_rules):
     source = "import torch\ndef f(x: torch.Tensor):\n    s = 'héllo ✓'; return x + 1  # ü\n"
     out = rewrite(source, default_rules)
