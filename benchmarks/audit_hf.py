@@ -19,6 +19,7 @@ Examples::
 
     python benchmarks/audit_hf.py                        # t5 timed; every case audited
     python benchmarks/audit_hf.py --cases t5,mixtral,longformer --json /tmp/audit_hf.json
+    python benchmarks/audit_hf.py --timing-only          # steps 1-3: static vs one model
 """
 
 from __future__ import annotations
@@ -132,13 +133,19 @@ def make_tree(workdir: Path, cases: list[str]) -> Path:
 
 
 def static_audit(workdir: Path, timeout: float) -> dict:
-    report = workdir / "static.json"
+    report, load = workdir / "static.json", _load()
+    # Default workers (one per core), as the rewrite command.
     seconds, status, stderr = _eqrewrite("audit", str(_package()), "--format", "json", "-o",
-                                         str(report), "-j", "2", cwd=workdir, timeout=timeout)
+                                         str(report), cwd=workdir, timeout=timeout)
     if status not in (0, 1):
         sys.exit(f"error: static audit exited {status}:\n{stderr}")
     document = json.loads(report.read_text())
-    return {"seconds": seconds, "summary": document["summary"]}
+    return {"seconds": seconds, "summary": document["summary"], "load": load}
+
+
+def _load() -> str:
+    """The load average: the machine may be shared, and wall times depend on it."""
+    return " ".join(f"{value:.1f}" for value in os.getloadavg())
 
 
 def timed_dynamic(tree: Path, case: str, timeout: float) -> dict:
@@ -218,6 +225,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--workdir", type=Path, help="work folder (default: a temporary one)")
     parser.add_argument("--timeout", type=float, default=7200.0)
     parser.add_argument("--json", type=Path, help="save every figure here")
+    parser.add_argument("--timing-only", action="store_true", help="stop after the static "
+                        "audit and the timed dynamic one (steps 1-3)")
     args = parser.parse_args(argv)
     cases = [c for c in args.cases.split(",") if c]
     unknown = [c for c in cases + [args.timed_case] if c not in CASES]
@@ -233,8 +242,14 @@ def main(argv: list[str] | None = None) -> int:
           f"{_both(timed['seconds'])}; the static audit of the whole package: "
           f"{_both(static['seconds'])}")
     for kind in ("wall", "cpu"):
-        verdict = "less" if static["seconds"][kind] < timed["seconds"][kind] else "MORE"
-        print(f"  {kind}: the static audit took {verdict} than the dynamic one")
+        ratio = static["seconds"][kind] / max(timed["seconds"][kind], 1e-9)
+        verdict = "less" if ratio < 1 else "MORE"
+        print(f"  {kind}: static {static['seconds'][kind]} s / dynamic "
+              f"{timed['seconds'][kind]} s = {ratio:.2f}: the static audit took {verdict}")
+    print(f"  load average (1, 5, 15 min) before the static audit: {static['load']}, after the "
+          f"dynamic one: {_load()}; {os.cpu_count()} cores")
+    if args.timing_only:
+        return 0
     if args.timed_case not in cases:
         (tree / "cases" / f"{args.timed_case}.py").unlink()
     seconds, document = full_audit(tree, args.timeout)

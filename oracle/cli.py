@@ -177,7 +177,21 @@ def configured(config: dict) -> tuple[dict[str, object], dict]:
         CompileSettings().merged(settings)
     except TargetError as error:
         raise click.UsageError(f"[tool.eqrewrite.oracle]: {error}") from None
+    _check_run_keys(run)
     return settings, run
+
+
+def _check_run_keys(run: dict) -> None:
+    """Numbers where numbers are meant, text where paths and names are."""
+    for key in ("timeout", "memory-limit"):
+        value = run.get(key)
+        if value is not None and (isinstance(value, bool) or not isinstance(value, int | float)
+                                  or value <= 0):
+            raise click.UsageError(f"[tool.eqrewrite.oracle]: {key} must be a positive number, "
+                                   f"got {value!r}")
+    if "reproducers" in run and not isinstance(run["reproducers"], str):
+        raise click.UsageError("[tool.eqrewrite.oracle]: reproducers must be a folder path, "
+                               f"got {run['reproducers']!r}")
 
 
 def check_switches(settings: CompileSettings, root: Path) -> None:

@@ -55,6 +55,9 @@ def _header(settings: CompileSettings, count: int) -> str:
            f"{count} target{'s' if count != 1 else ''}"
 
 
+_LISTED = 10  # files without a target named in the table; JSON lists them all
+
+
 def table(reports: list[TargetReport], unvalidated: list[str], problems: list[str],
           settings: CompileSettings, show_output: bool = False) -> str:
     """A fixed-width table: target, verdict, graph breaks before/after, detail."""
@@ -77,7 +80,10 @@ def table(reports: list[TargetReport], unvalidated: list[str], problems: list[st
     for report in reports:
         lines += _details(report, show_output)
     lines += [f"unvalidated: {item}" for item in unvalidated]
-    lines += [f"no target: {problem}" for problem in problems]
+    lines += [f"no target: {problem}" for problem in problems[:_LISTED]]
+    if len(problems) > _LISTED:
+        lines.append(f"no target: ... and {len(problems) - _LISTED} more files "
+                     "(all listed in --format json)")
     counts: dict[str, int] = {}
     for report in reports:
         counts[report.verdict.value] = counts.get(report.verdict.value, 0) + 1

@@ -104,4 +104,7 @@ def discover_targets(root: Path, files: list[Path]) -> tuple[list[Target], list[
         else:
             if target is not None:
                 targets.append(target)
+            else:
+                problems.append(f"{file}: declares no target (no get_inputs() or module-level "
+                                "`inputs`)")
     return targets, problems

@@ -366,6 +366,13 @@ def _call(fn, inputs) -> tuple[object, RaisedException | None]:
         return None, raised(error)
 
 
+def _tree_relative(filename: str) -> str:
+    """A file of the tree being run (the current folder, see ``Session.enter``) relative to
+    it, so that both trees name the same frame alike; any other file as it is."""
+    here = os.getcwd() + os.sep
+    return filename[len(here):] if filename.startswith(here) else filename
+
+
 def raised(error: BaseException) -> RaisedException:
     """An exception as a comparable value: type, message without addresses, bases, frame."""
     from .records import strip_addresses
@@ -373,7 +380,8 @@ def raised(error: BaseException) -> RaisedException:
     kind = type(error)
     frames = traceback.extract_tb(error.__traceback__)
     user = [f for f in frames if "/torch/" not in f.filename and "/oracle/" not in f.filename]
-    frame = f"{user[-1].filename}:{user[-1].lineno} in {user[-1].name}" if user else ""
+    frame = f"{_tree_relative(user[-1].filename)}:{user[-1].lineno} in {user[-1].name}" \
+        if user else ""
     return RaisedException(
         f"{kind.__module__}.{kind.__qualname__}", strip_addresses(str(error))[:2000],
         tuple(f"{k.__module__}.{k.__qualname__}" for k in kind.__mro__), frame)

@@ -43,11 +43,13 @@ def first_round_edits(text: str, rules: list[Rule], options: RewriteOptions) -> 
                       options.trust_scalar_annotations)
 
 
-def apply_edit_subset(text: str, edits: list[Edit]) -> str:
-    """``text`` with only ``edits`` (a subset of ``first_round_edits``) applied."""
+def apply_edit_subset(text: str, edits: list[Edit], tree: ast.Module | None = None) -> str:
+    """``text`` with only ``edits`` (a subset of ``first_round_edits``) applied, as the
+    rewrite applies them: each edit's ``after`` becomes the text written in its place.
+    ``tree``: ``text`` already parsed, if the caller has it."""
     from .apply import apply_edits  # libcst loads only when needed
 
-    return apply_edits(text, edits) if edits else text
+    return apply_edits(text, edits, tree) if edits else text
 
 
 def load_packs(specs: list[str]) -> list[RulePack]:

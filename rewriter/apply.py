@@ -65,7 +65,7 @@ def apply_edits(text: str, edits: list[Edit], tree: ast.Module | None = None,
     starts = [0]
     for line in lines:
         starts.append(starts[-1] + len(line))
-    units = units_with_edits(tree, lines, edits)
+    units = [unit for unit, _ in units_with_edits(tree, lines, edits)]
     splices = []
     for unit in units:
         if progress is not None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import difflib
 import sys
+import textwrap
 from pathlib import Path
 
 import click
@@ -348,6 +349,9 @@ def rules_show(rule_id: str, rule_specs: tuple[str, ...]) -> None:
                            f"{GUARDS[condition.guard][1]}")
             click.echo(f"  scope:    {', '.join(sorted(rule.scope))}   safety: {rule.safety}"
                        f"   context: {rule.context}")
+            if rule.safety_note:
+                click.echo(textwrap.fill(rule.safety_note, 100, subsequent_indent=" " * 12,
+                                         initial_indent=f"  {rule.safety + ':':10}"))
             for example in rule.examples:
                 label = "unchanged" if example.after is None else "before"
                 click.echo(f"  {label}:\n" + _indented(example.before))
@@ -382,6 +386,34 @@ def rules_test(rule_specs: tuple[str, ...]) -> None:
         click.echo(f"{pack.path}: {len(pack.rules)} rules, {total - len(failures)} passed, "
                    f"{len(failures)} failed")
     sys.exit(1 if failed else 0)
+
+
+@rules_group.command("docs")
+@click.option("--check", is_flag=True,
+              help="Write nothing; exit 1 with a diff if a generated file is out of date.")
+@click.option("--root", type=click.Path(file_okay=False, exists=True, path_type=Path),
+              help="The eqrewrite source checkout (default: the one the packs are loaded from).")
+def rules_docs(check: bool, root: Path | None) -> None:
+    """Generate README's rule tables, docs/rules.md and rules/schema.json from the packs."""
+    from .docs import DocsError, drift, generate
+    from .files import write_atomic
+
+    root = root or Path(str(next(iter(packaged_packs().values())))).parent.parent
+    packs = _load_packs(sorted(str(p) for p in packaged_packs().values()))
+    try:
+        if check:
+            stale = drift(root, packs)
+            for item in stale:
+                click.echo(item.diff, nl=False)
+                click.echo(f"out of date: {item.path} (run 'eqrewrite rules docs')", err=True)
+            sys.exit(1 if stale else 0)
+        stale = {item.path for item in drift(root, packs)}
+        for relative, text in generate(root, packs).items():
+            if relative in stale:  # files already up to date keep their mtime
+                write_atomic(root / relative, text.encode("utf-8"))
+                click.echo(f"wrote {relative}", err=True)
+    except DocsError as error:
+        _fail(str(error))
 
 
 def _add_audit() -> None:

@@ -11,12 +11,16 @@ the rewriter never imports torch.
 
 from __future__ import annotations
 
+from functools import cache
+
 MARKER = "# eqrewrite helpers: keep torch.compile graphs whole (see eqrewrite's README)."
 END_MARKER = "# end of eqrewrite helpers."
 PREAMBLE = "import torch as _eqrw_torch\n"
 PREFIX = "_eqrw_"
 
-# name -> (source, other helpers it needs)
+# name -> (source, other helpers it needs). Shared helpers live here, with those of the kinds
+# written before kinds could carry their own; a kind module defines its own ``HELPERS`` beside
+# its kind (``kinds/scalar.py``, ``kinds/masked.py``), found by ``registered()``.
 HELPERS: dict[str, tuple[str, tuple[str, ...]]] = {
     "_eqrw_compiling": ('''
 def _eqrw_compiling():
@@ -76,13 +80,6 @@ def _eqrw_write(stream, template, *values):
 
 _eqrw_torch._dynamo.config.reorderable_logging_functions.add(_eqrw_write)
 ''', ("_eqrw_snap",)),
-    "_eqrw_item": ('''
-def _eqrw_item(tensor):
-    """``tensor.item()``; traced, the same value as a detached 0-d tensor."""
-    if _eqrw_compiling():
-        return tensor.detach().reshape(()).clone()
-    return tensor.item()
-''', ("_eqrw_compiling",)),
     "_eqrw_where": ('''
 def _eqrw_where(condition, if_true, if_false):
     """``if_true if condition else if_false``; traced as torch.where when that is exact."""
@@ -116,38 +113,30 @@ def _eqrw_check(condition, expected, error, message):
     elif bool(condition) != expected:
         raise error() if message is None else error(message)
 ''', ("_eqrw_compiling",)),
-    "_eqrw_masked": ('''
-def _eqrw_masked(x, mask, reduction):
-    """``getattr(x[mask], reduction)()``; traced with torch.where when the mask covers x."""
-    if not (_eqrw_compiling() and mask.dtype == _eqrw_torch.bool and mask.shape == x.shape):
-        return getattr(x[mask], reduction)()
-    if reduction == "numel":
-        return mask.sum()
-    if reduction == "sum":
-        return _eqrw_torch.where(mask, x, _eqrw_torch.zeros((), dtype=x.dtype)).sum()
-    if reduction == "mean":
-        total = _eqrw_torch.where(mask, x, _eqrw_torch.zeros((), dtype=x.dtype)).sum()
-        return total / mask.sum()
-    _eqrw_torch._assert_async(mask.any(), f"{reduction}(): the masked selection is empty")
-    lowest = reduction in ("max", "amax")
-    if x.dtype == _eqrw_torch.bool:
-        fill = not lowest
-    elif x.is_floating_point():
-        fill = -float("inf") if lowest else float("inf")
-    else:
-        info = _eqrw_torch.iinfo(x.dtype)
-        fill = info.min if lowest else info.max
-    return getattr(_eqrw_torch.where(mask, x, fill), reduction)()
-''', ("_eqrw_compiling",)),
 }
+
+
+@cache
+def registered() -> dict[str, tuple[str, tuple[str, ...]]]:
+    """Every helper: those above and those the kind modules define beside their kinds."""
+    from .kinds import helper_sources  # imported late: kinds need the inference, not this
+
+    found = dict(HELPERS)
+    for name, entry in helper_sources().items():
+        if name in found or not name.startswith(PREFIX):
+            raise ImportError(f"kind helper {name!r} must start with {PREFIX!r} and may not "
+                              "redefine a helper of helpers.py")
+        found[name] = entry
+    return found
 
 
 def closure(names: set[str]) -> list[str]:
     """``names`` and every helper they need, dependencies first, in a stable order."""
+    helpers = registered()
     ordered: list[str] = []
 
     def add(name: str) -> None:
-        for dependency in HELPERS[name][1]:
+        for dependency in helpers[name][1]:
             add(dependency)
         if name not in ordered:
             ordered.append(name)
@@ -159,8 +148,9 @@ def closure(names: set[str]) -> list[str]:
 
 def source_of(names: list[str], with_preamble: bool) -> str:
     """The code defining ``names``, after the private torch import if asked."""
+    helpers = registered()
     return (PREAMBLE if with_preamble else "") + "".join(
-        "\n" + HELPERS[name][0] for name in names)
+        "\n" + helpers[name][0] for name in names)
 
 
 def strip_block(text: str) -> str:

@@ -39,7 +39,7 @@ class Unit:
     edits: list = field(default_factory=list)
 
 
-def units_with_edits(tree: ast.Module, lines: list[str], edits: list) -> list[Unit]:
+def units_with_edits(tree: ast.Module, lines: list[str], edits: list) -> list[tuple[Unit, list]]:
     """The units to parse and the edits inside each, in file order.
 
     One sorted sweep: each edit's smallest unit is found by descending the blocks around
@@ -56,7 +56,7 @@ def units_with_edits(tree: ast.Module, lines: list[str], edits: list) -> list[Un
             units[-1].edits.append(edit)
         else:
             units.append(Unit(start, end, indent, [edit]))
-    return units
+    return [(unit, unit.edits) for unit in units]
 
 
 class _UnitFinder:
@@ -65,6 +65,7 @@ class _UnitFinder:
     def __init__(self, tree: ast.Module, lines: list[str]):
         self.tree, self.lines = tree, lines
         self._groups: dict[int, tuple[list[int], list[list]]] = {}
+        self._cuttables: dict[tuple[int, int], bool] = {}
 
     def unit_of(self, span) -> tuple[int, int, str]:
         """``(start, end, indent)`` of the smallest unit holding ``span``."""
@@ -77,7 +78,7 @@ class _UnitFinder:
                 break
             start, end, members = groups[at]
             indent = self._own_line(members[0], start)
-            if indent is not None:
+            if indent is not None and self._cuttable(start, end, indent):
                 best = (start, end, indent)
             if len(members) != 1:
                 break
@@ -104,6 +105,16 @@ class _UnitFinder:
             self._groups[key] = (starts, groups)
         return self._groups[key]
 
+    def _cuttable(self, start: int, end: int, indent: str) -> bool:
+        """Whether every line of a unit carries its indentation or is blank (a multi-line
+        string or a continuation line may not): only then is it parsed alone."""
+        if not indent:
+            return True
+        if (start, end) not in self._cuttables:  # each unit's lines are read once
+            self._cuttables[start, end] = all(line.startswith(indent) or not line.strip("\r\n")
+                                              for line in self.lines[start:end])
+        return self._cuttables[start, end]
+
     def _own_line(self, node: ast.stmt, start: int) -> str | None:
         """The indentation of ``node`` when it starts its line, else None (a simple
         statement after ``if c:`` on the same line)."""
@@ -120,14 +131,14 @@ def _first_line(node: ast.stmt) -> int:
 
 
 def _blocks(node: ast.stmt, lines: list[str]):
-    """The blocks of statements of a compound statement (``elif`` branches flattened:
-    an ``elif`` cannot be parsed alone)."""
+    """The blocks of statements of a compound statement that can be cut out (not an
+    ``elif`` branch, which cannot be parsed alone)."""
     for name in BLOCK_FIELDS.get(type(node), ()):
         value = getattr(node, name)
         if name in ("handlers", "cases"):
             yield from (item.body for item in value if item.body)
         elif name == "orelse" and _is_elif(value, lines):
-            yield from _blocks(value[0], lines)
+            continue  # starts on the `elif` line: it cannot be cut out
         elif value:
             yield value
 

@@ -52,7 +52,7 @@ class Edit:
     imports: frozenset[str] = frozenset()  # modules the rewrite needs imported
     template: str = ""  # the rule's rewrite, or what its kind proposed
     helpers: frozenset[str] = frozenset()  # helpers.py functions the rewrite calls
-    after: str = ""  # filled in by apply.py
+    after: str = ""  # filled in by apply.py: the text written in place of the span
 
 
 class Lines:

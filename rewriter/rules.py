@@ -32,7 +32,7 @@ from .pattern import (
 
 _PACK_KEYS = {"description", "rules"}
 _RULE_KEYS = {"id", "description", "pattern", "rewrite", "kind", "options", "scope", "where",
-              "safety", "context", "assume_tensor_params", "examples"}
+              "safety", "safety_note", "context", "assume_tensor_params", "examples"}
 _EXAMPLE_KEYS = {"before", "after", "unchanged"}
 _SAFETIES = {"safe", "unsafe"}
 _CONTEXTS = {"any", "condition"}
@@ -77,6 +77,7 @@ class Rule:
     where: tuple[Condition, ...] = ()
     scope: frozenset[str] = frozenset({"everywhere"})
     safety: str = "safe"
+    safety_note: str = ""  # why it is exact, or for an unsafe rule exactly what differs
     context: str = "any"
     assume_tensor_params: bool = False
     examples: tuple[Example, ...] = ()
@@ -274,6 +275,7 @@ def _common_fields(reader: _Reader, node: yaml.Node, fields: dict[str, yaml.Node
         scope=_load_scope(reader, fields["scope"]) if "scope" in fields else frozenset(
             {"everywhere"}),
         safety=reader.choice(fields["safety"], _SAFETIES) if "safety" in fields else "safe",
+        safety_note=reader.text(fields["safety_note"]).strip() if "safety_note" in fields else "",
         context=reader.choice(fields["context"], _CONTEXTS) if "context" in fields else "any",
         assume_tensor_params=(reader.boolean(fields["assume_tensor_params"])
                               if "assume_tensor_params" in fields else False),

@@ -194,6 +194,7 @@ def test_rules_subcommands():
     shown = run_cli("rules", "show", "pow-half-to-sqrt")
     assert shown.exit_code == 0 and "rewrite:  torch.sqrt($a)" in shown.output
     assert "tensor($a)" in shown.output
+    assert "unsafe:   Gradients differ at ordinary positive inputs" in shown.output
     assert run_cli("rules", "show", "nope").exit_code == 2
     tested = run_cli("rules", "test")
     assert tested.exit_code == 0 and " 0 failed" in tested.output

@@ -15,15 +15,16 @@ source comes out unchanged, and a forced rewrite shows what the guard prevents. 
 rule is known to differ, the difference is asserted exactly as its description documents it, so
 the ``unsafe`` label stays justified by a test.
 
-Cases are generated per rule from ``FAMILIES``; ``test_every_rule_is_exercised`` fails as
-soon as the pack holds a rule that no case runs.
+Cases are generated per rule from its family, read off the pack by ``family_of`` (no
+hand-kept list); ``test_every_rule_is_exercised`` fails as soon as the pack holds a rule that
+no case runs.
 """
 
 from __future__ import annotations
 
 import functools
 import math
-import struct
+import re
 import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -31,6 +32,8 @@ from functools import partial
 
 import pytest
 import torch
+from eqrewrite.oracle.compare import Options as CompareOptions
+from eqrewrite.oracle.compare import compare
 from eqrewrite.rewriter.engine import Options, rewrite_source, select_rules
 from eqrewrite.rewriter.rules import load_pack
 
@@ -52,34 +55,23 @@ BOOL = torch.bool
 FLOAT_TAGS = {"f16": F16, "bf16": BF16, "f32": F32, "f64": F64}
 INT_TAGS = {"i8": I8, "u8": U8, "i32": I32, "i64": I64}
 
-# Which snippets each rule is tested with: (family, operator).
-FAMILIES: dict[str, tuple[str, str]] = {
-    "add-to-torch-add": ("binary", "+"),
-    "sub-to-torch-sub": ("binary", "-"),
-    "mul-to-torch-mul": ("binary", "*"),
-    "div-to-torch-div": ("binary", "/"),
-    "pow-to-torch-pow": ("binary", "**"),
-    "floordiv-to-floor-divide": ("binary", "//"),
-    "mod-to-remainder": ("binary", "%"),
-    "matmul-to-torch-matmul": ("matmul", "@"),
-    "add-scalar-left": ("scalar_left", "+"),
-    "sub-scalar-left-to-rsub": ("scalar_left", "-"),
-    "mul-scalar-left": ("scalar_left", "*"),
-    "div-scalar-left": ("scalar_left", "/"),
-    "pow-scalar-left": ("scalar_left", "**"),
-    "floordiv-scalar-left": ("scalar_left", "//"),
-    "mod-scalar-left": ("scalar_left", "%"),
-    "neg-to-torch-neg": ("unary", "-x"),
-    "invert-to-bitwise-not": ("unary", "~x"),
-    "pow-half-to-sqrt": ("unary", "x ** 0.5"),
-    "not-to-logical-not": ("condition", "not"),
-    "not-to-logical-not-anywhere": ("not_anywhere", "not"),
-    "iadd-to-add-inplace": ("inplace", "+="),
-    "isub-to-sub-inplace": ("inplace", "-="),
-    "imul-to-mul-inplace": ("inplace", "*="),
-    "idiv-to-div-inplace": ("inplace", "/="),
-    "ipow-to-pow-inplace": ("inplace", "**="),
-}
+def family_of(rule) -> tuple[str, str] | None:
+    """Which snippets ``rule`` is tested with, (family, operator), read off its pattern and
+    guards; None for a shape no family covers (``test_every_rule_is_exercised`` names it)."""
+    text = " ".join(rule.pattern.text.split())
+    if text == "not $a":
+        return ("condition" if rule.context == "condition" else "not_anywhere", "not")
+    binary = re.fullmatch(r"\$(\w+) (\S+) \$(\w+)", text)
+    if binary is None:
+        unary = text.replace("$a", "x")
+        return ("unary", unary) if unary in UNARY_VARIANTS else None
+    left, op = binary.group(1), binary.group(2)
+    guards = {(c.guard, name) for c in rule.where for name in c.metavariables}
+    if op.endswith("=") and ("name", left) in guards:
+        return "inplace", op
+    if op == "@":
+        return "matmul", op
+    return ("scalar_left" if ("scalar", left) in guards else "binary"), op
 
 
 # -- rewriting and running -------------------------------------------------------------------
@@ -177,49 +169,16 @@ def observe_grad(function: Callable, args: tuple) -> Observed:
 
 # -- strict comparison -----------------------------------------------------------------------
 
-_SAME_WIDTH_INT = {F16: torch.int16, BF16: torch.int16, F32: torch.int32, F64: torch.int64}
-
-
-def _bits(tensor: torch.Tensor) -> torch.Tensor:
-    """The tensor's values reinterpreted as integers, so NaNs and -0.0 compare by their bits."""
-    tensor = tensor.detach().as_subclass(torch.Tensor).resolve_conj().resolve_neg().contiguous()
-    if tensor.is_complex():
-        tensor = torch.view_as_real(tensor)
-    if tensor.dtype in _SAME_WIDTH_INT:
-        tensor = tensor.view(_SAME_WIDTH_INT[tensor.dtype])
-    return tensor
-
-
-def _float_bits(value: float) -> bytes:
-    return struct.pack("<d", value)
+# The oracle's comparison at the rewrite standard: bits (NaN payloads and signs of zero
+# included), dtype, shape, strides, requires_grad, exact types, Python values exactly.
+EXACT = CompareOptions(bitwise=True)
 
 
 def assert_same(before: object, after: object, where: str = "result") -> None:
-    """``after`` is indistinguishable from ``before``: type, metadata and bits."""
-    assert type(before) is type(after), (
-        f"{where}: type {type(before).__name__} (original) vs {type(after).__name__} "
-        f"(rewritten)\n  original:  {before!r}\n  rewritten: {after!r}")
-    if isinstance(before, torch.Tensor):
-        meta_before = (before.dtype, tuple(before.shape), before.device, before.requires_grad)
-        meta_after = (after.dtype, tuple(after.shape), after.device, after.requires_grad)
-        assert meta_before == meta_after, f"{where}: {meta_before} vs {meta_after}"
-        assert before.stride() == after.stride(), f"{where}: strides differ"
-        assert torch.equal(_bits(before), _bits(after)), (
-            f"{where}: values differ\n  original:  {before!r}\n  rewritten: {after!r}")
-    elif isinstance(before, tuple | list):
-        assert len(before) == len(after), f"{where}: lengths {len(before)} vs {len(after)}"
-        for index, (b, a) in enumerate(zip(before, after)):
-            assert_same(b, a, f"{where}[{index}]")
-    elif isinstance(before, float):
-        assert _float_bits(before) == _float_bits(after), f"{where}: {before!r} vs {after!r}"
-    elif isinstance(before, complex):
-        assert _float_bits(before.real) + _float_bits(before.imag) == (
-            _float_bits(after.real) + _float_bits(after.imag)), f"{where}: {before} vs {after}"
-    elif np is not None and isinstance(before, np.ndarray):
-        assert (before.dtype, before.shape) == (after.dtype, after.shape), where
-        assert before.tobytes() == after.tobytes(), f"{where}: {before!r} vs {after!r}"
-    else:
-        assert before == after, f"{where}: {before!r} vs {after!r}"
+    """``after`` is indistinguishable from ``before``, by the oracle's ``compare``."""
+    differences = compare(before, after, EXACT, path=where)
+    assert not differences, "\n".join(d.message for d in differences) + (
+        f"\n  original:  {before!r}\n  rewritten: {after!r}")
 
 
 def assert_same_outcome(before: Observed, after: Observed) -> None:
@@ -832,6 +791,11 @@ def _inplace_unchanged(rule: str, op: str) -> list[Unchanged]:
     return [*_unproven_right(rule, f"x {op} y\nreturn x"), *tuples]
 
 
+# Which snippets each rule is tested with, derived from the pack (no hand-kept list).
+FAMILIES: dict[str, tuple[str, str]] = {
+    rule.id: family for rule in PACK.rules if (family := family_of(rule)) is not None}
+
+
 BUILDERS = {
     "binary": _binary_cases,
     "matmul": _matmul_cases,
@@ -864,7 +828,7 @@ for _rule in PACK.rules:
 
 
 def test_every_rule_is_exercised():
-    """A rule added to the pack must get cases here (add it to FAMILIES).
+    """A rule added to the pack must get cases here (a family that ``family_of`` finds).
 
     Only cases where the rule fires and is compared count: a rule whose guards stopped it
     from firing everywhere would leave nothing but ``unchanged`` checks.
@@ -980,7 +944,7 @@ def test_pow_half_to_sqrt_float16_special_values_differ():
     before = observe(load(SQRT_SOURCE), (x.clone(),))
     after = observe(load(rewritten(SQRT, SQRT_SOURCE)), (x.clone(),))
     assert before.error is None and after.error is None
-    differ = _bits(before.value) != _bits(after.value)
+    differ = before.value.view(torch.int16) != after.value.view(torch.int16)  # by bits
     assert_same(torch.tensor([-0.0, -INF], dtype=F16), x[differ], "inputs where they differ")
     assert_same(torch.tensor([0.0, INF], dtype=F16), before.value[differ], "x ** 0.5")
     sqrt = after.value[differ]
@@ -1002,6 +966,26 @@ def test_pow_half_to_sqrt_gradient_nan_sign_differs_at_negative_inputs(dtype: to
     assert torch.isnan(grad_before).all() and torch.isnan(grad_after).all()
     assert torch.signbit(grad_before).all(), f"pow's gradient: {grad_before}"
     assert not torch.signbit(grad_after).any(), f"sqrt's gradient: {grad_after}"
+
+
+@pytest.mark.parametrize("dtype", [F32, F64], ids=["f32", "f64"])
+def test_pow_half_to_sqrt_gradient_differs_at_ordinary_positive_inputs(dtype: torch.dtype):
+    """Documented (safety_note, measured by benchmarks/pow_half_gradients.py): the backward
+    formulas round differently, so at positive inputs some gradients differ, by a rounding:
+    within 2 eps relative. Values stay bit for bit equal."""
+    x = torch.linspace(0.01, 100.0, 20_000, dtype=dtype)
+    grad = torch.randn(x.shape, dtype=dtype, generator=torch.Generator().manual_seed(0))
+    original, rewrite = load(SQRT_SOURCE), load(rewritten(SQRT, SQRT_SOURCE))
+    before, after = x.clone().requires_grad_(), x.clone().requires_grad_()
+    value_before, value_after = original(before), rewrite(after)
+    value_before.backward(grad)
+    value_after.backward(grad)
+    assert_same(value_before, value_after, "values")
+    differ = before.grad != after.grad
+    assert 0.05 < differ.double().mean().item() < 0.6, differ.double().mean()
+    relative = ((before.grad - after.grad).abs() / after.grad.abs()).max().item()
+    assert 0 < relative <= 2 * torch.finfo(dtype).eps, relative
+    assert "positive inputs" in RULES[SQRT].safety_note
 
 
 # -- gradients -------------------------------------------------------------------------------

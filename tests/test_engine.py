@@ -412,6 +412,17 @@ def test_methods_of_long_classes_are_rewritten_alone(default_rules):
     assert out == source.replace("x + 1", "torch.add(x, 1)").replace("-y", "torch.neg(y)")
 
 
+def units_of(source: str, rules):
+    """The units apply.py would parse with libcst for ``source``."""
+    import ast
+
+    from eqrewrite.rewriter.layout import split_lines, units_with_edits
+    from eqrewrite.rewriter.matcher import find_edits
+
+    tree = ast.parse(source)
+    return units_with_edits(tree, split_lines(source), find_edits(source, tree, rules))
+
+
 def parsed_by_libcst(monkeypatch, source: str, rules) -> tuple[str, list[str]]:
     """``source`` rewritten, and the texts libcst parsed to apply the edits."""
     import libcst
@@ -439,8 +450,9 @@ def test_only_the_statements_holding_edits_are_parsed_with_libcst(default_rules,
     # an `elif` cannot be parsed alone: its condition takes the whole `if`
     ("    if x.dim():\n        pass\n    elif -x:\n        pass\n",
      "if 1:\n    if x.dim():\n        pass\n    elif -x:\n        pass\n"),
-    # its block can
-    ("    if x.dim():\n        pass\n    elif x.dim() > 1:\n        y = -x\n", "y = -x\n"),
+    # nor can its block (it starts on the `elif` line)
+    ("    if x.dim():\n        pass\n    elif x.dim() > 1:\n        y = -x\n",
+     "if 1:\n    if x.dim():\n        pass\n    elif x.dim() > 1:\n        y = -x\n"),
     ("    try:\n        pass\n    except E:\n        y = -x\n", "y = -x\n"),
 ])
 def test_smallest_statement_holding_an_edit_is_its_unit(default_rules, monkeypatch, body, unit):
@@ -504,6 +516,45 @@ def test_comment_in_parentheses_around_a_rewritten_expression_is_kept(default_ru
                 a + b)
     """)
     assert rewrite(source, default_rules) == source.replace("a + b", "torch.add(a, b)")
+
+
+def test_class_is_parsed_statement_by_statement(default_rules):
+    source = long_class("        return -x\n")
+    (unit, edits), = units_of(source, default_rules)
+    assert unit.indent == "        " and unit.end == unit.start and len(edits) == 1
+
+
+NESTED = ("import torch\n\n\ndef f(x: torch.Tensor, flag: bool):\n    for i in range(2):\n"
+          "        if flag:\n            y = x + 1\n        else:\n            y = -x\n"
+          "{tail}    return y\n")
+
+
+@pytest.mark.parametrize("tail, indents", [
+    ("", ["            ", "            "]),               # both blocks of the if, alone
+    ("        # note\n", ["            ", "            "]),
+])
+def test_blocks_of_compound_statements_are_parsed_alone(default_rules, tail, indents):
+    source = NESTED.format(tail=tail)
+    assert [u.indent for u, _ in units_of(source, default_rules)] == indents
+    assert rewrite(source, default_rules) == source.replace("x + 1", "torch.add(x, 1)").replace(
+        "-x", "torch.neg(x)")
+
+
+@pytest.mark.parametrize("source, indent", [
+    # a block on its header's line cannot be cut out: the whole statement is parsed
+    ("import torch\ndef f(x: torch.Tensor, flag: bool):\n    if flag: return -x\n"
+     "    return x\n", "    "),
+    # elif: the else block starts on the `elif` line
+    ("import torch\ndef f(x: torch.Tensor, a: bool, b: bool):\n    if a:\n        return x\n"
+     "    elif b:\n        return -x\n    return x\n", "    "),
+    # a continuation line with less indentation than its block
+    ("import torch\ndef f(x: torch.Tensor):\n    y = (x +\n1)\n    return y\n", ""),
+])
+def test_statements_that_cannot_be_cut_out_fall_back_outwards(default_rules, source, indent):
+    units = units_of(source, default_rules)
+    assert [u.indent for u, _ in units] == [indent]
+    out = rewrite(source, default_rules)
+    assert out != source and compile(out, "out", "exec")
 
 
 def test_import_goes_after_coding_cookie_and_header(default_rules):

@@ -12,6 +12,7 @@ import pytest
 from eqrewrite.oracle.harness import Harness, Options
 from eqrewrite.oracle.settings import CompileSettings, TargetForm
 from eqrewrite.oracle.targets import find_target
+from oracle_support import eager_harness, write_targets
 
 MLP = '''
 import torch
@@ -155,20 +156,15 @@ def corrupt(gm, example_inputs):
 
 @pytest.fixture(scope="module")
 def tree(tmp_path_factory) -> Path:
-    root = tmp_path_factory.mktemp("targets")
-    for name, code in CASES.items():
-        (root / name).write_text(textwrap.dedent(code))
+    root = write_targets(tmp_path_factory.mktemp("targets"), CASES)
     (root / "corrupt_backend.py").write_text(CORRUPT_BACKEND)
     return root
 
 
 @pytest.fixture(scope="module")
 def harness(tree, tmp_path_factory):
-    options = Options(CompileSettings(backend="eager"), timeout=120,
-                      reproducer_dir=tmp_path_factory.mktemp("repro"))
-    handle = Harness(tree, None, options)
-    yield handle
-    handle.close()
+    with eager_harness(tree, tmp_path_factory.mktemp("repro")) as handle:
+        yield handle
 
 
 def validate(harness, tree, name, **settings):

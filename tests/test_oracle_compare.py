@@ -528,3 +528,83 @@ def test_differences_carry_keys_that_fetch_the_same_value_elsewhere():
     assert difference.path == "output['a'][1][1]"
     assert torch.equal(fetch(actual, difference.keys), torch.full((3,), 2.0))
     assert fetch(expected, difference.keys + (("item", 9),)) is MISSING
+
+
+# -- bitwise mode: the rule tests' standard ----------------------------------------------------
+
+BITWISE = Options(bitwise=True)
+
+
+def _nan_with_payload(payload: int) -> torch.Tensor:
+    return torch.tensor([0x7FC00000 | payload], dtype=torch.int32).view(torch.float32)
+
+
+def test_bitwise_sees_what_the_default_excuses():
+    close = (torch.tensor([1.0]), torch.tensor([1.0 + 1e-7]))
+    assert compare(*close) == [] and kinds(compare(*close, BITWISE)) == ["value"]
+    zeros = (torch.tensor([0.0]), torch.tensor([-0.0]))
+    assert compare(*zeros) == [] and kinds(compare(*zeros, BITWISE)) == ["signed_zero"]
+    assert kinds(compare(0.0, -0.0, BITWISE)) == ["signed_zero"]
+
+
+def test_bitwise_compares_nan_payloads_that_strict_mode_ignores():
+    quiet, other = _nan_with_payload(0), _nan_with_payload(5)
+    assert compare(quiet, other, STRICT) == []
+    assert kinds(compare(quiet, other, BITWISE)) == ["nan_payload"]
+    assert compare(quiet, quiet.clone(), BITWISE) == []
+    as_float = float(quiet.double()), float(other.double())
+    assert kinds(compare(*as_float, BITWISE)) == ["nan_payload"]
+
+
+def test_bitwise_compares_strides_and_requires_grad():
+    x = torch.ones(2, 3)
+    assert compare(x, x.t().contiguous().t()) == []
+    assert kinds(compare(x, x.t().contiguous().t(), BITWISE)) == ["stride"]
+    assert compare(x.unsqueeze(0), x.unsqueeze(0).as_strided((1, 2, 3), (99, 3, 1)),
+                   BITWISE) == []  # the stride of a size-1 dimension means nothing
+    assert kinds(compare(x, x.clone().requires_grad_(), BITWISE)) == ["exact"]
+
+
+def test_bitwise_compares_subclass_values_as_plain_tensors():
+    class Odd(torch.Tensor):
+        def __sub__(self, other):
+            return "not a tensor"
+
+    same = compare(torch.ones(2).as_subclass(Odd), torch.ones(2).as_subclass(Odd), BITWISE)
+    assert same == []
+    assert kinds(compare(torch.ones(2).as_subclass(Odd), torch.ones(2), BITWISE)) == ["type"]
+
+
+# -- the reproducers' copy is this comparison ----------------------------------------------
+
+
+def test_a_reproducer_vendors_the_oracle_core_verbatim_and_self_contained(tmp_path):
+    """Reproducers judge with a copy of compare.py and the rest of the core: the copy is
+    byte for byte the source, and its modules import nothing of eqrewrite beyond the copy
+    when loaded (imports inside functions serve the oracle's other runs, such as the
+    audit's probes in worker.py, which a reproducer never makes)."""
+    import ast
+    from pathlib import Path
+
+    from eqrewrite.oracle import compare as source
+    from eqrewrite.oracle.protocol import RunRequest, Variant
+    from eqrewrite.oracle.repro import VENDORED, write_reproducer
+    from eqrewrite.oracle.settings import CompileSettings, Target, TargetForm
+
+    request = RunRequest(Target("m.py::f", "f", TargetForm.FUNCTION, Path("m.py")),
+                         CompileSettings(), Variant.EAGER)
+    script = write_reproducer(tmp_path, tmp_path, request, BITWISE)
+    package = script.parent / "_eqrewrite_oracle"
+    here = Path(source.__file__).parent
+    assert "compare" in VENDORED
+    for name in VENDORED:
+        copied = (package / f"{name}.py").read_bytes()
+        assert copied == (here / f"{name}.py").read_bytes(), name
+        for node in ast.parse(copied).body:
+            if isinstance(node, ast.ImportFrom) and node.level:
+                imported = [node.module] if node.module else [a.name for a in node.names]
+                assert set(imported) <= set(VENDORED), (name, imported)
+            elif isinstance(node, ast.ImportFrom | ast.Import):
+                modules = [node.module] if isinstance(node, ast.ImportFrom) else [
+                    a.name for a in node.names]
+                assert not any(m.startswith("eqrewrite") for m in modules), (name, modules)

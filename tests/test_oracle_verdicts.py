@@ -20,10 +20,10 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from eqrewrite.oracle.harness import Harness, Options  # noqa: E402
 from eqrewrite.oracle.judge import Verdict  # noqa: E402
 from eqrewrite.oracle.settings import CompileSettings  # noqa: E402
 from eqrewrite.oracle.targets import find_target  # noqa: E402
+from oracle_support import eager_harness, write_targets  # noqa: E402
 
 BACKENDS = '''
 """Backends that each inject one kind of fault (or legitimate numerics) into a graph."""
@@ -264,20 +264,15 @@ def get_inputs():
 
 @pytest.fixture(scope="module")
 def tree(tmp_path_factory) -> Path:
-    root = tmp_path_factory.mktemp("verdicts")
-    for name, code in TARGETS.items():
-        (root / name).write_text(textwrap.dedent(code))
+    root = write_targets(tmp_path_factory.mktemp("verdicts"), TARGETS)
     (root / "faults.py").write_text(BACKENDS)
     return root
 
 
 @pytest.fixture(scope="module")
 def harness(tree, tmp_path_factory):
-    options = Options(CompileSettings(backend="eager"), timeout=120,
-                      reproducer_dir=tmp_path_factory.mktemp("repro"))
-    handle = Harness(tree, None, options)
-    yield handle
-    handle.close()
+    with eager_harness(tree, tmp_path_factory.mktemp("repro")) as handle:
+        yield handle
 
 
 def judge(harness, tree, name: str, backend: str, **settings):

@@ -66,7 +66,8 @@ def _list_patterns(ctx: click.Context, _param: click.Parameter, value: bool) -> 
               help="A previous JSON report: report only findings it does not have, exit 1 "
                    "if there are any.")
 @click.option("--exit-zero", is_flag=True, help="Exit 0 even when there are findings.")
-@click.option("-j", "--jobs", type=click.IntRange(min=1), help="Worker processes.")
+@click.option("-j", "--jobs", type=click.IntRange(min=1),
+              help="Worker processes (default: cores, as for rewriting).")
 @click.option("-q", "--quiet", is_flag=True, help="No progress or summary on stderr.")
 @click.option("--list-patterns", is_flag=True, expose_value=False, is_eager=True,
               callback=_list_patterns, help="List the break patterns and exit.")
@@ -224,8 +225,9 @@ def _emit(document: dict, output_format: str, output: Path | None, root: Path,
     if output is None:
         click.echo(text, nl=not text.endswith("\n"))
         return
-    output.parent.mkdir(parents=True, exist_ok=True)
-    output.write_text(text, encoding="utf-8")
+    from ..files import write_atomic
+
+    write_atomic(output, text.encode("utf-8"))  # a report is a user file too: never half written
     if not quiet:
         summary = document["summary"]
         click.echo(f"{summary['findings']} findings in {summary['files_with_findings']} files; "

@@ -150,6 +150,48 @@ def _mentions_tensor(annotation: ast.expr | None) -> bool:
                for n in ast.walk(annotation))
 
 
+# Fields that never hold a node worth visiting (names, operators, load/store contexts).
+_LEAF_FIELDS = frozenset({"ctx", "op", "ops", "id", "attr", "arg", "name", "kind",
+                          "type_comment", "level", "module", "conversion", "simple",
+                          "is_async", "names"})
+_FIELDS: dict[type, tuple[str, ...]] = {ast.Constant: ()}
+_STATEMENT_FIELDS = ("body", "handlers", "orelse", "finalbody", "cases")
+_VISITED = (ast.If, ast.IfExp, ast.While, ast.Call, ast.Subscript)
+_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
+
+
+def children(node: ast.AST) -> list[ast.AST]:
+    """The child nodes worth visiting, in reverse field order (to be popped in order);
+    ``ast.iter_child_nodes`` without its generators, operators and contexts, which the
+    audit never looks at. Several times as fast, and the walks are most of its time."""
+    fields = _FIELDS.get(type(node))
+    if fields is None:
+        fields = _FIELDS[type(node)] = tuple(f for f in node._fields if f not in _LEAF_FIELDS)
+    found: list[ast.AST] = []
+    for name in reversed(fields):
+        value = getattr(node, name, None)
+        if isinstance(value, list):
+            found += [item for item in reversed(value) if isinstance(item, ast.AST)]
+        elif isinstance(value, ast.AST):
+            found.append(value)
+    return found
+
+
+def statements(root: ast.AST) -> list[ast.AST]:
+    """Every statement inside ``root`` (nested blocks and functions included), without
+    entering expressions: where assignments live."""
+    found: list[ast.AST] = []
+    todo = [root]
+    while todo:
+        node = todo.pop()
+        for name in _STATEMENT_FIELDS:
+            block = getattr(node, name, None)
+            if block:
+                found += block
+                todo += block
+    return found
+
+
 class Detector:
     """Finds the break sites of one parsed module within ``scope``."""
 
@@ -165,25 +207,36 @@ class Detector:
 
     def run(self) -> list[Site]:
         """Every site, in source order."""
-        stack: list[tuple[ast.AST, tuple[ast.AST, ...], bool]] = [(self.tree, (), False)]
         # Outside traced code only functions matter; they hide in expressions only as a
         # lambda passed to torch.compile.
-        lambdas = any(isinstance(f, ast.Lambda) for f in self.facts.compiled)
-        while stack:
-            node, chain, traced = stack.pop()
-            if traced:
-                self._visit(node, chain)
-            elif isinstance(node, ast.expr) and not lambdas:
-                continue
-            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda
-                          | ast.ClassDef):
-                chain = chain + (node,)
-                traced = not isinstance(node, ast.ClassDef) and self.facts.in_scope(
-                    self.scope, chain)
-            for child in reversed(list(ast.iter_child_nodes(node))):
-                stack.append((child, chain, traced))
-        self.sites.sort(key=lambda s: (s.node.lineno, s.node.col_offset))
+        self._lambdas = "compiled" in self.scope and any(
+            isinstance(f, ast.Lambda) for f in self.facts.compiled)
+        work: list[tuple[ast.AST, tuple[ast.AST, ...], bool]] = [(self.tree, (), False)]
+        while work:
+            self._scan(*work.pop(), work)
+        self.sites.sort(key=lambda s: (s.node.lineno, s.node.col_offset, -s.node.end_lineno,
+                                       -s.node.end_col_offset, s.pattern))
         return self.sites
+
+    def _scan(self, root: ast.AST, chain: tuple[ast.AST, ...], traced: bool,
+              work: list[tuple[ast.AST, tuple[ast.AST, ...], bool]]) -> None:
+        """Visit what ``root`` holds up to the functions and classes nested in it, which
+        go to ``work`` with their own chain (the enclosing scopes decide whether they are
+        traced)."""
+        todo = children(root)
+        while todo:
+            node = todo.pop()
+            if traced:
+                if isinstance(node, _VISITED):
+                    self._visit(node, chain)
+            elif isinstance(node, ast.expr) and not self._lambdas:
+                continue
+            if isinstance(node, _SCOPES):
+                inner = chain + (node,)
+                work.append((node, inner, not isinstance(node, ast.ClassDef)
+                             and self.facts.in_scope(self.scope, inner)))
+            else:
+                todo += children(node)
 
     # -- operands -----------------------------------------------------------------------------
 
@@ -234,7 +287,7 @@ class Detector:
         """Values assigned to each plain name in ``function`` (indexed once per function)."""
         if function not in self._assigned:
             found: dict[str, list[ast.expr]] = {}
-            for node in ast.walk(function):
+            for node in statements(function):
                 if isinstance(node, ast.Assign):
                     for target in node.targets:
                         if isinstance(target, ast.Name):

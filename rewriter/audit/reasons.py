@@ -16,7 +16,7 @@ import builtins
 from ..guards import GuardContext, is_pure
 from ..inference import NUMBER, SEQUENCE, TENSOR
 from ..kinds.select import _elementwise  # the select kind's own test: the reason agrees with it
-from .detect import LIKELY, Detector, Site
+from .detect import LIKELY, Detector, Site, children
 
 _EXCEPTIONS = frozenset(n for n in dir(builtins) if isinstance(getattr(builtins, n), type)
                         and issubclass(getattr(builtins, n), Exception))
@@ -35,8 +35,13 @@ class Reasons:
         """The node's parent inside its innermost function (the module at top level)."""
         scope = chain[-1] if chain else self.detector.tree
         if scope not in self._parents:
-            self._parents[scope] = {c: p for p in ast.walk(scope)
-                                    for c in ast.iter_child_nodes(p)}
+            parents, todo = {}, [scope]
+            while todo:
+                holder = todo.pop()
+                for child in children(holder):
+                    parents[child] = holder
+                    todo.append(child)
+            self._parents[scope] = parents
         return self._parents[scope].get(node)
 
     def kind(self, node: ast.AST, site: Site) -> str:

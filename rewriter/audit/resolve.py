@@ -12,11 +12,10 @@ inferred to hold; a structural kind that gives no reason gets one from ``reasons
 from __future__ import annotations
 
 import ast
-import re
 from dataclasses import dataclass
 
 from ..matcher import Decline, Edit, Matcher, Span
-from ..pattern import _TOKEN_RE, index_key
+from ..pattern import index_key
 from ..rules import Rule
 from .catalogue import PATTERNS, pattern_for_kind
 from .detect import Detector, Site
@@ -183,49 +182,3 @@ def _contains(outer: Span, inner: Span) -> bool:
 
 def _head(code: str) -> str:
     return code if len(code) <= 40 else code[:37] + "..."
-
-
-def render(edit: Edit, text_of) -> str | None:
-    """An edit's replacement text without libcst (which costs ~0.1 s per file): the
-    template with each metavariable replaced by its binding's source (``text_of(span)``),
-    parenthesised unless it is an atom or a whole call argument, and modules spelled as the
-    file imports them. None when the result does not parse (the caller then asks libcst)."""
-    template = edit.template
-
-    def value(match: re.Match) -> str:
-        if match.group("string"):
-            return match.group("string")
-        name = match.group("sequence") or match.group("single")
-        bound = edit.bindings[name]
-        if isinstance(bound, list):
-            return ", ".join(text_of(span) for span in bound)
-        code = text_of(bound)
-        before = template[:match.start()].rstrip()[-1:]
-        after = template[match.end():].lstrip()[:1]
-        alone = (before in ("(", ",") and after in (")", ",")) or template.strip() == match.group()
-        return code if alone or _atomic(code) else f"({code})"
-
-    result = _TOKEN_RE.sub(value, template)
-    for module, local in edit.renames.items():
-        result = re.sub(rf"\b{re.escape(module)}\.", f"{local}.", result)
-    return result if _parses(result, edit.level) else None
-
-
-_ATOMS = (ast.Name, ast.Attribute, ast.Call, ast.Subscript, ast.Constant, ast.List, ast.Dict,
-          ast.Set, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp, ast.JoinedStr)
-
-
-def _atomic(code: str) -> bool:
-    try:
-        node = ast.parse(code.strip(), mode="eval").body
-    except SyntaxError:
-        return False
-    return isinstance(node, _ATOMS) or (isinstance(node, ast.Tuple) and code.startswith("("))
-
-
-def _parses(code: str, level: str) -> bool:
-    try:
-        ast.parse(code if level != "expression" else f"({code})")
-    except SyntaxError:
-        return False
-    return True

@@ -8,8 +8,11 @@ and the scope is not ``everywhere``) is not even parsed.
 
 from __future__ import annotations
 
+import contextlib
+import gc
 import os
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -21,13 +24,15 @@ from ..sources import SourceError, decode
 from ..workers import WorkerPool
 from .catalogue import PATTERNS
 from .detect import Detector, Site
-from .resolve import Resolution, Resolver, render
+from .resolve import Resolution, Resolver
 
 PARALLEL_THRESHOLD = 24  # fewer files than this are audited in-process
 # Text a file needs to hold a traced function: a forward method defined here, or the word
-# compile/optimize (torch.compile, torch._dynamo.optimize; not "compiling").
-_SCOPE_TEXT = {"forward": re.compile(r"\bdef\s+forward\b"),
-               "compiled": re.compile(r"\b(?:compile|optimize)\b")}
+# compile/optimize (torch.compile, torch._dynamo.optimize; not "compiling"). Each pattern
+# starts with a literal, which re finds fast; the word boundary before it is checked apart
+# (a leading \b makes re try every position: ten times as slow over a package).
+_SCOPE_TEXT = {"forward": (re.compile(r"def\s+forward\b"),),
+               "compiled": (re.compile(r"compile\b"), re.compile(r"optimize\b"))}
 
 
 @dataclass(frozen=True)
@@ -61,12 +66,37 @@ def prepare(options: ScanOptions) -> None:
     from ..engine import Options, select_rules
 
     global _rules, _kinds, _options
+    if _options == options:
+        return  # loaded already (a forked worker inherits the parent's packs)
     rules = [r for spec in options.packs for r in load_pack(spec).rules]
     _rules = select_rules(rules, Options(assume_tensor_params=options.assume_tensor_params,
                                          scope=options.rule_scope))
     _kinds = frozenset(r.kind for p in packaged_packs().values()
                        for r in load_pack(str(p)).rules)
     _options = options
+
+
+def _prepare_worker(options: ScanOptions) -> None:
+    """A worker's initializer: the packs, and fewer garbage collections (below)."""
+    prepare(options)
+    gc.freeze()
+    gc.set_threshold(*_THRESHOLDS)
+
+
+# Parsing allocates millions of nodes, few of them in cycles; Python's default thresholds
+# collect every 700 allocations and scan the growing old generations again and again
+# (a fifth of the audit's time). Trees are freed by reference counting anyway.
+_THRESHOLDS = (50_000, 50, 100)
+
+
+@contextlib.contextmanager
+def _fewer_collections() -> Iterator[None]:
+    previous = gc.get_threshold()
+    gc.set_threshold(*_THRESHOLDS)
+    try:
+        yield
+    finally:
+        gc.set_threshold(*previous)
 
 
 def audit_text(text: str, label: str) -> FileAudit:
@@ -77,6 +107,8 @@ def audit_text(text: str, label: str) -> FileAudit:
         return result
     tree = parse(text)
     detector = Detector(tree, text, _options.scope, _options.assume_tensor_params)
+    # The facts only test for the substring: most models say is_torchdynamo_compiling.
+    detector.facts.may_compile = may_compile(text)
     # Tokenizing is slow: only files that mention eqrewrite can suppress a finding.
     comments = Comments(text) if "eqrewrite" in text else None
     sites = []
@@ -94,7 +126,7 @@ def audit_text(text: str, label: str) -> FileAudit:
     resolver = Resolver(detector, text, candidates, _options.assume_tensor_params, sites,
                         _rules, _kinds)
     resolutions = [resolver.resolve(site) for site in sites]
-    _fill_after(text, resolutions, resolver)
+    _fill_after(text, tree, sites, resolutions)
     result.findings = [_record(site, resolution, resolver, label)
                        for site, resolution in zip(sites, resolutions)]
     return result
@@ -103,19 +135,39 @@ def audit_text(text: str, label: str) -> FileAudit:
 def _may_trace(text: str, scope: frozenset[str]) -> bool:
     if "everywhere" in scope:
         return True
-    return any(_SCOPE_TEXT[name].search(text) for name in scope if name in _SCOPE_TEXT)
+    return any(_has_word(text, pattern) for name in scope for pattern in _SCOPE_TEXT.get(name, ()))
 
 
-def _fill_after(text: str, resolutions: list[Resolution], resolver: Resolver) -> None:
-    """The rewritten text of the edits that fix a site: rendered from the template, or
-    with libcst for a file where some template does not render."""
+def may_compile(text: str) -> bool:
+    """Whether the text names compile/optimize as a word: else nothing here is compiled."""
+    return any(_has_word(text, pattern) for pattern in _SCOPE_TEXT["compiled"])
+
+
+def _has_word(text: str, pattern: re.Pattern) -> bool:
+    """``pattern`` matches where a word starts."""
+    return any(m.start() == 0 or not (text[m.start() - 1].isalnum() or text[m.start() - 1] == "_")
+               for m in pattern.finditer(text))
+
+
+def _fill_after(text: str, tree, sites: list[Site], resolutions: list[Resolution]) -> None:
+    """What the rewrite writes for each edit that fixes a site: the engine's own libcst
+    application (``apply_edit_subset``) of those first-round edits sets each ``after``. A
+    file the engine cannot rewrite keeps none of its fixes: the rewrite would refuse it."""
+    from ..api import apply_edit_subset
+
     edits = list({id(r.edit): r.edit for r in resolutions if r.edit is not None}.values())
-    for edit in edits:
-        edit.after = render(edit, resolver.matcher.text_of) or ""
-    if any(not edit.after for edit in edits):
-        from ..apply import apply_edits
-
-        apply_edits(text, edits)
+    if not edits:
+        return
+    try:
+        apply_edit_subset(text, edits, tree)
+    except Exception as error:  # noqa: BLE001 - the rewrite reports it as this file's error
+        for site, resolution in zip(sites, resolutions):
+            if resolution.edit is not None:
+                resolution.why_not = {"rules": [resolution.edit.rule.id], "stage": "apply",
+                                      "reason": f"the rewrite of this file fails: {error}",
+                                      "remedy": "please report it"}
+                resolution.edit = None
+                resolution.fix = "setting" if PATTERNS[site.pattern].settings else "manual"
 
 
 def _record(site: Site, resolution: Resolution, resolver: Resolver, label: str) -> dict:
@@ -171,13 +223,15 @@ def audit_files(files: list[tuple[Path, str]], options: ScanOptions,
     if workers > 1 and len(files) >= PARALLEL_THRESHOLD:
         # Largest files first, in small chunks, so that no worker is left with the big ones.
         order = sorted(range(len(pairs)), key=lambda i: -_size(pairs[i][0]))
-        with WorkerPool(workers, prepare, (options,)) as pool:
+        prepare(options)  # once here: forked workers start with the packs loaded
+        with WorkerPool(workers, _prepare_worker, (options,)) as pool:
             done = pool.map(_audit_pair, [pairs[i] for i in order],
                             chunksize=max(1, len(pairs) // (workers * 32)))
             results = dict(zip(order, done))
         return [results[i] for i in range(len(pairs))]
     prepare(options)
-    return [_audit_pair(pair) for pair in pairs]
+    with _fewer_collections():
+        return [_audit_pair(pair) for pair in pairs]
 
 
 def _size(path: str) -> int:

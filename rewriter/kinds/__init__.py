@@ -6,13 +6,19 @@ with bindings to sub-nodes, how much of the tree it replaces, and the helpers it
 needs (``helpers.py``). The matcher then applies the shared checks (scope,
 suppression comments, comments inside the span) exactly as for template rules.
 A YAML rule selects a kind with ``kind:`` and configures it with ``options:``.
+
+Kinds register themselves: every module of this package is imported when the registry is
+first asked for, and the kinds (and helpers) it defines are collected (``discover``), so a
+new kind is one new module, with the helper source its rewrites call beside it.
 """
 
 from __future__ import annotations
 
 import ast
+import importlib
+import pkgutil
 from dataclasses import dataclass
-from functools import cached_property
+from functools import cache, cached_property
 
 from ..guards import GuardContext, is_pure
 from ..inference import TENSOR
@@ -172,13 +178,49 @@ def _boolean_or_op(node: ast.expr, context: KindContext) -> bool:
 
 
 def registry() -> dict[str, type[Kind]]:
-    """Every kind by name."""
-    from .defer import Defer
-    from .equivalences import EQUIVALENCE_KINDS
-    from .guard import Guard
-    from .masked import MaskedReduction
-    from .scalar import ItemScalar
-    from .select import Select
+    """Every kind by name, from the modules of this package (see ``discover``)."""
+    return _discovered(__name__)[0]
 
-    return {kind.name: kind for kind in (Select, Guard, Defer, ItemScalar, MaskedReduction,
-                                         *EQUIVALENCE_KINDS)}
+
+def helper_sources() -> dict[str, tuple[str, tuple[str, ...]]]:
+    """The helpers that kind modules define beside their kinds (``HELPERS``), by name."""
+    return _discovered(__name__)[1]
+
+
+@cache
+def _discovered(package: str) -> tuple[dict[str, type[Kind]], dict[str, tuple]]:
+    return discover(package)
+
+
+def discover(package: str) -> tuple[dict[str, type[Kind]], dict[str, tuple]]:
+    """The kinds and helpers of every module of ``package``, in module-name order.
+
+    A kind module registers itself by being there: each ``Kind`` subclass it defines with a
+    ``name`` is a kind, and its optional ``HELPERS`` (helper name -> (source, helpers it
+    needs), as in ``helpers.py``) are the helpers its rewrites call. Modules without either
+    (shared proofs such as ``spelling.py``) contribute nothing. Importing a kind module must
+    stay cheap: it never imports torch, and the rewriter imports them only when packs load.
+    """
+    kinds: dict[str, type[Kind]] = {}
+    helpers: dict[str, tuple] = {}
+    root = importlib.import_module(package)
+    for info in sorted(pkgutil.iter_modules(root.__path__), key=lambda i: i.name):
+        module = importlib.import_module(f"{package}.{info.name}")
+        for kind in _kinds_defined_in(module):
+            if kind.name in kinds:
+                raise ImportError(f"kind {kind.name!r} is defined twice: by "
+                                  f"{kinds[kind.name].__module__} and {module.__name__}")
+            kinds[kind.name] = kind
+        for name, entry in getattr(module, "HELPERS", {}).items():
+            if name in helpers:
+                raise ImportError(f"helper {name!r} is defined by two kind modules "
+                                  f"(the second is {module.__name__})")
+            helpers[name] = entry
+    return kinds, helpers
+
+
+def _kinds_defined_in(module) -> list[type[Kind]]:
+    """Named ``Kind`` subclasses defined (not merely imported) in ``module``, in source order."""
+    return [value for value in vars(module).values()
+            if isinstance(value, type) and issubclass(value, Kind) and value.name
+            and value.__module__ == module.__name__]

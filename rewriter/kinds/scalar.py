@@ -19,6 +19,19 @@ from . import Kind, KindContext, Proposal
 _ARITHMETIC = (ast.Add, ast.Sub, ast.Mult, ast.Div)
 
 
+# The helper its rewrites call, beside the kind (found by kinds.discover):
+# name -> (source, helpers it needs), as in helpers.py.
+HELPERS = {
+    "_eqrw_item": ('''
+def _eqrw_item(tensor):
+    """``tensor.item()``; traced, the same value as a detached 0-d tensor."""
+    if _eqrw_compiling():
+        return tensor.detach().reshape(()).clone()
+    return tensor.item()
+''', ("_eqrw_compiling",)),
+}
+
+
 class ItemScalar(Kind):
     name = "item_scalar"
     node_types = (ast.Call,)
