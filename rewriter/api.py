@@ -46,7 +46,7 @@ __all__ = [
 def first_round_edits(text: str, rules: list[Rule], options: RewriteOptions) -> list[Edit]:
     """The edits the first round of ``rewrite_text`` would make (the rollback bisects them)."""
     return find_edits(text, parse(text), rules, options.assume_tensor_params,
-                      options.function_scopes)
+                      options.trust_scalar_annotations, options.function_scopes)
 
 
 def apply_edit_subset(text: str, edits: list[Edit], tree: ast.Module | None = None) -> str:

@@ -1,21 +1,37 @@
 """Apply edits found by ``matcher.py`` with libcst, preserving everything else.
 
-The libcst tree of the file is indexed by character span; each edit's target and
-metavariable bindings are looked up by the spans the ``ast`` pass recorded. One
-bottom-up transform replaces targets, so an edit whose binding contains another
-edit (``a + b + c``) receives the already rewritten inner node.
+Only the units holding edits are parsed with libcst (see ``layout.units_with_edits``):
+the smallest statements around them. In each unit the nodes an edit names (its target
+and what its metavariables bound, by character span from the ``ast`` pass) are found
+in one code-generation pass that counts characters, and one bottom-up transform that
+enters only the nodes around targets replaces them, so an edit whose binding contains
+another edit (``a + b + c``) receives the already rewritten inner node. The unit's new
+code is libcst's; the text between units is kept as it is, and the file is joined once.
+Cost is linear in the file: every unit, edit and line is handled a bounded number of
+times.
 """
 
 from __future__ import annotations
 
 import ast
-from dataclasses import replace
+import dataclasses
+from bisect import bisect_right
+from collections.abc import Callable
+from collections.abc import Set as AbstractSet
+from contextlib import contextmanager
 from functools import cache
 
 import libcst as cst
-from libcst.metadata import MetadataWrapper, PositionProvider
+from libcst._nodes.internal import CodegenState
 
-from .layout import dedent, insert_helpers, insert_imports, reindent, split_lines, units_with_edits
+from .layout import (
+    Unit,
+    helper_insertion,
+    import_insertion,
+    newline_of,
+    split_lines,
+    units_with_edits,
+)
 from .matcher import Edit, Span
 from .pattern import metavariable_of, to_placeholders
 
@@ -27,166 +43,397 @@ _ATOMS = (cst.Name, cst.Attribute, cst.Call, cst.Subscript, cst.Integer, cst.Flo
           cst.List, cst.Tuple, cst.Dict, cst.Set, cst.ListComp, cst.SetComp, cst.DictComp,
           cst.GeneratorExp, cst.Ellipsis)
 
-
 _EMPTY = cst.Module([])
+_SEQUENCES = (list, tuple)
+_BLOCK_HEADER = "if 1:"  # a nested unit parses inside this, keeping its own indentation
 
 
 class ApplyError(Exception):
     """An edit could not be located in the libcst tree (a bug, reported per file)."""
 
 
-def apply_edits(text: str, edits: list[Edit], tree: ast.Module | None = None) -> str:
+def apply_edits(text: str, edits: list[Edit], tree: ast.Module | None = None,
+                progress: Callable[[int], None] | None = None) -> str:
     """Return ``text`` with ``edits`` applied and the modules and helpers they need added.
 
-    Only the statements holding edits are parsed with libcst (see ``layout.py``); the
-    rest of the text is kept as it is. Any subset of one round's edits can be applied
-    (the oracle's rollback does). ``tree`` is ``text`` parsed, when the caller has it.
+    ``tree`` is ``text`` parsed (parsed here if not given). Any subset of one round's
+    edits can be applied (the oracle's rollback does). ``progress`` is told the first
+    line of each unit as it is applied.
     """
+    tree = tree if tree is not None else ast.parse(text)
     lines = split_lines(text)
-    for unit, inside in reversed(units_with_edits(tree or ast.parse(text), lines, edits)):
-        shift_lines, shift_columns = unit.start - 1, len(unit.indent)
-        chunk = dedent(lines[unit.start - 1: unit.end], unit.indent)
-        moved = [_shifted(edit, shift_lines, shift_columns) for edit in inside]
-        new_chunk = _apply_to_module(chunk, moved)
-        for edit, copy in zip(inside, moved):
-            edit.after = _as_written(copy.after, unit.indent)
-        lines[unit.start - 1: unit.end] = reindent(new_chunk, unit.indent)
-    text = "".join(lines)
+    starts = [0]
+    for line in lines:
+        starts.append(starts[-1] + len(line))
+    units = [unit for unit, _ in units_with_edits(tree, lines, edits)]
+    splices = []
+    for unit in units:
+        if progress is not None:
+            progress(unit.start)
+        splices.append((starts[unit.start - 1], starts[unit.end],
+                        _apply_to_unit(text, starts, unit)))
     imports = set().union(*(edit.imports for edit in edits))
-    if imports:
-        text = insert_imports(text, imports)
     helpers = set().union(*(edit.helpers for edit in edits))
-    if helpers:
-        text = insert_helpers(text, helpers)
-    return text
+    insertions = [import_insertion(tree, lines, imports) if imports else None,
+                  helper_insertion(tree, lines, helpers) if helpers else None]
+    unit_starts = [u.start for u in units]
+    for line, block in filter(None, insertions):
+        # A point between a decorator and its function moves before the decorator.
+        at = bisect_right(unit_starts, line) - 1
+        if at >= 0 and units[at].start - 1 < line < units[at].end:
+            line = units[at].start - 1
+        splices.append((starts[line], starts[line], block))
+    # Insertions sort before a replacement that starts at the same place (stable sort).
+    splices.sort(key=lambda s: (s[0], s[1] != s[0]))
+    out, at = [], 0
+    for lo, hi, new in splices:
+        out += (text[at:lo], new)
+        at = hi
+    out.append(text[at:])
+    return "".join(out)
 
 
-def _as_written(after: str, indent: str) -> str:
-    """An edit's text as it lands in the file: its continuation lines re-indented like
-    the unit around it (the edit was rendered in the unit's dedented text)."""
-    first, *rest = split_lines(after) or [""]
-    return first + "".join(reindent("".join(rest), indent))
+def _apply_to_unit(text: str, starts: list[int], unit: Unit) -> str:
+    """The new text of ``unit``'s lines, with its edits applied by libcst."""
+    lo, hi = starts[unit.start - 1], starts[unit.end]
+    chunk, prefix, indent = text[lo:hi], "", ""
+    if unit.start == unit.end:  # one line: parsed without its indentation
+        indent = unit.indent
+        chunk = chunk[len(indent):]
+    elif unit.indent:
+        prefix = _BLOCK_HEADER + newline_of(chunk)
+    shift = len(prefix) - lo - len(indent)
+
+    def where(span: Span) -> tuple[int, int]:
+        return starts[span[0] - 1] + span[1] + shift, starts[span[2] - 1] + span[3] + shift
+
+    try:
+        module = cst.parse_module(prefix + chunk)
+    except cst.ParserSyntaxError as error:
+        raise ApplyError(f"libcst cannot parse lines {unit.start}-{unit.end}: "
+                         f"{str(error).splitlines()[0]}") from None
+    locator = _Locator(module)
+    targets = [locator.want(where(edit.span), _LEVELS[edit.level], target=True)
+               for edit in unit.edits]
+    bindings = [{name: [locator.want(where(s), cst.Arg) for s in span]
+                 if isinstance(span, list) else locator.want(where(span), cst.BaseExpression)
+                 for name, span in edit.bindings.items()} for edit in unit.edits]
+    locator.run()
+    applier = _Applier(locator.path)
+    for edit, target, bound in zip(unit.edits, targets, bindings):
+        applier.targets[id(target.node(unit))] = (edit, {
+            name: [r.node(unit) for r in found] if isinstance(found, list) else found.node(unit)
+            for name, found in bound.items()})
+    applier.wanted = {id(node) for _, values in applier.targets.values()
+                      for found in values.values()
+                      for node in (found if isinstance(found, list) else [found])}
+    emitter = _Emitter(applier.apply(module), applier.results)
+    code = emitter.run()
+    if not code.startswith(prefix):
+        raise ApplyError(f"the block around lines {unit.start}-{unit.end} changed")
+    for edit, result in applier.results.values():
+        edit.after = emitter.code_of(result)
+    if chunk.endswith("\r") and not code.endswith("\r"):
+        code += "\r"  # libcst drops a last line ending that is a lone "\r"
+    return indent + code[len(prefix):]
 
 
-def _shifted(edit: Edit, lines: int, columns: int) -> Edit:
-    def move(span: Span) -> Span:
-        return (span[0] - lines, span[1] - columns, span[2] - lines, span[3] - columns)
+class _Emitter(CodegenState):
+    """Generates a unit's new code, noting where each rewritten expression lands, so
+    that the text of each edit (``Edit.after``) needs no code generation of its own."""
 
-    bindings = {name: [move(s) for s in spans] if isinstance(spans, list) else move(spans)
-                for name, spans in edit.bindings.items()}
-    return replace(edit, span=move(edit.span), bindings=bindings)
+    def __init__(self, module: cst.Module, results: dict[int, tuple[Edit, cst.CSTNode]]):
+        super().__init__(module.default_indent, module.default_newline)
+        self.module, self.watched = module, results
+        self.marks: dict[int, int] = {}
+        self.placed: dict[int, tuple[int, int]] = {}
 
+    def run(self) -> str:
+        self.module._codegen(self)
+        return "".join(self.tokens)
 
-def _apply_to_module(text: str, edits: list[Edit]) -> str:
-    wrapper = MetadataWrapper(cst.parse_module(text), unsafe_skip_copy=True)
-    spans: dict[Span, list[cst.CSTNode]] = {}
-    for node, where in wrapper.resolve(PositionProvider).items():
-        span = (where.start.line, where.start.column, where.end.line, where.end.column)
-        spans.setdefault(span, []).append(node)
-    targets = {id(_locate(spans, edit.span, _LEVELS[edit.level])): edit for edit in edits}
-    wanted_ids = {id(_locate(spans, span, cst.BaseExpression)) for edit in edits
-                  for span in edit.bindings.values() if not isinstance(span, list)}
-    wanted_ids |= {id(_locate(spans, span, cst.Arg)) for edit in edits
-                   for spans_ in edit.bindings.values() if isinstance(spans_, list)
-                   for span in spans_}
-    return wrapper.module.visit(_Applier(targets, wanted_ids, spans)).code
+    def before_codegen(self, node: cst.CSTNode) -> None:
+        if id(node) in self.watched:
+            self.marks[id(node)] = len(self.tokens)
 
+    def after_codegen(self, node: cst.CSTNode) -> None:
+        if id(node) in self.watched:
+            self.placed[id(node)] = (self.marks[id(node)], len(self.tokens))
 
-def _locate(spans: dict[Span, list[cst.CSTNode]], span: Span, kind: type) -> cst.CSTNode:
-    # ast's span of a parenthesised tuple includes the parentheses; libcst's does not.
-    inner = (span[0], span[1] + 1, span[2], span[3] - 1)
-    for node in [*spans.get(span, ()), *spans.get(inner, ())]:
-        if isinstance(node, kind):
-            return node
-    raise ApplyError(f"no {kind.__name__} at {span[0]}:{span[1]}-{span[2]}:{span[3]}")
+    def code_of(self, node: cst.CSTNode) -> str:
+        """The code of ``node`` as generated here (or alone, if it was not: an operand
+        that was given parentheses is a copy)."""
+        where = self.placed.get(id(node))
+        if where is None:
+            return _EMPTY.code_for_node(node)
+        return "".join(self.tokens[where[0]:where[1]])
 
 
-class _Applier(cst.CSTTransformer):
-    def __init__(self, targets: dict[int, Edit], wanted: set[int],
-                 spans: dict[Span, list[cst.CSTNode]]):
-        super().__init__()
-        self.targets, self.wanted, self.spans = targets, wanted, spans
+class _Request:
+    """A node wanted at one character range: the first of ``kind`` there, else the first
+    just inside (``ast`` counts a tuple's parentheses, libcst does not), else, for an
+    argument, the ``Arg`` around an expression there (``f((a))``: ``ast`` spans ``a``)."""
+
+    __slots__ = ("kind", "target", "exact", "inner", "around")
+
+    def __init__(self, kind: type, target: bool):
+        self.kind, self.target = kind, target
+        self.exact = self.inner = self.around = None
+
+    def node(self, unit: Unit) -> cst.CSTNode:
+        found = self.exact or self.inner or self.around
+        if found is None:
+            raise ApplyError(f"no {self.kind.__name__} found for an edit in lines "
+                             f"{unit.start}-{unit.end}")
+        return found
+
+
+class _Locator(CodegenState):
+    """Generates a unit's code once, counting characters, to find the nodes at the ranges
+    edits name: the same syntactic positions as libcst's ``PositionProvider``, without
+    its line and column objects for every node. Also collects the nodes that enclose a
+    target (the path the transform must enter)."""
+
+    def __init__(self, module: cst.Module):
+        super().__init__(module.default_indent, module.default_newline)
+        self.module = module
+        self.offset = 0
+        self.stack: list[tuple[cst.CSTNode, int]] = []
+        self.ranges: dict[int, tuple[int, int]] = {}
+        self.wanted: dict[tuple[int, int], list[tuple[str, _Request]]] = {}
+        self.path: set[int] = set()
+
+    def want(self, where: tuple[int, int], kind: type, target: bool = False) -> _Request:
+        request = _Request(kind, target)
+        self.wanted.setdefault(where, []).append(("exact", request))
+        self.wanted.setdefault((where[0] + 1, where[1] - 1), []).append(("inner", request))
+        if kind is cst.Arg:
+            self.wanted[where].append(("around", request))
+        return request
+
+    def run(self) -> None:
+        self.module._codegen(self)
+
+    def add_token(self, value: str) -> None:
+        self.tokens.append(value)
+        self.offset += len(value)
+
+    def add_indent_tokens(self) -> None:
+        self.tokens.extend(self.indent_tokens)
+        self.offset += sum(map(len, self.indent_tokens))
+
+    def before_codegen(self, node: cst.CSTNode) -> None:
+        self.stack.append((node, self.offset))
+
+    def after_codegen(self, node: cst.CSTNode) -> None:
+        node, start = self.stack.pop()
+        if id(node) not in self.ranges:  # no syntactic position: the whole node's
+            where = self.ranges[id(node)] = (start, self.offset)
+            if where in self.wanted:
+                self._offer(node, where, len(self.stack))
+
+    @contextmanager
+    def record_syntactic_position(self, node: cst.CSTNode, *, start_node=None,
+                                  end_node=None):
+        start = self.offset
+        try:
+            yield
+        finally:
+            end = self.offset
+            if start_node is not None:
+                start = self.ranges[id(start_node)][0]
+            if end_node is not None:
+                end = self.ranges[id(end_node)][1]
+            where = self.ranges[id(node)] = (start, end)
+            if where in self.wanted:
+                self._offer(node, where, len(self.stack) - 1)  # the node is on the stack
+
+    def _offer(self, node: cst.CSTNode, where: tuple[int, int], depth: int) -> None:
+        """``node`` spans ``where``, a wanted range; ``self.stack[:depth]`` are its
+        ancestors."""
+        for how, request in self.wanted[where]:
+            if getattr(request, how) is not None:
+                continue
+            if how == "around":
+                parent = self.stack[depth - 1][0] if depth else None
+                if isinstance(node, cst.BaseExpression) and isinstance(parent, cst.Arg):
+                    request.around = parent
+                continue
+            if isinstance(node, request.kind):
+                setattr(request, how, node)
+                if request.target:
+                    self.path.add(id(node))
+                    self._enter(depth)
+
+    def _enter(self, depth: int) -> None:
+        """Mark the ancestors as on the path (they are marked root first, so the first one
+        found marked has its own ancestors marked)."""
+        for index in range(depth - 1, -1, -1):
+            key = id(self.stack[index][0])
+            if key in self.path:
+                return
+            self.path.add(key)
+
+
+class _Applier:
+    """Replaces targets bottom-up, rebuilding only the nodes that enclose one."""
+
+    def __init__(self, path: set[int]):
+        self.path = path
+        self.targets: dict[int, tuple[Edit, dict]] = {}
+        self.wanted: set[int] = set()
         self.updated: dict[int, cst.CSTNode] = {}
+        self.results: dict[int, tuple[Edit, cst.CSTNode]] = {}  # what Edit.after shows
 
-    def on_leave(self, original: cst.CSTNode, updated: cst.CSTNode):
-        result = super().on_leave(original, updated)
-        edit = self.targets.get(id(original))
-        if edit is not None:
-            result = self._render(edit, original, result)
+    def apply(self, module: cst.Module) -> cst.Module:
+        # A target's own fields that rendering reads (parentheses, ";", comments above a
+        # statement) never hold an edit: the target needs no rebuilding.
+        return _rebuild(module, self.path, self.leave, self.targets.keys())
+
+    def leave(self, original: cst.CSTNode, updated: cst.CSTNode) -> cst.CSTNode:
+        found = self.targets.get(id(original))
+        result = updated if found is None else self._render(*found, updated)
         if id(original) in self.wanted:
             self.updated[id(original)] = result
         return result
 
-    def _render(self, edit: Edit, original: cst.CSTNode, updated: cst.CSTNode) -> cst.CSTNode:
-        values = {}
-        for name, span in edit.bindings.items():
-            if isinstance(span, list):
-                values[name] = [self.updated[id(_locate(self.spans, s, cst.Arg))] for s in span]
-            else:
-                values[name] = self.updated[id(_locate(self.spans, span, cst.BaseExpression))]
-        result = _template(edit.template).visit(_Substitute(values, edit.renames))
+    def _current(self, node: cst.CSTNode) -> cst.CSTNode:
+        return self.updated.get(id(node), node)  # rewritten if an edit lay inside
+
+    def _render(self, edit: Edit, bound: dict, updated: cst.CSTNode) -> cst.CSTNode:
+        values = {name: [self._current(n) for n in node] if isinstance(node, list)
+                  else self._current(node) for name, node in bound.items()}
+        template, path = _template(edit.template)
+        leave = _Substitute(values, edit.renames).leave
+        result = leave(template, _rebuild(template, path, leave))
         if edit.level == "expression":
             result = _parenthesize_like(result, updated)
-            edit.after = _EMPTY.code_for_node(result)
+            self.results[id(result)] = (edit, result)
             return result
         if isinstance(result, cst.BaseExpression):
             result = cst.Expr(value=result)
         result = result.with_changes(semicolon=cst.MaybeSentinel.DEFAULT)
-        edit.after = _EMPTY.code_for_node(result)
+        self.results[id(result)] = (edit, result)  # not watched: its ";" may differ
         if edit.level == "statement":
             return result.with_changes(semicolon=updated.semicolon)
         return cst.SimpleStatementLine(body=[result], leading_lines=updated.leading_lines)
 
 
+def _rebuild(node: cst.CSTNode, path: AbstractSet[int], leave,
+             replaced: AbstractSet[int] = frozenset()) -> cst.CSTNode:
+    """``node`` with the children in ``path`` rebuilt bottom-up, each passed through
+    ``leave(original, updated)``: a libcst transform that enters only those nodes.
+
+    Nodes in ``replaced`` are about to be replaced whole: their children are still
+    visited (an edit may lie inside), but they are not rebuilt themselves.
+    """
+    changes = {}
+    for name in _child_fields(type(node)):
+        value = getattr(node, name)
+        if id(value) in path:
+            changes[name] = leave(value, _rebuild(value, path, leave, replaced))
+        elif type(value) in _SEQUENCES and any(id(item) in path for item in value):
+            changes[name] = type(value)(
+                leave(item, _rebuild(item, path, leave, replaced)) if id(item) in path
+                else item for item in value)
+    return node.with_changes(**changes) if changes and id(node) not in replaced else node
+
+
 @cache
-def _template(text: str) -> cst.CSTNode:
-    """A rewrite template as an expression, or else as one small statement."""
+def _child_fields(kind: type) -> tuple[str, ...]:
+    return tuple(f.name for f in dataclasses.fields(kind))
+
+
+@cache
+def _template(text: str) -> tuple[cst.CSTNode, frozenset[int]]:
+    """A rewrite template as an expression, or else as one small statement, and the ids
+    of its nodes that hold something to fill in (the only ones substitution enters)."""
     source = to_placeholders(text)
     try:
-        return cst.parse_expression(source)
+        node = cst.parse_expression(source)
     except cst.ParserSyntaxError:
-        line = cst.parse_statement(source + "\n")
-        return line.body[0]
+        node = cst.parse_statement(source + "\n").body[0]
+    collector = _HoleFinder()
+    node.visit(collector)
+    return node, frozenset(collector.path)
 
 
-class _Substitute(cst.CSTTransformer):
+class _HoleFinder(cst.CSTVisitor):
+    """The nodes above a placeholder or a module name (``torch.``) a file may respell."""
+
+    def __init__(self):
+        super().__init__()
+        self.stack: list[int] = []
+        self.path: set[int] = set()
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        if (isinstance(node, cst.Name) and metavariable_of(node.value)) or (
+                isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name)):
+            self.path.update(self.stack)
+            self.path.add(id(node))
+        self.stack.append(id(node))
+        return True
+
+    def on_leave(self, original: cst.CSTNode) -> None:
+        self.stack.pop()
+
+
+class _Substitute:
     """Fill a template's placeholders with bound nodes and respell renamed modules."""
 
     def __init__(self, values: dict[str, object], renames: dict[str, str]):
-        super().__init__()
         self.values, self.renames = values, renames
+
+    def leave(self, original: cst.CSTNode, updated: cst.CSTNode) -> cst.CSTNode:
+        kind = type(original)
+        if kind is cst.Name:
+            return self._name(original, updated)
+        if kind is cst.Attribute:
+            return self._attribute(original, updated)
+        if kind is cst.Arg:
+            return self._arg(original, updated)
+        if kind is cst.Call:
+            return self._call(original, updated)
+        return updated
 
     def _bound(self, node: cst.CSTNode) -> object:
         if isinstance(node, cst.Name) and (meta := metavariable_of(node.value)):
             return self.values[meta[0]]
         return None
 
-    def leave_Name(self, original: cst.Name, updated: cst.Name) -> cst.BaseExpression:
+    def _name(self, original: cst.Name, updated: cst.Name) -> cst.BaseExpression:
         bound = self._bound(original)
         if isinstance(bound, cst.BaseExpression):
             return bound if _is_atom(bound) else _with_parens(bound)
         return updated
 
-    def leave_Attribute(self, original: cst.Attribute, updated: cst.Attribute):
+    def _attribute(self, original: cst.Attribute, updated: cst.Attribute):
         base = original.value
         if isinstance(base, cst.Name) and base.value in self.renames:
             return updated.with_changes(value=base.with_changes(value=self.renames[base.value]))
         return updated
 
-    def leave_Arg(self, original: cst.Arg, updated: cst.Arg) -> cst.Arg:
+    def _arg(self, original: cst.Arg, updated: cst.Arg) -> cst.Arg:
         bound = self._bound(original.value)
         if isinstance(bound, cst.BaseExpression):
             return updated.with_changes(value=_without_plain_parens(bound))
         return updated
 
-    def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.Call:
-        args = []
+    def _call(self, original: cst.Call, updated: cst.Call) -> cst.Call:
+        args, spliced = [], False
         for before, after in zip(original.args, updated.args):
             bound = self._bound(before.value)
             if isinstance(bound, list):
                 args += [a.with_changes(comma=cst.MaybeSentinel.DEFAULT) for a in bound]
+                spliced = True
             else:
                 args.append(after)
+        if not spliced and (not args or args[-1].comma is cst.MaybeSentinel.DEFAULT):
+            return updated  # nothing to change (most templates)
+        if len(args) > 1:  # `f(x for x in y)`: a generator among others needs parentheses
+            args = [a.with_changes(value=_with_parens(a.value))
+                    if isinstance(a.value, cst.GeneratorExp) and not a.value.lpar else a
+                    for a in args]
         if args:
             args[-1] = args[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
         return updated.with_changes(args=args)

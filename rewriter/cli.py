@@ -124,6 +124,9 @@ def _load_packs(specs: list[str]) -> list[RulePack]:
 @click.option("--unsafe", is_flag=True, default=None, help="Also run rules marked unsafe.")
 @click.option("--assume-tensor-params", is_flag=True, default=None,
               help="Treat unannotated forward() parameters of nn.Modules as tensors.")
+@click.option("--trust-scalar-annotations/--no-trust-scalar-annotations", default=None,
+              help="Take int/float/bool/complex parameter annotations as proof of a Python "
+                   "number (default: trust them).")
 @click.option("--scope", "scopes", multiple=True, metavar="SCOPE",
               help="Restrict every rule to this scope: everywhere, forward, compiled, traced "
                    "(what forward and compiled functions call, across the files), or "
@@ -146,7 +149,8 @@ def _load_packs(specs: list[str]) -> list[RulePack]:
 @click.option("-q", "--quiet", is_flag=True, help="Print errors only.")
 def rewrite_command(paths: tuple[Path, ...], rule_specs: tuple[str, ...], check: bool,
                     diff: bool, out_root: Path | None, unsafe: bool | None,
-                    assume_tensor_params: bool | None, scopes: tuple[str, ...],
+                    assume_tensor_params: bool | None,
+                    trust_scalar_annotations: bool | None, scopes: tuple[str, ...],
                     ignored: tuple[str, ...], excludes: tuple[str, ...], output_format: str,
                     use_black: bool, no_cache: bool, cache_dir: Path | None, jobs: int | None,
                     quiet: bool, **plugin_flags) -> None:
@@ -176,6 +180,9 @@ def rewrite_command(paths: tuple[Path, ...], rule_specs: tuple[str, ...], check:
         assume_tensor_params=(config.assume_tensor_params if assume_tensor_params is None
                               else assume_tensor_params),
         scope=scope, profiles=profiles,
+        trust_scalar_annotations=(config.trust_scalar_annotations
+                                  if trust_scalar_annotations is None
+                                  else trust_scalar_annotations),
     )
     job = Job([p.path for p in packs], options, mode, out_root, use_black,
               _checked_ignores(ignored, config, packs))

@@ -36,6 +36,7 @@ class Config:
     scope: list[str] | None = None
     unsafe: bool = False
     assume_tensor_params: bool = False
+    trust_scalar_annotations: bool = True
     path: Path | None = None
     oracle: dict = field(default_factory=dict)
     audit: dict = field(default_factory=dict)  # [tool.eqrewrite.audit], checked by audit/config.py
@@ -43,7 +44,7 @@ class Config:
 
 
 _LISTS = {"rules", "include", "exclude", "extend-exclude", "ignore", "scope"}
-_BOOLS = {"unsafe", "assume-tensor-params"}
+_BOOLS = {"unsafe", "assume-tensor-params", "trust-scalar-annotations"}
 _TABLES = {"oracle", "audit"}
 
 

@@ -7,9 +7,13 @@ pattern matched, so files no rule can touch never pay for it.
 from __future__ import annotations
 
 import ast
+import bisect
+import re
 from functools import cached_property
 
 from .helpers import PREFIX as HELPER_PREFIX
+from .layout import split_lines
+from .nodes import BLOCK_FIELDS
 from .pattern import dotted_name
 
 Function = ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda
@@ -53,7 +57,8 @@ class ModuleFacts:
         # (a single text rewritten on its own) is computed from this module alone.
         self.function_scopes = dict(function_scopes or {})
         self._in_function_scope: dict[tuple[str, tuple], bool] = {}
-        self.may_have_walrus = text is None or ":=" in text
+        self.has_walrus = text is None or ":=" in text
+        self._lines_with: dict[str, list[int] | None] = {}
         self.may_compile = text is None or "compile" in text or "optimize" in text
         self.aliases: dict[str, str] = {}
         self.parent: dict[ast.AST, ast.AST | None] = {}
@@ -62,14 +67,14 @@ class ModuleFacts:
         self._self_assignments: dict[ast.ClassDef, list] = {}
         self.global_names: set[str] = set()
         self.nonlocal_names: set[str] = set()
-        self._index(tree, None)
+        self._index(tree.body, None)
 
-    def _index(self, node: ast.AST, owner: ast.AST | None) -> None:
+    def _index(self, body: list, owner: ast.AST | None) -> None:
         # ``parent`` maps each function and class to the nearest enclosing one. Imports,
-        # functions and classes are statements, so expressions are not entered.
-        for child in ast.iter_child_nodes(node):
-            if isinstance(child, ast.expr):
-                continue
+        # functions and classes are statements: only blocks of statements are entered.
+        for child in body:
+            if type(child) in _LEAF_STATEMENTS:
+                continue  # most statements: nothing to record, no block inside
             if isinstance(child, ast.Global):
                 self.global_names.update(child.names)
             elif isinstance(child, ast.Nonlocal):
@@ -92,9 +97,26 @@ class ModuleFacts:
                     self.classes.setdefault(child.name, child)
                 elif not isinstance(owner, ast.ClassDef):
                     self.functions.setdefault(child.name, []).append(child)  # not methods
-                self._index(child, child)
+                self._index(child.body, child)
             else:
-                self._index(child, owner)
+                for field in BLOCK_FIELDS.get(type(child), ()):
+                    self._index(getattr(child, field), owner)
+
+    def may_have_walrus(self, statement: ast.stmt) -> bool:
+        """Whether ``statement`` may hold a ``:=`` expression."""
+        return self.mentions(statement, ":=")
+
+    def mentions(self, statement: ast.stmt, token: str) -> bool:
+        """Whether the lines of ``statement`` hold ``token`` (True when the text is not
+        known), so that expressions are searched only in the statements that can matter."""
+        if token not in self._lines_with:
+            self._lines_with[token] = None if self.text is None else _lines_with(
+                self.text, token)
+        lines = self._lines_with[token]
+        if lines is None:
+            return True
+        at = bisect.bisect_left(lines, statement.lineno)
+        return at < len(lines) and lines[at] <= statement.end_lineno
 
     def qualname(self, node: ast.AST) -> str | None:
         """Fully qualified name of a dotted expression rooted at an import, else None."""
@@ -249,7 +271,7 @@ class ModuleFacts:
         for method in cls.body:
             if not isinstance(method, ast.FunctionDef | ast.AsyncFunctionDef):
                 continue
-            for node in ast.walk(method):
+            for node in self._assignments_and_registrations(method):
                 if isinstance(node, ast.Assign | ast.AnnAssign) and node.value is not None:
                     targets = node.targets if isinstance(node, ast.Assign) else [node.target]
                     found += [(t.attr, node.value, method) for t in targets
@@ -262,6 +284,16 @@ class ModuleFacts:
                     found.append((str(node.args[0].value), node.args[1], method))
         self._self_assignments[cls] = found
         return found
+
+    def _assignments_and_registrations(self, method: ast.AST):
+        # register_buffer(...) calls are expressions: searched only in the statements
+        # whose lines mention them (blocks inside are statements of their own).
+        for statement in statements(method.body):
+            yield statement
+            if self.mentions(statement, "register_"):
+                for part in ast.iter_child_nodes(statement):
+                    if not isinstance(part, ast.stmt | ast.excepthandler | ast.match_case):
+                        yield from ast.walk(part)
 
     def in_scope(self, scope: frozenset[str], chain: tuple[ast.AST, ...]) -> bool:
         """Whether a node whose enclosing functions are ``chain`` lies in ``scope``."""
@@ -296,6 +328,39 @@ class ModuleFacts:
         summary = summarize("<module>", self.text or ast.unparse(self.tree), "__main__")
         return CallGraph([summary]).traced().get("<module>", frozenset()) if summary else (
             frozenset())
+
+
+def _lines_with(text: str, token: str) -> list[int]:
+    """Numbers of the lines holding ``token``, in order."""
+    if token not in text:
+        return []
+    if "\r" in text:  # lines end in \r too: split as ast does
+        return [n for n, line in enumerate(split_lines(text), 1) if token in line]
+    found, line, at = [], 1, 0
+    for position in (m.start() for m in re.finditer(re.escape(token), text)):
+        line += text.count("\n", at, position)
+        at = position
+        if not found or found[-1] != line:
+            found.append(line)
+    return found
+
+
+# Statements that neither define, import nor declare anything and hold no block.
+_LEAF_STATEMENTS = frozenset({ast.Expr, ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Return,
+                              ast.Raise, ast.Assert, ast.Delete, ast.Pass, ast.Break,
+                              ast.Continue})
+
+
+def statements(body: list[ast.stmt]):
+    """Every statement in ``body`` and in the blocks nested in it (including function and
+    class bodies); expressions are not entered."""
+    stack = list(body)
+    while stack:
+        node = stack.pop()
+        if isinstance(node, ast.stmt):
+            yield node
+        for field in BLOCK_FIELDS.get(type(node), ()):
+            stack += getattr(node, field)
 
 
 def _is_self_attribute(node: ast.AST) -> bool:

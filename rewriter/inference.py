@@ -11,9 +11,11 @@ sometimes a tensor and sometimes a list is ``unknown`` and no guard trusts it.
 from __future__ import annotations
 
 import ast
+import weakref
 
 from . import knowledge as K
 from .facts import Function, ModuleFacts
+from .nodes import names_read
 
 TENSOR, NUMBER, SEQUENCE, NONE, OBJECT = "tensor", "number", "sequence", "none", "object"
 TENSOR_CALLABLE, UNKNOWN = "tensor_callable", "unknown"
@@ -37,49 +39,50 @@ def join(a: str | None, b: str | None) -> str | None:
 class Inference:
     """Kinds of expressions in one module, with per-function environments cached."""
 
-    def __init__(self, facts: ModuleFacts, assume_tensor_params: bool | str = False):
+    def __init__(self, facts: ModuleFacts, assume_tensor_params: bool | str = False,
+                 trust_scalar_annotations: bool = True):
         """``assume_tensor_params``: True treats unannotated ``forward`` parameters without a
         default as tensors; "everywhere" does so in every function (the graph-break kinds
-        then check at run time that those parameters really are tensors)."""
+        then check at run time that those parameters really are tensors).
+        ``trust_scalar_annotations``: int/float/bool/complex annotations prove a number."""
         self.facts = facts
         self.assume_tensor_params = assume_tensor_params
-        self._envs: dict[ast.AST, dict[str, str]] = {}
+        self.trust_scalar_annotations = trust_scalar_annotations
+        self._envs: dict[ast.AST, _Env] = {}
         self._attributes: dict[ast.ClassDef, dict[str, str]] = {}
+        self._kinds: dict[ast.AST, tuple[tuple[ast.AST, ...], str]] = {}
 
     def kind(self, expr: ast.AST, chain: tuple[ast.AST, ...]) -> str:
         """Kind of ``expr``, evaluated in the innermost function of ``chain``."""
-        return self._kind(expr, chain) or UNKNOWN
+        # Remembered: the rules sharing a pattern (`a + b` has two) ask about the same
+        # operands, and each answer, once given, is final.
+        known = self._kinds.get(expr)
+        if known is not None and known[0] is chain:
+            return known[1]
+        kind = self._kind(expr, chain) or UNKNOWN
+        self._kinds[expr] = (chain, kind)
+        return kind
 
     # -- environments -------------------------------------------------------
 
-    def _env(self, chain: tuple[ast.AST, ...]) -> dict[str, str]:
+    def _env(self, chain: tuple[ast.AST, ...]) -> _Env:
         scope = chain[-1] if chain else self.facts.tree
-        if scope not in self._envs:
-            self._envs[scope] = {}  # guards recursion through closures
-            self._envs[scope] = self._solve(scope, chain)
-        return self._envs[scope]
-
-    def _solve(self, scope: ast.AST, chain: tuple[ast.AST, ...]) -> dict[str, str]:
-        bindings = list(_bindings(scope, self.facts.may_have_walrus))
-        # Names written through `global`/`nonlocal` elsewhere can hold anything.
-        shared = self.facts.global_names if scope is self.facts.tree else (
-            self.facts.nonlocal_names)
-        bindings += [(name, UNKNOWN) for name in shared]
-        env: dict[str, str | None] = {name: None for name, _ in bindings}
-        for name, kind in self._parameters(scope, chain):
-            env[name] = kind
-        local_chain = chain
-        for _ in range(_MAX_ROUNDS):
-            changed = False
-            for name, value in bindings:
-                new = join(env[name], self._binding_kind(value, local_chain, env))
-                if new != env[name]:
-                    env[name], changed = new, True
-            if not changed:
-                break
-        else:
-            return {name: UNKNOWN for name in env}
-        return {name: kind or UNKNOWN for name, kind in env.items()}
+        env = self._envs.get(scope)
+        if env is None:
+            values: dict[str, list] = {}
+            walrus = self.facts.may_have_walrus if self.facts.has_walrus else None
+            for name, value in _bindings(scope, walrus):
+                values.setdefault(name, []).append(value)
+            # Names written through `global`/`nonlocal` elsewhere can hold anything.
+            shared = self.facts.global_names if scope is self.facts.tree else (
+                self.facts.nonlocal_names)
+            for name in shared:
+                values.setdefault(name, []).append(UNKNOWN)
+            initial = dict(self._parameters(scope, chain))
+            for name in initial:
+                values.setdefault(name, [])
+            env = self._envs[scope] = _Env(self, chain, values, initial)
+        return env
 
     def _parameters(self, scope: ast.AST, chain: tuple[ast.AST, ...]) -> list[tuple[str, str]]:
         if not isinstance(scope, Function):
@@ -119,7 +122,8 @@ class Inference:
             return TENSOR
         name = annotation.id if isinstance(annotation, ast.Name) else None
         if name in ("int", "float", "bool", "complex"):
-            return NUMBER
+            # Only a hint: nothing stops a caller from passing a tensor (see README).
+            return NUMBER if self.trust_scalar_annotations else UNKNOWN
         if name in ("str", "list", "tuple", "dict"):
             return SEQUENCE
         return UNKNOWN
@@ -400,6 +404,77 @@ class Inference:
         return TENSOR if base == TENSOR else (None if base is None else UNKNOWN)
 
 
+class _Env:
+    """The names one scope binds; each name's kind is solved the first time it is asked.
+
+    A name's kind is the join of the kinds of everything assigned to it, which may
+    depend on other names of the scope: a name is solved together with the names it
+    depends on (and not yet solved) by iterating to a fixed point over their bindings
+    only, which gives exactly what iterating over the whole scope would, at a fraction
+    of the cost (most guards ask about one or two names of a long function).
+    """
+
+    def __init__(self, inference: Inference, chain: tuple[ast.AST, ...],
+                 values: dict[str, list], initial: dict[str, str]):
+        # A weak reference: the inference holds its environments, and a cycle would keep
+        # the whole module's tree alive until the garbage collector runs (it is paused
+        # while a file is rewritten).
+        self.inference, self.chain = weakref.ref(inference), chain
+        self.values, self.initial = values, initial
+        self.solved: dict[str, str] = {}
+        self.busy = False
+
+    def __contains__(self, name: str) -> bool:
+        return name in self.values
+
+    def __getitem__(self, name: str) -> str:
+        kind = self.solved.get(name)
+        if kind is None:
+            # Asked again while solving (through self attributes assigned in this very
+            # function): nothing proven yet.
+            kind = UNKNOWN if self.busy else self._solve(name)
+        return kind
+
+    def _solve(self, name: str) -> str:
+        group, env = [name], {name: self.initial.get(name)}
+        for member in group:
+            for value in self.values[member]:
+                for used in _names_in(value):
+                    if used in env or used not in self.values:
+                        continue
+                    if used in self.solved:
+                        env[used] = self.solved[used]
+                    else:
+                        env[used] = self.initial.get(used)
+                        group.append(used)
+        pairs = [(member, value) for member in group for value in self.values[member]]
+        kind_of = self.inference()._binding_kind
+        self.busy = True
+        try:
+            for _ in range(_MAX_ROUNDS):
+                changed = False
+                for member, value in pairs:
+                    new = join(env[member], kind_of(value, self.chain, env))
+                    if new != env[member]:
+                        env[member], changed = new, True
+                if not changed:
+                    break
+            else:
+                env = dict.fromkeys(group, UNKNOWN)
+        finally:
+            self.busy = False
+        for member in group:
+            self.solved[member] = env[member] or UNKNOWN
+        return self.solved[name]
+
+
+def _names_in(value: object):
+    """Names an assigned value reads (bindings of the same scope it may depend on)."""
+    if isinstance(value, _Element):
+        return names_read(value.source)
+    return () if isinstance(value, str) else names_read(value)
+
+
 class _Element:
     """One name bound by unpacking or iteration: ``a, b = source`` or ``for a in source``."""
 
@@ -422,61 +497,104 @@ def _is_none(node: ast.AST) -> bool:
     return isinstance(node, ast.Constant) and node.value is None
 
 
-def _bindings(scope: ast.AST, expressions: bool = True):
+def _bindings(scope: ast.AST, walrus=lambda statement: True):
     """Yield ``(name, value)`` for every binding in ``scope``'s own body.
 
     ``value`` is an expression, an ``_Element`` or a fixed kind; nested functions,
     classes, lambdas and comprehensions are separate scopes and are not entered.
-    Expressions are searched (for ``:=``) only when ``expressions`` is true.
+    Only statements are visited, and the expressions of those for which
+    ``walrus(statement)`` says they may hold a ``:=`` (None: none may), which is what
+    makes this cheap.
     """
     if isinstance(scope, _COMPREHENSIONS):
         for generator in scope.generators:
             yield from _targets(generator.target, generator.iter, iterated=True)
         return
-    body = [scope.body] if isinstance(scope, ast.Lambda) else getattr(scope, "body", [])
-    expressions = expressions or isinstance(scope, ast.Lambda)
-    stack = list(body)
+    if isinstance(scope, ast.Lambda):
+        yield from _walrus(scope.body)
+        return
+    stack = list(getattr(scope, "body", []))
     while stack:
         node = stack.pop()
-        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+        kind = type(node)
+        if walrus is None and kind in _NO_BINDINGS:
+            continue  # the commonest statements: they bind nothing and hold no block
+        expressions = walrus is not None and walrus(node)
+        if kind in _DEFINITIONS:
             yield node.name, OBJECT
-            stack += node.decorator_list
+            if expressions:
+                for decorator in node.decorator_list:
+                    yield from _walrus(decorator)
             continue
+        if kind is ast.Assign:
+            for target in node.targets:
+                yield from _targets(target, node.value, iterated=False)
+        elif kind is ast.AnnAssign and type(node.target) is ast.Name:
+            yield node.target.id, node.value if node.value is not None else UNKNOWN
+        elif kind is ast.AugAssign and type(node.target) is ast.Name:
+            yield node.target.id, ast.BinOp(left=node.target, op=node.op, right=node.value)
+        elif kind is ast.For or kind is ast.AsyncFor:
+            yield from _targets(node.target, node.iter, iterated=True)
+        elif kind is ast.With or kind is ast.AsyncWith:
+            for item in node.items:
+                if item.optional_vars is not None:
+                    yield from _targets(item.optional_vars, None, iterated=False)
+        elif kind is ast.Import or kind is ast.ImportFrom:
+            for alias in node.names:
+                yield (alias.asname or alias.name).split(".")[0], OBJECT
+        elif kind is ast.Global or kind is ast.Nonlocal:
+            for name in node.names:
+                yield name, UNKNOWN
+        elif kind is ast.Match:
+            for case in node.cases:
+                yield from _pattern_names(case.pattern)
+                stack += case.body
+        for field in _STATEMENT_LISTS:
+            stack += getattr(node, field, ())
+        for handler in getattr(node, "handlers", ()):
+            if handler.name:
+                yield handler.name, OBJECT
+            stack += handler.body
+        if expressions:
+            for child in ast.iter_child_nodes(node):
+                if isinstance(child, ast.expr):
+                    yield from _walrus(child)
+                elif isinstance(child, ast.withitem | ast.match_case | ast.excepthandler):
+                    for part in ast.iter_child_nodes(child):
+                        if isinstance(part, ast.expr):
+                            yield from _walrus(part)
+
+
+_DEFINITIONS = frozenset({ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef})
+_NO_BINDINGS = frozenset({ast.Expr, ast.Return, ast.Raise, ast.Assert, ast.Delete, ast.Pass,
+                          ast.Break, ast.Continue})
+_STATEMENT_LISTS = ("body", "orelse", "finalbody")
+
+
+def _walrus(expression: ast.expr):
+    """``:=`` bindings in an expression (lambdas are their own scope; in comprehensions
+    the name is bound in the enclosing function, to a value we do not follow)."""
+    stack = [expression]
+    while stack:
+        node = stack.pop()
         if isinstance(node, ast.Lambda):
             continue
         if isinstance(node, _COMPREHENSIONS):
-            if expressions:  # `:=` in a comprehension binds in the enclosing function
-                for inner in ast.walk(node):
-                    if isinstance(inner, ast.NamedExpr):
-                        yield inner.target.id, UNKNOWN
+            for inner in ast.walk(node):
+                if isinstance(inner, ast.NamedExpr):
+                    yield inner.target.id, UNKNOWN
             continue
-        if isinstance(node, ast.Assign):
-            for target in node.targets:
-                yield from _targets(target, node.value, iterated=False)
-        elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
-            yield node.target.id, node.value if node.value is not None else UNKNOWN
-        elif isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name):
-            yield node.target.id, ast.BinOp(left=node.target, op=node.op, right=node.value)
-        elif isinstance(node, ast.For | ast.AsyncFor):
-            yield from _targets(node.target, node.iter, iterated=True)
-        elif isinstance(node, ast.NamedExpr):
+        if isinstance(node, ast.NamedExpr):
             yield node.target.id, node.value
-        elif isinstance(node, ast.Import | ast.ImportFrom):
-            for alias in node.names:
-                yield (alias.asname or alias.name).split(".")[0], OBJECT
-        elif isinstance(node, ast.Global | ast.Nonlocal):
-            for name in node.names:
-                yield name, UNKNOWN
-        elif isinstance(node, ast.ExceptHandler) and node.name:
-            yield node.name, OBJECT
-        elif isinstance(node, ast.withitem) and node.optional_vars is not None:
-            yield from _targets(node.optional_vars, None, iterated=False)
-        elif isinstance(node, ast.MatchAs | ast.MatchStar) and node.name:
+        stack.extend(ast.iter_child_nodes(node))
+
+
+def _pattern_names(pattern: ast.pattern):
+    for node in ast.walk(pattern):
+        if isinstance(node, ast.MatchAs | ast.MatchStar) and node.name:
             yield node.name, UNKNOWN
         elif isinstance(node, ast.MatchMapping) and node.rest:
             yield node.rest, UNKNOWN
-        if expressions or not isinstance(node, ast.expr):
-            stack.extend(ast.iter_child_nodes(node))
 
 
 def _targets(target: ast.expr, value: ast.expr | None, iterated: bool, index: int | None = None):

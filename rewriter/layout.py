@@ -1,19 +1,23 @@
-"""Where things go in a module's text: units to parse alone, and insertion points.
+"""Where things go in a module's text: units to parse alone, lines as ``ast`` counts
+them, and the points where imports and helpers are inserted (found with ``ast`` on the
+text before its edits).
 
-libcst parsing is the slowest step, so ``apply.py`` parses only the statements
-that hold edits: the innermost statement around them whose lines can be dedented and
-re-indented exactly (a statement of a method's body, not the whole class). Imports
-and helpers are inserted as text at points found with ``ast``. Every position
-here is a 1-based line number of the text it was computed from.
+libcst is several times slower than ``ast``, so ``apply.py`` parses only the units that
+hold edits: for each edit, the smallest statement around it that starts a line of its
+own (with the statements sharing its lines after ``;``). A unit nested in a block parses
+alone inside an ``if 1:`` of its indentation, so its text is never dedented. Every line
+number here is 1-based.
 """
 
 from __future__ import annotations
 
 import ast
 import re
-from dataclasses import dataclass
+from bisect import bisect_right
+from dataclasses import dataclass, field
 
 from .helpers import END_MARKER, MARKER, PREFIX, closure, source_of
+from .nodes import BLOCK_FIELDS
 
 _NEWLINE_RE = re.compile(r"(\r\n|\r|\n)")
 
@@ -24,129 +28,191 @@ def split_lines(text: str) -> list[str]:
     return [a + b for a, b in zip(parts[::2], parts[1::2] + [""])]
 
 
+@dataclass(slots=True)
+class Unit:
+    """Lines ``start``..``end`` of the file: whole statements indented by ``indent``,
+    and the edits inside them."""
+
+    start: int
+    end: int
+    indent: str
+    edits: list = field(default_factory=list)
+
+
+def units_with_edits(tree: ast.Module, lines: list[str], edits: list) -> list[tuple[Unit, list]]:
+    """The units to parse and the edits inside each, in file order.
+
+    One sorted sweep: each edit's smallest unit is found by descending the blocks around
+    it; units that hold one another (an edit of a whole ``if`` and one in its branch)
+    merge into the outer one.
+    """
+    finder = _UnitFinder(tree, lines)
+    placed = sorted(((finder.unit_of(edit.span), edit) for edit in edits),
+                    key=lambda item: (item[0][0], -item[0][1]))
+    units: list[Unit] = []
+    for (start, end, indent), edit in placed:
+        if units and start <= units[-1].end:
+            units[-1].end = max(units[-1].end, end)
+            units[-1].edits.append(edit)
+        else:
+            units.append(Unit(start, end, indent, [edit]))
+    return [(unit, unit.edits) for unit in units]
+
+
+class _UnitFinder:
+    """Statements grouped by the lines they share, one block at a time, as edits ask."""
+
+    def __init__(self, tree: ast.Module, lines: list[str]):
+        self.tree, self.lines = tree, lines
+        self._groups: dict[int, tuple[list[int], list[list]]] = {}
+        self._cuttables: dict[tuple[int, int], bool] = {}
+
+    def unit_of(self, span) -> tuple[int, int, str]:
+        """``(start, end, indent)`` of the smallest unit holding ``span``."""
+        first, last = span[0], span[2]
+        body, best = self.tree.body, (1, len(self.lines), "")
+        while body:
+            starts, groups = self._grouped(body)
+            at = bisect_right(starts, first) - 1
+            if at < 0 or groups[at][1] < last:
+                break
+            start, end, members = groups[at]
+            indent = self._own_line(members[0], start)
+            if indent is not None and self._cuttable(start, end, indent):
+                best = (start, end, indent)
+            if len(members) != 1:
+                break
+            body = next((block for block in _blocks(members[0], self.lines)
+                         if _first_line(block[0]) <= first and last <= block[-1].end_lineno),
+                        None)
+        return best
+
+    def _grouped(self, body: list[ast.stmt]) -> tuple[list[int], list[list]]:
+        """Start lines and ``[start, end, statements]`` of the statements of ``body``,
+        those on shared lines (``a = 1; b = 2``) together."""
+        key = id(body)
+        if key not in self._groups:
+            starts: list[int] = []
+            groups: list[list] = []
+            for node in body:
+                start = _first_line(node)
+                if groups and start <= groups[-1][1]:
+                    groups[-1][1] = max(groups[-1][1], node.end_lineno)
+                    groups[-1][2].append(node)
+                else:
+                    starts.append(start)
+                    groups.append([start, node.end_lineno, [node]])
+            self._groups[key] = (starts, groups)
+        return self._groups[key]
+
+    def _cuttable(self, start: int, end: int, indent: str) -> bool:
+        """Whether every line of a unit carries its indentation or is blank (a multi-line
+        string or a continuation line may not): only then is it parsed alone."""
+        if not indent:
+            return True
+        if (start, end) not in self._cuttables:  # each unit's lines are read once
+            self._cuttables[start, end] = all(line.startswith(indent) or not line.strip("\r\n")
+                                              for line in self.lines[start:end])
+        return self._cuttables[start, end]
+
+    def _own_line(self, node: ast.stmt, start: int) -> str | None:
+        """The indentation of ``node`` when it starts its line, else None (a simple
+        statement after ``if c:`` on the same line)."""
+        line = self.lines[start - 1]
+        indent = line[: len(line) - len(line.lstrip(" \t"))]
+        if BLOCK_FIELDS.get(type(node)) or len(indent) == node.col_offset:
+            return indent  # compound statements always start a line
+        return None
+
+
+def _first_line(node: ast.stmt) -> int:
+    decorators = getattr(node, "decorator_list", None)
+    return decorators[0].lineno if decorators else node.lineno
+
+
+def _blocks(node: ast.stmt, lines: list[str]):
+    """The blocks of statements of a compound statement that can be cut out (not an
+    ``elif`` branch, which cannot be parsed alone)."""
+    for name in BLOCK_FIELDS.get(type(node), ()):
+        value = getattr(node, name)
+        if name in ("handlers", "cases"):
+            yield from (item.body for item in value if item.body)
+        elif name == "orelse" and _is_elif(value, lines):
+            continue  # starts on the `elif` line: it cannot be cut out
+        elif value:
+            yield value
+
+
+def _is_elif(orelse: list[ast.stmt], lines: list[str]) -> bool:
+    return (len(orelse) == 1 and isinstance(orelse[0], ast.If)
+            and lines[orelse[0].lineno - 1].lstrip().startswith("elif"))
+
+
+def lines_holding(text: str, tokens: frozenset[str]) -> list[int]:
+    """Sorted numbers of the lines holding one of ``tokens`` (a keyword or a name only as a
+    whole word), found with ``str.find`` jumps, which is several times faster than a regex."""
+    if "\r" in text:  # lines may end in a lone \r: split as ast does
+        return [number for number, line in enumerate(split_lines(text), 1)
+                if any(_holds(line, token) for token in tokens)]
+    found: set[int] = set()
+    for token in tokens:
+        word = token.isidentifier()
+        line, counted = 1, 0
+        at = text.find(token)
+        while at >= 0:
+            if word and not _whole_word(text, at, len(token)):
+                at = text.find(token, at + 1)
+                continue
+            line += text.count("\n", counted, at)
+            found.add(line)
+            counted = text.find("\n", at)
+            if counted < 0:
+                break
+            at = text.find(token, counted)
+    return sorted(found)
+
+
+def _holds(line: str, token: str) -> bool:
+    if not token.isidentifier():
+        return token in line
+    at = line.find(token)
+    while at >= 0 and not _whole_word(line, at, len(token)):
+        at = line.find(token, at + 1)
+    return at >= 0
+
+
+def _whole_word(text: str, at: int, size: int) -> bool:
+    before, after = text[at - 1: at] if at else "", text[at + size: at + size + 1]
+    return not (before.isalnum() or before == "_" or after.isalnum() or after == "_")
+
+
 def newline_of(text: str) -> str:
     """The file's line ending (of its first line)."""
     match = _NEWLINE_RE.search(text)
     return match.group(1) if match else "\n"
 
 
-@dataclass
-class Unit:
-    """Lines ``start``..``end`` of the file, which parse alone once ``indent`` is removed."""
-
-    start: int
-    end: int
-    indent: str
-    node: ast.stmt
-
-
-def _units(body: list[ast.stmt], indent: str) -> list[Unit]:
-    units: list[Unit] = []
-    for node in body:
-        start = min([node.lineno] + [d.lineno for d in getattr(node, "decorator_list", [])])
-        if units and start <= units[-1].end:  # `a = 1; b = 2` share a line
-            units[-1].end = max(units[-1].end, node.end_lineno)
-            continue
-        units.append(Unit(start, node.end_lineno, indent, node))
-    return units
-
-
-def units_with_edits(tree: ast.Module, lines: list[str], edits: list) -> list[tuple[Unit, list]]:
-    """The units to parse and the edits inside each, in file order: the innermost
-    statements holding the edits that can be cut out and dedented exactly (a method of a
-    class, a statement of a function body...), else the enclosing one."""
-    found: list[tuple[Unit, list]] = []
-
-    def place(units: list[Unit], pending: list) -> None:
-        for unit in units:
-            inside = [e for e in pending if unit.start <= e.span[0] and e.span[2] <= unit.end]
-            if not inside:
-                continue
-            inner = _inner_units(unit, lines)
-            if inner and all(any(u.start <= e.span[0] and e.span[2] <= u.end for u in inner)
-                             for e in inside):
-                place(inner, inside)
-            else:
-                found.append((unit, inside))
-
-    place(_units(tree.body, ""), edits)
-    return found
-
-
-def _inner_units(unit: Unit, lines: list[str]) -> list[Unit] | None:
-    """The statements of a compound statement's blocks as units, in file order; None when
-    some block cannot be cut out (a block on its header's line, lines that do not all carry
-    the block's indentation: a multi-line string, a continuation line)."""
-    node = unit.node
-    blocks = [node.body] if isinstance(node, ast.ClassDef | ast.FunctionDef
-                                       | ast.AsyncFunctionDef | ast.With | ast.AsyncWith) \
-        else [getattr(node, "body", None), *(h.body for h in getattr(node, "handlers", ())),
-              getattr(node, "orelse", None), getattr(node, "finalbody", None)] \
-        if isinstance(node, _COMPOUND) else []
-    found: list[Unit] = []
-    for block in blocks:
-        if not block:
-            continue
-        indent = _indent_of(lines, block[0].lineno)
-        if not (indent.startswith(unit.indent) and len(indent) > len(unit.indent)
-                and block[0].col_offset == len(indent.encode("utf-8"))
-                and block[0].lineno > _taken_until(found, node)):
-            return None
-        inner = _units(block, indent)
-        if not all(_dedentable(lines, u, indent) for u in inner):
-            return None
-        found += inner
-    return found or None
-
-
-_COMPOUND = (ast.If, ast.For, ast.AsyncFor, ast.While, ast.Try, ast.TryStar)
-
-
-def _taken_until(units: list[Unit], node: ast.stmt) -> int:
-    """The last line already taken: the previous block's, or the header's first line."""
-    return units[-1].end if units else node.lineno
-
-
-def _indent_of(lines: list[str], line: int) -> str:
-    text = lines[line - 1]
-    return text[: len(text) - len(text.lstrip(" \t"))]
-
-
-def _dedentable(lines: list[str], unit: Unit, indent: str) -> bool:
-    return all(line.startswith(indent) or not line.strip("\r\n")
-               for line in lines[unit.start - 1: unit.end])
-
-
-def dedent(lines: list[str], indent: str) -> str:
-    """Remove ``indent`` from every line that is not empty."""
-    cut = len(indent)
-    return "".join(line[cut:] if line.strip("\r\n") else line for line in lines)
-
-
-def reindent(text: str, indent: str) -> list[str]:
-    """Put ``indent`` back in front of every line that is not empty."""
-    return [indent + line if line.strip("\r\n") else line for line in split_lines(text)
-            if line]
-
-
-def insert_imports(text: str, modules: set[str]) -> str:
-    """``import m`` for each module, after the docstring and ``__future__`` imports."""
-    tree, lines = ast.parse(text), split_lines(text)
-    at = _after_leading(tree, lambda s: _is_future(s))
-    newline = newline_of(text)
+def import_insertion(tree: ast.Module, lines: list[str], modules: set[str]) -> tuple[int, str]:
+    """Where (a line index of ``lines``) and what to insert to import ``modules``: after
+    the docstring and ``__future__`` imports."""
+    at = _after_leading(tree, _is_future)
+    newline = newline_of(lines[0] if lines else "")
     block = "".join(f"import {m}{newline}" for m in sorted(modules))
-    return "".join(lines[:at]) + _ensure_newline(lines[:at], newline) + block + "".join(
-        lines[at:])
+    return at, _ensure_newline(lines[:at], newline) + block
 
 
-def insert_helpers(text: str, names: set[str]) -> str:
-    """Define the helpers ``names`` need, once: in the marked block, after the imports."""
-    tree, lines = ast.parse(text), split_lines(text)
+def helper_insertion(tree: ast.Module, lines: list[str], names: set[str]) -> tuple[int, str] | None:
+    """Where and what to insert to define the helpers ``names`` need, once: in the marked
+    block, after the imports. None when all are defined already.
+
+    Computed on the text before its edits, which lie after this point. When imports are
+    inserted at the same place, they come first (they are imports too).
+    """
     defined = {s.name for s in tree.body if isinstance(s, ast.FunctionDef)}
     missing = [n for n in closure(names) if n not in defined]
     if not missing:
-        return text
-    newline = newline_of(text)
+        return None
+    newline = newline_of(lines[0] if lines else "")
     existing = [s for s in tree.body if _is_helper(s, lines)]
     if existing:
         at = existing[-1].end_lineno
@@ -155,9 +221,7 @@ def insert_helpers(text: str, names: set[str]) -> str:
         at = _after_leading(tree, lambda s: isinstance(s, ast.Import | ast.ImportFrom))
         block = (f"\n\n{MARKER}\n" + source_of(missing, with_preamble=True)
                  + f"\n\n{END_MARKER}\n\n\n")
-    block = block.replace("\n", newline)
-    return "".join(lines[:at]) + _ensure_newline(lines[:at], newline) + block + "".join(
-        lines[at:])
+    return at, _ensure_newline(lines[:at], newline) + block.replace("\n", newline)
 
 
 def _after_leading(tree: ast.Module, accept) -> int:

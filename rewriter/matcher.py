@@ -1,23 +1,28 @@
 """Find the edits rules make in one module, working on the fast ``ast`` tree.
 
 Matching, scopes and guards all run here; libcst (slow to parse) is only used by
-``apply.py`` for files where this pass found something. Edits carry character
+``apply.py`` for the statements where this pass found something. Edits carry character
 spans so ``apply.py`` can find the same nodes in the libcst tree.
 """
 
 from __future__ import annotations
 
 import ast
+import bisect
 import io
 import re
 import tokenize
+from bisect import bisect_left
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import cached_property
 
 from .facts import ModuleFacts
 from .guards import GUARDS, GuardContext
 from .inference import Inference
 from .kinds import KindContext
-from .layout import split_lines
+from .layout import lines_holding, split_lines
+from .nodes import CHILD_FIELDS, CHILDLESS, NODE_TYPES
 from .pattern import index_key
 from .rules import Rule
 
@@ -29,14 +34,12 @@ _SCOPES = frozenset({ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.Clas
                      ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp})
 # f"{x * 2=}" prints its own source text: nothing inside may be rewritten.
 _SELF_DOCUMENTING = re.compile(r"=\s*(?:![rsa])?(?::[^{}]*)?\}")
-# Node types that never hold anything to match (operators and contexts).
-_LEAVES = frozenset(t for base in (ast.expr_context, ast.operator, ast.unaryop, ast.cmpop,
-                                   ast.boolop) for t in base.__subclasses__())
+_STATEMENTS = frozenset(t for t in NODE_TYPES if issubclass(t, ast.stmt))
 _CONDITION_PARENTS = frozenset({ast.If, ast.While, ast.IfExp, ast.Assert, ast.BoolOp,
                                 ast.UnaryOp})
 
 
-@dataclass
+@dataclass(slots=True)  # a dense file has hundreds of thousands of edits
 class Edit:
     """One rule application: the node to replace and what its metavariables bound."""
 
@@ -62,11 +65,16 @@ class Note:
     message: str
 
 
-class _Lines:
+class Lines:
     """Converts ``ast``'s UTF-8 byte columns to the character columns libcst uses."""
 
     def __init__(self, text: str):
-        self.lines = split_lines(text)
+        self.source = text
+
+    @cached_property
+    def lines(self) -> list[str]:
+        """Split only when needed: most files have no edit and no f-string to check."""
+        return split_lines(self.source)
 
     def column(self, line: int, byte_col: int) -> int:
         text = self.lines[line - 1] if line <= len(self.lines) else ""
@@ -89,7 +97,7 @@ class _Lines:
                 node.end_lineno, self.column(node.end_lineno, node.end_col_offset))
 
 
-class _Comments:
+class Comments:
     """Comment positions and ``# eqrewrite: ignore`` markers, read with tokenize."""
 
     def __init__(self, text: str):
@@ -117,8 +125,10 @@ class _Comments:
 
     def inside(self, span: Span, holes: list[Span]) -> bool:
         """Whether a comment lies in ``span`` but outside every span in ``holes``."""
-        return any(_within(position, span) and not any(_within(position, h) for h in holes)
-                   for position in self.positions)
+        first = bisect.bisect_left(self.positions, (span[0], span[1]))
+        last = bisect.bisect_left(self.positions, (span[2], span[3]), first)
+        return any(not any(_within(position, h) for h in holes)
+                   for position in self.positions[first:last])
 
 
 def _within(position: tuple[int, int], span: Span) -> bool:
@@ -148,11 +158,12 @@ class Matcher:
     """Applies a list of rules to one parsed module."""
 
     def __init__(self, text: str, tree: ast.Module, rules: list[Rule],
-                 assume_tensor_params: bool = False,
+                 assume_tensor_params: bool = False, trust_scalar_annotations: bool = True,
                  function_scopes: dict[str, frozenset[str]] | None = None,
                  facts: ModuleFacts | None = None):
         self.text, self.tree = text, tree
         self.assume_tensor_params = assume_tensor_params
+        self.trust_scalar_annotations = trust_scalar_annotations
         self.function_scopes = function_scopes
         self.by_key: dict[tuple, list[Rule]] = {}
         for rule in rules:
@@ -160,8 +171,9 @@ class Matcher:
                 self.by_key.setdefault(key, []).append(rule)
         self._facts = facts  # shared with a caller that already built them (the audit)
         self._inference: dict[bool | str, Inference] = {}
-        self._lines = _Lines(text)
-        self._comments: _Comments | None = None
+        self._lines = Lines(text)
+        self._comments: Comments | None = None
+        self._markers = "eqrewrite" in text
         self.edits: list[Edit] = []
         self.notes: list[Note] = []
 
@@ -172,9 +184,9 @@ class Matcher:
         return self._facts
 
     @property
-    def comments(self) -> _Comments:
+    def comments(self) -> Comments:
         if self._comments is None:
-            self._comments = _Comments(self.text)
+            self._comments = Comments(self.text)
         return self._comments
 
     def span(self, node: ast.AST) -> Span:
@@ -185,13 +197,24 @@ class Matcher:
         """The source text a span covers."""
         return self._lines.text(span)
 
-    def run(self, roots: list[tuple[ast.AST, tuple[ast.AST, ...]]] | None = None) -> list[Edit]:
+    def run(self, roots: list[tuple[ast.AST, tuple[ast.AST, ...]]] | None = None,
+            progress: Callable[[int], None] | None = None) -> list[Edit]:
         """Walk the whole module (or only the subtrees ``roots``: ``(statement, enclosing
         functions and classes)``, none inside another) and collect edits, outermost first,
-        in source order."""
+        in source order.
+
+        ``progress`` is told the line of each module-level statement as it is reached.
+        """
         interesting = {key[0] for key in self.by_key}
         conditions = any(r.context == "condition" for rules in self.by_key.values()
                          for r in rules)
+        # Names and constants are a third of all nodes and hold nothing: not even pushed,
+        # unless a rule matches them.
+        walked = NODE_TYPES - (CHILDLESS - interesting)
+        # When every rule's match must hold one of some operators or keywords (`+`, `not`),
+        # statements on lines holding none of them are skipped whole.
+        anchors = self._anchors()
+        marked = lines_holding(self.text, anchors) if anchors else None
         # An explicit stack instead of recursion: this loop visits every node of every
         # file, so it is the rewriter's hottest code.
         stack: list[tuple[ast.AST, tuple[ast.AST, ...], bool]] = (
@@ -201,26 +224,44 @@ class Matcher:
         while stack:
             node, chain, in_condition = stack.pop()
             node_type = type(node)
+            if progress is not None and not chain and node_type in _STATEMENTS:
+                progress(node.lineno)
+            if marked is not None and node_type in _STATEMENTS:
+                decorators = getattr(node, "decorator_list", None)
+                at = bisect_left(marked, decorators[0].lineno if decorators else node.lineno)
+                if at == len(marked) or marked[at] > node.end_lineno:
+                    continue  # no line of this statement holds an anchor
             if node_type in interesting:
                 for rule in self.by_key.get(index_key(node), ()):
                     if self._try(rule, node, chain, in_condition):
                         break
             if node_type in _SCOPES:
                 chain = chain + (node,)
-            elif node_type is ast.JoinedStr and _SELF_DOCUMENTING.search(
-                    self._lines.text(self._lines.span(node))):
+            elif node_type is ast.JoinedStr and _self_documenting(node, self._lines):
                 continue
             tracks = conditions and node_type in _CONDITION_PARENTS
-            for name in reversed(node._fields):  # reversed: popped in source order
-                value = getattr(node, name, None)
+            for name in CHILD_FIELDS[node_type]:  # reversed: popped in source order
+                value = getattr(node, name)
                 flag = tracks and _child_in_condition(node, name, in_condition)
                 if type(value) is list:
                     for child in reversed(value):
-                        if isinstance(child, ast.AST):
+                        if type(child) in walked:
                             push((child, chain, flag))
-                elif isinstance(value, ast.AST) and type(value) not in _LEAVES:
+                elif type(value) in walked:
                     push((value, chain, flag))
         return self.edits
+
+    def _anchors(self) -> frozenset[str] | None:
+        """Tokens one of which every match lies on a line with, or None if some rule has
+        none (a structural kind, or a pattern of names only)."""
+        found: set[str] = set()
+        for rules in self.by_key.values():
+            for rule in rules:
+                if rule.implementation is not None or not rule.pattern.anchors:
+                    return None
+                found |= rule.pattern.anchors
+        # A line with `+=` has a `+`: searching for the shorter token is enough.
+        return frozenset(t for t in found if not any(o != t and o in t for o in found))
 
     def _try(self, rule: Rule, node: ast.AST, chain: tuple[ast.AST, ...],
              in_condition: bool) -> bool:
@@ -290,13 +331,14 @@ class Matcher:
                          for name, bound in bindings.items()}
         holes = [s for spans in binding_spans.values()
                  for s in (spans if isinstance(spans, list) else [spans])]
-        # Tokenizing the file is slow: only a file that says "eqrewrite" can suppress, and
-        # only code with a "#" in it can hold a comment.
-        if "eqrewrite" in self.text and self.comments.suppressed(rule.id, span):
+        before = self._lines.text(span)
+        # Tokenizing the file to find comments costs more than matching it: only done when
+        # the text has an ignore marker or a "#" lies in the span.
+        if self._markers and self.comments.suppressed(rule.id, span):
             return _decline(why, "suppressed", "suppressed by an `# eqrewrite: ignore` comment")
-        if "#" in self._lines.text(span) and self.comments.inside(span, holes):
+        if "#" in before and self.comments.inside(span, holes):
             return _decline(why, "comment", "a comment inside the code would be lost")
-        return Edit(rule, span, level, binding_spans, spelling[0], self._lines.text(span),
+        return Edit(rule, span, level, binding_spans, spelling[0], before,
                     frozenset(spelling[1]), template, helpers)
 
     def _note(self, rule: Rule, node: ast.AST, reasons: list[str]) -> None:
@@ -339,13 +381,15 @@ class Matcher:
         """Unannotated parameters taken as tensors everywhere: what graph-break kinds prove
         a rewrite under, before guarding it with a run-time check of those parameters."""
         if "everywhere" not in self._inference:
-            self._inference["everywhere"] = Inference(self.facts, "everywhere")
+            self._inference["everywhere"] = Inference(self.facts, "everywhere",
+                                                      self.trust_scalar_annotations)
         return self._inference["everywhere"]
 
     def _inference_for(self, rule: Rule) -> Inference:
         assume = rule.assume_tensor_params or self.assume_tensor_params
         if assume not in self._inference:
-            self._inference[assume] = Inference(self.facts, assume)
+            self._inference[assume] = Inference(self.facts, assume,
+                                                self.trust_scalar_annotations)
         return self._inference[assume]
 
     def _renames(self, rule: Rule, inference: Inference,
@@ -368,6 +412,12 @@ class Matcher:
         return renames, imports
 
 
+def _self_documenting(node: ast.JoinedStr, lines: Lines) -> bool:
+    # f"{x=}" holds the text "x=" as a constant part: only then is its source looked at.
+    return any(type(v) is ast.Constant and "=" in v.value for v in node.values) and bool(
+        _SELF_DOCUMENTING.search(lines.text(lines.span(node))))
+
+
 def _child_in_condition(parent: ast.AST, field_name: str, in_condition: bool) -> bool:
     if isinstance(parent, _CONDITION_OWNERS):
         return field_name == "test"
@@ -387,17 +437,22 @@ def _value(node: ast.AST) -> ast.AST:
 
 def find_edits_and_notes(text: str, tree: ast.Module, rules: list[Rule],
                          assume_tensor_params: bool = False,
-                         function_scopes: dict[str, frozenset[str]] | None = None
+                         trust_scalar_annotations: bool = True,
+                         function_scopes: dict[str, frozenset[str]] | None = None,
+                         progress: Callable[[int], None] | None = None
                          ) -> tuple[list[Edit], list[Note]]:
     """``find_edits`` plus the notes on what the rules recognised and left alone."""
-    matcher = Matcher(text, tree, rules, assume_tensor_params, function_scopes)
-    return matcher.run(), matcher.notes
+    matcher = Matcher(text, tree, rules, assume_tensor_params, trust_scalar_annotations,
+                      function_scopes)
+    return matcher.run(progress=progress), matcher.notes
 
 
 def find_edits(text: str, tree: ast.Module, rules: list[Rule],
-               assume_tensor_params: bool = False,
-               function_scopes: dict[str, frozenset[str]] | None = None) -> list[Edit]:
+               assume_tensor_params: bool = False, trust_scalar_annotations: bool = True,
+               function_scopes: dict[str, frozenset[str]] | None = None,
+               progress: Callable[[int], None] | None = None) -> list[Edit]:
     """All edits ``rules`` make in ``tree`` (parsed from ``text``); ``function_scopes`` gives
     the qualified names of the functions in the ``traced``/``profiled`` scopes."""
-    return Matcher(text, tree, rules, assume_tensor_params, function_scopes).run()
+    return find_edits_and_notes(text, tree, rules, assume_tensor_params,
+                                trust_scalar_annotations, function_scopes, progress)[0]
 

@@ -12,10 +12,12 @@ from __future__ import annotations
 
 import ast
 import io
+import keyword
 import re
 import tokenize
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import cached_property
 
 _SEQ_PREFIX = "__eqrw_seq_"
 _ONE_PREFIX = "__eqrw_mv_"
@@ -131,7 +133,7 @@ class Pattern:
                     raise PatternError(f"$$${meta[0]} may only stand among call arguments")
         return cls(text, tree, metavariables(tree))
 
-    @property
+    @cached_property
     def required_tokens(self) -> frozenset[str]:
         """Text every file this pattern can match must contain: its operators and names,
         except the roots of dotted names (which an import alias can respell)."""
@@ -145,6 +147,20 @@ class Pattern:
                 found.add(token.string)
         return frozenset(found)
 
+    @cached_property
+    def anchors(self) -> frozenset[str]:
+        """Text that lies on the lines of any node this pattern matches: its operators,
+        keywords and attribute names (a plain name may be an import alias instead)."""
+        found = set()
+        tokens = list(tokenize.generate_tokens(io.StringIO(to_placeholders(self.text)).readline))
+        for before, token in zip([None, *tokens], tokens):
+            if token.type == tokenize.OP and token.string not in _NEUTRAL_OPERATORS:
+                found.add(token.string)
+            elif token.type == tokenize.NAME and not metavariable_of(token.string) and (
+                    keyword.iskeyword(token.string) or (before and before.string == ".")):
+                found.add(token.string)
+        return frozenset(found)
+
     @property
     def key(self) -> tuple[type, type | None]:
         """See ``index_key``."""
@@ -153,11 +169,51 @@ class Pattern:
     def match(self, node: ast.AST, qualname_of: QualnameOf) -> Bindings | None:
         """Bindings of the metavariables if ``node`` matches, else None."""
         bindings: Bindings = {}
-        return bindings if _match(self.tree, node, bindings, qualname_of) else None
+        return bindings if self._matcher(node, bindings, qualname_of) else None
+
+    @cached_property
+    def _matcher(self) -> Callable[[object, Bindings, QualnameOf], bool]:
+        return _compile(self.tree)
 
 
 def _is_call_argument(tree: ast.AST, name: ast.Name) -> bool:
     return any(isinstance(call, ast.Call) and name in call.args for call in ast.walk(tree))
+
+
+def _compile(pattern: object) -> Callable[[object, Bindings, QualnameOf], bool]:
+    """``_match`` specialised to one pattern: a function per pattern node, so that matching
+    (tried on every candidate node of every file) does not re-inspect the pattern."""
+    if isinstance(pattern, ast.Name) and (meta := metavariable_of(pattern.id)):
+        name = meta[0]
+        return lambda target, bindings, qualname_of: _bind(name, target, bindings)
+    if isinstance(pattern, ast.Attribute | ast.Name) and (wanted := _fixed_dotted_name(pattern)):
+        return lambda target, bindings, qualname_of: isinstance(
+            target, ast.Attribute | ast.Name) and wanted == (qualname_of(target)
+                                                             or dotted_name(target))
+    if isinstance(pattern, ast.Constant):
+        value, value_type = pattern.value, type(pattern.value)
+        return lambda target, bindings, qualname_of: (
+            type(target) is ast.Constant and type(target.value) is value_type
+            and target.value == value)
+    if isinstance(pattern, ast.Call):
+        return lambda target, bindings, qualname_of: type(target) is ast.Call and _match_call(
+            pattern, target, bindings, qualname_of)
+    if isinstance(pattern, ast.AST):
+        kind = type(pattern)
+        fields = [(name, _compile(getattr(pattern, name))) for name in pattern._fields
+                  if name not in _IGNORED_FIELDS]
+
+        def node(target: object, bindings: Bindings, qualname_of: QualnameOf) -> bool:
+            return type(target) is kind and all(
+                match(getattr(target, name, None), bindings, qualname_of)
+                for name, match in fields)
+        return node
+    if isinstance(pattern, list):
+        items = [_compile(p) for p in pattern]
+        return lambda target, bindings, qualname_of: (
+            isinstance(target, list) and len(target) == len(items)
+            and all(m(t, bindings, qualname_of) for m, t in zip(items, target)))
+    return lambda target, bindings, qualname_of: pattern == target
 
 
 def _match(pattern: object, target: object, bindings: Bindings, qualname_of: QualnameOf) -> bool:

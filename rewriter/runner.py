@@ -11,6 +11,7 @@ import difflib
 import os
 import stat
 import sys
+from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -28,6 +29,7 @@ from .worklist import Item, MirrorLink, Skip, Work
 GENERATED_MARKER = b"@" b"generated"  # split so this file is not itself marked
 GENERATED_WINDOW = 2048  # bytes from the top of a file searched for the marker
 PARALLEL_THRESHOLD = 16  # fewer files than this run in-process
+LONG_FILE = 1_000_000  # characters: a file this long shows its own progress, line by line
 
 
 @dataclass
@@ -66,6 +68,7 @@ HARD_LINKED = ("has {n} hard links: not rewritten in place (replacing it would s
 
 _rules: list[Rule] = []
 _job: Job | None = None
+_show_progress = False  # in-process runs on a terminal
 
 
 def _prepare(job: Job) -> None:
@@ -202,7 +205,9 @@ def _rewrite(source: Source, rules: list[Rule], path: str
     if _job.scopes:
         options = replace(options, function_scopes={
             name: by_path.get(path, frozenset()) for name, by_path in _job.scopes.items()})
-    rewrite = rewrite_source(source.text, candidates, options)
+    with _line_progress(source.text) as (progress, applying):
+        rewrite = rewrite_source(source.text, candidates, options, progress=progress,
+                                 applying=applying)
     notes = [{"rule": n.rule, "line": n.line, "col": n.col, "message": n.message}
              for n in rewrite.notes]
     if not rewrite.changed:
@@ -214,6 +219,29 @@ def _rewrite(source: Source, rules: list[Rule], path: str
                 "end": {"line": e.span[2], "col": e.span[3] + 1}, "before": e.before,
                 "after": e.after, "safety": e.rule.safety} for n, e in rewrite.edits]
     return text, records, notes
+
+
+@contextmanager
+def _line_progress(text: str):
+    """A progress bar on stderr for a long file, fed by the engine round by round."""
+    if not (_show_progress and len(text) >= LONG_FILE):
+        yield None, None
+        return
+    from tqdm import tqdm
+
+    with tqdm(total=text.count("\n") + 1, unit="line", file=sys.stderr, leave=False) as bar:
+        stage = [""]
+
+        def show(label: str, line: int) -> None:
+            if label != stage[0]:  # each round reads the whole file, then applies its edits
+                stage[0] = label
+                bar.reset()
+                bar.set_description(label, refresh=False)
+            bar.update(line - bar.n)
+
+        yield (lambda round_number, line: show(f"long file, round {round_number}", line),
+               lambda round_number, line: show(f"long file, round {round_number}, applying",
+                                               line))
 
 
 def _format_with_black(text: str) -> str:
@@ -273,7 +301,9 @@ def _run_work(todo: list[tuple[int, Work]], job: Job, jobs: int | None,
                                 chunksize=max(1, len(todo) // (workers * 32)))
             return dict(zip([index for index, _ in todo],
                             _with_progress(outcomes, len(todo), progress)))
+    global _show_progress
     _prepare(job)
+    _show_progress = progress and sys.stderr.isatty()  # a long file's bar, in-process only
     return {index: process(work.path, work.destination)
             for index, work in _with_progress(todo, len(todo), progress)}
 

@@ -284,6 +284,38 @@ def test_internal_error_in_one_file_does_not_stop_the_others(project, monkeypatc
     assert (project / "pkg" / "model.py").read_text() == REWRITTEN
 
 
+PSNR = ("import torch\n\n\ndef mse(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:\n"
+        "    return torch.mean((a - b) ** 2)\n\n\n"
+        "def psnr(a: torch.Tensor, b: torch.Tensor, max_val: float):\n"
+        "    return 10 * torch.log10(max_val ** 2 / mse(a, b))\n")
+PSNR_TRUSTED = "torch.mul(torch.reciprocal(mse(a, b)), max_val ** 2)"
+
+
+@pytest.mark.parametrize(("options", "config", "trusted"), [
+    ([], "", True),
+    (["--no-trust-scalar-annotations"], "", False),
+    ([], "trust-scalar-annotations = false\n", False),
+    (["--trust-scalar-annotations"], "trust-scalar-annotations = false\n", True),
+])
+def test_scalar_annotations_are_trusted_only_when_set(tmp_path, options, config, trusted):
+    # psnr(a, b, max_val=torch.tensor(1.7)) breaks the annotation; reciprocal-then-multiply
+    # is only exact for a Python number on the left of `/`.
+    (tmp_path / "pyproject.toml").write_text("[tool.eqrewrite]\n" + config)
+    (tmp_path / "metrics.py").write_text(PSNR)
+    result = run_cli(str(tmp_path / "metrics.py"), *options)
+    assert result.exit_code == 0, result.output
+    text = (tmp_path / "metrics.py").read_text()
+    assert (PSNR_TRUSTED in text) is trusted
+    assert "torch.sub(a, b)" in text  # tensors are proven either way
+
+
+def test_trust_scalar_annotations_must_be_a_boolean(project):
+    (project / "pyproject.toml").write_text("[tool.eqrewrite]\ntrust-scalar-annotations = 'no'\n")
+    result = run_cli(str(project / "pkg"), "--check")
+    assert result.exit_code == 2
+    assert "trust-scalar-annotations must be true or false" in result.stderr
+
+
 # -- output trees (--out, --oracle's temporary tree) ----------------------------------------
 
 

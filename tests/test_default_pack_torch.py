@@ -8,12 +8,12 @@ post-call state of every input (so in-place updates and aliasing are checked), t
 object identities, and for differentiable rules the same gradients.
 
 The rules fire only where their guards prove the operands' kinds, so every snippet declares
-them: the right operand is annotated to match the input it receives (``y: torch.Tensor``,
-``y: float``...). Where a rule must not fire (an operand that is neither a tensor nor a number,
-a left operand whose evaluation order matters), the check is that the source comes out
-unchanged, and a forced rewrite shows what the guard prevents. Where an unsafe rule is known to
-differ, the difference is asserted exactly as its description documents it, so the ``unsafe``
-label stays justified by a test.
+them: the right operand is annotated to match the input it receives (``y: torch.Tensor``, ``y:
+float``..., scalar annotations trusted). Where a rule must not fire (an operand that is neither
+a tensor nor a number, a left operand whose evaluation order matters), the check is that the
+source comes out unchanged, and a forced rewrite shows what the guard prevents. Where an unsafe
+rule is known to differ, the difference is asserted exactly as its description documents it, so
+the ``unsafe`` label stays justified by a test.
 
 Cases are generated per rule from its family, read off the pack by ``family_of`` (no
 hand-kept list); ``test_every_rule_is_exercised`` fails as soon as the pack holds a rule that
@@ -44,6 +44,9 @@ except ImportError:  # numpy is optional: its cases are left out, nothing is ski
 
 PACK = load_pack("default")
 RULES = {rule.id: rule for rule in select_rules(PACK.rules, Options(unsafe=True))}
+# Snippets declare their operands' kinds with annotations (`y: float`), which count as proof
+# only when trusted: these tests are about what rules do with proven operands.
+DECLARED = Options(trust_scalar_annotations=True)
 
 INF, NAN = math.inf, math.nan
 F16, BF16, F32, F64 = torch.float16, torch.bfloat16, torch.float32, torch.float64
@@ -77,7 +80,7 @@ def family_of(rule) -> tuple[str, str] | None:
 @functools.cache
 def rewritten(rule_id: str, source: str) -> str:
     """``source`` rewritten by the single rule ``rule_id``, which must fire."""
-    result = rewrite_source(source, [RULES[rule_id]])
+    result = rewrite_source(source, [RULES[rule_id]], DECLARED)
     assert result.text != source, f"{rule_id} did not change:\n{source}"
     fired = {edit.rule.id for _, edit in result.edits}
     assert fired == {rule_id}, f"expected only {rule_id} to fire, got {fired}"
@@ -86,7 +89,7 @@ def rewritten(rule_id: str, source: str) -> str:
 
 def assert_unchanged(rule_id: str, source: str) -> None:
     """The single rule ``rule_id`` leaves ``source`` alone."""
-    result = rewrite_source(source, [RULES[rule_id]])
+    result = rewrite_source(source, [RULES[rule_id]], DECLARED)
     assert not result.edits and result.text == source, (
         f"{rule_id} must not fire, but rewrote\n{source}\ninto\n{result.text}")
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 import textwrap
 
 import pytest
@@ -350,6 +351,17 @@ def test_edits_record_before_and_after(default_rules):
     assert edit.span == (3, 11, 3, 19)
 
 
+def test_after_of_a_multi_line_edit_is_the_text_written(default_rules):
+    # An edit's `after` is what the file holds afterwards, continuation lines indented as
+    # written (it used to lose the indentation of the block around the statement).
+    source = ("import torch\nclass M:\n    def f(self, x: torch.Tensor):\n"
+              "        return -torch.cat(\n            [x, x])\n")
+    result = rewrite_source(source, default_rules)
+    (_, edit), = result.edits
+    assert edit.after == "torch.neg(torch.cat(\n            [x, x]))"
+    assert edit.after in result.text
+
+
 def test_non_ascii_columns(default_rules):
     source = "import torch\ndef f(x: torch.Tensor):\n    s = 'héllo ✓'; return x + 1  # ü\n"
     out = rewrite(source, default_rules)
@@ -400,13 +412,6 @@ def test_methods_of_long_classes_are_rewritten_alone(default_rules):
     assert out == source.replace("x + 1", "torch.add(x, 1)").replace("-y", "torch.neg(y)")
 
 
-def test_undedentable_method_falls_back_to_the_whole_class(default_rules):
-    body = '        doc = """\nflush left\n"""\n        return -x\n'
-    source = long_class(body)
-    assert rewrite(source, default_rules) == source.replace("-x", "torch.neg(x)")
-    assert [unit.indent for unit, _ in units_of(source, default_rules)] == [""]
-
-
 def units_of(source: str, rules):
     """The units apply.py would parse with libcst for ``source``."""
     import ast
@@ -416,6 +421,101 @@ def units_of(source: str, rules):
 
     tree = ast.parse(source)
     return units_with_edits(tree, split_lines(source), find_edits(source, tree, rules))
+
+
+def parsed_by_libcst(monkeypatch, source: str, rules) -> tuple[str, list[str]]:
+    """``source`` rewritten, and the texts libcst parsed to apply the edits."""
+    import libcst
+
+    parsed, parse = [], libcst.parse_module
+    monkeypatch.setattr(libcst, "parse_module", lambda text: parsed.append(text) or parse(text))
+    return rewrite_source(source, rules).text, parsed
+
+
+def test_only_the_statements_holding_edits_are_parsed_with_libcst(default_rules, monkeypatch):
+    # One line alone loses its indentation; a statement of several lines in a block
+    # parses inside an `if 1:`, keeping its own.
+    source = long_class("        y = x + 1  # keep\n        z = (y,\n             -y)\n"
+                        "        return z\n")
+    out, parsed = parsed_by_libcst(monkeypatch, source, default_rules)
+    assert out == source.replace("x + 1", "torch.add(x, 1)").replace("-y", "torch.neg(y)")
+    assert parsed == ["y = x + 1  # keep\n", "if 1:\n        z = (y,\n             -y)\n"]
+
+
+@pytest.mark.parametrize(("body", "unit"), [
+    # a statement after `if c:` on the same line is parsed with its `if`
+    ("    if x.sum() > 0: y = -x\n    return x\n", "if x.sum() > 0: y = -x\n"),
+    # statements sharing a line are parsed together
+    ("    a = 1; b = -x\n    return b\n", "a = 1; b = -x\n"),
+    # an `elif` cannot be parsed alone: its condition takes the whole `if`
+    ("    if x.dim():\n        pass\n    elif -x:\n        pass\n",
+     "if 1:\n    if x.dim():\n        pass\n    elif -x:\n        pass\n"),
+    # nor can its block (it starts on the `elif` line)
+    ("    if x.dim():\n        pass\n    elif x.dim() > 1:\n        y = -x\n",
+     "if 1:\n    if x.dim():\n        pass\n    elif x.dim() > 1:\n        y = -x\n"),
+    ("    try:\n        pass\n    except E:\n        y = -x\n", "y = -x\n"),
+])
+def test_smallest_statement_holding_an_edit_is_its_unit(default_rules, monkeypatch, body, unit):
+    source = "import torch\ndef f(x: torch.Tensor):\n" + body
+    out, parsed = parsed_by_libcst(monkeypatch, source, default_rules)
+    assert out == source.replace("-x", "torch.neg(x)")
+    assert parsed == [unit]
+
+
+def test_whitespace_only_lines_inside_a_rewritten_statement_are_kept(default_rules):
+    # (a method of a long class used to be dedented and indented again, which emptied
+    # a line holding only the method's indentation)
+    source = long_class("        y = torch.cat([\n    \n            -x])\n        return y\n")
+    out = rewrite_source(source, default_rules).text
+    assert out == source.replace("-x", "torch.neg(x)")
+
+
+def test_undedentable_method_is_rewritten_in_place(default_rules):
+    body = '        doc = """\nflush left\n"""\n        return -x\n'
+    source = long_class(body)
+    assert rewrite(source, default_rules) == source.replace("-x", "torch.neg(x)")
+
+
+PREPEND = """\
+rules:
+  - id: seq
+    description: test rule
+    pattern: f($$$args)
+    rewrite: g(1, $$$args)
+"""
+
+
+@pytest.mark.parametrize(("source", "expected"), [
+    # parenthesised arguments keep their parentheses (this used to be an internal error)
+    ("f((a), (b + c))\n", "g(1, (a), (b + c))\n"),
+    # a generator that was the only argument needs its own parentheses among others
+    ("f(x for x in y)\n", "g(1, (x for x in y))\n"),
+    ("f(a , k = (1), *r, **kw)\n", "g(1, a, k = (1), *r, **kw)\n"),
+])
+def test_sequence_arguments_are_copied_as_written(tmp_path, source, expected):
+    assert rewrite(source, pack_rules(tmp_path, PREPEND)) == expected
+
+
+def test_sequence_keeps_a_closing_parenthesis_on_its_own_line(tmp_path):
+    source = 'f(\n    "a",\n    b\n)\nf(\n    a,\n)\n'
+    assert rewrite(source, pack_rules(tmp_path, PREPEND)) == 'g(1, "a", b\n)\ng(1, a)\n'
+
+
+def test_statement_starting_with_a_parenthesis_after_a_call(default_rules):
+    source = ("import torch\ndef f(a: torch.Tensor):\n    g(a)\n    (a + a).sum()\n"
+              "    with (\n        a + a\n    ):\n        pass\n")
+    assert rewrite(source, default_rules) == source.replace("(a + a)", "torch.add(a, a)").replace(
+        "        a + a\n", "        torch.add(a, a)\n")
+
+
+def test_comment_in_parentheses_around_a_rewritten_expression_is_kept(default_rules):
+    source = textwrap.dedent("""
+        import torch
+        def f(a: torch.Tensor, b: torch.Tensor):
+            return (  # why
+                a + b)
+    """)
+    assert rewrite(source, default_rules) == source.replace("a + b", "torch.add(a, b)")
 
 
 def test_class_is_parsed_statement_by_statement(default_rules):
@@ -517,3 +617,93 @@ def test_forward_scope_reaches_models_built_on_imported_bases(tmp_path):
 ])
 def test_found_on_torch_sources_left_alone(source, default_rules):
     assert rewrite(source, default_rules) == source
+
+
+def test_attribute_kinds_do_not_depend_on_what_was_analysed_first(default_rules):
+    # The first guard in __init__ used to solve all of __init__'s names at once, and the
+    # attributes of the class were then computed with those names unknown, for good.
+    source = textwrap.dedent("""
+        import torch
+        class Scaled:
+            def __init__(self, c: torch.Tensor):
+                size = c.shape[0]
+                self.dim = size
+                m = c + 0.5 * (self.dim - 2)
+            def f(self, x: torch.Tensor):
+                return x * (self.dim - 1)
+    """)
+    out = rewrite(source, default_rules)
+    assert "m = torch.add(c, 0.5 * (self.dim - 2))" in out
+    assert "return torch.mul(x, self.dim - 1)" in out
+
+
+def test_a_local_is_never_mistaken_for_the_global_of_the_same_name(default_rules):
+    # Solving `k` reads self.dim, assigned from the local `dim` of the function being
+    # solved: that local is unknown at this point, never the module's tensor `dim`.
+    source = textwrap.dedent("""
+        import torch
+        dim = torch.ones(3)
+        class Config:
+            def __init__(self):
+                dim = 4
+                self.dim = dim
+                k = self.dim
+                y = k * 2
+            def twice(self):
+                return self.dim * 2
+    """)
+    assert rewrite(source, default_rules) == source
+
+
+@pytest.mark.parametrize("enabled", [True, False])
+def test_garbage_collection_is_left_as_it_was(default_rules, enabled):
+    import gc
+
+    (gc.enable if enabled else gc.disable)()
+    try:
+        rewrite_source("import torch\ndef f(x: torch.Tensor):\n    return -x\n", default_rules)
+        assert gc.isenabled() is enabled
+    finally:
+        gc.enable()
+
+
+@pytest.mark.parametrize("newline", ["\n", "\r\n", "\r"])
+def test_operators_on_decorator_and_continuation_lines_are_found(default_rules, newline):
+    # Statements whose lines hold no operator are skipped without being walked: the
+    # lines of a statement include its decorators and its continuation lines.
+    source = ("import torch\na = torch.ones(2)\n@register(\n    -a)\ndef f():\n    pass\n"
+              "b = torch.cat([a,\n               a * 2])\n").replace("\n", newline)
+    expected = source.replace("-a)", "torch.neg(a))").replace("a * 2", "torch.mul(a, 2)")
+    assert rewrite_source(source, default_rules).text == expected
+
+
+def test_progress_is_reported_line_by_line_each_round(default_rules):
+    source = "".join(f"def f{i}(x: torch.Tensor):\n    return -x\n" for i in range(5))
+    seen = []
+    rewrite_source("import torch\n" + source, default_rules,
+                   progress=lambda round_number, line: seen.append((round_number, line)))
+    assert seen == [(1, 1), *((1, line) for line in range(2, 12, 2)),
+                    (2, 1), *((2, line) for line in range(2, 12, 2))]
+
+
+def test_application_reports_its_progress_unit_by_unit(default_rules):
+    source = "".join(f"def f{i}(x: torch.Tensor):\n    return -x\n" for i in range(3))
+    seen = []
+    rewrite_source("import torch\n" + source, default_rules,
+                   applying=lambda round_number, line: seen.append((round_number, line)))
+    assert seen == [(1, 3), (1, 5), (1, 7)]  # each `return` line, in the first round
+
+
+def test_a_long_file_shows_its_progress_on_a_terminal(tmp_path, monkeypatch, capsys):
+    from eqrewrite.rewriter import runner
+    from eqrewrite.rewriter.worklist import Work
+
+    path = tmp_path / "long.py"
+    path.write_text("import torch\n" + "def f(x: torch.Tensor):\n    return -x\n" * 50)
+    monkeypatch.setattr(runner, "LONG_FILE", 100)
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: True)
+    (result,) = runner.run([Work(path)], runner.Job(["default"], mode="check"), None,
+                           jobs=1, progress=True)
+    err = capsys.readouterr().err
+    assert result.status == "changed" and "long file, round 1" in err
+    assert "long file, round 1, applying" in err

@@ -264,3 +264,26 @@ def test_pooling_layers_unless_returning_indices():
             reveal(pool(x)); reveal(indexed(x)); reveal(F.max_pool2d(x, 2))
             reveal(F.max_pool2d(x, 2, return_indices=True))
     """) == ["tensor", "unknown", "tensor", "unknown"]
+
+
+@pytest.mark.parametrize(("trusted", "kinds"), [
+    (True, ["number", "number", "number", "sequence", "tensor"]),
+    (False, ["unknown", "unknown", "unknown", "sequence", "tensor"]),
+])
+def test_scalar_annotations_are_proof_only_when_trusted(trusted, kinds):
+    tree = ast.parse(textwrap.dedent("""
+        import torch
+        def scale() -> float:
+            return 2.0
+        def f(n: int, flag: bool, name: str, x: torch.Tensor):
+            reveal(n)
+            reveal(scale())
+            reveal(flag)
+            reveal(name)
+            reveal(x)
+    """))
+    inference = Inference(ModuleFacts(tree), trust_scalar_annotations=trusted)
+    function = tree.body[2]
+    found = [inference.kind(statement.value.args[0], (function,))
+             for statement in function.body]
+    assert found == kinds

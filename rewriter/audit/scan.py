@@ -19,7 +19,7 @@ from pathlib import Path
 from ..callgraph import function_scopes
 from ..engine import RewriteError, parse
 from ..facts import FUNCTION_SCOPES
-from ..matcher import _Comments
+from ..matcher import Comments
 from ..rules import Rule, load_pack, packaged_packs
 from ..runner import GENERATED_MARKER, GENERATED_WINDOW
 from ..sources import SourceError, decode
@@ -118,7 +118,7 @@ def audit_text(text: str, label: str, path: str | None = None) -> FileAudit:
     # The facts only test for the substring: most models say is_torchdynamo_compiling.
     detector.facts.may_compile = may_compile(text)
     # Tokenizing is slow: only files that mention eqrewrite can suppress a finding.
-    comments = _Comments(text) if "eqrewrite" in text else None
+    comments = Comments(text) if "eqrewrite" in text else None
     sites = []
     for site in detector.run():
         if site.pattern in _options.ignore:

@@ -1,0 +1,56 @@
+"""Tables for walking ``ast`` trees fast: which fields of each node type hold nodes.
+
+``ast.walk`` and ``ast.iter_child_nodes`` look at every field of every node and test
+each value; the matcher and the inference walk millions of nodes, so they use these
+tables instead (built once, at import).
+"""
+
+from __future__ import annotations
+
+import ast
+
+
+def _node_types(base: type = ast.AST):
+    for node_type in base.__subclasses__():
+        yield node_type
+        yield from _node_types(node_type)
+
+
+NODE_TYPES = frozenset(_node_types())
+# Fields that never hold a node (names, flags, operators, contexts), by name; and two
+# that hold a scalar in some node types only.
+_SCALAR_FIELDS = frozenset({"ctx", "op", "kind", "type_comment", "id", "attr", "arg", "name",
+                            "asname", "module", "level", "is_async", "conversion", "simple",
+                            "rest", "kwd_attrs", "tag"})
+# For each node type, the fields that may hold nodes, last field first (a stack pops
+# them in source order).
+CHILD_FIELDS = {t: tuple(reversed([
+    f for f in t._fields if f not in _SCALAR_FIELDS
+    and not (f == "value" and t in (ast.Constant, ast.MatchSingleton))
+    and not (f == "names" and t in (ast.Global, ast.Nonlocal))])) for t in NODE_TYPES}
+# Node types without children: names, constants, operators, contexts, pass...
+CHILDLESS = frozenset(t for t in NODE_TYPES if not CHILD_FIELDS[t])
+
+
+def names_read(node: ast.AST):
+    """Every name in ``node`` (``ast.Name`` ids, in no particular order)."""
+    stack = [node]
+    while stack:
+        node = stack.pop()
+        if type(node) is ast.Name:
+            yield node.id
+            continue
+        for field in CHILD_FIELDS.get(type(node), ()):
+            value = getattr(node, field)
+            if type(value) is list:
+                stack += [v for v in value if v is not None]
+            elif value is not None and type(value) in NODE_TYPES:
+                stack.append(value)
+
+
+# Fields that hold blocks of statements (or except handlers and match cases, which hold
+# blocks), in the order ast lists them.
+BLOCK_FIELDS = {node_type: tuple(f for f in node_type._fields
+                                 if f in ("body", "handlers", "orelse", "finalbody", "cases"))
+                for node_type in (*ast.stmt.__subclasses__(), ast.ExceptHandler,
+                                  ast.match_case)}
