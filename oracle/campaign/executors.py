@@ -37,7 +37,7 @@ class LocalExecutor:
         self.spec = spec
         self.jobs = jobs
         self.pool = self._pool()
-        self.pending: dict[Future, int] = {}
+        self.pending: dict[Future[dict[str, Any]], int] = {}
 
     def _pool(self) -> ProcessPoolExecutor:
         return ProcessPoolExecutor(self.jobs, mp_context=multiprocessing.get_context("spawn"),
