@@ -15,7 +15,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
-from typing import TYPE_CHECKING, Any, TypedDict
+from typing import TYPE_CHECKING, Any, Protocol, TypedDict
 
 from . import known as known_issues
 from . import outcome, store
@@ -33,13 +33,28 @@ FindingSummary = TypedDict("FindingSummary", {
     "error": str, "confidence": Any, "seeds": list[int]})
 
 
+class Executor(Protocol):
+    """What the runner needs of an executor (``LocalExecutor``, ``RayExecutor``, a test's
+    fake); ``name`` and ``jobs`` are read when present."""
+
+    def submit(self, seed: int) -> None: ...
+
+    def finished(self, timeout: float | None) -> list[tuple[int, Record | BaseException]]:
+        """Seeds done within ``timeout``, each with its result or the job's exception."""
+
+    @property
+    def in_flight(self) -> int: ...
+
+    def close(self, cancel: bool = False) -> None: ...
+
+
 @dataclass
 class Campaign:
     """What to run and where to write it."""
 
     seeds: range | list[int]      # the CLI gives a range; any seeds will do
     out: Path
-    executor: Any                 # LocalExecutor | RayExecutor (or any with the same methods)
+    executor: Executor
     context: dict[str, Any]       # torch version, settings: copied into finding.json
     known: list[known_issues.KnownIssue] = field(default_factory=list)
     budget: float | None = None   # seconds
@@ -97,7 +112,8 @@ class Runner:
 
     # -- one result --------------------------------------------------------------------------
 
-    def _record(self, journal: store.Journal, seed: int, result: Any) -> None:
+    def _record(self, journal: store.Journal, seed: int,
+                result: Record | BaseException) -> None:
         if isinstance(result, BaseException):
             # The job process itself failed (killed, out of memory, a bug of ours): not an
             # outcome of the program, so not journaled; a resumed campaign tries it again.
