@@ -11,12 +11,17 @@ import os
 import re
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from ..cli import check_switches
 from ..gencli import _range, _weights
 from ..settings import CompileSettings, TargetError, parse_settings
+
+if TYPE_CHECKING:
+    from .executors import LocalExecutor, RayExecutor
+    from .job import JobSpec
 
 _DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([smhd]?)\s*$")
 _UNITS = {"": 1, "s": 1, "m": 60, "h": 3600, "d": 86400}
@@ -130,7 +135,8 @@ def campaign_command(seeds: str, jobs: int, budget: str | None, out: Path, backe
     sys.exit(1 if summary["findings"] else 0)
 
 
-def _settings(backend: str, inductor: tuple[str, ...], dynamo: tuple[str, ...]) -> dict:
+def _settings(backend: str, inductor: tuple[str, ...],
+              dynamo: tuple[str, ...]) -> dict[str, object]:
     """Compile settings from the options, checked before any job starts."""
     settings: dict[str, object] = {"backend": backend}
     try:
@@ -146,7 +152,7 @@ def _settings(backend: str, inductor: tuple[str, ...], dynamo: tuple[str, ...]) 
     return settings
 
 
-def _gen(statements: str, ops: str | None, features: tuple[str, ...]) -> dict:
+def _gen(statements: str, ops: str | None, features: tuple[str, ...]) -> dict[str, Any]:
     """GenConfig keywords as JSON-ready values (recorded in campaign.json)."""
     from ..generate import GenConfig, default_table
 
@@ -154,17 +160,18 @@ def _gen(statements: str, ops: str | None, features: tuple[str, ...]) -> dict:
     unknown = sorted(set(chosen or ()) - set(default_table().by_id()))
     if unknown:
         raise click.BadParameter(f"unknown op ids: {', '.join(unknown)}")
-    gen = {"statements": list(_range(statements)), "features": [list(p) for p in
-                                                                _weights(features)],
-           "ops": chosen}
+    bounds = _range(statements)
+    gen: dict[str, Any] = {"statements": list(bounds), "features": [list(p) for p in
+                                                                    _weights(features)],
+                           "ops": chosen}
     try:
-        GenConfig(statements=tuple(gen["statements"]), features=_weights(features)).weights()
+        GenConfig(statements=bounds, features=_weights(features)).weights()
     except ValueError as error:
         raise click.BadParameter(str(error)) from None
     return gen
 
 
-def _context(settings: dict, spec) -> dict:
+def _context(settings: dict[str, object], spec: JobSpec) -> dict[str, Any]:
     import torch
 
     options = " ".join(f"--{key} {value}" for key, value in (
@@ -177,7 +184,8 @@ def _context(settings: dict, spec) -> dict:
                 "  ", " ")}
 
 
-def _executor(name: str, spec, jobs: int, address: str | None):
+def _executor(name: str, spec: JobSpec, jobs: int,
+              address: str | None) -> LocalExecutor | RayExecutor:
     from .executors import ExecutorError, LocalExecutor, RayExecutor
 
     if name == "local":
@@ -188,7 +196,7 @@ def _executor(name: str, spec, jobs: int, address: str | None):
         raise click.UsageError(str(error)) from None
 
 
-def _report(summary: dict, out: Path) -> None:
+def _report(summary: dict[str, Any], out: Path) -> None:
     """The outcome in a few lines on stderr (the JSON summary has everything)."""
     seeds = summary["seeds"]
     classes = ", ".join(f"{kind} {count}" for kind, count in summary["classes"].items())

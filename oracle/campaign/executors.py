@@ -16,6 +16,7 @@ from concurrent.futures.process import BrokenProcessPool
 from typing import Any
 
 from .job import JobSpec, run_seed
+from .outcome import Record
 
 
 class ExecutorError(RuntimeError):
@@ -37,7 +38,7 @@ class LocalExecutor:
         self.spec = spec
         self.jobs = jobs
         self.pool = self._pool()
-        self.pending: dict[Future, int] = {}
+        self.pending: dict[Future[Record], int] = {}
 
     def _pool(self) -> ProcessPoolExecutor:
         return ProcessPoolExecutor(self.jobs, mp_context=multiprocessing.get_context("spawn"),
@@ -51,12 +52,12 @@ class LocalExecutor:
             future = self.pool.submit(run_seed, seed, self.spec)
         self.pending[future] = seed
 
-    def finished(self, timeout: float | None) -> list[tuple[int, Any]]:
+    def finished(self, timeout: float | None) -> list[tuple[int, Record | BaseException]]:
         """Results that completed within ``timeout`` (a result or the exception raised)."""
         if not self.pending:
             return []
         done, _ = wait(list(self.pending), timeout=timeout, return_when=FIRST_COMPLETED)
-        results = []
+        results: list[tuple[int, Record | BaseException]] = []
         for future in done:
             seed = self.pending.pop(future)
             error = future.exception()
@@ -103,16 +104,16 @@ class RayExecutor:
                 raise ExecutorError(f"cannot reach the Ray cluster at {address!r}: {error}") \
                     from None
         self.task = ray.remote(num_cpus=cpus_per_task, max_retries=1)(run_seed)
-        self.pending: dict[Any, int] = {}
+        self.pending: dict[Any, int] = {}  # Ray object refs (ray is imported lazily)
 
     def submit(self, seed: int) -> None:
         self.pending[self.task.remote(seed, self.spec)] = seed
 
-    def finished(self, timeout: float | None) -> list[tuple[int, Any]]:
+    def finished(self, timeout: float | None) -> list[tuple[int, Record | BaseException]]:
         if not self.pending:
             return []
         done, _ = self.ray.wait(list(self.pending), num_returns=1, timeout=timeout)
-        results = []
+        results: list[tuple[int, Record | BaseException]] = []
         for ref in done:
             seed = self.pending.pop(ref)
             try:

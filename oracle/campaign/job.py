@@ -19,9 +19,14 @@ import tempfile
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from . import outcome
+
+if TYPE_CHECKING:
+    from ..generate import Program
+    from ..harness import TargetReport
+    from ..settings import Target
 
 # The harness serves these two folders; each seed replaces the file in them.
 _TREES = ("original", "rewritten")
@@ -45,7 +50,7 @@ class JobSpec:
     count_breaks: bool = False
     work_root: str | None = None   # where jobs keep their folders (default: a temp folder)
 
-    def key(self) -> tuple:
+    def key(self) -> tuple[tuple[str, str], ...]:
         return tuple(sorted((k, repr(v)) for k, v in asdict(self).items()))
 
 
@@ -148,28 +153,29 @@ def _validate(job: _Job, seed: int) -> dict[str, Any]:
     return {**base, **_judged(job, program, report)}
 
 
-def _oracle(job: _Job, program, rewritten: str):
+def _oracle(job: _Job, program: Program, rewritten: str) -> TargetReport:
     """Write both files into the work folders and validate the target four ways."""
-    from ..targets import find_target
-
     for tree, text in zip(_TREES, (program.source, rewritten)):
         folder = job.folder / tree
         for old in folder.glob("*.py"):
             old.unlink()
         (folder / program.filename).write_text(text, encoding="utf-8")
     original = job.folder / "original" / program.filename
-    target = find_target(job.folder / "original", original)
+    target = _target_of(job, program)
     coverage = str(original.resolve()) if rewritten != program.source else \
         str(job.folder / "original" / _NOTHING)
     return job.harness.validate(target, (coverage,))
 
 
-def _judged(job: _Job, program, report) -> dict[str, Any]:
+def _judged(job: _Job, program: Program, report: TargetReport) -> dict[str, Any]:
     """Class, signature parts, the oracle's record and (for compiled findings) the request
     a reproducer replays."""
     from .. import report as oracle_report
 
-    record = oracle_report.document([report], [], [], report.settings, 0.0)["targets"][0]
+    settings = report.settings
+    if settings is None:  # ``Harness.validate`` always sets it
+        raise RuntimeError(f"{report.target}: the harness reported no compile settings")
+    record = oracle_report.document([report], [], [], settings, 0.0)["targets"][0]
     verdict = report.verdict.value
     kind = outcome.classify(verdict, report.detail)
     result: dict[str, Any] = {"class": kind, "verdict": verdict, "detail": report.detail,
@@ -190,21 +196,26 @@ def _judged(job: _Job, program, report) -> dict[str, Any]:
         from ..protocol import RunRequest, Variant
 
         # The request the harness judged (same seed, weights, settings): the reproducer's.
-        result["request"] = RunRequest(_target_of(job, program), report.settings,
+        result["request"] = RunRequest(_target_of(job, program), settings,
                                        Variant.EAGER, SEED, state=report.reference.state,
                                        grad_inputs=report.reference.grad_inputs,
                                        deadline=job.spec.timeout)
-        result["compare"] = job.harness.compare_options(report.settings)
+        result["compare"] = job.harness.compare_options(settings)
     return result
 
 
-def _target_of(job: _Job, program):
+def _target_of(job: _Job, program: Program) -> Target:
+    """The program's target in the original work folder (the generator always writes one)."""
     from ..targets import find_target
 
-    return find_target(job.folder / "original", job.folder / "original" / program.filename)
+    target = find_target(job.folder / "original", job.folder / "original" / program.filename)
+    if target is None:
+        raise RuntimeError(f"seed {program.seed}: no target {program.target!r} found in "
+                           f"{program.filename}")
+    return target
 
 
-def _rewritten_or(program, job: _Job) -> str:
+def _rewritten_or(program: Program, job: _Job) -> str:
     path = job.folder / "rewritten" / program.filename
     return path.read_text(encoding="utf-8") if path.exists() else program.source
 

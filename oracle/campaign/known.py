@@ -21,10 +21,11 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import yaml
 
-from .outcome import CLASSES
+from .outcome import CLASSES, Record
 
 DEFAULT_FILE = Path(__file__).with_name("known_issues.yaml")
 _MATCH_KEYS = ("class", "ops", "kinds", "error")
@@ -43,9 +44,9 @@ class KnownIssue:
     kind: str | None = None
     ops: frozenset[str] = frozenset()
     kinds: frozenset[str] = frozenset()
-    error: re.Pattern | None = None
+    error: re.Pattern[str] | None = None
 
-    def matches(self, finding: dict) -> bool:
+    def matches(self, finding: Record) -> bool:
         """Does every key of the pattern hold for ``finding`` (a campaign result)?"""
         if self.kind is not None and finding.get("class") != self.kind:
             return False
@@ -96,13 +97,13 @@ def _entry(path: Path, number: int, entry: object) -> KnownIssue:
                       _names(where, entry, "kinds"), error)
 
 
-def _names(where: str, entry: dict, key: str) -> frozenset[str]:
+def _names(where: str, entry: dict[str, Any], key: str) -> frozenset[str]:
     value = entry.get(key, [])
     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
         raise KnownIssuesError(f"{where}: {key!r} must be a list of names")
     return frozenset(value)
 
 
-def recognise(issues: list[KnownIssue], finding: dict) -> KnownIssue | None:
+def recognise(issues: list[KnownIssue], finding: Record) -> KnownIssue | None:
     """The first known issue that matches ``finding``, if any."""
     return next((issue for issue in issues if issue.matches(finding)), None)

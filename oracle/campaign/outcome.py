@@ -13,6 +13,15 @@ from __future__ import annotations
 import ast
 import hashlib
 import re
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ..generate.table import OpTable
+
+# A result or oracle record as plain JSON-ready data: it is pickled between processes and
+# written to the journal and finding folders, so it stays a dict rather than a class.
+Record = dict[str, Any]
 
 # Classes, most severe first; everything but PASSED (and the two that are not about the
 # compiler: GENERATION_FAILED, REWRITE_ERROR) may become a finding folder.
@@ -75,10 +84,10 @@ def normalise_error(text: str) -> str:
 _AREA = re.compile(r"result\['(\w+)'\]|result\.(\w+)")
 
 
-def divergence(record: dict, tree: str | None) -> list[str]:
+def divergence(record: Record, tree: str | None) -> list[str]:
     """``area/kind`` of every difference the deciding finding lists, sorted and unique:
     ``output/exact``, ``grads/value``, ``exception/exception``..."""
-    kinds = set()
+    kinds: set[str] = set()
     for finding in _deciding(record, tree):
         for difference in finding.get("differences") or []:
             match = _AREA.search(difference.get("path", ""))
@@ -87,7 +96,7 @@ def divergence(record: dict, tree: str | None) -> list[str]:
     return sorted(kinds)
 
 
-def _deciding(record: dict, tree: str | None) -> list[dict]:
+def _deciding(record: Record, tree: str | None) -> list[Record]:
     """The findings that carry the target's verdict (for ``tree`` when given)."""
     chosen = [f for f in record.get("findings", []) if f.get("verdict") == record["verdict"]]
     if tree is not None:
@@ -95,7 +104,7 @@ def _deciding(record: dict, tree: str | None) -> list[dict]:
     return chosen
 
 
-def finding_tree(record: dict) -> str | None:
+def finding_tree(record: Record) -> str | None:
     """Which tree (``original``/``rewritten``) the deciding difference was seen in."""
     for finding in _deciding(record, None):
         right = finding.get("right", "")
@@ -111,7 +120,7 @@ def finding_tree(record: dict) -> str | None:
 # -- ops that feed the diverging values ------------------------------------------------------------
 
 
-def spellings(table) -> dict[str, set[str]]:
+def spellings(table: OpTable) -> dict[str, set[str]]:
     """Every name an op of the table may be called by (function, method, in-place, operator
     node type) → the op ids spelled that way."""
     names: dict[str, set[str]] = {}
@@ -168,7 +177,7 @@ def _written(statement: ast.stmt) -> set[str]:
     return names
 
 
-def _simple_statements(body: list[ast.stmt]):
+def _simple_statements(body: list[ast.stmt]) -> Iterator[ast.stmt]:
     """Statements in order, compound ones yielding their header as a statement of its own."""
     for statement in body:
         if isinstance(statement, ast.If | ast.While):

@@ -14,12 +14,38 @@ import time
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from types import TracebackType
+from typing import TYPE_CHECKING, Any, Protocol, TypedDict
 
 from . import known as known_issues
 from . import outcome, store
+from .outcome import Record
+
+if TYPE_CHECKING:
+    from rich.progress import Progress, TaskID
 
 REDUCE_SECONDS = 600  # per new compiler-bug finding, with --reduce
+
+
+# One unique finding as ``summary.json`` lists it (functional form: ``class`` is a keyword).
+FindingSummary = TypedDict("FindingSummary", {
+    "folder": str, "class": str, "signature": str, "kinds": list[str], "ops": list[str],
+    "error": str, "confidence": Any, "seeds": list[int]})
+
+
+class Executor(Protocol):
+    """What the runner needs of an executor (``LocalExecutor``, ``RayExecutor``, a test's
+    fake); ``name`` and ``jobs`` are read when present."""
+
+    def submit(self, seed: int) -> None: ...
+
+    def finished(self, timeout: float | None) -> list[tuple[int, Record | BaseException]]:
+        """Seeds done within ``timeout``, each with its result or the job's exception."""
+
+    @property
+    def in_flight(self) -> int: ...
+
+    def close(self, cancel: bool = False) -> None: ...
 
 
 @dataclass
@@ -28,9 +54,9 @@ class Campaign:
 
     seeds: range | list[int]      # the CLI gives a range; any seeds will do
     out: Path
-    executor: Any                 # LocalExecutor | RayExecutor (or any with the same methods)
+    executor: Executor
     context: dict[str, Any]       # torch version, settings: copied into finding.json
-    known: list = field(default_factory=list)
+    known: list[known_issues.KnownIssue] = field(default_factory=list)
     budget: float | None = None   # seconds
     reduce: bool = False          # run ``eqrewrite reduce`` on new compiler-bug findings
     progress: bool | None = None  # None: only when stderr is a terminal
@@ -39,22 +65,22 @@ class Campaign:
 class Runner:
     """Runs a ``Campaign``; ``run()`` returns the summary written to ``summary.json``."""
 
-    def __init__(self, campaign: Campaign, finished: list[dict]):
+    def __init__(self, campaign: Campaign, finished: list[Record]):
         self.c = campaign
         self.out = campaign.out.resolve()
-        self.results: dict[int, dict] = {r["seed"]: r for r in finished}
-        self.findings: dict[str, dict] = {}
+        self.results: dict[int, Record] = {r["seed"]: r for r in finished}
+        self.findings: dict[str, FindingSummary] = {}
         for result in sorted(self.results.values(), key=lambda r: r["seed"]):
             self._count_finding(result)
         self.resumed = len(self.results)
         self.started = time.monotonic()
         self.job_seconds = 0.0
-        self.job_failures: list[dict] = []
+        self.job_failures: list[Record] = []
         self.stopped_by = "done"
 
     # -- the loop ----------------------------------------------------------------------------
 
-    def run(self) -> dict:
+    def run(self) -> Record:
         todo = [seed for seed in self.c.seeds if seed not in self.results]
         journal = store.Journal(self.out / store.JOURNAL)
         window = 2 * max(1, getattr(self.c.executor, "jobs", 1))
@@ -86,7 +112,8 @@ class Runner:
 
     # -- one result --------------------------------------------------------------------------
 
-    def _record(self, journal: store.Journal, seed: int, result: Any) -> None:
+    def _record(self, journal: store.Journal, seed: int,
+                result: Record | BaseException) -> None:
         if isinstance(result, BaseException):
             # The job process itself failed (killed, out of memory, a bug of ours): not an
             # outcome of the program, so not journaled; a resumed campaign tries it again.
@@ -100,7 +127,7 @@ class Runner:
         journal.append(result)
         self.results[seed] = {k: result[k] for k in store.JOURNALED if k in result}
 
-    def _classify(self, result: dict) -> None:
+    def _classify(self, result: Record) -> None:
         """Signature, known issue, and the finding folder of a new signature."""
         result["signature"] = outcome.signature(result["class"], result.get("kinds", []),
                                                 result.get("signature_ops", []),
@@ -116,7 +143,7 @@ class Runner:
                 _reduce(folder, result)
         self._count_finding(result)
 
-    def _count_finding(self, result: dict) -> None:
+    def _count_finding(self, result: Record) -> None:
         if result.get("class") not in outcome.FINDING_CLASSES or result.get("known"):
             return
         name = store.finding_name(result)
@@ -129,10 +156,10 @@ class Runner:
 
     # -- the summary -------------------------------------------------------------------------
 
-    def _counts(self) -> Counter:
+    def _counts(self) -> Counter[str]:
         return Counter(r["class"] for r in self.results.values())
 
-    def summary(self) -> dict:
+    def summary(self) -> Record:
         elapsed = time.monotonic() - self.started
         ran = len(self.results) - self.resumed
         known = Counter(r["known"] for r in self.results.values() if r.get("known"))
@@ -170,7 +197,7 @@ class Runner:
         store.write_json(self.out / store.SUMMARY, self.summary())
 
 
-def _reduce(folder: Path, result: dict) -> None:
+def _reduce(folder: Path, result: Record) -> None:
     """Shrink a new finding with ``eqrewrite reduce`` when the minimiser is installed."""
     import importlib.util
     import subprocess
@@ -189,10 +216,11 @@ class _Progress:
 
     def __init__(self, total: int, done: int, enabled: bool | None):
         self.enabled = sys.stderr.isatty() if enabled is None else enabled
-        self.bar = None
+        self.bar: Progress | None = None
+        self.task: TaskID | None = None
         self.total, self.done = total, done
 
-    def __enter__(self):
+    def __enter__(self) -> _Progress:
         if self.enabled:
             from rich.console import Console
             from rich.progress import (
@@ -210,12 +238,13 @@ class _Progress:
             self.task = self.bar.add_task("", total=self.total, completed=self.done)
         return self
 
-    def update(self, seed: int, counts: Counter) -> None:
-        if self.bar is None:
+    def update(self, seed: int, counts: Counter[str]) -> None:
+        if self.bar is None or self.task is None:
             return
         shown = ", ".join(f"{kind} {counts[kind]}" for kind in outcome.CLASSES if counts[kind])
         self.bar.update(self.task, advance=1, description=f"seed {seed}: {shown}")
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, kind: type[BaseException] | None, error: BaseException | None,
+                 trace: TracebackType | None) -> None:
         if self.bar is not None:
-            self.bar.__exit__(*exc)
+            self.bar.__exit__(kind, error, trace)

@@ -29,6 +29,8 @@ from typing import Any
 
 from eqrewrite.rewriter.api import write_atomic
 
+from .outcome import Record
+
 JOURNAL, SUMMARY, META, FINDINGS = "journal.jsonl", "summary.json", "campaign.json", "findings"
 # What the journal keeps of a result (sources, records and requests go to finding folders).
 JOURNALED = ("seed", "class", "verdict", "signature", "known", "confidence", "seconds", "ops",
@@ -45,7 +47,7 @@ def write_json(path: Path, value: Any) -> None:
     write_atomic(path, (json.dumps(value, indent=1, sort_keys=False) + "\n").encode("utf-8"))
 
 
-def open_campaign(out: Path, meta: dict, resume: bool) -> list[dict]:
+def open_campaign(out: Path, meta: Record, resume: bool) -> list[Record]:
     """Prepare ``out``; return the journal's finished results. An existing campaign is
     resumed only with the same settings (``meta``); without ``resume`` it must be empty."""
     out.mkdir(parents=True, exist_ok=True)
@@ -64,11 +66,11 @@ def open_campaign(out: Path, meta: dict, resume: bool) -> list[dict]:
     return read_journal(out / JOURNAL)
 
 
-def read_journal(path: Path) -> list[dict]:
+def read_journal(path: Path) -> list[Record]:
     """Finished results; a last line cut short by an interruption is ignored."""
     if not path.exists():
         return []
-    results = []
+    results: list[Record] = []
     for line in path.read_text(encoding="utf-8").splitlines():
         try:
             results.append(json.loads(line))
@@ -84,7 +86,7 @@ class Journal:
         self.path = path
         self._file = open(path, "a", encoding="utf-8")  # noqa: SIM115 (kept open)
 
-    def append(self, result: dict) -> None:
+    def append(self, result: Record) -> None:
         line = json.dumps({k: result[k] for k in JOURNALED if k in result})
         self._file.write(line + "\n")
         self._file.flush()
@@ -94,11 +96,11 @@ class Journal:
         self._file.close()
 
 
-def finding_name(result: dict) -> str:
+def finding_name(result: Record) -> str:
     return f"{result['class']}-{result['signature']}"
 
 
-def write_finding(out: Path, result: dict, context: dict) -> Path:
+def write_finding(out: Path, result: Record, context: Record) -> Path:
     """The folder of a new finding (first seed showing it), complete before it appears."""
     final = out / FINDINGS / finding_name(result)
     if final.exists():  # written before an interruption, journal line lost: keep it
@@ -125,7 +127,7 @@ def write_finding(out: Path, result: dict, context: dict) -> Path:
     return final
 
 
-def _reproducer(building: Path, final: Path, result: dict) -> str:
+def _reproducer(building: Path, final: Path, result: Record) -> str:
     """The oracle's reproducer folder, replaying the program kept in ``tree/`` (its path as
     it will be once the folder is renamed into place)."""
     from ..repro import write_reproducer
