@@ -78,8 +78,9 @@ class _Collector(logging.Handler):
         if message.startswith("INLINING") and isinstance(args[0], CodeType):
             code = args[0]
             self.traced.add(code.co_filename, code.co_name, code.co_firstlineno)
-        elif message.startswith("torchdynamo start compiling") and len(args) >= 3:
-            self.traced.add(str(args[1]), str(args[0]), int(args[2]))
+        elif (message.startswith("torchdynamo start compiling") and len(args) >= 3
+              and isinstance(args[2], int)):
+            self.traced.add(str(args[1]), str(args[0]), args[2])
 
 
 @contextmanager
