@@ -13,9 +13,10 @@ from __future__ import annotations
 import contextlib
 import io
 import logging
+import re
 import sys
 import types
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Set
 from dataclasses import fields, is_dataclass
 from pathlib import Path
 from typing import Any, TextIO
@@ -85,16 +86,49 @@ def type_name(obj: Any) -> str:
     return f"{type(obj).__module__}.{type(obj).__qualname__}"
 
 
-def module_state(module: types.ModuleType | None) -> dict[str, Any]:
+def module_state(module: types.ModuleType | None,
+                 installed: Set[str] = frozenset()) -> dict[str, Any]:
     """The data a module holds at top level (globals rebound, lists appended to, counters),
-    without its functions, classes, imported modules and dunder names."""
+    without its functions, classes, imported modules and dunder names, and without the
+    names the compiler ``installed`` there (see ``compiler_globals``)."""
     if module is None:
         return {}
     skipped = (types.ModuleType, types.FunctionType, types.BuiltinFunctionType, type,
                logging.Logger)
     return {name: to_plain(value) for name, value in vars(module).items()
             if not name.startswith("__") and not isinstance(value, skipped)
-            and not callable(value)}
+            and not callable(value) and name not in installed}
+
+
+@contextlib.contextmanager
+def compiler_globals() -> Iterator[set[str]]:
+    """The names Dynamo installs in a module's globals while compiling inside the block
+    (compiled functions, resumed frames, the result of a function marked constant):
+    compiler bookkeeping, not program state. Dynamo installs them through two methods of
+    ``OutputGraph``; each call is watched for the globals it adds."""
+    from torch._dynamo.output_graph import OutputGraph
+
+    names: set[str] = set()
+    saved = {method: getattr(OutputGraph, method)
+             for method in ("install_global_unsafe", "register_attr_or_module")}
+
+    def watching(original: Callable[..., Any]) -> Callable[..., Any]:
+        def call(graph: OutputGraph, *args: Any, **kwargs: Any) -> Any:
+            scope = graph.global_scope
+            before = set(scope)
+            try:
+                return original(graph, *args, **kwargs)
+            finally:
+                names.update(set(scope) - before)
+        return call
+
+    for method, original in saved.items():
+        setattr(OutputGraph, method, watching(original))
+    try:
+        yield names
+    finally:
+        for method, original in saved.items():
+            setattr(OutputGraph, method, original)
 
 
 def tensors(obj: Any) -> Iterator[torch.Tensor]:
@@ -228,8 +262,20 @@ class Printed:
         for caught in self._caught:
             text = f"{caught.category.__name__}: {caught.message}"
             (self.diagnostics if is_compiler_warning(caught) else warned).append(text)
-        return {"stdout": self._out.getvalue(), "stderr": self._err.getvalue(),
-                "warnings": warned}
+        return {"stdout": _neutral(self._out.getvalue()),
+                "stderr": _neutral(self._err.getvalue()),
+                "warnings": [_neutral(text) for text in warned]}
+
+
+# ``tensor(..., grad_fn=<SumBackward0>)``: the autograd node's name is bookkeeping that any
+# compiled run changes (CompiledFunctionBackward, or the clone a deferred print snapshots);
+# gradients themselves are compared apart. Whether a printed tensor has a grad_fn still counts.
+_GRAD_FN = re.compile(r"grad_fn=<\w+>")
+
+
+def _neutral(text: str) -> str:
+    """Printed text with autograd node names blanked (see ``_GRAD_FN``)."""
+    return _GRAD_FN.sub("grad_fn=<...>", text)
 
 
 class LineTracer:

@@ -223,7 +223,14 @@ class Session:
     def _attempt(self, request: RunRequest, tracer: LineTracer, grad_inputs: bool) -> RunResult:
         import torch
 
-        from .observe import Printed, gradients, module_state, to_plain, track_input_grads
+        from .observe import (
+            Printed,
+            compiler_globals,
+            gradients,
+            module_state,
+            to_plain,
+            track_input_grads,
+        )
 
         variant, settings = request.variant, request.settings
         started = time.perf_counter()
@@ -239,13 +246,14 @@ class Session:
                 fn = compiled(fn, settings)
             graded = track_input_grads(inputs) if grad_inputs else []
             torch.manual_seed(request.seed)
-            with tracer, printed:
+            installed = compiler_globals() if variant is Variant.COMPILED else None
+            with tracer, printed, installed or contextlib.nullcontext(set()) as names:
                 output, exception = _call(fn, inputs)
             called = time.perf_counter()
             observed: dict[str, Any] = {"output": to_plain(output),
                                         "inputs_after": to_plain(inputs),
                                         "printed": printed.observed(),
-                                        "module_state": module_state(source)}
+                                        "module_state": module_state(source, names)}
             if module is not None:
                 observed["state_after"] = to_plain(dict(module.state_dict()))
             if exception is None:

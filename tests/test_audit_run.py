@@ -1,8 +1,9 @@
 """The dynamic audit (``eqrewrite audit --run --rules graphbreaks --what-if``) on two small
 targets, run once for the module, and its HTML report in a real headless Chromium.
 
-``Printer`` prints inside a helper it calls twice (not in any rule's scope: the break stays,
-deduplicated into one site with count 2) and logs with a keyword argument (not rewritten);
+``Printer`` prints with ``flush=True`` inside a helper it calls twice (a print the rules do
+not defer: the break stays, deduplicated into one site with count 2) and logs with a keyword
+argument (not rewritten);
 ``Router`` branches on a tensor (``select-assign`` fixes it) and keeps a boolean-mask
 selection (a dynamic shape), and declares two input sets of different shapes.
 """
@@ -32,7 +33,7 @@ logger = logging.getLogger(__name__)
 
 
 def noisy(t: torch.Tensor) -> torch.Tensor:
-    print("step", t.sum())
+    print("step", t.sum(), flush=True)
     return t * 2
 
 
@@ -116,7 +117,7 @@ def test_breaks_are_deduplicated_by_gb_id_and_site_and_joined_to_findings(audite
     breaks = {b["key"]: b for b in document["dynamic"]["breaks"]}
     printed = breaks["GB0059@models/printer.py:10"]
     assert printed["count"] >= 2 and printed["targets"] == ["printer.py::Printer"]
-    assert printed["frame"]["source"] == 'print("step", t.sum())'
+    assert printed["frame"]["source"] == 'print("step", t.sum(), flush=True)'
     assert printed["finding"] is None  # noisy() is no rule's scope: no static finding
     branch = breaks["GB0170@models/router.py:7"]
     finding = next(f for f in document["findings"] if f["id"] == branch["finding"])

@@ -608,3 +608,17 @@ def test_a_reproducer_vendors_the_oracle_core_verbatim_and_self_contained(tmp_pa
                 modules = [node.module] if isinstance(node, ast.ImportFrom) else [
                     a.name for a in node.names]
                 assert not any(m.startswith("eqrewrite") for m in modules), (name, modules)
+
+
+def test_printed_tensors_compare_without_autograd_node_names():
+    from eqrewrite.oracle.observe import Printed
+
+    def printed(value):
+        with Printed() as capture:
+            print("step", value)
+        return capture.observed()["stdout"]
+
+    leaf = torch.ones(2, requires_grad=True)
+    summed, cloned = printed(leaf.sum()), printed(leaf.sum().clone())
+    assert "SumBackward0" not in summed and summed == cloned  # a deferred print's snapshot
+    assert printed(leaf.sum().detach()) != summed  # losing the grad_fn still shows

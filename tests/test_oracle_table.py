@@ -125,3 +125,30 @@ def test_files_without_a_target_are_listed_with_the_reason(tmp_path):
     assert result.returncode == 0, result.stdout + result.stderr
     assert "1 passed" in result.stdout
     assert "no target: helper.py" in result.stdout + result.stderr
+
+
+MARKED_CONSTANT = '''
+import torch
+
+
+def ready():
+    return True
+
+
+ready._dynamo_marked_constant = True  # Dynamo runs it at trace time, keeps the result
+
+
+class Model(torch.nn.Module):
+    def forward(self, x):
+        return x * 2 if ready() else x
+'''
+
+
+def test_globals_the_compiler_installs_are_not_program_state(tmp_path):
+    # Dynamo stores the constant result in the module's globals (as ``sub...`` names): the
+    # compiled run must not look as if the program had rebound a global.
+    (tmp_path / "marked.py").write_text(textwrap.dedent(MARKED_CONSTANT)
+                                        + "\n\ndef get_inputs():\n    return [torch.ones(3)]\n")
+    result = _oracle("marked.py", cwd=tmp_path)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "1 passed" in result.stdout
