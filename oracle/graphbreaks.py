@@ -249,19 +249,28 @@ def _graph_break_loggers() -> list[logging.Logger]:
 def _capture_graph_breaks() -> Iterator[_Collector]:
     """Enable the graph_breaks artifact loggers into a collector; restore them afterwards."""
     collector = _Collector()
+    with listening(collector, _graph_break_loggers()):
+        yield collector
+
+
+@contextmanager
+def listening(handler: logging.Handler, loggers: list[logging.Logger],
+              keep_all: bool = False) -> Iterator[None]:
+    """``handler`` receives every DEBUG record of ``loggers`` inside the block; their levels,
+    propagation and handlers are restored afterwards. Records of loggers forced on only for
+    us (of every logger, with ``keep_all``) do not reach the user's handlers."""
     saved = []
-    for logger in _graph_break_loggers():
+    for logger in loggers:
         saved.append((logger, logger.level, logger.propagate))
-        if not logger.isEnabledFor(logging.DEBUG):
-            # Forced on only for us: do not let the records reach the user's handlers.
+        if keep_all or not logger.isEnabledFor(logging.DEBUG):
             logger.propagate = False
         logger.setLevel(logging.DEBUG)
-        logger.addHandler(collector)
+        logger.addHandler(handler)
     try:
-        yield collector
+        yield
     finally:
         for logger, level, propagate in saved:
-            logger.removeHandler(collector)
+            logger.removeHandler(handler)
             logger.setLevel(level)
             logger.propagate = propagate
 

@@ -86,22 +86,13 @@ class _Collector(logging.Handler):
 @contextmanager
 def record_traced() -> Iterator[TracedFunctions]:
     """Collect the functions Dynamo traces inside the ``with`` block."""
+    from .graphbreaks import listening  # imports torch: only when recording
+
     traced = TracedFunctions()
-    handler = _Collector(traced)
-    saved = []
-    for name in _LOGGERS:
-        logger = logging.getLogger(name)
-        saved.append((logger, logger.level, logger.propagate))
-        logger.setLevel(logging.DEBUG)
-        logger.propagate = False  # recorded here, not printed by torch's handlers
-        logger.addHandler(handler)
-    try:
+    # Recorded here, never printed by torch's handlers.
+    with listening(_Collector(traced), [logging.getLogger(name) for name in _LOGGERS],
+                   keep_all=True):
         yield traced
-    finally:
-        for logger, level, propagate in saved:
-            logger.removeHandler(handler)
-            logger.setLevel(level)
-            logger.propagate = propagate
 
 
 def _relative(path: str) -> str:
