@@ -285,6 +285,7 @@ def validate(root: Path, rewritten: Path | None, files: list[Path],
         raise click.UsageError(str(error)) from None
     if not targets:
         click.echo(f"no targets under {root}", err=True)
+    temporary = options.reproducers is None
     reproducers = options.reproducers or Path(tempfile.mkdtemp(prefix="eqrewrite-repro-"))
     harness_options = Options(settings, options.settings,
                               CompareOptions(scale=options.tolerance_scale,
@@ -309,6 +310,8 @@ def validate(root: Path, rewritten: Path | None, files: list[Path],
             reports = pool.validate_all(targets, coverage, advance, undo)
     finally:
         pool.close()
+        if temporary and not any(reproducers.iterdir()):
+            reproducers.rmdir()  # no reproducer written: leave no empty folder behind
     from . import report as oracle_report
 
     unvalidated = _unvalidated(root, changed, reports)

@@ -8,6 +8,7 @@ tracebacks or per-target errors (rewriter-and-CLI issue, items 11 and 13).
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import textwrap
@@ -61,10 +62,12 @@ def get_inputs():
 '''
 
 
-def _oracle(*args: str, cwd: Path) -> subprocess.CompletedProcess:
+def _oracle(*args: str, cwd: Path, env: dict[str, str] | None = None
+            ) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "eqrewrite.rewriter", "oracle",
                            "--backend", "eager", *args],
-                          capture_output=True, text=True, cwd=cwd, timeout=600)
+                          capture_output=True, text=True, cwd=cwd, timeout=600,
+                          env=None if env is None else {**os.environ, **env})
 
 
 def _write(folder: Path, **files: str) -> None:
@@ -152,3 +155,15 @@ def test_globals_the_compiler_installs_are_not_program_state(tmp_path):
     result = _oracle("marked.py", cwd=tmp_path)
     assert result.returncode == 0, result.stdout + result.stderr
     assert "1 passed" in result.stdout
+
+
+def test_a_run_without_reproducers_leaves_no_temporary_folder(tmp_path):
+    """Without --reproducers the oracle writes them to a new temporary folder; when no
+    target needed one, that folder is removed (runs used to leave one empty folder each)."""
+    temporary = tmp_path / "tmp"
+    temporary.mkdir()
+    _write(tmp_path, clean=CLEAN)
+    result = _oracle("clean.py", cwd=tmp_path, env={"TMPDIR": str(temporary)})
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "pass" in result.stdout
+    assert not list(temporary.glob("eqrewrite-repro-*"))
