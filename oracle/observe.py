@@ -164,10 +164,12 @@ def gradients(output: Any, module: torch.nn.Module | None,
     if not outputs:
         return None
     generator = torch.Generator().manual_seed(GRAD_PROJECTION_SEED)
-    loss = sum((t * torch.randn(t.shape, generator=generator).to(t.dtype)).sum()
-               for t in outputs)
-    assert isinstance(loss, torch.Tensor)  # a sum of at least one tensor, never the start 0
     try:
+        # Autograd may refuse already when an output is used (a view of a multi-output op
+        # whose base was modified in place): that is the program's backward failing too.
+        loss = sum((t * torch.randn(t.shape, generator=generator).to(t.dtype)).sum()
+                   for t in outputs)
+        assert isinstance(loss, torch.Tensor)  # a sum of at least one tensor, never 0
         loss.backward()  # type: ignore[no-untyped-call]  # torch leaves it unannotated
     except RuntimeError as error:
         return {"backward_error": str(error)[:500]}

@@ -622,3 +622,20 @@ def test_printed_tensors_compare_without_autograd_node_names():
     summed, cloned = printed(leaf.sum()), printed(leaf.sum().clone())
     assert "SumBackward0" not in summed and summed == cloned  # a deferred print's snapshot
     assert printed(leaf.sum().detach()) != summed  # losing the grad_fn still shows
+
+
+def test_an_output_autograd_refuses_to_use_is_the_programs_backward_error():
+    """A view returned by ``unbind`` whose base was then modified in place cannot even be
+    multiplied in grad mode: the gradient step records that as the backward's error (it
+    used to raise out of the oracle and turn a valid program into an "eager crash")."""
+    from eqrewrite.oracle.observe import gradients
+
+    x = torch.randn(3, 4, requires_grad=True)
+    base = x.sin()
+    _, second, _ = base.unbind(0)
+    base.mul_(2)
+    grads = gradients((second,), None, [x])
+    assert grads is not None and set(grads) == {"backward_error"}
+    assert "modified inplace" in grads["backward_error"]
+    fine = gradients((x.sin().sum(0),), None, [x])
+    assert fine is not None and set(fine) == {"input0"}
