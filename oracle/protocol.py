@@ -54,8 +54,15 @@ class RaisedException:
     frame: str = ""           # innermost user frame "file.py:LINE in function"
 
     def describe(self) -> str:
-        """``Type: message`` on one line, at most 200 characters of message."""
-        first = self.message.strip().splitlines()[0] if self.message.strip() else ""
+        """``Type: message`` on one line, at most 200 characters of message.
+
+        A first line that only announces the cause (``backend='inductor' raised:``, as
+        torch's wrapping exceptions say) is joined with the line giving it, so that two
+        compile crashes with different causes are told apart."""
+        lines = [line.strip() for line in self.message.splitlines() if line.strip()]
+        first = lines[0] if lines else ""
+        if first.endswith(":") and len(lines) > 1:
+            first = f"{first} {lines[1]}"
         return f"{self.type.rpartition('.')[2]}: {first[:200]}".rstrip(": ")
 
 

@@ -415,3 +415,22 @@ def test_a_worker_ends_a_run_that_overstays_its_own_deadline(tree):
         assert "status 71" in result.failure.message
     finally:
         handle.close()
+
+
+def test_a_wrapped_compile_error_is_described_with_its_cause():
+    """``BackendCompilerFailed`` says only "backend='inductor' raised:" on its first line;
+    the cause on the next line is part of the description (campaign signatures used to
+    lump every Inductor crash together, and reproducers did not say what failed)."""
+    from eqrewrite.oracle.protocol import RaisedException
+
+    wrapped = RaisedException(
+        "torch._dynamo.exc.BackendCompilerFailed",
+        "backend='inductor' raised:\nRuntimeError: as_strided_scatter: sizes [3, 1] are out "
+        "of bounds\n\nSet TORCHDYNAMO_VERBOSE=1 for the internal stack trace", ())
+    assert wrapped.describe() == ("BackendCompilerFailed: backend='inductor' raised: "
+                                  "RuntimeError: as_strided_scatter: sizes [3, 1] are out of "
+                                  "bounds")
+    plain = RaisedException("builtins.ValueError", "width must be even:\n  got 3", ())
+    assert plain.describe() == "ValueError: width must be even: got 3"
+    one_line = RaisedException("builtins.KeyError", "'x'\nmore text", ())
+    assert one_line.describe() == "KeyError: 'x'"
