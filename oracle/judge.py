@@ -4,8 +4,8 @@ Only floating-point *values* may ever be excused (``Difference.floating``): a di
 an integer, bool or index output, in shape, dtype, strides or layout, in a Python value, in
 what was printed, or in the exception raised is a ``compiler-bug`` whatever the numbers say.
 
-A floating difference is excused as ``numerical-noise`` when one of two measurements
-explains it, element by element:
+A floating difference is excused as ``numerical-noise`` when one of three measurements
+explains it (the first two element by element):
 
 1. **The float64 reference** (``reference.py``): at every element where eager and compiled
    disagree, compiled is no more than twice as far from the reference as eager is, or within
@@ -19,6 +19,12 @@ explains it, element by element:
    flips them. This covers ill-conditioned programs whose float64 reference is no guide
    (normalising a constant, then ``t / t.clamp(min=1e-6)``; ``where(x > 0, ...)`` with ``x``
    mathematically zero).
+
+3. **Eager's rounding, emulated** (Inductor only, when 1 and 2 leave a floating value
+   unexplained): compiled once more with ``inductor.emulate_precision_casts``, which rounds
+   float16/bfloat16 intermediates as eager does, the value agrees with eager. Inductor
+   keeping such intermediates in float32 is by design; a discrete consequence of it (a
+   count, a comparison) is still a compiler bug, as maintainers treat it.
 
 Everything the triage learned is kept as ``Evidence`` on the finding: which side the
 reference agrees with, the errors measured, the sensitivity, and what excused it.
@@ -78,7 +84,7 @@ class Evidence:
     compiled_error: float | None = None  # max |compiled - reference| over the same values
     difference: float | None = None      # max |compiled - eager|
     sensitivity: float | None = None     # max |perturbed - eager|, when measured
-    excused_by: str = ""             # "reference" | "sensitivity" | "" (not excused)
+    excused_by: str = ""  # "reference" | "sensitivity" | "precision casts" | "" (not excused)
     deterministic: bool = True       # two eager runs agreed exactly (the gate before judging)
 
     def summary(self) -> str:
@@ -309,10 +315,33 @@ def decide(differences: list[cmp.Difference], eager: RunResult, compiled: RunRes
             left = unexplained_by_sensitivity(left, eager.observed, compiled.observed,
                                                     moved, options)
             excused_by = "" if left else "sensitivity"
+    if left and not exact and _emulation_explains(left, eager, compiled, call, base, options):
+        left, excused_by = [], "precision casts"
     measured = errors(floating, eager.observed, compiled.observed, ref)
     verdict = Verdict.COMPILER_BUG if exact or left else Verdict.NUMERICAL_NOISE
     return verdict, Evidence(agreement, note, *measured, noise,
                                    excused_by if verdict is Verdict.NUMERICAL_NOISE else "")
+
+
+def _emulation_explains(left: list[cmp.Difference], eager: RunResult, compiled: RunResult,
+                        call: Callable[[RunRequest], RunResult], base: RunRequest,
+                        options: cmp.Options) -> bool:
+    """Inductor keeps float16/bfloat16 intermediates in float32 where eager rounds after each
+    op (documented, and the most common "wrong result" report closed as expected). When the
+    differing values came from low-precision code, compile once more with
+    ``inductor.emulate_precision_casts``, which rounds like eager: if those values then agree
+    with eager, the difference was that rounding, not a miscompilation. (Intermediates may be
+    low-precision where outputs are not, so every floating finding of Inductor is re-run; the
+    switch changes nothing in float32 or float64 code, whose bugs stay.)"""
+    if base.settings.backend != "inductor":
+        return False
+    emulated = call(replace(base, variant=Variant.COMPILED, coverage=(),
+                            settings=base.settings.merged(
+                                {"inductor.emulate_precision_casts": True})))
+    if emulated.failure is not None or emulated.exception is not None:
+        return False
+    remaining = {d.path for d in differ(eager, emulated, options)}
+    return not any(d.path in remaining for d in left)
 
 
 # -- element-wise rules -----------------------------------------------------------------------

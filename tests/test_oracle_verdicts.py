@@ -504,3 +504,54 @@ def test_findings_state_their_evidence_and_confirmed_bugs_come_first(harness, tr
     assert confidence(confirmed) == "confirmed"
     assert [r.target for r in ordered([passed, noise, confirmed])] == [
         confirmed.target, noise.target, passed.target]
+
+
+def _decide_with(emulated_output: torch.Tensor | None, backend: str = "inductor"):
+    """``decide`` on one bfloat16 value difference that neither the float64 reference (it
+    agrees with neither side) nor the program's sensitivity (perturbed runs equal eager)
+    explains; the run compiled with ``emulate_precision_casts`` returns ``emulated_output``.
+    Returns the verdict, the evidence and the requests made."""
+    from dataclasses import replace as with_changes
+
+    from eqrewrite.oracle import compare as cmp
+    from eqrewrite.oracle.judge import decide, differ
+    from eqrewrite.oracle.protocol import RunRequest, RunResult, Variant
+
+    def observed(*values: float) -> dict:
+        return {"output": torch.tensor(values, dtype=torch.bfloat16)}
+
+    eager, compiled = RunResult(observed(1.0, 25.25)), RunResult(observed(1.0, 31.5))
+    outputs = {Variant.REFERENCE: RunResult({"output": torch.tensor([1.0, 24.0],
+                                                                    dtype=torch.float64)}),
+               Variant.PERTURBED: eager}
+    made = []
+
+    def call(request: RunRequest) -> RunResult:
+        made.append(request)
+        if request.variant is Variant.COMPILED:
+            assert dict(request.settings.inductor_config) == {"emulate_precision_casts": True}
+            return RunResult({"output": emulated_output})
+        return outputs[request.variant]
+
+    base = RunRequest(None, CompileSettings(backend=backend), Variant.EAGER)  # type: ignore[arg-type]
+    options = cmp.Options()
+    differences = differ(eager, compiled, options)
+    verdict, evidence = decide(differences, eager, compiled, call, with_changes(base), options)
+    return verdict, evidence, made
+
+
+def test_a_difference_rounding_like_eager_removes_is_numerics():
+    """Inductor keeps bf16 intermediates in fp32; compiled with emulate_precision_casts
+    (eager's rounding) the value agrees with eager: numerical noise, and the evidence says
+    why. The same difference that emulation does not remove stays a compiler bug, and a
+    backend other than Inductor is not asked (the switch is Inductor's)."""
+    from eqrewrite.oracle.protocol import Variant
+
+    verdict, evidence, made = _decide_with(torch.tensor([1.0, 25.25], dtype=torch.bfloat16))
+    assert verdict is Verdict.NUMERICAL_NOISE and evidence.excused_by == "precision casts"
+    assert [r.variant for r in made].count(Variant.COMPILED) == 1
+    verdict, evidence, _ = _decide_with(torch.tensor([1.0, 31.5], dtype=torch.bfloat16))
+    assert verdict is Verdict.COMPILER_BUG and evidence.excused_by == ""
+    verdict, _, made = _decide_with(None, backend="aot_eager")
+    assert verdict is Verdict.COMPILER_BUG
+    assert Variant.COMPILED not in [r.variant for r in made]
