@@ -80,6 +80,7 @@ def function_qualnames(tree: ast.Module) -> dict[str, tuple[str, int, int]]:
                 child, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) else chain
             if isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef):
                 first = min([child.lineno] + [d.lineno for d in child.decorator_list])
-                found.setdefault(qualname(inner), (child.name, first, child.end_lineno))
+                last = child.end_lineno if child.end_lineno is not None else child.lineno
+                found.setdefault(qualname(inner), (child.name, first, last))
             stack.append((child, inner))
     return found

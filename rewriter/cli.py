@@ -13,6 +13,7 @@ import difflib
 import sys
 import textwrap
 from pathlib import Path
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import click
 
@@ -22,10 +23,13 @@ from .config import Config, ConfigError, find_project_root, load_config
 from .discovery import discover
 from .engine import Options, select_rules
 from .facts import known_scopes
-from .plugins import Registry, RewriteRun, load_plugins
-from .rules import RuleError, RulePack, load_pack, packaged_packs
+from .plugins import Registry, RewriteRun, RewriteStep, load_plugins
+from .rules import Rule, RuleError, RulePack, load_pack, packaged_packs
 from .workers import Interrupted, interruptible
 from .worklist import PlanError, plan
+
+if TYPE_CHECKING:
+    from .runner import FileResult
 
 EXIT_CHANGES, EXIT_USAGE, EXIT_FILE_ERROR = 1, 2, 123
 
@@ -62,11 +66,11 @@ class _DefaultGroup(click.Group):
         ctx.meta["eqrewrite.command"] = args[0]
         return super().parse_args(ctx, args)
 
-    def invoke(self, ctx: click.Context):
+    def invoke(self, ctx: click.Context) -> Any:
         try:
             return super().invoke(ctx)
         except click.UsageError as error:
-            name = ctx.meta.get("eqrewrite.command")
+            name = str(ctx.meta.get("eqrewrite.command", ""))
             if name == "rewrite" or name not in self.commands or not Path(name).exists():
                 raise
             error.show()
@@ -99,7 +103,7 @@ def main() -> None:
     or report (--check, --diff, --format) or write a copy (--out) instead."""
 
 
-def _fail(message: str) -> None:
+def _fail(message: str) -> NoReturn:
     click.echo(f"error: {message}", err=True)
     sys.exit(EXIT_USAGE)
 
@@ -153,7 +157,7 @@ def rewrite_command(paths: tuple[Path, ...], rule_specs: tuple[str, ...], check:
                     trust_scalar_annotations: bool | None, scopes: tuple[str, ...],
                     ignored: tuple[str, ...], excludes: tuple[str, ...], output_format: str,
                     use_black: bool, no_cache: bool, cache_dir: Path | None, jobs: int | None,
-                    quiet: bool, **plugin_flags) -> None:
+                    quiet: bool, **plugin_flags: Any) -> None:
     """Rewrite the Python files under PATHS with the selected rule packs (the default
     command: 'eqrewrite PATH...' runs it)."""
     from . import report
@@ -269,11 +273,12 @@ def _say_empty_folders(paths: tuple[Path, ...], files: list[Path]) -> None:
             click.echo(f"no Python files found in {root}", err=True)
 
 
-def _finish_steps(steps: list, flags: dict, run: RewriteRun) -> tuple[int, dict[str, dict]]:
+def _finish_steps(steps: list[RewriteStep], flags: dict[str, Any],
+                  run: RewriteRun) -> tuple[int, dict[str, dict[str, Any]]]:
     """Run the plugin steps after a rewrite without file errors: worst status, records."""
     if any(r.status == "error" for r in run.results):
         return 0, {}
-    status, records = 0, {}
+    status, records = 0, dict[str, dict[str, Any]]()
     for step in steps:
         outcome = step.finish(flags, run)
         if outcome is None:
@@ -284,7 +289,7 @@ def _finish_steps(steps: list, flags: dict, run: RewriteRun) -> tuple[int, dict[
     return status, records
 
 
-def _exit_code(results: list, mode: str, step_status: int) -> int:
+def _exit_code(results: list[FileResult], mode: str, step_status: int) -> int:
     if any(r.status == "error" for r in results):
         return EXIT_FILE_ERROR
     if step_status:
@@ -345,7 +350,7 @@ def rules_list(rule_specs: tuple[str, ...]) -> None:
             click.echo(f"  {rule.id:32} {rule.safety:6} {scope:11} {_first_line(rule)}")
 
 
-def _first_line(rule) -> str:
+def _first_line(rule: Rule) -> str:
     return rule.description.strip().splitlines()[0] if rule.description.strip() else ""
 
 
@@ -354,6 +359,7 @@ def _first_line(rule) -> str:
 @_packs_option
 def rules_show(rule_id: str, rule_specs: tuple[str, ...]) -> None:
     """Show one rule in full, with its examples."""
+    from .docs import pattern_text
     from .guards import GUARDS
 
     for pack in _selected_packs(rule_specs):
@@ -363,7 +369,7 @@ def rules_show(rule_id: str, rule_specs: tuple[str, ...]) -> None:
             click.echo(f"{rule.id}  ({rule.path}:{rule.line})")
             click.echo(f"  {rule.description.strip()}")
             if rule.implementation is None:
-                click.echo(f"  pattern:  {rule.pattern.text.strip()}")
+                click.echo(f"  pattern:  {pattern_text(rule).strip()}")
                 click.echo(f"  rewrite:  {rule.rewrite}")
             else:
                 options = ", ".join(f"{k}={v}" for k, v in rule.implementation.options.items())
@@ -432,9 +438,9 @@ def rules_docs(check: bool, root: Path | None) -> None:
                 click.echo(item.diff, nl=False)
                 click.echo(f"out of date: {item.path} (run 'eqrewrite rules docs')", err=True)
             sys.exit(1 if stale else 0)
-        stale = {item.path for item in drift(root, packs)}
+        outdated = {item.path for item in drift(root, packs)}
         for relative, text in generate(root, packs).items():
-            if relative in stale:  # files already up to date keep their mtime
+            if relative in outdated:  # files already up to date keep their mtime
                 write_atomic(root / relative, text.encode("utf-8"))
                 click.echo(f"wrote {relative}", err=True)
     except DocsError as error:

@@ -71,7 +71,7 @@ class AuditRun:
     packs: list[str]           # rule packs (paths) resolving the findings
     rules_given: bool          # packs named with --rules: also measure before/after
     options: Any               # eqrewrite.rewriter.api.RewriteOptions (scope, assumptions)
-    document: dict             # the static report (eqrewrite.rewriter.audit schema)
+    document: dict[str, Any]   # the static report (eqrewrite.rewriter.audit schema)
     output_format: str = "text"
     progress: bool = False     # show progress on stderr
 

@@ -8,6 +8,7 @@ and the scope is not ``everywhere``) is not even parsed.
 
 from __future__ import annotations
 
+import ast
 import contextlib
 import gc
 import os
@@ -15,6 +16,7 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import Any
 
 from ..callgraph import function_scopes
 from ..engine import RewriteError, parse
@@ -25,7 +27,7 @@ from ..runner import GENERATED_MARKER, GENERATED_WINDOW
 from ..sources import SourceError, decode
 from ..workers import WorkerPool
 from .catalogue import PATTERNS
-from .detect import Detector, Site
+from .detect import Detector, Site, position
 from .resolve import Resolution, Resolver
 
 PARALLEL_THRESHOLD = 24  # fewer files than this are audited in-process
@@ -48,7 +50,7 @@ class ScanOptions:
     ignore: frozenset[str] = frozenset()       # pattern ids
     # scope name ("traced") -> file path -> qualified names in it, over every audited file
     # (callgraph.function_scopes); a scope missing here is computed per module.
-    function_scopes: dict[str, dict[str, frozenset[str]]] = field(default_factory=dict)
+    function_scopes: dict[str, dict[str, frozenset[str]]] = field(default_factory=dict[str, Any])
 
 
 @dataclass
@@ -56,9 +58,9 @@ class FileAudit:
     """One file's finding records (ids not yet assigned), or its error."""
 
     file: str
-    findings: list[dict] = field(default_factory=list)
+    findings: list[dict[str, Any]] = field(default_factory=list)
     suppressed: int = 0
-    error: dict | None = None
+    error: dict[str, Any] | None = None
 
 
 _rules: list[Rule] = []
@@ -123,7 +125,8 @@ def audit_text(text: str, label: str, path: str | None = None) -> FileAudit:
     for site in detector.run():
         if site.pattern in _options.ignore:
             continue
-        span = (site.node.lineno, 0, site.node.end_lineno, 0)
+        line, _, end_line, _ = position(site.node)
+        span = (line, 0, end_line, 0)
         if comments is not None and comments.suppressed(site.pattern, span):
             result.suppressed += 1
         else:
@@ -153,13 +156,14 @@ def may_compile(text: str) -> bool:
     return any(_has_word(text, pattern) for pattern in _SCOPE_TEXT["compiled"])
 
 
-def _has_word(text: str, pattern: re.Pattern) -> bool:
+def _has_word(text: str, pattern: re.Pattern[str]) -> bool:
     """``pattern`` matches where a word starts."""
     return any(m.start() == 0 or not (text[m.start() - 1].isalnum() or text[m.start() - 1] == "_")
                for m in pattern.finditer(text))
 
 
-def _fill_after(text: str, tree, sites: list[Site], resolutions: list[Resolution]) -> None:
+def _fill_after(text: str, tree: ast.Module, sites: list[Site],
+                resolutions: list[Resolution]) -> None:
     """What the rewrite writes for each edit that fixes a site: the engine's own libcst
     application (``apply_edit_subset``) of those first-round edits sets each ``after``. A
     file the engine cannot rewrite keeps none of its fixes: the rewrite would refuse it."""
@@ -180,7 +184,7 @@ def _fill_after(text: str, tree, sites: list[Site], resolutions: list[Resolution
                 resolution.fix = "setting" if PATTERNS[site.pattern].settings else "manual"
 
 
-def _record(site: Site, resolution: Resolution, resolver: Resolver, label: str) -> dict:
+def _record(site: Site, resolution: Resolution, resolver: Resolver, label: str) -> dict[str, Any]:
     pattern = PATTERNS[site.pattern]
     line, col, end_line, end_col = resolver.span(site.node)
     record = {"pattern": site.pattern, "file": label, "line": line, "column": col + 1,
