@@ -6,6 +6,8 @@ graph). Nothing here imports torch or the oracle.
 
 - rule packs: ``load_pack``, ``load_packs``, ``packaged_packs``, ``select_rules``;
 - one source text: ``rewrite_text`` returns a ``Rewrite`` (new text and ``Edit``s by round);
+- a run's results, as the command line's plugin steps see them (``RewriteRun``):
+  ``FileResult`` (``Status``), its ``EditRecord``s and ``NoteRecord``s, the run's ``Mode``;
 - files: ``discover_files``, ``decode``/``encode``/``write_atomic``;
 - configuration: ``find_project_root``, ``load_config``;
 - static facts the oracle needs to find targets: ``module_class_names``;
@@ -29,12 +31,13 @@ from .engine import rewrite_source as rewrite_text
 from .facts import FUNCTION_SCOPES, ModuleFacts, qualname
 from .files import write_atomic
 from .matcher import Edit, find_edits
+from .results import EditRecord, FileResult, Mode, NoteRecord, Status
 from .rules import Rule, RuleError, RulePack, load_pack, packaged_packs, resolve_pack
 from .sources import Source, SourceError, decode, encode
 
 __all__ = [
-    "FUNCTION_SCOPES", "Config", "ConfigError", "Edit", "Rewrite", "RewriteError",
-    "RewriteOptions", "Rule",
+    "FUNCTION_SCOPES", "Config", "ConfigError", "Edit", "EditRecord", "FileResult", "Mode",
+    "NoteRecord", "Rewrite", "RewriteError", "RewriteOptions", "Rule", "Status",
     "RuleError", "RulePack", "Source", "SourceError", "WHAT_IF_SWITCHES", "apply_edit_subset",
     "decode", "discover_files", "encode", "find_project_root", "first_round_edits",
     "function_qualnames", "function_scopes", "load_config",

@@ -13,7 +13,7 @@ import difflib
 import sys
 import textwrap
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NoReturn
+from typing import Any, NoReturn
 
 import click
 
@@ -23,13 +23,12 @@ from .config import Config, ConfigError, find_project_root, load_config
 from .discovery import discover
 from .engine import Options, select_rules
 from .facts import known_scopes
+from .formatting import require_black
 from .plugins import Registry, RewriteRun, RewriteStep, load_plugins
+from .results import FileResult, Mode, Status
 from .rules import Rule, RuleError, RulePack, load_pack, packaged_packs
 from .workers import Interrupted, interruptible
 from .worklist import PlanError, plan
-
-if TYPE_CHECKING:
-    from .runner import FileResult
 
 EXIT_CHANGES, EXIT_USAGE, EXIT_FILE_ERROR = 1, 2, 123
 
@@ -167,8 +166,8 @@ def rewrite_command(paths: tuple[Path, ...], rule_specs: tuple[str, ...], check:
         _fail("no paths given; try 'eqrewrite src/ --diff' or 'eqrewrite --help'")
     if out_root is not None and (check or diff):
         _fail("--out writes a rewritten tree; it cannot be combined with --check or --diff")
-    if use_black:
-        _require_black()
+    if use_black and (missing := require_black()) is not None:
+        _fail(missing)
     steps = main.plugins().steps
     mode = _mode(check, diff, out_root)
     for step in steps:
@@ -188,7 +187,7 @@ def rewrite_command(paths: tuple[Path, ...], rule_specs: tuple[str, ...], check:
                                   if trust_scalar_annotations is None
                                   else trust_scalar_annotations),
     )
-    job = Job([p.path for p in packs], options, mode, out_root, use_black,
+    job = Job(tuple(p.path for p in packs), options, mode, out_root, use_black,
               _checked_ignores(ignored, config, packs))
     try:
         with interruptible():
@@ -198,13 +197,13 @@ def rewrite_command(paths: tuple[Path, ...], rule_specs: tuple[str, ...], check:
             if not quiet:
                 _say_empty_folders(paths, files)
             items = plan(files, list(paths), out_root)
-            prepare_scopes(job, files, jobs)
+            job = prepare_scopes(job, files, jobs)
             cache = None if no_cache or use_black else Cache(
                 cache_dir or default_cache_dir(root),
                 [p.digest for p in packs] + [canonical(options), canonical(set(job.ignore)),
                                              canonical(job.scopes)])
-            results = run(items, job, cache, jobs, progress=not quiet and mode != "check"
-                          and output_format == "text")
+            results = run(items, job, cache, jobs, progress=not quiet
+                          and mode is not Mode.CHECK and output_format == "text")
     except PlanError as error:
         _fail(str(error))
     except Interrupted as stop:
@@ -226,15 +225,12 @@ def rewrite_command(paths: tuple[Path, ...], rule_specs: tuple[str, ...], check:
     sys.exit(_exit_code(results, mode, status))
 
 
-def _mode(check: bool, diff: bool, out_root: Path | None) -> str:
-    return "diff" if diff else "check" if check else "out" if out_root else "write"
-
-
-def _require_black() -> None:
-    try:
-        import black  # noqa: F401
-    except ImportError:
-        _fail("--black needs black, which is not installed: pip install 'eqrewrite[black]'")
+def _mode(check: bool, diff: bool, out_root: Path | None) -> Mode:
+    if diff:
+        return Mode.DIFF
+    if check:
+        return Mode.CHECK
+    return Mode.OUT if out_root else Mode.WRITE
 
 
 def _config(root: Path) -> Config:
@@ -276,9 +272,10 @@ def _say_empty_folders(paths: tuple[Path, ...], files: list[Path]) -> None:
 def _finish_steps(steps: list[RewriteStep], flags: dict[str, Any],
                   run: RewriteRun) -> tuple[int, dict[str, dict[str, Any]]]:
     """Run the plugin steps after a rewrite without file errors: worst status, records."""
-    if any(r.status == "error" for r in run.results):
+    if any(r.status is Status.ERROR for r in run.results):
         return 0, {}
-    status, records = 0, dict[str, dict[str, Any]]()
+    status = 0
+    records: dict[str, dict[str, Any]] = {}
     for step in steps:
         outcome = step.finish(flags, run)
         if outcome is None:
@@ -289,12 +286,12 @@ def _finish_steps(steps: list[RewriteStep], flags: dict[str, Any],
     return status, records
 
 
-def _exit_code(results: list[FileResult], mode: str, step_status: int) -> int:
-    if any(r.status == "error" for r in results):
+def _exit_code(results: list[FileResult], mode: Mode, step_status: int) -> int:
+    if any(r.status is Status.ERROR for r in results):
         return EXIT_FILE_ERROR
     if step_status:
         return step_status
-    if mode in ("check", "diff") and any(r.status == "changed" for r in results):
+    if mode.reports_only and any(r.status is Status.CHANGED for r in results):
         return EXIT_CHANGES
     return 0
 

@@ -21,9 +21,9 @@ from typing import Any
 from ..callgraph import function_scopes
 from ..engine import RewriteError, parse
 from ..facts import FUNCTION_SCOPES
+from ..files import is_generated
 from ..matcher import Comments
 from ..rules import Rule, load_pack, packaged_packs
-from ..runner import GENERATED_MARKER, GENERATED_WINDOW
 from ..sources import SourceError, decode
 from ..workers import WorkerPool
 from .catalogue import PATTERNS
@@ -50,7 +50,7 @@ class ScanOptions:
     ignore: frozenset[str] = frozenset()       # pattern ids
     # scope name ("traced") -> file path -> qualified names in it, over every audited file
     # (callgraph.function_scopes); a scope missing here is computed per module.
-    function_scopes: dict[str, dict[str, frozenset[str]]] = field(default_factory=dict[str, Any])
+    function_scopes: dict[str, dict[str, frozenset[str]]] = field(default_factory=dict)
 
 
 @dataclass
@@ -206,7 +206,7 @@ def audit_file(path: Path, label: str) -> FileAudit:
     """Read, decode and audit one file; every failure is this file's error record."""
     try:
         data = path.read_bytes()
-        if GENERATED_MARKER in data[:GENERATED_WINDOW]:
+        if is_generated(data):
             return FileAudit(label)
         return audit_text(decode(data).text, label, str(path))
     except OSError as error:
