@@ -375,7 +375,8 @@ def _unvalidated(root: Path, changed: Changed, reports: list[TargetReport]) -> l
 
 def make_rollback(root: Path, rewritten: Path, changed: Changed, rules: list[Rule],
                   rewrite_options: RewriteOptions) -> Revalidate:
-    """A ``rollback`` callable for ``validate`` that bisects over first-round edits."""
+    """A ``rollback`` callable for ``validate`` that bisects over the edits the rewrite
+    made, in every round of the engine."""
     from .rollback import Candidate, EditSet, find_culprits
 
     edit_sets: dict[str, EditSet] = {}
