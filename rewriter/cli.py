@@ -58,7 +58,9 @@ class _DefaultGroup(click.Group):
         return self.registry
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
-        self.plugins()
+        # Subcommands find the registry in their context (``find_object``): the audit
+        # command's module never imports this one.
+        ctx.obj = self.plugins()
         if not args or (args[0] not in self.commands
                         and args[0] not in ("-h", "--help", "--version")):
             args = ["rewrite", *args]

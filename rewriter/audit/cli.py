@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 import click
 
 from ..config import Config, ConfigError, find_project_root, load_config
-from ..plugins import AuditRun, AuditStep
+from ..plugins import AuditRun, AuditStep, Registry
 from ..rules import RuleError, load_pack
 from .catalogue import PATTERNS
 from .config import AuditConfig, audit_config, check_patterns
@@ -84,12 +84,11 @@ def audit_command(paths: tuple[Path, ...], rule_specs: tuple[str, ...], scopes: 
                   **plugin_flags: Any) -> None:
     """Report where the code under PATHS breaks torch.compile graphs, why, and what fixes
     each break: a rule, a Dynamo setting, or a human."""
-    from ..cli import main
-
     if not paths:
         _fail("no paths given; try 'eqrewrite audit src/'")
     targets = _targets(outputs, output_format)
-    steps = main.plugins().audit_steps
+    registry = click.get_current_context().find_object(Registry)
+    steps = registry.audit_steps if registry is not None else []
     for step in steps:
         step.prepare(plugin_flags)
     root = find_project_root(list(paths))
