@@ -136,6 +136,10 @@ class Rounds:
             self.texts.append(apply_edit_subset(self.texts[-1], edits))
         if self.texts[-1] != rewrite.text:
             raise RewriteError("replaying the rewrite's rounds gave another text")
+        # How each round's output lines follow from its input lines (diffed once per round).
+        self._changes = [SequenceMatcher(None, split_lines(old), split_lines(new),
+                                         autojunk=False).get_opcodes()
+                         for old, new in zip(self.texts, self.texts[1:])]
         self.edits = [RoundEdit(number, index, edit, self._origin(number, edit.span))
                       for number, edits in enumerate(self.by_round, 1)
                       for index, edit in enumerate(edits)]
@@ -162,10 +166,7 @@ class Rounds:
         """The lines of the original text that ``span`` (in round ``number``'s text) stems
         from: through each earlier round, a line it rewrote stands for the lines it replaced."""
         first, last = span[0], span[2]
-        for earlier in range(number - 1, 0, -1):
-            matcher = SequenceMatcher(None, split_lines(self.texts[earlier - 1]),
-                                      split_lines(self.texts[earlier]), autojunk=False)
-            codes = matcher.get_opcodes()
+        for codes in reversed(self._changes[:number - 1]):
             first, last = _back(codes, first)[0], _back(codes, last)[1]
         return first, last
 
