@@ -24,7 +24,7 @@ from .settings import KNOWN_KEYS, CompileSettings, TargetError, parse_settings
 from .targets import discover_targets, factory_targets
 
 if TYPE_CHECKING:  # the harness imports torch: only when a validation runs
-    from eqrewrite.rewriter.api import RewriteOptions, Rule
+    from eqrewrite.rewriter.api import EditRecord, RewriteOptions, Rule
     from eqrewrite.rewriter.plugins import RewriteRun
 
     from .harness import Harness, Revalidate, TargetReport
@@ -32,7 +32,7 @@ if TYPE_CHECKING:  # the harness imports torch: only when a validation runs
 
 _Command = TypeVar("_Command", bound=Callable[..., Any])
 # What ``validate`` is given for each rewritten file: its edit records, or None if unknown.
-Changed = dict[str, list[dict[str, Any]] | None]
+Changed = dict[str, "tuple[EditRecord, ...] | None"]
 
 # Two targets in flight keep two cores busy; each costs a worker process (torch imported).
 DEFAULT_PARALLEL = min(2, os.cpu_count() or 1)
@@ -159,13 +159,13 @@ def validate_rewrite(run: RewriteRun, rollback: bool,
     """The rewrite command's ``--oracle`` step: validate ``run.paths[0]`` against the tree
     written to ``run.out_root`` (``run`` is the rewriter's ``RewriteRun``). With a machine
     format the report is returned for the rewrite's JSON document instead of printed."""
-    from eqrewrite.rewriter.api import discover_files, find_project_root, load_config
+    from eqrewrite.rewriter.api import Status, discover_files, find_project_root, load_config
 
     root, out_root = run.paths[0], run.out_root
     assert out_root is not None  # the --oracle step always has the rewrite write a tree
     click.echo(f"validating {root} against the rewritten tree {out_root}", err=True)
     changed: Changed = {Path(r.path).resolve().relative_to(root.resolve()).as_posix(): r.edits
-               for r in run.results if r.status == "changed"}
+                        for r in run.results if r.status is Status.CHANGED}
     undo = make_rollback(root, out_root, changed, run.rules, run.options) if rollback else None
     config = load_config(find_project_root([root])).oracle
     files = list(discover_files([root], ["*.py"], [], root))
@@ -369,16 +369,17 @@ def _unvalidated(root: Path, changed: Changed, reports: list[TargetReport]) -> l
                 missing.append(f"{file}: no target executed this rewritten file")
             continue
         for edit in edits:
-            span = set(range(edit["start"]["line"], edit["end"]["line"] + 1))
+            span = set(range(edit.start_line, edit.end_line + 1))
             if not lines & span:
-                missing.append(f"{file}:{edit['start']['line']}: {edit['rule']} "
-                               f"({edit['before']} -> {edit['after']}) was not executed")
+                missing.append(f"{file}:{edit.start_line}: {edit.rule} "
+                               f"({edit.before} -> {edit.after}) was not executed")
     return missing
 
 
 def make_rollback(root: Path, rewritten: Path, changed: Changed, rules: list[Rule],
                   rewrite_options: RewriteOptions) -> Revalidate:
-    """A ``rollback`` callable for ``validate`` that bisects over first-round edits."""
+    """A ``rollback`` callable for ``validate`` that bisects over the edits the rewrite
+    made, in every round of the engine."""
     from .rollback import Candidate, EditSet, find_culprits
 
     edit_sets: dict[str, EditSet] = {}

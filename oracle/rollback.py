@@ -1,10 +1,12 @@
 """Find and revert the edits that changed a target's behaviour, keeping the rest.
 
-The candidate edits are the first-round edits in the files the target executed
-(covered lines). ``is_good(applied)`` rewrites those files with only the edits in
-``applied`` and re-runs the rewritten target eagerly; a binary search over the
-candidate list finds the first edit whose addition breaks the target, which is
-reverted, until the whole remaining set passes.
+The candidate edits are those the rewrite made, in every round of the engine
+(``rewrite_rounds``), in the files the target executed (covered lines of the original
+text each edit stems from). ``is_good(excluded)`` rewrites those files without the edits in
+``excluded`` (a later-round edit that rewrote an excluded edit's output goes with it) and
+re-runs the rewritten target eagerly; a binary search over the candidate list finds the
+first edit whose addition breaks the target, which is reverted, until the whole remaining
+set passes.
 """
 
 from __future__ import annotations
@@ -14,13 +16,14 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from eqrewrite.rewriter.api import (
-    Edit,
     RewriteOptions,
+    RoundEdit,
+    Rounds,
     Rule,
-    apply_edit_subset,
+    Source,
     decode,
     encode,
-    first_round_edits,
+    rewrite_rounds,
     write_atomic,
 )
 
@@ -29,9 +32,10 @@ MAX_CULPRITS = 20
 
 @dataclass(frozen=True)
 class Candidate:
-    """One first-round edit in one file: (relative file, index in that file's edits)."""
+    """One edit in one file: (relative file, engine round, index among that round's edits)."""
 
     file: str
+    round: int
     index: int
 
 
@@ -48,40 +52,45 @@ class Reverted:
 
 
 class EditSet:
-    """The first-round edits of the rewritten files, re-derived from the originals."""
+    """The edits the rewrite made in the rewritten files, re-derived from the originals."""
 
     def __init__(self, original_root: Path, rewritten_root: Path, files: list[str],
                  rules: list[Rule], options: RewriteOptions):
         self.original_root, self.rewritten_root = original_root, rewritten_root
-        self.sources = {}
-        self.edits: dict[str, list[Edit]] = {}
+        self.sources: dict[str, Source] = {}
+        self.rounds: dict[str, Rounds] = {}
         for file in files:
             source = decode((original_root / file).read_bytes())
             self.sources[file] = source
-            self.edits[file] = first_round_edits(source.text, rules, options)
+            self.rounds[file] = rewrite_rounds(source.text, rules, options)
 
     def candidates(self, covered: dict[str, set[int]]) -> list[Candidate]:
-        """Edits whose lines the target executed (``covered`` keys are absolute paths)."""
+        """Edits from lines the target executed (``covered`` keys are absolute paths)."""
         found = []
-        for file, edits in self.edits.items():
+        for file, rounds in self.rounds.items():
             lines = covered.get(str((self.original_root / file).resolve()), set())
-            found += [Candidate(file, i) for i, edit in enumerate(edits)
-                      if lines & set(range(edit.span[0], edit.span[2] + 1))]
+            found += [Candidate(file, made.round, made.index) for made in rounds.edits
+                      if lines & set(range(made.lines[0], made.lines[1] + 1))]
         return found
 
     def write(self, excluded: set[Candidate], files: set[str]) -> None:
         """Rewrite ``files`` in the rewritten tree with every edit except ``excluded``."""
         for file in files:
             source = self.sources[file]
-            kept = [e for i, e in enumerate(self.edits[file]) if Candidate(file, i) not in excluded]
-            text = apply_edit_subset(source.text, kept)
+            left_out = {(c.round, c.index) for c in excluded if c.file == file}
+            text = self.rounds[file].without(left_out)
             write_atomic(self.rewritten_root / file, encode(source, text))
 
     def describe(self, candidate: Candidate, reason: str) -> Reverted:
-        """A report line for one reverted edit."""
-        edit = self.edits[candidate.file][candidate.index]
-        return Reverted(candidate.file, edit.span[0], edit.rule.id, edit.before, edit.after
-                        or edit.rule.rewrite, reason)
+        """A report line for one reverted edit (at the original line it stems from)."""
+        made = self._edit(candidate)
+        edit = made.edit
+        return Reverted(candidate.file, made.lines[0], edit.rule.id, edit.before,
+                        edit.after or edit.rule.rewrite, reason)
+
+    def _edit(self, candidate: Candidate) -> RoundEdit:
+        return next(made for made in self.rounds[candidate.file].edits
+                    if (made.round, made.index) == (candidate.round, candidate.index))
 
 
 def find_culprits(candidates: list[Candidate],

@@ -13,6 +13,7 @@ import difflib
 import sys
 import textwrap
 from pathlib import Path
+from typing import Any, NoReturn
 
 import click
 
@@ -22,8 +23,10 @@ from .config import Config, ConfigError, find_project_root, load_config
 from .discovery import discover
 from .engine import Options, select_rules
 from .facts import known_scopes
-from .plugins import Registry, RewriteRun, load_plugins
-from .rules import RuleError, RulePack, load_pack, packaged_packs
+from .formatting import require_black
+from .plugins import Registry, RewriteRun, RewriteStep, load_plugins
+from .results import FileResult, Mode, Status
+from .rules import Rule, RuleError, RulePack, load_pack, packaged_packs
 from .workers import Interrupted, interruptible
 from .worklist import PlanError, plan
 
@@ -55,18 +58,20 @@ class _DefaultGroup(click.Group):
         return self.registry
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
-        self.plugins()
+        # Subcommands find the registry in their context (``find_object``): the audit
+        # command's module never imports this one.
+        ctx.obj = self.plugins()
         if not args or (args[0] not in self.commands
                         and args[0] not in ("-h", "--help", "--version")):
             args = ["rewrite", *args]
         ctx.meta["eqrewrite.command"] = args[0]
         return super().parse_args(ctx, args)
 
-    def invoke(self, ctx: click.Context):
+    def invoke(self, ctx: click.Context) -> Any:
         try:
             return super().invoke(ctx)
         except click.UsageError as error:
-            name = ctx.meta.get("eqrewrite.command")
+            name = str(ctx.meta.get("eqrewrite.command", ""))
             if name == "rewrite" or name not in self.commands or not Path(name).exists():
                 raise
             error.show()
@@ -99,7 +104,7 @@ def main() -> None:
     or report (--check, --diff, --format) or write a copy (--out) instead."""
 
 
-def _fail(message: str) -> None:
+def _fail(message: str) -> NoReturn:
     click.echo(f"error: {message}", err=True)
     sys.exit(EXIT_USAGE)
 
@@ -153,7 +158,7 @@ def rewrite_command(paths: tuple[Path, ...], rule_specs: tuple[str, ...], check:
                     trust_scalar_annotations: bool | None, scopes: tuple[str, ...],
                     ignored: tuple[str, ...], excludes: tuple[str, ...], output_format: str,
                     use_black: bool, no_cache: bool, cache_dir: Path | None, jobs: int | None,
-                    quiet: bool, **plugin_flags) -> None:
+                    quiet: bool, **plugin_flags: Any) -> None:
     """Rewrite the Python files under PATHS with the selected rule packs (the default
     command: 'eqrewrite PATH...' runs it)."""
     from . import report
@@ -163,8 +168,8 @@ def rewrite_command(paths: tuple[Path, ...], rule_specs: tuple[str, ...], check:
         _fail("no paths given; try 'eqrewrite src/ --diff' or 'eqrewrite --help'")
     if out_root is not None and (check or diff):
         _fail("--out writes a rewritten tree; it cannot be combined with --check or --diff")
-    if use_black:
-        _require_black()
+    if use_black and (missing := require_black()) is not None:
+        _fail(missing)
     steps = main.plugins().steps
     mode = _mode(check, diff, out_root)
     for step in steps:
@@ -184,7 +189,7 @@ def rewrite_command(paths: tuple[Path, ...], rule_specs: tuple[str, ...], check:
                                   if trust_scalar_annotations is None
                                   else trust_scalar_annotations),
     )
-    job = Job([p.path for p in packs], options, mode, out_root, use_black,
+    job = Job(tuple(p.path for p in packs), options, mode, out_root, use_black,
               _checked_ignores(ignored, config, packs))
     try:
         with interruptible():
@@ -194,13 +199,13 @@ def rewrite_command(paths: tuple[Path, ...], rule_specs: tuple[str, ...], check:
             if not quiet:
                 _say_empty_folders(paths, files)
             items = plan(files, list(paths), out_root)
-            prepare_scopes(job, files, jobs)
+            job = prepare_scopes(job, files, jobs)
             cache = None if no_cache or use_black else Cache(
                 cache_dir or default_cache_dir(root),
                 [p.digest for p in packs] + [canonical(options), canonical(set(job.ignore)),
                                              canonical(job.scopes)])
-            results = run(items, job, cache, jobs, progress=not quiet and mode != "check"
-                          and output_format == "text")
+            results = run(items, job, cache, jobs, progress=not quiet
+                          and mode is not Mode.CHECK and output_format == "text")
     except PlanError as error:
         _fail(str(error))
     except Interrupted as stop:
@@ -222,15 +227,12 @@ def rewrite_command(paths: tuple[Path, ...], rule_specs: tuple[str, ...], check:
     sys.exit(_exit_code(results, mode, status))
 
 
-def _mode(check: bool, diff: bool, out_root: Path | None) -> str:
-    return "diff" if diff else "check" if check else "out" if out_root else "write"
-
-
-def _require_black() -> None:
-    try:
-        import black  # noqa: F401
-    except ImportError:
-        _fail("--black needs black, which is not installed: pip install 'eqrewrite[black]'")
+def _mode(check: bool, diff: bool, out_root: Path | None) -> Mode:
+    if diff:
+        return Mode.DIFF
+    if check:
+        return Mode.CHECK
+    return Mode.OUT if out_root else Mode.WRITE
 
 
 def _config(root: Path) -> Config:
@@ -269,11 +271,13 @@ def _say_empty_folders(paths: tuple[Path, ...], files: list[Path]) -> None:
             click.echo(f"no Python files found in {root}", err=True)
 
 
-def _finish_steps(steps: list, flags: dict, run: RewriteRun) -> tuple[int, dict[str, dict]]:
+def _finish_steps(steps: list[RewriteStep], flags: dict[str, Any],
+                  run: RewriteRun) -> tuple[int, dict[str, dict[str, Any]]]:
     """Run the plugin steps after a rewrite without file errors: worst status, records."""
-    if any(r.status == "error" for r in run.results):
+    if any(r.status is Status.ERROR for r in run.results):
         return 0, {}
-    status, records = 0, {}
+    status = 0
+    records: dict[str, dict[str, Any]] = {}
     for step in steps:
         outcome = step.finish(flags, run)
         if outcome is None:
@@ -284,12 +288,12 @@ def _finish_steps(steps: list, flags: dict, run: RewriteRun) -> tuple[int, dict[
     return status, records
 
 
-def _exit_code(results: list, mode: str, step_status: int) -> int:
-    if any(r.status == "error" for r in results):
+def _exit_code(results: list[FileResult], mode: Mode, step_status: int) -> int:
+    if any(r.status is Status.ERROR for r in results):
         return EXIT_FILE_ERROR
     if step_status:
         return step_status
-    if mode in ("check", "diff") and any(r.status == "changed" for r in results):
+    if mode.reports_only and any(r.status is Status.CHANGED for r in results):
         return EXIT_CHANGES
     return 0
 
@@ -345,7 +349,7 @@ def rules_list(rule_specs: tuple[str, ...]) -> None:
             click.echo(f"  {rule.id:32} {rule.safety:6} {scope:11} {_first_line(rule)}")
 
 
-def _first_line(rule) -> str:
+def _first_line(rule: Rule) -> str:
     return rule.description.strip().splitlines()[0] if rule.description.strip() else ""
 
 
@@ -354,6 +358,7 @@ def _first_line(rule) -> str:
 @_packs_option
 def rules_show(rule_id: str, rule_specs: tuple[str, ...]) -> None:
     """Show one rule in full, with its examples."""
+    from .docs import pattern_text
     from .guards import GUARDS
 
     for pack in _selected_packs(rule_specs):
@@ -363,7 +368,7 @@ def rules_show(rule_id: str, rule_specs: tuple[str, ...]) -> None:
             click.echo(f"{rule.id}  ({rule.path}:{rule.line})")
             click.echo(f"  {rule.description.strip()}")
             if rule.implementation is None:
-                click.echo(f"  pattern:  {rule.pattern.text.strip()}")
+                click.echo(f"  pattern:  {pattern_text(rule).strip()}")
                 click.echo(f"  rewrite:  {rule.rewrite}")
             else:
                 options = ", ".join(f"{k}={v}" for k, v in rule.implementation.options.items())
@@ -432,9 +437,9 @@ def rules_docs(check: bool, root: Path | None) -> None:
                 click.echo(item.diff, nl=False)
                 click.echo(f"out of date: {item.path} (run 'eqrewrite rules docs')", err=True)
             sys.exit(1 if stale else 0)
-        stale = {item.path for item in drift(root, packs)}
+        outdated = {item.path for item in drift(root, packs)}
         for relative, text in generate(root, packs).items():
-            if relative in stale:  # files already up to date keep their mtime
+            if relative in outdated:  # files already up to date keep their mtime
                 write_atomic(root / relative, text.encode("utf-8"))
                 click.echo(f"wrote {relative}", err=True)
     except DocsError as error:

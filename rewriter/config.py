@@ -11,6 +11,7 @@ import os
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -38,8 +39,9 @@ class Config:
     assume_tensor_params: bool = False
     trust_scalar_annotations: bool = True
     path: Path | None = None
-    oracle: dict = field(default_factory=dict)
-    audit: dict = field(default_factory=dict)  # [tool.eqrewrite.audit], checked by audit/config.py
+    oracle: dict[str, Any] = field(default_factory=dict)
+    # [tool.eqrewrite.audit], checked by audit/config.py
+    audit: dict[str, Any] = field(default_factory=dict)
     given: frozenset[str] = frozenset()  # the keys the file sets (the rest are defaults)
 
 

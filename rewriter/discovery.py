@@ -20,7 +20,7 @@ SKIPPED_FOLDERS = frozenset({
 })
 
 
-def _spec(patterns: list[str]) -> pathspec.PathSpec:
+def _spec(patterns: list[str]) -> pathspec.GitIgnoreSpec:
     return pathspec.GitIgnoreSpec.from_lines(patterns)
 
 
@@ -35,7 +35,7 @@ class _Ignores:
     """The .gitignore files that apply to a walk, each matched relative to its folder."""
 
     def __init__(self) -> None:
-        self.specs: list[tuple[Path, pathspec.PathSpec]] = []
+        self.specs: list[tuple[Path, pathspec.GitIgnoreSpec]] = []
 
     def add_folder(self, folder: Path) -> None:
         ignore = folder / ".gitignore"
@@ -86,8 +86,8 @@ def discover(paths: list[Path], include: list[str], exclude: list[str], base: Pa
             for folder in reversed(Path(os.path.abspath(root)).parents):
                 if folder == git_root or git_root in folder.parents:
                     ignores.add_folder(folder)
-        for folder, dirs, files in os.walk(root):
-            here = Path(folder)
+        for walked, dirs, files in os.walk(root):
+            here = Path(walked)
             absolute = Path(os.path.abspath(here))
             if use_gitignore:
                 ignores.add_folder(absolute)
@@ -114,7 +114,7 @@ def _identity(folder: Path) -> tuple[int, int] | None:
     return info.st_dev, info.st_ino
 
 
-def _keep_folder(folder: Path, base: Path, excludes: pathspec.PathSpec, ignores: _Ignores,
+def _keep_folder(folder: Path, base: Path, excludes: pathspec.GitIgnoreSpec, ignores: _Ignores,
                  use_gitignore: bool, skipped: tuple[int, int] | None = None) -> bool:
     if folder.name in SKIPPED_FOLDERS or folder.name.endswith(".egg-info"):
         return False

@@ -20,11 +20,12 @@ import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from . import rules as loader
 from .facts import known_scopes
 from .guards import GUARDS
-from .kinds import registry
+from .kinds import Kind, registry
 from .rules import Rule, RulePack
 
 REFERENCE = Path("docs/rules.md")
@@ -110,10 +111,17 @@ def summary(rule: Rule) -> str:
         return f"{first_sentence(rule.description)} (kind `{rule.kind}`)"
     where = ", ".join(f"{c.guard} {', '.join('`$' + n + '`' for n in c.metavariables)}"
                       for c in rule.where)
-    text = f"{_code(rule.pattern.text)} → {_code(rule.rewrite)}"
+    text = f"{_code(pattern_text(rule))} → {_code(rule.rewrite)}"
     if rule.context == "condition":
         text += " in a condition"
     return text + (f" if {where}" if where else "")
+
+
+def pattern_text(rule: Rule) -> str:
+    """A template rule's pattern (the loader gives every rule without a kind one)."""
+    if rule.pattern is None:
+        raise ValueError(f"{rule.path}:{rule.line}: rule {rule.id} has neither kind nor pattern")
+    return rule.pattern.text
 
 
 def first_sentence(text: str) -> str:
@@ -162,10 +170,10 @@ def _rule_section(rule: Rule) -> list[str]:
     label = "Safe" if rule.safety == "safe" else "Unsafe, so it runs only with `--unsafe`"
     note = " ".join(rule.safety_note.split())
     lines += ["", f"**Safety.** {label}" + (f": {note}" if note else ".")]
-    example = next((e for e in rule.examples if e.after is not None), None)
-    if example is not None:
-        lines += ["", "**Example.**", "", *_block(example.before), "", "becomes", "",
-                  *_block(example.after)]
+    changed = [(e.before, e.after) for e in rule.examples if e.after is not None]
+    if changed:
+        before, after = changed[0]
+        lines += ["", "**Example.**", "", *_block(before), "", "becomes", "", *_block(after)]
     untouched = next((e for e in rule.examples if e.after is None), None)
     if untouched is not None:
         lines += ["", "**Left alone.**", "", *_block(untouched.before)]
@@ -178,7 +186,7 @@ def _matching(rule: Rule) -> list[str]:
         lines = [f"**Kind.** `{rule.kind}`" + (f" with {options}" if options else "") +
                  " (a structural rule: the kind finds and proves its own matches)."]
     else:
-        lines = [f"**Pattern.** {_code(rule.pattern.text)} **becomes** {_code(rule.rewrite)}."]
+        lines = [f"**Pattern.** {_code(pattern_text(rule))} **becomes** {_code(rule.rewrite)}."]
         for condition in rule.where:
             names = ", ".join(f"`${n}`" for n in condition.metavariables)
             lines.append(f"- `{condition.guard}` on {names}: {GUARDS[condition.guard][1]}.")
@@ -196,7 +204,7 @@ def _block(snippet: str) -> list[str]:
 # -- the JSON Schema -------------------------------------------------------------------------
 
 
-def pack_schema() -> dict:
+def pack_schema() -> dict[str, Any]:
     """A JSON Schema (2020-12) for rule packs, from the loader's own validation tables.
 
     It checks what an editor can: keys, types, ids, safeties, contexts, scopes, guard names,
@@ -231,7 +239,7 @@ def pack_schema() -> dict:
     }
 
 
-def _rule_schema(kinds: dict) -> dict:
+def _rule_schema(kinds: dict[str, type[Kind]]) -> dict[str, Any]:
     text = {"type": "string"}
     properties = {
         "id": {"type": "string", "pattern": loader._ID_RE.pattern},
@@ -260,17 +268,17 @@ def _rule_schema(kinds: dict) -> dict:
             "allOf": [template, explicit, *(_kind_rule(k) for _, k in sorted(kinds.items()))]}
 
 
-def _template_rule() -> dict:
+def _template_rule() -> dict[str, Any]:
     return {"required": ["pattern", "rewrite"], "not": {"required": ["options"]}}
 
 
-def _kind_rule(kind) -> dict:
+def _kind_rule(kind: type[Kind]) -> dict[str, Any]:
     """A rule of ``kind``: no pattern, rewrite or where; exactly the kind's options."""
     options = {"type": "object", "additionalProperties": False,
                "required": sorted(kind.options_schema),
                "properties": {key: {"enum": list(values)}
                               for key, values in sorted(kind.options_schema.items())}}
-    then: dict = {"properties": {"options": options},
+    then: dict[str, Any] = {"properties": {"options": options},
                   "not": {"anyOf": [{"required": [k]} for k in ("pattern", "rewrite", "where")]}}
     if kind.options_schema:
         then["required"] = ["options"]

@@ -1,4 +1,7 @@
-"""Writing user files safely: atomic, keeping modes, read-only marks and links intact.
+"""Reading and writing user files: writes atomic, keeping modes, read-only marks and links.
+
+Reading is ``read_source`` (bytes and stat, a failure as that file's SourceError) and
+``is_generated`` (the @generated marker near the top leaves a file alone).
 
 The rules every write follows (ARCHITECTURE.md lists them as invariants):
 
@@ -25,7 +28,11 @@ import stat
 import tempfile
 from pathlib import Path
 
+from .sources import SourceError
+
 TEMPORARY_SUFFIX = ".eqrw"
+GENERATED_MARKER = b"@" b"generated"  # split so this file is not itself marked
+GENERATED_WINDOW = 2048  # bytes from the top of a file searched for the marker
 
 _pending: set[str] = set()  # temporary files written but not yet renamed into place
 _umask: int | None = None
@@ -131,3 +138,42 @@ def write_symlink(path: Path, target: str) -> bool:
         os.unlink(temporary)
         raise
     return True
+
+
+def read_source(path: Path) -> tuple[bytes, os.stat_result]:
+    """A file's bytes and stat; a failure is a SourceError naming the cause."""
+    try:
+        return path.read_bytes(), path.stat()
+    except OSError as error:
+        raise SourceError(f"cannot read: {error.strerror or error}") from None
+
+
+def is_generated(data: bytes) -> bool:
+    """Whether a file says it is generated (``@generated`` near its top): never rewritten."""
+    return GENERATED_MARKER in data[:GENERATED_WINDOW]
+
+
+def write_checked(target: Path, data: bytes, mode: int | None = None,
+                  shown: Path | None = None) -> None:
+    """Write ``target`` safely; any failure is a WriteError naming ``shown`` (when given)."""
+    try:
+        check_writable(target)
+        write_atomic(target, data, mode)
+    except OSError as error:
+        raise WriteError(shown, error.strerror or str(error)) from None
+
+
+def write_copy(destination: Path, data: bytes, source: os.stat_result) -> bool:
+    """Put ``data`` at ``destination`` (an ``--out`` copy) with the source's mode, unless it
+    is there already; whether it was written. A failure is a WriteError naming the copy."""
+    mode = stat.S_IMODE(source.st_mode)
+    try:
+        current = destination.lstat()
+        same = (stat.S_ISREG(current.st_mode) and stat.S_IMODE(current.st_mode) == mode
+                and destination.read_bytes() == data)
+    except OSError:
+        same = False
+    if not same:
+        write_checked(destination, data, mode, shown=destination)
+    return not same
+

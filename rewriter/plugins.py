@@ -13,9 +13,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 from importlib.metadata import entry_points
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import click
+
+from .results import FileResult, Mode
+
+if TYPE_CHECKING:  # annotations only: importing the plugin interface stays cheap
+    from .engine import Options
+    from .rules import Rule
 
 GROUP = "eqrewrite.plugins"
 
@@ -27,10 +33,10 @@ class RewriteRun:
     paths: tuple[Path, ...]
     root: Path               # the project root (where pyproject.toml was looked for)
     out_root: Path | None    # the written tree, when there is one
-    mode: str                # write | check | diff | out
-    rules: list[Any]         # the selected rules (eqrewrite.rewriter.api.Rule)
-    options: Any             # eqrewrite.rewriter.api.RewriteOptions
-    results: list[Any]       # one FileResult per processed file
+    mode: Mode
+    rules: list[Rule]        # the selected rules
+    options: Options         # the run's options (api.RewriteOptions)
+    results: list[FileResult]  # one per processed file
     output_format: str = "text"  # text | json | sarif: with json, report through the record
 
 
@@ -52,7 +58,7 @@ class RewriteStep(Protocol):
 
     name: str
 
-    def prepare(self, flags: dict[str, Any], paths: tuple[Path, ...], mode: str,
+    def prepare(self, flags: dict[str, Any], paths: tuple[Path, ...], mode: Mode,
                 out_root: Path | None) -> Path | None:
         """Check the flags before anything is written; return the ``--out`` folder to use
         (``out_root`` unchanged when the step is not active). Raise click.UsageError."""
@@ -70,8 +76,8 @@ class AuditRun:
     files: list[Path]          # the Python files audited
     packs: list[str]           # rule packs (paths) resolving the findings
     rules_given: bool          # packs named with --rules: also measure before/after
-    options: Any               # eqrewrite.rewriter.api.RewriteOptions (scope, assumptions)
-    document: dict             # the static report (eqrewrite.rewriter.audit schema)
+    options: Options           # api.RewriteOptions: scope, assumptions
+    document: dict[str, Any]   # the static report (eqrewrite.rewriter.audit schema)
     output_format: str = "text"
     progress: bool = False     # show progress on stderr
 

@@ -1,79 +1,90 @@
-"""Run the engine over many files: cache, parallel workers, writes, one result per file.
+"""Run the engine over many files: cache, parallel workers, one result per file.
 
 One bad file never stops the others: every failure becomes that file's result.
-Workers load the rule packs once each; small runs (a pre-commit hook's handful of
-files) stay in-process to avoid the cost of starting workers.
+What processing a file needs (the job and its loaded rules) is a ``Context``: built once
+in-process for small runs (a pre-commit hook's handful of files, no workers to start),
+or once per worker by the pool's initializer, and read there through ``worker_context``.
+Reading and writing files is ``files.py``'s job, progress bars ``progress.py``'s, black
+``formatting.py``'s; the records a run returns are ``results.py``'s.
 """
 
 from __future__ import annotations
 
 import difflib
 import os
-import stat
 import sys
-from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from . import files
-from .cache import Cache, Stamp, digest
+from .cache import Cache, digest
 from .callgraph import function_scopes
 from .engine import Options, RewriteError, parse, rewrite_source, select_rules
 from .facts import FUNCTION_SCOPES
 from .files import WriteError
+from .formatting import format_with_black
+from .progress import file_progress, line_progress
+from .results import EditRecord, FileResult, Mode, NoteRecord, Status
 from .rules import Rule, load_pack
 from .sources import Source, SourceError, decode, encode
 from .workers import WorkerPool
 from .worklist import Item, MirrorLink, Skip, Work
 
-GENERATED_MARKER = b"@" b"generated"  # split so this file is not itself marked
-GENERATED_WINDOW = 2048  # bytes from the top of a file searched for the marker
 PARALLEL_THRESHOLD = 16  # fewer files than this run in-process
 LONG_FILE = 1_000_000  # characters: a file this long shows its own progress, line by line
 
+HARD_LINKED = ("has {n} hard links: not rewritten in place (replacing it would split the "
+               "links, writing into it would not be atomic); use --diff or --out")
 
-@dataclass
+
+@dataclass(frozen=True)
 class Job:
     """What to do with each file; sent to every worker once."""
 
-    packs: list[str]
+    packs: tuple[str, ...]
     options: Options = field(default_factory=Options)
-    mode: str = "write"  # write | check | diff | out
+    mode: Mode = Mode.WRITE
     out_root: Path | None = None
     black: bool = False
     ignore: tuple[str, ...] = ()
     # scope name -> path -> qualified names of the functions in it (callgraph.py)
     scopes: dict[str, dict[str, frozenset[str]]] = field(default_factory=dict)
 
-
-@dataclass
-class FileResult:
-    """The outcome for one file."""
-
-    path: str
-    status: str  # changed | unchanged | error | generated | skipped
-    edits: list[dict] = field(default_factory=list)
-    error: str | None = None  # the cause of an error, or why a file was skipped
-    line: int = 0
-    col: int = 0
-    diff: str = ""
-    written: bool = False  # whether a file was written: the source, or its --out copy
-    output: str | None = None  # where --out puts the file (written or already up to date)
-    stamp: Stamp | None = None  # set when the file is now known clean
-    notes: list[dict] = field(default_factory=list)  # graph breaks left alone, and why
+    def __post_init__(self) -> None:
+        # Callers may give the packs as a list and the mode as its word ("check").
+        object.__setattr__(self, "packs", tuple(self.packs))
+        object.__setattr__(self, "mode", Mode(self.mode))
 
 
-HARD_LINKED = ("has {n} hard links: not rewritten in place (replacing it would split the "
-               "links, writing into it would not be atomic); use --diff or --out")
+@dataclass(frozen=True)
+class Context:
+    """What processing one file needs: the job and its rules, as they will run."""
 
-_rules: list[Rule] = []
-_job: Job | None = None
-_show_progress = False  # in-process runs on a terminal
+    job: Job
+    rules: list[Rule]
+    show_progress: bool = False  # a long file's line bar (in-process runs on a terminal)
+
+    @classmethod
+    def load(cls, job: Job, show_progress: bool = False) -> Context:
+        """Load the job's packs (once per process)."""
+        return cls(job, selected_rules(job), show_progress)
 
 
-def _prepare(job: Job) -> None:
-    global _rules, _job
-    _rules, _job = selected_rules(job), job
+_worker_context: Context | None = None  # set once in each worker by its initializer
+
+
+def _start_worker(job: Job) -> None:
+    """The pool's initializer: load this worker's context."""
+    global _worker_context
+    _worker_context = Context.load(job)
+
+
+def worker_context() -> Context:
+    """This worker process's context (the pool's initializer loaded it)."""
+    if _worker_context is None:
+        raise RuntimeError("no rewrite context in this process: the worker pool's "
+                           "initializer sets it")
+    return _worker_context
 
 
 def selected_rules(job: Job) -> list[Rule]:
@@ -82,14 +93,15 @@ def selected_rules(job: Job) -> list[Rule]:
     return select_rules(rules, job.options)
 
 
-def prepare_scopes(job: Job, paths: list[Path], jobs: int | None = None) -> None:
-    """Compute the function scopes (``traced``, ``profiled``) the job's rules use, over
-    every file of the run: a call in one file can put a function of another in scope."""
+def prepare_scopes(job: Job, paths: list[Path], jobs: int | None = None) -> Job:
+    """``job`` with the function scopes (``traced``, ``profiled``) its rules use, computed
+    over every file of the run: a call in one file can put a function of another in scope."""
     needed = {name for rule in selected_rules(job) for name in rule.scope
               if name in FUNCTION_SCOPES}
-    if needed:
-        job.scopes = function_scopes([str(p) for p in paths], needed, job.options.profiles,
-                                     jobs)
+    if not needed:
+        return job
+    return replace(job, scopes=function_scopes([str(p) for p in paths], needed,
+                                               job.options.profiles, jobs))
 
 
 def could_match(text: str, rules: list[Rule]) -> list[Rule]:
@@ -97,83 +109,61 @@ def could_match(text: str, rules: list[Rule]) -> list[Rule]:
     return [r for r in rules if r.could_match(text)]
 
 
-def process(path: Path, destination: Path | None) -> FileResult:
-    """Do the whole job for one file as the prepared job says: read, rewrite, write.
+def process(context: Context, path: Path, destination: Path | None) -> FileResult:
+    """Do the whole job for one file: read, rewrite, write.
 
     Never raises for a bad file: every failure, writing included, is that file's error.
     """
     try:
-        return _process(path, destination)
+        return _process(context, path, destination)
     except Exception as error:  # noqa: BLE001 - one bad file never stops the others
         return _failed(path, error)
 
 
-def _process(path: Path, destination: Path | None) -> FileResult:
-    assert _job is not None
-    data, info = _read(path)
-    if GENERATED_MARKER in data[:GENERATED_WINDOW]:
-        return FileResult(str(path), "generated")
+def _process(context: Context, path: Path, destination: Path | None) -> FileResult:
+    data, info = files.read_source(path)
+    if files.is_generated(data):
+        return FileResult(str(path), Status.GENERATED)
     try:
         source = decode(data)
-        new_text, edits, notes = _rewrite(source, _rules, str(path))
+        new_text, edits, notes = _rewrite(source, context.rules, str(path), context)
     except Exception as error:  # noqa: BLE001 - still copied, so the --out tree is complete
         copy = (destination, data, info) if destination is not None else None
         return _failed(path, error, copy)
     if not edits:
         # A file with notes is not cached as clean: its notes are printed on every run.
         clean = None if notes else (info.st_mtime_ns, info.st_size, digest(data))
-        result = FileResult(str(path), "unchanged", stamp=clean, notes=notes)
-        if destination is not None:
-            _write_out(result, destination, data, info)
-        return result
-    result = FileResult(str(path), "changed", edits=edits, notes=notes)
+        result = FileResult(str(path), Status.UNCHANGED, stamp=clean, notes=notes)
+        return result if destination is None else _with_copy(result, destination, data, info)
+    result = FileResult(str(path), Status.CHANGED, edits=edits, notes=notes)
     new_data = encode(source, new_text)
-    if _job.mode == "diff":
-        result.diff = "".join(difflib.unified_diff(
-            source.text.splitlines(keepends=True), new_text.splitlines(keepends=True),
-            fromfile=f"{path}\t(original)", tofile=f"{path}\t(rewritten)"))
-    elif _job.mode == "write":
+    mode = context.job.mode
+    if mode is Mode.DIFF:
+        return replace(result, diff=_diff(path, source.text, new_text))
+    if mode is Mode.WRITE:
         if info.st_nlink > 1:
-            return FileResult(str(path), "skipped", error=HARD_LINKED.format(n=info.st_nlink))
-        _write(path, new_data)
+            return FileResult(str(path), Status.SKIPPED,
+                              error=HARD_LINKED.format(n=info.st_nlink))
+        files.write_checked(path, new_data)
         after = path.stat()
-        result.written = True
-        result.stamp = (after.st_mtime_ns, after.st_size, digest(new_data))
-    elif _job.mode == "out" and destination is not None:
-        _write_out(result, destination, new_data, info)
+        return replace(result, written=True,
+                       stamp=(after.st_mtime_ns, after.st_size, digest(new_data)))
+    if mode is Mode.OUT and destination is not None:
+        return _with_copy(result, destination, new_data, info)
     return result
 
 
-def _read(path: Path) -> tuple[bytes, os.stat_result]:
-    try:
-        return path.read_bytes(), path.stat()
-    except OSError as error:
-        raise SourceError(f"cannot read: {error.strerror or error}") from None
+def _diff(path: Path, old: str, new: str) -> str:
+    return "".join(difflib.unified_diff(
+        old.splitlines(keepends=True), new.splitlines(keepends=True),
+        fromfile=f"{path}\t(original)", tofile=f"{path}\t(rewritten)"))
 
 
-def _write(target: Path, data: bytes, mode: int | None = None,
-           shown: Path | None = None) -> None:
-    """Write ``target`` safely; any failure is a WriteError naming ``shown`` (when given)."""
-    try:
-        files.check_writable(target)
-        files.write_atomic(target, data, mode)
-    except OSError as error:
-        raise WriteError(shown, error.strerror or str(error)) from None
-
-
-def _write_out(result: FileResult, destination: Path, data: bytes,
-               source: os.stat_result) -> None:
-    """Put ``data`` at ``destination`` with the source's mode, unless it is there already."""
-    result.output = str(destination)
-    mode = stat.S_IMODE(source.st_mode)
-    try:
-        current = destination.lstat()
-        same = stat.S_ISREG(current.st_mode) and destination.read_bytes() == data
-    except OSError:
-        same = False
-    if not (same and stat.S_IMODE(current.st_mode) == mode):
-        _write(destination, data, mode, shown=destination)
-        result.written = True
+def _with_copy(result: FileResult, destination: Path, data: bytes,
+               source: os.stat_result) -> FileResult:
+    """``result`` once ``data`` is at ``destination`` in the --out tree."""
+    written = files.write_copy(destination, data, source)
+    return replace(result, output=str(destination), written=result.written or written)
 
 
 def _failed(path: Path, error: Exception,
@@ -185,76 +175,44 @@ def _failed(path: Path, error: Exception,
         message = "too deeply nested to analyse"
     else:
         message = f"internal error ({type(error).__name__}: {error}); please report it"
-    result = FileResult(str(path), "error", error=message, line=getattr(error, "line", 0),
-                        col=getattr(error, "col", 0))
-    if copy is not None:
-        try:
-            _write_out(result, *copy)
-        except WriteError as failure:
-            result.error += f"; and {failure}"
-    return result
+    result = FileResult(str(path), Status.ERROR, error=message,
+                        line=getattr(error, "line", 0), col=getattr(error, "col", 0))
+    if copy is None:
+        return result
+    try:
+        return _with_copy(result, *copy)
+    except WriteError as failure:
+        return replace(result, output=str(copy[0]), error=f"{message}; and {failure}")
 
 
-def _rewrite(source: Source, rules: list[Rule], path: str
-             ) -> tuple[str, list[dict], list[dict]]:
+def _rewrite(source: Source, rules: list[Rule], path: str, context: Context
+             ) -> tuple[str, tuple[EditRecord, ...], tuple[NoteRecord, ...]]:
     candidates = could_match(source.text, rules)
     if not candidates:
         parse(source.text)  # still report syntax errors in files no rule concerns
-        return source.text, [], []
-    options = _job.options
-    if _job.scopes:
-        options = replace(options, function_scopes={
-            name: by_path.get(path, frozenset()) for name, by_path in _job.scopes.items()})
-    with _line_progress(source.text) as (progress, applying):
-        rewrite = rewrite_source(source.text, candidates, options, progress=progress,
-                                 applying=applying)
-    notes = [{"rule": n.rule, "line": n.line, "col": n.col, "message": n.message}
-             for n in rewrite.notes]
+        return source.text, (), ()
+    long = context.show_progress and len(source.text) >= LONG_FILE
+    lines = source.text.count("\n") + 1 if long else 0
+    with line_progress(lines, long) as (progress, applying):
+        rewrite = rewrite_source(source.text, candidates, _file_options(context.job, path),
+                                 progress=progress, applying=applying)
+    notes = tuple(NoteRecord(n.rule, n.line, n.col, n.message) for n in rewrite.notes)
     if not rewrite.changed:
-        return source.text, [], notes
-    text = rewrite.text
-    if _job.black:
-        text = _format_with_black(text)
-    records = [{"rule": e.rule.id, "round": n, "start": {"line": e.span[0], "col": e.span[1] + 1},
-                "end": {"line": e.span[2], "col": e.span[3] + 1}, "before": e.before,
-                "after": e.after, "safety": e.rule.safety} for n, e in rewrite.edits]
-    return text, records, notes
+        return source.text, (), notes
+    text = format_with_black(rewrite.text) if context.job.black else rewrite.text
+    return text, tuple(EditRecord.of(n, e) for n, e in rewrite.edits), notes
 
 
-@contextmanager
-def _line_progress(text: str):
-    """A progress bar on stderr for a long file, fed by the engine round by round."""
-    if not (_show_progress and len(text) >= LONG_FILE):
-        yield None, None
-        return
-    from tqdm import tqdm
-
-    with tqdm(total=text.count("\n") + 1, unit="line", file=sys.stderr, leave=False) as bar:
-        stage = [""]
-
-        def show(label: str, line: int) -> None:
-            if label != stage[0]:  # each round reads the whole file, then applies its edits
-                stage[0] = label
-                bar.reset()
-                bar.set_description(label, refresh=False)
-            bar.update(line - bar.n)
-
-        yield (lambda round_number, line: show(f"long file, round {round_number}", line),
-               lambda round_number, line: show(f"long file, round {round_number}, applying",
-                                               line))
-
-
-def _format_with_black(text: str) -> str:
-    import black
-
-    try:
-        return black.format_str(text, mode=black.Mode())
-    except black.InvalidInput as error:
-        raise RewriteError(f"black could not format the rewritten file: {error}") from None
+def _file_options(job: Job, path: str) -> Options:
+    """The job's options with the functions of ``path`` that are in its function scopes."""
+    if not job.scopes:
+        return job.options
+    return replace(job.options, function_scopes={
+        name: by_path.get(path, frozenset()) for name, by_path in job.scopes.items()})
 
 
 def _process_work(work: Work) -> FileResult:
-    return process(work.path, work.destination)
+    return process(worker_context(), work.path, work.destination)
 
 
 def run(items: list[Item], job: Job, cache: Cache | None, jobs: int | None = None,
@@ -264,25 +222,27 @@ def run(items: list[Item], job: Job, cache: Cache | None, jobs: int | None = Non
     todo: list[tuple[int, Work]] = []
     for index, item in enumerate(items):
         if isinstance(item, Skip):
-            results[index] = FileResult(str(item.path), "skipped", error=item.reason)
+            results[index] = FileResult(str(item.path), Status.SKIPPED, error=item.reason)
         elif isinstance(item, MirrorLink):
             results[index] = _mirror(item)
-        elif _fresh(item, cache):
-            results[index] = FileResult(str(item.path), "unchanged",
+        elif cache is not None and _fresh(item, cache):
+            results[index] = FileResult(str(item.path), Status.UNCHANGED,
                                         stamp=cache.lookup(item.path))
         else:
             todo.append((index, item))
     results.update(_run_work(todo, job, jobs, progress))
     if cache is not None:
         for index, result in results.items():
-            if isinstance(items[index], Work) and items[index].destination is None:
-                cache.record(items[index].path, result.stamp)
+            item = items[index]
+            if isinstance(item, Work) and item.destination is None:
+                cache.record(item.path, result.stamp)
         cache.save()
     return [results[index] for index in range(len(items))]
 
 
-def _fresh(work: Work, cache: Cache | None) -> bool:
-    if cache is None or work.destination is not None:
+def _fresh(work: Work, cache: Cache) -> bool:
+    """Whether the cache knows ``work``'s file as clean (never for an --out copy)."""
+    if work.destination is not None:
         return False
     try:
         return cache.is_fresh(work.path, work.path.stat())
@@ -296,27 +256,26 @@ def _run_work(todo: list[tuple[int, Work]], job: Job, jobs: int | None,
     if workers > 1 and len(todo) >= PARALLEL_THRESHOLD:
         # Largest files first, in small chunks, so no worker is left with the big ones.
         todo.sort(key=lambda pair: -_size(pair[1].path))
-        with WorkerPool(workers, _prepare, (job,)) as pool:
+        with WorkerPool(workers, _start_worker, (job,)) as pool:
             outcomes = pool.map(_process_work, [work for _, work in todo],
                                 chunksize=max(1, len(todo) // (workers * 32)))
             return dict(zip([index for index, _ in todo],
-                            _with_progress(outcomes, len(todo), progress)))
-    global _show_progress
-    _prepare(job)
-    _show_progress = progress and sys.stderr.isatty()  # a long file's bar, in-process only
-    return {index: process(work.path, work.destination)
-            for index, work in _with_progress(todo, len(todo), progress)}
+                            file_progress(outcomes, len(todo), progress)))
+    # In-process: a long file's line bar too, on a terminal.
+    context = Context.load(job, show_progress=progress and sys.stderr.isatty())
+    return {index: process(context, work.path, work.destination)
+            for index, work in file_progress(todo, len(todo), progress)}
 
 
 def _mirror(link: MirrorLink) -> FileResult:
     """Recreate a symlink in the --out tree; a failure is that link's error."""
-    result = FileResult(str(link.path), "unchanged", output=str(link.destination))
     try:
-        result.written = files.write_symlink(link.destination, link.target)
+        written = files.write_symlink(link.destination, link.target)
     except OSError as error:
-        result.status = "error"
-        result.error = str(WriteError(link.destination, error.strerror or str(error)))
-    return result
+        return FileResult(str(link.path), Status.ERROR, output=str(link.destination),
+                          error=str(WriteError(link.destination, error.strerror or str(error))))
+    return FileResult(str(link.path), Status.UNCHANGED, output=str(link.destination),
+                      written=written)
 
 
 def _size(path: Path) -> int:
@@ -324,11 +283,3 @@ def _size(path: Path) -> int:
         return path.stat().st_size
     except OSError:
         return 0
-
-
-def _with_progress(items, total: int, enabled: bool):
-    if not enabled or total < 50 or not sys.stderr.isatty():
-        return items
-    from tqdm import tqdm
-
-    return tqdm(items, total=total, unit="file", file=sys.stderr, leave=False)

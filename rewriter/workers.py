@@ -24,13 +24,16 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ProcessPoolExecutor
-from typing import Any
+from typing import Any, TypeVar
 
 from . import files
 
 PR_SET_PDEATHSIG = 1  # from <linux/prctl.h>
 WATCHDOG_INTERVAL = 0.5  # seconds between the fallback watchdog's checks
 STOP_TIMEOUT = 5.0  # seconds a terminated worker gets before it is killed
+
+T = TypeVar("T")
+R = TypeVar("R")
 
 
 class Interrupted(BaseException):
@@ -67,7 +70,8 @@ def interruptible() -> Iterator[None]:
 class WorkerPool:
     """A process pool whose workers die with this process and stop when it is interrupted."""
 
-    def __init__(self, workers: int, initializer: Callable[..., None], initargs: tuple = ()):
+    def __init__(self, workers: int, initializer: Callable[..., None],
+                 initargs: tuple[object, ...] = ()):
         context = multiprocessing.get_context()
         # Under fork and spawn this process is each worker's parent; under forkserver the
         # server is, and it exits when this process does.
@@ -76,7 +80,8 @@ class WorkerPool:
             workers, mp_context=context, initializer=_start_worker,
             initargs=(os.getpid(), direct, initializer, initargs))
 
-    def map(self, function: Callable, items: Iterable, chunksize: int = 1) -> Iterator:
+    def map(self, function: Callable[[T], R], items: Iterable[T],
+            chunksize: int = 1) -> Iterator[R]:
         """Like ``Executor.map``: results in order."""
         return self._executor.map(function, items, chunksize=chunksize)
 
@@ -106,7 +111,7 @@ class WorkerPool:
 
 
 def _start_worker(main: int, direct: bool, initializer: Callable[..., None],
-                  initargs: tuple) -> None:
+                  initargs: tuple[object, ...]) -> None:
     """Runs first in every worker: lifetime and signals, then the caller's initializer."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, _stop_worker)
@@ -133,7 +138,8 @@ def _set_parent_death_signal(signum: int) -> bool:
         return False
     try:
         libc = ctypes.CDLL(None, use_errno=True)
-        return libc.prctl(PR_SET_PDEATHSIG, int(signum), 0, 0, 0) == 0
+        status: int = libc.prctl(PR_SET_PDEATHSIG, int(signum), 0, 0, 0)
+        return status == 0
     except (OSError, AttributeError):
         return False
 

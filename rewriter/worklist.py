@@ -79,7 +79,7 @@ def _plan_with_links(files: list[Path], places: _Places, mirror: bool) -> list[I
             continue
         inside = places.inside(real)
         if mirror:
-            items.append(MirrorLink(path, places.destination(path), places.link_text(
+            items.append(MirrorLink(path, places.mirrored(path), places.link_text(
                 path, inside, real)))
         elif inside is None:
             items.append(Skip(path, f"symlink to {real}, outside the given paths: not "
@@ -107,8 +107,12 @@ class _Places:
         return None
 
     def destination(self, path: Path) -> Path | None:
-        if self.out_root is None:
-            return None
+        """Where ``--out`` puts ``path``; None without ``--out``."""
+        return None if self.out_root is None else self.mirrored(path)
+
+    def mirrored(self, path: Path) -> Path:
+        """Where ``--out`` puts ``path`` (only called when there is an ``--out`` folder)."""
+        assert self.out_root is not None
         for root, _, is_dir in self.roots:
             if is_dir and (root == path or root in path.parents):
                 return self.out_root / path.relative_to(root)
@@ -118,7 +122,7 @@ class _Places:
         """What the mirrored link reads: the copy of its target, or the same outside file."""
         if inside is None:
             return real
-        return os.path.relpath(self.destination(inside), self.destination(link).parent)
+        return os.path.relpath(self.mirrored(inside), self.mirrored(link).parent)
 
 
 def _check_out_root(out_root: Path, roots: list[Path]) -> None:

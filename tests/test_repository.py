@@ -75,6 +75,37 @@ def test_oracle_uses_only_the_rewriters_public_api():
         assert private == set(), f"{module} imports {sorted(private)}"
 
 
+# The rewriter's layers above its engine: the command line (the composition root), the
+# runner and its reports, the public API, the plugin interface, the audit, the typed run
+# results. The engine (rules, matching, inference, kinds, application) and the support
+# modules below it (sources, files, workers, cache) reach none of them.
+ABOVE_THE_ENGINE = tuple(f"eqrewrite.rewriter.{name}" for name in (
+    "cli", "__main__", "audit", "runner", "report", "api", "plugins", "results", "worklist",
+    "discovery", "config", "docs", "progress", "formatting"))
+
+
+def _within(name: str, modules: tuple[str, ...]) -> bool:
+    return any(name == m or name.startswith(m + ".") for m in modules)
+
+
+def test_the_command_line_is_the_composition_root():
+    # Only ``python -m eqrewrite.rewriter`` imports it; the audit command finds the plugin
+    # registry in its click context instead.
+    graph = _import_graph()
+    importers = {m for m, names in graph.items() if "eqrewrite.rewriter.cli" in names}
+    assert importers == {"eqrewrite.rewriter.__main__"}
+
+
+def test_the_engine_reaches_no_layer_above_it():
+    graph = _import_graph()
+    below = [m for m in graph if m.startswith("eqrewrite.rewriter.")
+             and not _within(m, ABOVE_THE_ENGINE)]
+    assert "eqrewrite.rewriter.engine" in below and "eqrewrite.rewriter.kinds.select" in below
+    for module in below:
+        above = {n for n in _reachable(graph, module) if _within(n, ABOVE_THE_ENGINE)}
+        assert above == set(), f"{module} reaches {sorted(above)}"
+
+
 def test_benchmarks_use_only_public_modules():
     for path in (ROOT / "benchmarks").glob("*.py"):
         used = {n for n in _imports(path, "benchmarks") if n.startswith("eqrewrite.rewriter")}

@@ -10,6 +10,7 @@ advice for what is left to a human. Nothing here imports torch.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 
 @dataclass(frozen=True)
@@ -38,7 +39,7 @@ class Pattern:
     kinds: tuple[str, ...] = ()             # "kind" or "kind:option" of rules that fix it
     advice: str = ""                        # what a human can do
 
-    def as_dict(self) -> dict:
+    def as_dict(self) -> dict[str, Any]:
         return {"id": self.id, "title": self.title, "help": self.help,
                 "gb_ids": list(self.gb_ids), "settings": [s.as_dict() for s in self.settings],
                 "advice": self.advice}

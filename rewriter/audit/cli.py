@@ -13,20 +13,24 @@ from __future__ import annotations
 import sys
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import click
 
-from ..config import ConfigError, find_project_root, load_config
-from ..plugins import AuditRun
+from ..config import Config, ConfigError, find_project_root, load_config
+from ..plugins import AuditRun, AuditStep, Registry
 from ..rules import RuleError, load_pack
 from .catalogue import PATTERNS
 from .config import AuditConfig, audit_config, check_patterns
+
+if TYPE_CHECKING:
+    from ..engine import Options as RewriteOptions
 
 EXIT_FINDINGS, EXIT_USAGE, EXIT_FILE_ERROR = 1, 2, 123
 FORMATS = ("text", "md", "json", "sarif", "html")
 
 
-def _fail(message: str) -> None:
+def _fail(message: str) -> NoReturn:
     click.echo(f"error: {message}", err=True)
     sys.exit(EXIT_USAGE)
 
@@ -77,15 +81,14 @@ def audit_command(paths: tuple[Path, ...], rule_specs: tuple[str, ...], scopes: 
                   excludes: tuple[str, ...], output_format: str | None,
                   outputs: tuple[Path, ...], baseline: Path | None, exit_zero: bool,
                   jobs: int | None, quiet: bool,
-                  **plugin_flags) -> None:
+                  **plugin_flags: Any) -> None:
     """Report where the code under PATHS breaks torch.compile graphs, why, and what fixes
     each break: a rule, a Dynamo setting, or a human."""
-    from ..cli import main
-
     if not paths:
         _fail("no paths given; try 'eqrewrite audit src/'")
     targets = _targets(outputs, output_format)
-    steps = main.plugins().audit_steps
+    registry = click.get_current_context().find_object(Registry)
+    steps = registry.audit_steps if registry is not None else []
     for step in steps:
         step.prepare(plugin_flags)
     root = find_project_root(list(paths))
@@ -112,7 +115,7 @@ def audit_command(paths: tuple[Path, ...], rule_specs: tuple[str, ...], scopes: 
     sys.exit(_exit_code(document, status, exit_zero))
 
 
-def _configs(root: Path):
+def _configs(root: Path) -> tuple[Config, AuditConfig]:
     try:
         config = load_config(root)
         return config, audit_config(config)
@@ -128,11 +131,12 @@ def _packs(specs: list[str]) -> list[str]:
         _fail(str(error))
     except OSError as error:
         _fail(f"{error.filename}: cannot read the rule pack: {error.strerror or error}")
-    return []
 
 
-def _static(paths, root: Path, config, audit: AuditConfig, packs: list[str], scopes,
-            assume: bool | None, ignored, excludes, jobs):
+def _static(paths: tuple[Path, ...], root: Path, config: Config, audit: AuditConfig,
+            packs: list[str], scopes: tuple[str, ...], assume: bool | None,
+            ignored: tuple[str, ...], excludes: tuple[str, ...], jobs: int | None
+            ) -> tuple[dict[str, Any], list[Path], RewriteOptions]:
     """Discover the files and audit them: (document, files, rewrite options)."""
     from ..discovery import discover
     from ..engine import Options
@@ -172,7 +176,7 @@ def _targets(outputs: tuple[Path, ...], output_format: str | None
             _fail("--format names one format; with several -o files, each file's suffix "
                   "names its format")
         return [(outputs[0], output_format)]
-    found = []
+    found: list[tuple[Path | None, str]] = []
     for path in outputs:
         if path.suffix.lower() not in _SUFFIXES:
             _fail(f"-o {path}: cannot tell the format from the suffix (use "
@@ -194,7 +198,7 @@ def _label(path: Path, root: Path) -> str:
         return resolved.as_posix()
 
 
-def _dynamic(steps, flags: dict, run: AuditRun) -> int:
+def _dynamic(steps: list[AuditStep], flags: dict[str, Any], run: AuditRun) -> int:
     from .document import join_dynamic
 
     status = 0
@@ -209,7 +213,7 @@ def _dynamic(steps, flags: dict, run: AuditRun) -> int:
     return status
 
 
-def _compare_to(document: dict, path: Path, root: Path) -> None:
+def _compare_to(document: dict[str, Any], path: Path, root: Path) -> None:
     from .document import BaselineError, apply_baseline, load_baseline
 
     try:
@@ -218,7 +222,7 @@ def _compare_to(document: dict, path: Path, root: Path) -> None:
         _fail(str(error))
 
 
-def _emit(document: dict, output_format: str, output: Path | None, root: Path,
+def _emit(document: dict[str, Any], output_format: str, output: Path | None, root: Path,
           quiet: bool) -> None:
     from .formats import render
 
@@ -235,7 +239,7 @@ def _emit(document: dict, output_format: str, output: Path | None, root: Path,
                    f"report written to {output}", err=True)
 
 
-def _exit_code(document: dict, status: int, exit_zero: bool) -> int:
+def _exit_code(document: dict[str, Any], status: int, exit_zero: bool) -> int:
     if document["errors"]:
         return EXIT_FILE_ERROR
     if exit_zero:

@@ -39,6 +39,15 @@ _BOOLEAN_METHODS = frozenset({
     "bool", "isnan", "isinf", "isfinite", "isposinf", "isneginf", "logical_not", "logical_and",
     "logical_or", "logical_xor", "eq", "ne", "lt", "le", "gt", "ge", "isclose", "isin"})
 CERTAIN, LIKELY = "certain", "likely"
+Chain = tuple[ast.AST, ...]  # enclosing functions and classes, outermost first
+Position = tuple[int, int, int, int]  # line, column, end line, end column (ast's offsets)
+
+
+def position(node: ast.stmt | ast.expr) -> Position:
+    """Where ``node`` is; a parsed node always has its end (a built one may not: its start)."""
+    end_line = node.end_lineno if node.end_lineno is not None else node.lineno
+    end_col = node.end_col_offset if node.end_col_offset is not None else node.col_offset
+    return node.lineno, node.col_offset, end_line, end_col
 
 
 @dataclass
@@ -46,8 +55,8 @@ class Site:
     """One place in traced code that matches a break pattern."""
 
     pattern: str
-    node: ast.AST
-    chain: tuple[ast.AST, ...]      # enclosing functions and classes, outermost first
+    node: ast.stmt | ast.expr       # an if/while statement or an expression
+    chain: Chain
     confidence: str                 # certain | likely
     operands: tuple[ast.AST, ...] = field(default=())  # what had to be a tensor
     snippet: str = ""
@@ -61,6 +70,12 @@ class Site:
         return ".".join(names) or "<module>"
 
 
+def _site_order(site: Site) -> tuple[int, int, int, int, str]:
+    """Source order; an enclosing site before the sites inside it."""
+    line, col, end_line, end_col = position(site.node)
+    return line, col, -end_line, -end_col, site.pattern
+
+
 class OptimisticInference(Inference):
     """The inference with a reader's assumptions: unannotated ``forward`` parameters and
     parameters annotated ``Optional[Tensor]`` / ``Tensor | None`` hold tensors."""
@@ -68,7 +83,8 @@ class OptimisticInference(Inference):
     def __init__(self, facts: ModuleFacts):
         super().__init__(facts, assume_tensor_params=True)
 
-    def _library_call(self, qualname: str, node: ast.Call, chain, env) -> str | None:
+    def _library_call(self, qualname: str, node: ast.Call, chain: Chain,
+                      env: dict[str, str | None]) -> str | None:
         # torch functions that return a tensor for the usual arguments (the rules' table
         # leaves them out because some argument lists give tuples).
         if qualname in ("torch.nonzero", "torch.unique", "torch.unique_consecutive"):
@@ -215,8 +231,7 @@ class Detector:
         work: list[tuple[ast.AST, tuple[ast.AST, ...], bool]] = [(self.tree, (), False)]
         while work:
             self._scan(*work.pop(), work)
-        self.sites.sort(key=lambda s: (s.node.lineno, s.node.col_offset, -s.node.end_lineno,
-                                       -s.node.end_col_offset, s.pattern))
+        self.sites.sort(key=_site_order)
         return self.sites
 
     def _scan(self, root: ast.AST, chain: tuple[ast.AST, ...], traced: bool,
@@ -298,7 +313,7 @@ class Detector:
 
     # -- patterns -----------------------------------------------------------------------------
 
-    def _add(self, pattern: str, node: ast.AST, chain: tuple[ast.AST, ...], confidence: str,
+    def _add(self, pattern: str, node: ast.stmt | ast.expr, chain: Chain, confidence: str,
              operands: tuple[ast.AST, ...] = ()) -> None:
         self.sites.append(Site(pattern, node, chain, confidence, operands, snippet(node)))
 
@@ -310,7 +325,7 @@ class Detector:
         elif isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Load):
             self._mask(node, chain)
 
-    def _branch(self, node: ast.If | ast.IfExp | ast.While, chain) -> None:
+    def _branch(self, node: ast.If | ast.IfExp | ast.While, chain: Chain) -> None:
         confidence = self._condition(node.test, chain)
         if confidence is None:
             return
@@ -322,12 +337,12 @@ class Detector:
             pattern = "data-dependent-branch"
         self._add(pattern, node, chain, confidence, (node.test,))
 
-    def _call(self, call: ast.Call, chain) -> None:
+    def _call(self, call: ast.Call, chain: Chain) -> None:
         for check in (self._io, self._scalar, self._shape, self._unsupported):
             if check(call, chain):
                 return
 
-    def _io(self, call: ast.Call, chain) -> bool:
+    def _io(self, call: ast.Call, chain: Chain) -> bool:
         func, qualname = call.func, self.facts.qualname(call.func) or ""
         if self._builtin(func, chain) == "print" or qualname in ("sys.stdout.write",
                                                                  "sys.stderr.write"):
@@ -340,7 +355,7 @@ class Detector:
             return False
         return True
 
-    def _scalar(self, call: ast.Call, chain) -> bool:
+    def _scalar(self, call: ast.Call, chain: Chain) -> bool:
         func = call.func
         if isinstance(func, ast.Attribute) and not call.args and func.attr in (
                 "item", "tolist", "numpy"):
@@ -356,7 +371,7 @@ class Detector:
                 return True
         return False
 
-    def _shape(self, call: ast.Call, chain) -> bool:
+    def _shape(self, call: ast.Call, chain: Chain) -> bool:
         name, receiver = self._torch_call(call, chain)
         if name is None:
             return False
@@ -384,7 +399,7 @@ class Detector:
         self._add(pattern, call, chain, confidence, operands)
         return True
 
-    def _unsupported(self, call: ast.Call, chain) -> bool:
+    def _unsupported(self, call: ast.Call, chain: Chain) -> bool:
         qualname = self.facts.qualname(call.func) or ""
         if (self._builtin(call.func, chain) in _UNSUPPORTED_BUILTINS
                 or qualname in _UNSUPPORTED_QUALNAMES or qualname.startswith(
@@ -393,7 +408,7 @@ class Detector:
             return True
         return False
 
-    def _mask(self, node: ast.Subscript, chain) -> None:
+    def _mask(self, node: ast.Subscript, chain: Chain) -> None:
         index = node.slice
         if (isinstance(index, ast.Tuple | ast.Slice) or not self._boolean(index, chain)
                 or self.confidence(index, chain) is None):
@@ -404,7 +419,7 @@ class Detector:
 
     # -- helpers ------------------------------------------------------------------------------
 
-    def _builtin(self, func: ast.expr, chain) -> str | None:
+    def _builtin(self, func: ast.expr, chain: Chain) -> str | None:
         """The builtin a call's name refers to, among those the patterns look for (None when
         shadowed, not a plain name, or another name)."""
         if (not isinstance(func, ast.Name) or func.id not in _LOOKED_FOR
@@ -412,7 +427,7 @@ class Detector:
             return None
         return func.id if self.proven.lookup(func.id, chain) is None else None
 
-    def _torch_call(self, call: ast.Call, chain) -> tuple[str | None, ast.expr | None]:
+    def _torch_call(self, call: ast.Call, chain: Chain) -> tuple[str | None, ast.expr | None]:
         """``(name, receiver)`` of ``torch.name(...)`` (receiver None) or ``t.name(...)``."""
         qualname = self.facts.qualname(call.func) or ""
         if qualname.startswith("torch.") and qualname.count(".") == 1:
@@ -421,7 +436,7 @@ class Detector:
             return call.func.attr, call.func.value
         return None, None
 
-    def _tensor_argument(self, call: ast.Call, chain, index: int) -> bool:
+    def _tensor_argument(self, call: ast.Call, chain: Chain, index: int) -> bool:
         if len(call.args) > index:
             return self.proven.kind(call.args[index], chain) == TENSOR
         return any(k.arg == "repeats" and self.proven.kind(k.value, chain) == TENSOR

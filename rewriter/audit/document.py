@@ -13,6 +13,7 @@ import hashlib
 import json
 from collections import Counter
 from pathlib import Path
+from typing import Any
 
 from .. import __version__
 from .catalogue import PATTERNS
@@ -27,9 +28,9 @@ class BaselineError(Exception):
     """A baseline file that is not an audit JSON report; the message names the file."""
 
 
-def assign_ids(findings: list[dict]) -> None:
+def assign_ids(findings: list[dict[str, Any]]) -> None:
     """Give every finding its stable ``id`` (in place)."""
-    seen: Counter = Counter()
+    seen: Counter[tuple[str, str, str, str]] = Counter()
     for finding in findings:
         key = (finding["pattern"], finding["file"], finding["function"], finding["code"])
         occurrence = seen[key]
@@ -38,7 +39,7 @@ def assign_ids(findings: list[dict]) -> None:
         finding["id"] = hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
 
 
-def build(audits: list[FileAudit], settings: dict, seconds: float) -> dict:
+def build(audits: list[FileAudit], settings: dict[str, Any], seconds: float) -> dict[str, Any]:
     """The document for a static audit (``dynamic`` stays None until a plugin fills it)."""
     findings = [f for audit in audits for f in audit.findings]
     assign_ids(findings)
@@ -56,7 +57,8 @@ def build(audits: list[FileAudit], settings: dict, seconds: float) -> dict:
     return document
 
 
-def summarise(document: dict, files: int, suppressed: int, seconds: float) -> dict:
+def summarise(document: dict[str, Any], files: int, suppressed: int,
+              seconds: float) -> dict[str, Any]:
     """Totals, the share of each kind of fix, and the causes, most frequent first."""
     findings = document["findings"]
     by_fix = Counter(f["fix"] for f in findings)
@@ -74,7 +76,7 @@ def summarise(document: dict, files: int, suppressed: int, seconds: float) -> di
             "causes": top, "seconds": round(seconds, 3)}
 
 
-def load_baseline(path: Path) -> dict:
+def load_baseline(path: Path) -> dict[str, Any]:
     """A previous audit JSON report."""
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
@@ -90,7 +92,7 @@ def load_baseline(path: Path) -> dict:
     return data
 
 
-def apply_baseline(document: dict, baseline: dict, path: str) -> None:
+def apply_baseline(document: dict[str, Any], baseline: dict[str, Any], path: str) -> None:
     """Keep only the findings the baseline does not have; record what is known and fixed."""
     old = {f.get("id") for f in baseline["findings"]}
     now = {f["id"] for f in document["findings"]}
@@ -102,23 +104,23 @@ def apply_baseline(document: dict, baseline: dict, path: str) -> None:
                                     summary["seconds"])
 
 
-def to_json(document: dict) -> str:
+def to_json(document: dict[str, Any]) -> str:
     """The document as text (keys in a fixed order, so two reports diff cleanly)."""
     return json.dumps(document, indent=2, ensure_ascii=False)
 
 
-def join_dynamic(document: dict) -> None:
+def join_dynamic(document: dict[str, Any]) -> None:
     """Attach each observed break (``dynamic.breaks``) to the static finding at its source
     line, and sum what was observed on each finding (``observed``)."""
     from .catalogue import GB_PATTERNS
 
-    by_file: dict[str, list[dict]] = {}
+    by_file: dict[str, list[dict[str, Any]]] = {}
     for finding in document["findings"]:
         finding["observed"] = None
         by_file.setdefault(finding["file"], []).append(finding)
     for observed in document["dynamic"].get("breaks", []):
         frame = observed.get("frame") or {}
-        candidates = [f for f in by_file.get(frame.get("file"), [])
+        candidates = [f for f in by_file.get(str(frame.get("file")), [])
                       if f["line"] <= (frame.get("line") or 0) <= f["end_line"]]
         preferred = GB_PATTERNS.get(observed.get("gb_id") or "")
         candidates.sort(key=lambda f: (f["pattern"] != preferred, f["end_line"] - f["line"]))

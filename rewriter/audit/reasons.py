@@ -79,6 +79,8 @@ class Reasons:
         node = site.node
         if isinstance(node, ast.IfExp):
             return self._values([node.body, node.orelse], site)
+        if not isinstance(node, ast.If | ast.While):
+            return None  # the detector reports only if/while statements and conditionals
         body, orelse = node.body, node.orelse
         if len(body) > 1 or len(orelse) > 1:
             count = max(len(body), len(orelse))
@@ -103,16 +105,19 @@ class Reasons:
         return ("the branch is not a single assignment, `return` or call",
                 "express both sides as values and select with `torch.where`")
 
-    def _returns(self, first: ast.stmt, other: ast.stmt | None, site: Site):
-        if other is None or not all(isinstance(s, ast.Return) for s in (first, other)):
+    def _returns(self, first: ast.stmt, other: ast.stmt | None,
+                 site: Site) -> tuple[str, str] | None:
+        if not (isinstance(first, ast.Return) and isinstance(other, ast.Return)):
             return ("only one branch returns: the other falls through",
                     "add an `else: return ...` so that both sides return a tensor")
-        if any(s.value is None or (isinstance(s.value, ast.Constant) and s.value.value is None)
-               for s in (first, other)):
+        values = [v for v in (first.value, other.value)
+                  if v is not None and not (isinstance(v, ast.Constant) and v.value is None)]
+        if len(values) < 2:
             return ("a branch returns None", "return a tensor on both sides")
-        return self._values([first.value, other.value], site)
+        return self._values(values, site)
 
-    def _assigns(self, first: ast.Assign, other: ast.stmt | None, site: Site):
+    def _assigns(self, first: ast.Assign, other: ast.stmt | None,
+                 site: Site) -> tuple[str, str] | None:
         targets = [ast.unparse(t) for t in first.targets]
         if other is None:
             name = targets[0]
@@ -157,13 +162,20 @@ class Reasons:
 
     def _validation_raise(self, site: Site) -> tuple[str, str] | None:
         node = site.node
+        if not isinstance(node, ast.If):
+            return None  # the detector reports only `if` statements for this pattern
         if node.orelse or len(node.body) > 1:
             return ("the `if` has an `else` or more than one statement", "keep only the "
                     "`raise` under the `if`")
         raised = node.body[0]
+        if not isinstance(raised, ast.Raise):
+            return None
         if raised.cause is not None:
             return ("`raise ... from ...` is not rewritten", "drop the `from` clause")
         exc = raised.exc
+        if exc is None:
+            return ("a bare `raise` re-raises the exception being handled", "raise a builtin "
+                    "exception with a literal message")
         name = exc.func if isinstance(exc, ast.Call) else exc
         if not (isinstance(name, ast.Name) and name.id in _EXCEPTIONS):
             return (f"raises `{_short(name)}`, not a builtin exception type", "raise a "
@@ -176,6 +188,8 @@ class Reasons:
 
     def _print(self, site: Site) -> tuple[str, str] | None:
         call = site.node
+        if not isinstance(call, ast.Call):
+            return None
         if any(isinstance(a, ast.Starred) for a in call.args):
             return ("prints `*args`: the values are not known statically", "print named "
                     "values")
@@ -201,6 +215,8 @@ class Reasons:
 
     def _logging(self, site: Site) -> tuple[str, str] | None:
         call = site.node
+        if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute)):
+            return None  # the detector reports only method calls on a logger
         owner = call.func.value
         if not isinstance(owner, ast.Name) or not self._module_logger(owner.id):
             return (f"`{_short(owner)}` is not a module-level `getLogger(...)` logger",
@@ -215,6 +231,8 @@ class Reasons:
 
     def _warnings(self, site: Site) -> tuple[str, str] | None:
         call = site.node
+        if not isinstance(call, ast.Call):
+            return None
         if not call.args or isinstance(call.args[0], ast.Name | ast.Call | ast.Attribute):
             return ("the warning message is not a literal or an f-string",
                     "pass the message as a literal")
@@ -253,9 +271,8 @@ class Reasons:
     def _boolean_mask(self, site: Site) -> tuple[str, str] | None:
         parent = self.parent(site.node, site.chain)
         grand = self.parent(parent, site.chain) if parent is not None else None
-        reduced = (isinstance(parent, ast.Attribute) and parent.attr in _REDUCTIONS
-                   and isinstance(grand, ast.Call))
-        if not reduced:
+        if not (isinstance(parent, ast.Attribute) and parent.attr in _REDUCTIONS
+                and isinstance(grand, ast.Call)):
             return ("the selection escapes: it is not reduced right away (`.sum()`, "
                     "`.mean()`, `.max()`...)", "reduce over the full tensor with "
                     "`torch.where(mask, x, 0)`, or turn on capture_dynamic_output_shape_ops")

@@ -13,12 +13,13 @@ from __future__ import annotations
 
 import ast
 from dataclasses import dataclass
+from typing import Any
 
 from ..matcher import Decline, Edit, Matcher, Span
 from ..pattern import index_key
 from ..rules import Rule
 from .catalogue import PATTERNS, pattern_for_kind
-from .detect import Detector, Site
+from .detect import Detector, Position, Site, position
 from .reasons import Reasons
 
 
@@ -28,7 +29,7 @@ class Resolution:
 
     fix: str                        # rule | setting | manual
     edit: Edit | None = None        # the rule's first-round edit, when a rule fixes it
-    why_not: dict | None = None     # {"rules", "stage", "reason", "remedy"}
+    why_not: dict[str, Any] | None = None     # {"rules", "stage", "reason", "remedy"}
 
 
 class Resolver:
@@ -73,7 +74,7 @@ class Resolver:
 
     # -- why not ----------------------------------------------------------------------------
 
-    def _why_not(self, site: Site) -> dict:
+    def _why_not(self, site: Site) -> dict[str, Any]:
         targeted = [r for r in self.rules if site.pattern in _patterns_of(r)]
         declines = self._declines(site, targeted)
         rule_ids = sorted({r.id for r, _ in declines} | {r.id for r in targeted})
@@ -111,11 +112,13 @@ class Resolver:
         """The site's node and its ancestors up to its statement: the nodes a rule for the
         pattern may look at (``print(x)`` is rewritten as its expression statement,
         ``x[m]`` as the reduction call around it)."""
-        nodes, node = [site.node], site.node
+        nodes: list[ast.AST] = [site.node]
+        node: ast.AST = site.node
         while not isinstance(node, ast.stmt):
-            node = self.reasons.parent(node, site.chain)
-            if node is None:
+            parent = self.reasons.parent(node, site.chain)
+            if parent is None:
                 break
+            node = parent
             nodes.append(node)
         return nodes
 
@@ -129,14 +132,16 @@ class Resolver:
 
     def _roots(self, sites: list[Site]) -> list[tuple[ast.AST, tuple[ast.AST, ...]]]:
         """The statement holding each site, with its enclosing functions; outermost only."""
-        found: list[tuple[ast.AST, tuple[ast.AST, ...]]] = []
+        found: list[tuple[ast.stmt | ast.expr, tuple[ast.AST, ...]]] = []
         for site in sites:
             statement = self._candidates(site)[-1]
+            if not isinstance(statement, ast.stmt | ast.expr):
+                continue  # no statement around it: nothing a rule could rewrite
             chain = site.chain
             while chain and isinstance(chain[-1], ast.Lambda):
                 chain = chain[:-1]  # a lambda never holds a statement
             found.append((statement, chain))
-        found.sort(key=lambda pair: (pair[0].lineno, pair[0].col_offset, -pair[0].end_lineno))
+        found.sort(key=lambda pair: _outer_first(position(pair[0])))
         outermost: list[tuple[ast.AST, tuple[ast.AST, ...]]] = []
         for statement, chain in found:
             if outermost and _contains(self.matcher.span(outermost[-1][0]),
@@ -145,7 +150,7 @@ class Resolver:
             outermost.append((statement, chain))
         return outermost
 
-    def _untargeted(self, site: Site) -> dict:
+    def _untargeted(self, site: Site) -> dict[str, Any]:
         pattern = PATTERNS[site.pattern]
         selected = sorted(r.id for r in self.selected if site.pattern in _patterns_of(r))
         if selected and site.pattern in _DERIVED_FORMS:
@@ -165,7 +170,7 @@ class Resolver:
 _DERIVED_FORMS = frozenset({"boolean-mask", "nonzero"})
 
 
-def _why(rules: list[str], stage: str, reason: str, remedy: str) -> dict:
+def _why(rules: list[str], stage: str, reason: str, remedy: str) -> dict[str, Any]:
     return {"rules": rules, "stage": stage, "reason": reason, "remedy": remedy}
 
 
@@ -182,3 +187,8 @@ def _contains(outer: Span, inner: Span) -> bool:
 
 def _head(code: str) -> str:
     return code if len(code) <= 40 else code[:37] + "..."
+
+
+def _outer_first(where: Position) -> tuple[int, int, int]:
+    """Source order, a statement before those nested in it."""
+    return where[0], where[1], -where[2]

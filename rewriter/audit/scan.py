@@ -3,11 +3,14 @@
 One file at a time (``audit_text``), or many with the rewriter's worker pool
 (``audit_files``); like the rewriter, one bad file never stops the others, it becomes an
 error record. A file that cannot hold a traced function (no ``forward``, nothing compiled,
-and the scope is not ``everywhere``) is not even parsed.
+and the scope is not ``everywhere``) is not even parsed. What auditing needs (the options
+and the loaded rules) is a ``ScanContext``: passed along in-process, or loaded once per
+worker by the pool's initializer and read there through ``worker_context``.
 """
 
 from __future__ import annotations
 
+import ast
 import contextlib
 import gc
 import os
@@ -15,17 +18,18 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import Any
 
 from ..callgraph import function_scopes
 from ..engine import RewriteError, parse
 from ..facts import FUNCTION_SCOPES
+from ..files import is_generated
 from ..matcher import Comments
 from ..rules import Rule, load_pack, packaged_packs
-from ..runner import GENERATED_MARKER, GENERATED_WINDOW
 from ..sources import SourceError, decode
 from ..workers import WorkerPool
 from .catalogue import PATTERNS
-from .detect import Detector, Site
+from .detect import Detector, Site, position
 from .resolve import Resolution, Resolver
 
 PARALLEL_THRESHOLD = 24  # fewer files than this are audited in-process
@@ -56,36 +60,51 @@ class FileAudit:
     """One file's finding records (ids not yet assigned), or its error."""
 
     file: str
-    findings: list[dict] = field(default_factory=list)
+    findings: list[dict[str, Any]] = field(default_factory=list)
     suppressed: int = 0
-    error: dict | None = None
+    error: dict[str, Any] | None = None
 
 
-_rules: list[Rule] = []
-_kinds: frozenset[str] = frozenset()
-_options: ScanOptions | None = None
+@dataclass(frozen=True)
+class ScanContext:
+    """What auditing a file needs: the options and the rules, loaded once per process."""
+
+    options: ScanOptions
+    rules: list[Rule]        # the packs' rules, selected as for rewriting
+    kinds: frozenset[str]    # kinds some packaged pack offers (a finding may point to one)
+
+    @classmethod
+    def load(cls, options: ScanOptions) -> ScanContext:
+        """Load the packs."""
+        from ..engine import Options, select_rules
+
+        rules = [r for spec in options.packs for r in load_pack(spec).rules]
+        selected = select_rules(rules, Options(assume_tensor_params=options.assume_tensor_params,
+                                               scope=options.rule_scope))
+        kinds = frozenset(r.kind for p in packaged_packs().values()
+                          for r in load_pack(str(p)).rules)
+        return cls(options, selected, kinds)
 
 
-def prepare(options: ScanOptions) -> None:
-    """Load the packs once per process (worker initializer)."""
-    from ..engine import Options, select_rules
-
-    global _rules, _kinds, _options
-    if _options == options:
-        return  # loaded already (a forked worker inherits the parent's packs)
-    rules = [r for spec in options.packs for r in load_pack(spec).rules]
-    _rules = select_rules(rules, Options(assume_tensor_params=options.assume_tensor_params,
-                                         scope=options.rule_scope))
-    _kinds = frozenset(r.kind for p in packaged_packs().values()
-                       for r in load_pack(str(p)).rules)
-    _options = options
+_worker_context: ScanContext | None = None  # this process's, once loaded for a pool
 
 
 def _prepare_worker(options: ScanOptions) -> None:
-    """A worker's initializer: the packs, and fewer garbage collections (below)."""
-    prepare(options)
+    """A worker's initializer: the packs (unless a forked worker inherited them loaded),
+    and fewer garbage collections (below)."""
+    global _worker_context
+    if _worker_context is None or _worker_context.options != options:
+        _worker_context = ScanContext.load(options)
     gc.freeze()
     gc.set_threshold(*_THRESHOLDS)
+
+
+def worker_context() -> ScanContext:
+    """This worker process's context (its initializer loaded it)."""
+    if _worker_context is None:
+        raise RuntimeError("no audit context in this process: the worker pool's initializer "
+                           "sets it")
+    return _worker_context
 
 
 # Parsing allocates millions of nodes, few of them in cycles; Python's default thresholds
@@ -104,35 +123,37 @@ def _fewer_collections() -> Iterator[None]:
         gc.set_threshold(*previous)
 
 
-def audit_text(text: str, label: str, path: str | None = None) -> FileAudit:
+def audit_text(context: ScanContext, text: str, label: str,
+               path: str | None = None) -> FileAudit:
     """Audit one module's source; ``label`` is its path relative to the project, ``path``
     the key of its functions in the options' ``function_scopes``."""
-    assert _options is not None, "prepare() first"
+    options = context.options
     result = FileAudit(label)
     scopes = {name: by_path.get(path or label, frozenset())
-              for name, by_path in _options.function_scopes.items()}
-    if not _may_trace(text, _options.scope, scopes):
+              for name, by_path in options.function_scopes.items()}
+    if not _may_trace(text, options.scope, scopes):
         return result
     tree = parse(text)
-    detector = Detector(tree, text, _options.scope, _options.assume_tensor_params, scopes)
+    detector = Detector(tree, text, options.scope, options.assume_tensor_params, scopes)
     # The facts only test for the substring: most models say is_torchdynamo_compiling.
     detector.facts.may_compile = may_compile(text)
     # Tokenizing is slow: only files that mention eqrewrite can suppress a finding.
     comments = Comments(text) if "eqrewrite" in text else None
     sites = []
     for site in detector.run():
-        if site.pattern in _options.ignore:
+        if site.pattern in options.ignore:
             continue
-        span = (site.node.lineno, 0, site.node.end_lineno, 0)
+        line, _, end_line, _ = position(site.node)
+        span = (line, 0, end_line, 0)
         if comments is not None and comments.suppressed(site.pattern, span):
             result.suppressed += 1
         else:
             sites.append(site)
     if not sites:
         return result
-    candidates = [r for r in _rules if r.could_match(text)]
-    resolver = Resolver(detector, text, candidates, _options.assume_tensor_params, sites,
-                        _rules, _kinds)
+    candidates = [r for r in context.rules if r.could_match(text)]
+    resolver = Resolver(detector, text, candidates, options.assume_tensor_params, sites,
+                        context.rules, context.kinds)
     resolutions = [resolver.resolve(site) for site in sites]
     _fill_after(text, tree, sites, resolutions)
     result.findings = [_record(site, resolution, resolver, label)
@@ -153,13 +174,14 @@ def may_compile(text: str) -> bool:
     return any(_has_word(text, pattern) for pattern in _SCOPE_TEXT["compiled"])
 
 
-def _has_word(text: str, pattern: re.Pattern) -> bool:
+def _has_word(text: str, pattern: re.Pattern[str]) -> bool:
     """``pattern`` matches where a word starts."""
     return any(m.start() == 0 or not (text[m.start() - 1].isalnum() or text[m.start() - 1] == "_")
                for m in pattern.finditer(text))
 
 
-def _fill_after(text: str, tree, sites: list[Site], resolutions: list[Resolution]) -> None:
+def _fill_after(text: str, tree: ast.Module, sites: list[Site],
+                resolutions: list[Resolution]) -> None:
     """What the rewrite writes for each edit that fixes a site: the engine's own libcst
     application (``apply_edit_subset``) of those first-round edits sets each ``after``. A
     file the engine cannot rewrite keeps none of its fixes: the rewrite would refuse it."""
@@ -180,7 +202,7 @@ def _fill_after(text: str, tree, sites: list[Site], resolutions: list[Resolution
                 resolution.fix = "setting" if PATTERNS[site.pattern].settings else "manual"
 
 
-def _record(site: Site, resolution: Resolution, resolver: Resolver, label: str) -> dict:
+def _record(site: Site, resolution: Resolution, resolver: Resolver, label: str) -> dict[str, Any]:
     pattern = PATTERNS[site.pattern]
     line, col, end_line, end_col = resolver.span(site.node)
     record = {"pattern": site.pattern, "file": label, "line": line, "column": col + 1,
@@ -198,13 +220,13 @@ def _record(site: Site, resolution: Resolution, resolver: Resolver, label: str) 
     return record
 
 
-def audit_file(path: Path, label: str) -> FileAudit:
+def audit_file(context: ScanContext, path: Path, label: str) -> FileAudit:
     """Read, decode and audit one file; every failure is this file's error record."""
     try:
         data = path.read_bytes()
-        if GENERATED_MARKER in data[:GENERATED_WINDOW]:
+        if is_generated(data):
             return FileAudit(label)
-        return audit_text(decode(data).text, label, str(path))
+        return audit_text(context, decode(data).text, label, str(path))
     except OSError as error:
         return _failed(label, f"cannot read: {error.strerror or error}")
     except (SourceError, RewriteError) as error:
@@ -222,7 +244,8 @@ def _failed(label: str, message: str, line: int = 0, col: int = 0) -> FileAudit:
 
 
 def _audit_pair(pair: tuple[str, str]) -> FileAudit:
-    return audit_file(Path(pair[0]), pair[1])
+    """In a worker: one ``(path, label)``."""
+    return audit_file(worker_context(), Path(pair[0]), pair[1])
 
 
 def audit_files(files: list[tuple[Path, str]], options: ScanOptions,
@@ -235,17 +258,23 @@ def audit_files(files: list[tuple[Path, str]], options: ScanOptions,
         options = replace(options, function_scopes=function_scopes(
             [path for path, _ in pairs], needed, (), jobs))
     if workers > 1 and len(files) >= PARALLEL_THRESHOLD:
-        # Largest files first, in small chunks, so that no worker is left with the big ones.
-        order = sorted(range(len(pairs)), key=lambda i: -_size(pairs[i][0]))
-        prepare(options)  # once here: forked workers start with the packs loaded
-        with WorkerPool(workers, _prepare_worker, (options,)) as pool:
-            done = pool.map(_audit_pair, [pairs[i] for i in order],
-                            chunksize=max(1, len(pairs) // (workers * 32)))
-            results = dict(zip(order, done))
-        return [results[i] for i in range(len(pairs))]
-    prepare(options)
+        return _audit_in_pool(pairs, options, workers)
+    context = ScanContext.load(options)
     with _fewer_collections():
-        return [_audit_pair(pair) for pair in pairs]
+        return [audit_file(context, Path(path), label) for path, label in pairs]
+
+
+def _audit_in_pool(pairs: list[tuple[str, str]], options: ScanOptions,
+                   workers: int) -> list[FileAudit]:
+    global _worker_context
+    _worker_context = ScanContext.load(options)  # forked workers start with it loaded
+    # Largest files first, in small chunks, so that no worker is left with the big ones.
+    order = sorted(range(len(pairs)), key=lambda i: -_size(pairs[i][0]))
+    with WorkerPool(workers, _prepare_worker, (options,)) as pool:
+        done = pool.map(_audit_pair, [pairs[i] for i in order],
+                        chunksize=max(1, len(pairs) // (workers * 32)))
+        results = dict(zip(order, done))
+    return [results[i] for i in range(len(pairs))]
 
 
 def _size(path: str) -> int:

@@ -4,9 +4,10 @@ page. Every format shows the summary first and the details after it."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 
-def render(document: dict, output_format: str, root: Path, color: bool = False) -> str:
+def render(document: dict[str, Any], output_format: str, root: Path, color: bool = False) -> str:
     """The document as ``output_format`` text; ``root`` is where finding files live."""
     if output_format == "json":
         from ..document import to_json
@@ -34,7 +35,7 @@ def share(part: int, total: int) -> str:
     return f"{part} ({round(100 * part / total)} %)" if total else str(part)
 
 
-def fix_text(finding: dict) -> str:
+def fix_text(finding: dict[str, Any]) -> str:
     """What fixes a finding, in a few words: ``rule select-assign``, ``setting ...``..."""
     if finding["fix"] == "rule":
         return f"rule {finding['rule']}"
@@ -43,7 +44,7 @@ def fix_text(finding: dict) -> str:
     return "manual"
 
 
-def why_text(finding: dict) -> str:
+def why_text(finding: dict[str, Any]) -> str:
     """``why not rewritten: reason; remedy`` (empty when a rule fixes it)."""
     why = finding.get("why_not")
     if not why:
@@ -52,11 +53,11 @@ def why_text(finding: dict) -> str:
     return f"not rewritten{rules}: {why['reason']}. Fix: {why['remedy']}"
 
 
-def location(finding: dict) -> str:
+def location(finding: dict[str, Any]) -> str:
     return f"{finding['file']}:{finding['line']}:{finding['column']}"
 
 
-def breaks_key(observed: dict) -> str:
+def breaks_key(observed: dict[str, Any]) -> str:
     """``GB0170 at file.py:12`` for an observed break."""
     frame = observed.get("frame")
     where = f" at {frame['file']}:{frame['line']}" if frame else ""

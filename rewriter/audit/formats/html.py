@@ -8,11 +8,12 @@ import html
 import json
 from importlib import resources
 from pathlib import Path
+from typing import Any
 
 CONTEXT = 6  # source lines shown around each finding in the file view
 
 
-def to_html(document: dict, root: Path) -> str:
+def to_html(document: dict[str, Any], root: Path) -> str:
     assets = resources.files(__package__)
     page = (assets / "report.html").read_text(encoding="utf-8")
     data = {"document": document, "sources": sources(document, root)}
@@ -32,7 +33,7 @@ def to_html(document: dict, root: Path) -> str:
     return page
 
 
-def sources(document: dict, root: Path) -> dict[str, list[tuple[int, list[str]]]]:
+def sources(document: dict[str, Any], root: Path) -> dict[str, list[tuple[int, list[str]]]]:
     """For each file with findings: ``(first line, lines)`` windows around the findings,
     merged where they touch (the page shows the file with those lines highlighted)."""
     spans: dict[str, list[tuple[int, int]]] = {}

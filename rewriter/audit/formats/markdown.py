@@ -3,10 +3,12 @@ measurements, then the findings per file in collapsed sections."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from . import breaks_key, fix_text, share, why_text
 
 
-def to_markdown(document: dict) -> str:
+def to_markdown(document: dict[str, Any]) -> str:
     lines = _summary(document)
     dynamic = document.get("dynamic")
     if dynamic:
@@ -31,7 +33,7 @@ def _table(header: list[str], rows: list[list[object]]) -> list[str]:
     return lines + [""]
 
 
-def _summary(document: dict) -> list[str]:
+def _summary(document: dict[str, Any]) -> list[str]:
     s = document["summary"]
     total = s["findings"]
     lines = ["## eqrewrite graph-break audit", "",
@@ -54,7 +56,7 @@ def _summary(document: dict) -> list[str]:
     return lines
 
 
-def _dynamic(dynamic: dict) -> list[str]:
+def _dynamic(dynamic: dict[str, Any]) -> list[str]:
     t = dynamic["totals"]
     lines = ["### Measured (`--run`)", "",
              f"{t['targets']} targets, torch {dynamic['torch']}, {dynamic['settings']}: "
@@ -79,7 +81,7 @@ def _dynamic(dynamic: dict) -> list[str]:
     return lines
 
 
-def _before_after(comparison: dict) -> list[str]:
+def _before_after(comparison: dict[str, Any]) -> list[str]:
     t = comparison["totals"]
     lines = [f"### Before / after `{', '.join(comparison['rules'])}`", "",
              f"Breaks **{t['before']['breaks']} → {t['after']['breaks']}** "
@@ -101,7 +103,7 @@ def _before_after(comparison: dict) -> list[str]:
                            "compiled latency"], rows)
 
 
-def _what_if(what_if: dict) -> list[str]:
+def _what_if(what_if: dict[str, Any]) -> list[str]:
     lines = [f"### What if (Dynamo switches, on the {what_if['tree']} code)", ""]
     lines += _table(["switch", "targets", "breaks removed", "targets fixed", "outputs"],
                     [[f"`{s['switch']}` = {s['value']}", s["targets"], s["breaks_removed"],
@@ -116,8 +118,8 @@ def _what_if(what_if: dict) -> list[str]:
         ["target", "switch", "breaks", "removed", "outputs"], rows) + ["</details>", ""]
 
 
-def _findings(document: dict) -> list[str]:
-    by_file: dict[str, list[dict]] = {}
+def _findings(document: dict[str, Any]) -> list[str]:
+    by_file: dict[str, list[dict[str, Any]]] = {}
     for finding in document["findings"]:
         by_file.setdefault(finding["file"], []).append(finding)
     lines = ["### Findings", ""] if by_file else []
@@ -130,7 +132,7 @@ def _findings(document: dict) -> list[str]:
     return lines
 
 
-def _details(finding: dict) -> str:
+def _details(finding: dict[str, Any]) -> str:
     if finding["fix"] == "rule" and finding.get("rewrite"):
         return "→ " + _code(finding["rewrite"]["after"], 100)
     text = why_text(finding)

@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
-from ..catalogue import PATTERNS
+from ..catalogue import PATTERNS, Pattern
 from . import why_text
 
 SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
@@ -20,7 +21,7 @@ FINGERPRINT = "eqrewriteFindingId/v1"
 INFORMATION_URI = "https://github.com/eqrewrite/eqrewrite#the-graph-break-audit"
 
 
-def to_sarif(document: dict, root: Path) -> str:
+def to_sarif(document: dict[str, Any], root: Path) -> str:
     patterns = sorted({f["pattern"] for f in document["findings"]} | set(document["patterns"]))
     rules = [_pattern_rule(PATTERNS[p]) for p in patterns]
     results = [_finding_result(f, patterns.index(f["pattern"])) for f in document["findings"]]
@@ -40,7 +41,7 @@ def to_sarif(document: dict, root: Path) -> str:
     return json.dumps({"$schema": SCHEMA, "version": "2.1.0", "runs": [run]}, indent=2) + "\n"
 
 
-def _pattern_rule(pattern) -> dict:
+def _pattern_rule(pattern: Pattern) -> dict[str, Any]:
     settings = "".join(f"\n- `torch._dynamo.config.{s.name}` = {s.value}: {s.effect}"
                        + (f" ({s.caveat})" if s.caveat else "") for s in pattern.settings)
     markdown = (f"{pattern.help}\n\nDynamo reports it as {', '.join(pattern.gb_ids)}.\n\n"
@@ -57,7 +58,7 @@ def _pattern_rule(pattern) -> dict:
                            "gb_ids": list(pattern.gb_ids)}}
 
 
-def _break_rule(observed: dict, rule_id: str) -> dict:
+def _break_rule(observed: dict[str, Any], rule_id: str) -> dict[str, Any]:
     text = observed.get("gb_type") or observed.get("reason") or "graph break"
     hints = " ".join(observed.get("hints", []))
     body = (observed.get("detail") or observed.get("explanation") or text) + (
@@ -69,16 +70,16 @@ def _break_rule(observed: dict, rule_id: str) -> dict:
                            "precision": "very-high"}}
 
 
-def _region(start_line: int, start_col: int, end_line: int, end_col: int) -> dict:
+def _region(start_line: int, start_col: int, end_line: int, end_col: int) -> dict[str, Any]:
     return {"startLine": start_line, "startColumn": start_col, "endLine": end_line,
             "endColumn": end_col}
 
 
-def _artifact(file: str) -> dict:
+def _artifact(file: str) -> dict[str, Any]:
     return {"uri": file, "uriBaseId": "%SRCROOT%"}
 
 
-def _finding_result(finding: dict, index: int) -> dict:
+def _finding_result(finding: dict[str, Any], index: int) -> dict[str, Any]:
     region = _region(finding["line"], finding["column"], finding["end_line"],
                      finding["end_column"])
     message = f"{PATTERNS[finding['pattern']].title}: `{finding['code']}` in " \
@@ -109,7 +110,7 @@ def _finding_result(finding: dict, index: int) -> dict:
     return result
 
 
-def _remedy(finding: dict) -> str:
+def _remedy(finding: dict[str, Any]) -> str:
     if finding["fix"] == "rule":
         return f"Rule `{finding['rule']}` rewrites it (eqrewrite --rules)."
     text = why_text(finding)
@@ -117,7 +118,7 @@ def _remedy(finding: dict) -> str:
     return text + (f". Dynamo setting: {settings}." if settings else "")
 
 
-def _break_result(observed: dict, index: int) -> dict:
+def _break_result(observed: dict[str, Any], index: int) -> dict[str, Any]:
     frame = observed["frame"]
     text = (f"{observed.get('gb_type') or observed.get('reason')} (seen {observed['count']}x in "
             f"{', '.join(observed['targets'])}): {observed.get('detail', '')}")
@@ -129,7 +130,7 @@ def _break_result(observed: dict, index: int) -> dict:
             "partialFingerprints": {FINGERPRINT: observed["key"]}}
 
 
-def _invocation(document: dict) -> dict:
+def _invocation(document: dict[str, Any]) -> dict[str, Any]:
     notes = [{"level": "error", "message": {"text": e["message"]},
               "locations": [{"physicalLocation": {
                   "artifactLocation": _artifact(e["file"]),

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import io
 import shutil
+from typing import Any
 
 from rich.console import Console
 from rich.table import Table
@@ -15,7 +16,7 @@ from . import fix_text, share, why_text
 _WIDTH = 120  # when not writing to a terminal
 
 
-def to_text(document: dict, color: bool) -> str:
+def to_text(document: dict[str, Any], color: bool) -> str:
     buffer = io.StringIO()
     width = shutil.get_terminal_size((_WIDTH, 24)).columns if color else _WIDTH
     console = Console(file=buffer, width=width, force_terminal=color,
@@ -37,7 +38,7 @@ def _table(title: str, *columns: str) -> Table:
     return table
 
 
-def _summary(console: Console, document: dict) -> None:
+def _summary(console: Console, document: dict[str, Any]) -> None:
     s = document["summary"]
     total = s["findings"]
     console.print(Text(f"eqrewrite audit: {total} finding{'s' if total != 1 else ''} in "
@@ -64,7 +65,7 @@ def _summary(console: Console, document: dict) -> None:
         console.print(table)
 
 
-def _dynamic(console: Console, dynamic: dict) -> None:
+def _dynamic(console: Console, dynamic: dict[str, Any]) -> None:
     totals = dynamic["totals"]
     console.print(Text(f"\nDynamic: {totals['targets']} targets run ({dynamic['settings']}, "
                        f"torch {dynamic['torch']}): {totals['breaks']} breaks, "
@@ -98,7 +99,7 @@ def _dynamic(console: Console, dynamic: dict) -> None:
         _what_if(console, dynamic["what_if"])
 
 
-def _before_after(console: Console, comparison: dict) -> None:
+def _before_after(console: Console, comparison: dict[str, Any]) -> None:
     t = comparison["totals"]
     console.print(Text(f"\nBefore/after {', '.join(comparison['rules'])}: breaks "
                        f"{t['before']['breaks']} → {t['after']['breaks']}, graphs "
@@ -119,7 +120,7 @@ def _before_after(console: Console, comparison: dict) -> None:
     console.print(table)
 
 
-def _what_if(console: Console, what_if: dict) -> None:
+def _what_if(console: Console, what_if: dict[str, Any]) -> None:
     console.print(Text(f"\nWhat if (Dynamo switches on the {what_if['tree']} code)",
                        style="bold"))
     table = _table("", "switch", "target", "breaks", "removed", "outputs")
@@ -134,9 +135,9 @@ def _what_if(console: Console, what_if: dict) -> None:
     console.print(table)
 
 
-def _findings(console: Console, document: dict) -> None:
+def _findings(console: Console, document: dict[str, Any]) -> None:
     """One table per file: line, pattern, code (with the rewrite or the reason), fix."""
-    by_file: dict[str, list[dict]] = {}
+    by_file: dict[str, list[dict[str, Any]]] = {}
     for finding in document["findings"]:
         by_file.setdefault(finding["file"], []).append(finding)
     for file, findings in by_file.items():
@@ -159,7 +160,7 @@ def _findings(console: Console, document: dict) -> None:
 _FIX_STYLES = {"rule": "green", "setting": "yellow", "manual": "red"}
 
 
-def _fix_cell(finding: dict) -> str:
+def _fix_cell(finding: dict[str, Any]) -> str:
     fix = fix_text(finding)
     if finding["confidence"] == "likely":
         fix += " (likely)"
@@ -169,7 +170,7 @@ def _fix_cell(finding: dict) -> str:
     return fix
 
 
-def _detail(finding: dict) -> str:
+def _detail(finding: dict[str, Any]) -> str:
     if finding["fix"] == "rule" and finding.get("rewrite"):
         after = finding["rewrite"]["after"].strip().splitlines()
         return f"→ {after[0]}" + (" …" if len(after) > 1 else "")
