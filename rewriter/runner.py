@@ -8,12 +8,14 @@ files) stay in-process to avoid the cost of starting workers.
 from __future__ import annotations
 
 import difflib
+import multiprocessing
 import os
 import stat
 import sys
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from . import files
 from .cache import Cache, Stamp, digest
@@ -25,6 +27,9 @@ from .rules import Rule, load_pack
 from .sources import Source, SourceError, decode, encode
 from .workers import WorkerPool
 from .worklist import Item, MirrorLink, Skip, Work
+
+if TYPE_CHECKING:  # libcst (which apply.py needs) loads only when a file has edits
+    from .apply import Spread
 
 GENERATED_MARKER = b"@" b"generated"  # split so this file is not itself marked
 GENERATED_WINDOW = 2048  # bytes from the top of a file searched for the marker
@@ -69,6 +74,7 @@ HARD_LINKED = ("has {n} hard links: not rewritten in place (replacing it would s
 _rules: list[Rule] = []
 _job: Job | None = None
 _show_progress = False  # in-process runs on a terminal
+_spread_jobs = 1  # in-process runs: processes sharing the edits of one long file
 
 
 def _prepare(job: Job) -> None:
@@ -207,7 +213,7 @@ def _rewrite(source: Source, rules: list[Rule], path: str
             name: by_path.get(path, frozenset()) for name, by_path in _job.scopes.items()})
     with _line_progress(source.text) as (progress, applying):
         rewrite = rewrite_source(source.text, candidates, options, progress=progress,
-                                 applying=applying)
+                                 applying=applying, spread=_spread_for(source.text))
     notes = [{"rule": n.rule, "line": n.line, "col": n.col, "message": n.message}
              for n in rewrite.notes]
     if not rewrite.changed:
@@ -242,6 +248,26 @@ def _line_progress(text: str):
         yield (lambda round_number, line: show(f"long file, round {round_number}", line),
                lambda round_number, line: show(f"long file, round {round_number}, applying",
                                                line))
+
+
+def _spread_for(text: str) -> Spread | None:
+    """How a long file's edits are shared among worker processes, if they are.
+
+    Only in-process runs (a few files: the pool's workers cannot start processes of their
+    own) and only with fork, whose workers inherit the edits instead of receiving them.
+    """
+    if (_spread_jobs < 2 or len(text) < LONG_FILE
+            or multiprocessing.get_start_method() != "fork"):
+        return None
+
+    def spread(function, chunks):
+        with WorkerPool(min(_spread_jobs, len(chunks)), _no_setup) as pool:
+            yield from pool.map(function, chunks)
+    return spread
+
+
+def _no_setup() -> None:
+    """Workers applying a long file's edits need nothing set up: they inherit it."""
 
 
 def _format_with_black(text: str) -> str:
@@ -301,9 +327,10 @@ def _run_work(todo: list[tuple[int, Work]], job: Job, jobs: int | None,
                                 chunksize=max(1, len(todo) // (workers * 32)))
             return dict(zip([index for index, _ in todo],
                             _with_progress(outcomes, len(todo), progress)))
-    global _show_progress
+    global _show_progress, _spread_jobs
     _prepare(job)
     _show_progress = progress and sys.stderr.isatty()  # a long file's bar, in-process only
+    _spread_jobs = jobs or os.cpu_count() or 1
     return {index: process(work.path, work.destination)
             for index, work in _with_progress(todo, len(todo), progress)}
 
