@@ -16,7 +16,7 @@ from __future__ import annotations
 import ast
 import dataclasses
 from bisect import bisect_right
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
 from collections.abc import Set as AbstractSet
 from contextlib import contextmanager
 from functools import cache
@@ -47,18 +47,28 @@ _EMPTY = cst.Module([])
 _SEQUENCES = (list, tuple)
 _BLOCK_HEADER = "if 1:"  # a nested unit parses inside this, keeping its own indentation
 
+# Maps a function over chunks in worker processes forked after the call starts (so they
+# inherit the module state set before it), giving the results in order.
+ChunkApplier = Callable[[tuple[int, int]], list[tuple[str, list[str]]]]
+Spread = Callable[[ChunkApplier, list[tuple[int, int]]], Iterable[list[tuple[str, list[str]]]]]
+SPREAD_MIN_UNITS = 256  # fewer units than this are applied here: forking costs more
+SPREAD_CHUNKS = 64  # chunks per file: small enough for progress and an even share
+_shared: tuple[str, list[int], list[Unit]] | None = None  # what forked workers read
+
 
 class ApplyError(Exception):
     """An edit could not be located in the libcst tree (a bug, reported per file)."""
 
 
 def apply_edits(text: str, edits: list[Edit], tree: ast.Module | None = None,
-                progress: Callable[[int], None] | None = None) -> str:
+                progress: Callable[[int], None] | None = None,
+                spread: Spread | None = None) -> str:
     """Return ``text`` with ``edits`` applied and the modules and helpers they need added.
 
     ``tree`` is ``text`` parsed (parsed here if not given). Any subset of one round's
     edits can be applied (the oracle's rollback does). ``progress`` is told the first
-    line of each unit as it is applied.
+    line of each unit as it is applied. ``spread``, if given, shares the units of a long
+    file among forked worker processes (see ``Spread``).
     """
     tree = tree if tree is not None else ast.parse(text)
     lines = split_lines(text)
@@ -67,11 +77,8 @@ def apply_edits(text: str, edits: list[Edit], tree: ast.Module | None = None,
         starts.append(starts[-1] + len(line))
     units = [unit for unit, _ in units_with_edits(tree, lines, edits)]
     splices = []
-    for unit in units:
-        if progress is not None:
-            progress(unit.start)
-        splices.append((starts[unit.start - 1], starts[unit.end],
-                        _apply_to_unit(text, starts, unit)))
+    for unit, code in zip(units, _unit_codes(text, starts, units, progress, spread)):
+        splices.append((starts[unit.start - 1], starts[unit.end], code))
     imports = set().union(*(edit.imports for edit in edits))
     helpers = set().union(*(edit.helpers for edit in edits))
     insertions = [import_insertion(tree, lines, imports) if imports else None,
@@ -91,6 +98,45 @@ def apply_edits(text: str, edits: list[Edit], tree: ast.Module | None = None,
         at = hi
     out.append(text[at:])
     return "".join(out)
+
+
+def _unit_codes(text: str, starts: list[int], units: list[Unit],
+                progress: Callable[[int], None] | None,
+                spread: Spread | None) -> Iterator[str]:
+    """The new code of each unit, in order (applied here or by ``spread``'s workers)."""
+    if spread is None or len(units) < SPREAD_MIN_UNITS:
+        for unit in units:
+            if progress is not None:
+                progress(unit.start)
+            yield _apply_to_unit(text, starts, unit)
+        return
+    global _shared
+    # Forked workers inherit this instead of receiving the text and edits pickled.
+    _shared = (text, starts, units)
+    try:
+        size = -(-len(units) // SPREAD_CHUNKS)
+        chunks = [(lo, min(lo + size, len(units))) for lo in range(0, len(units), size)]
+        for (lo, hi), outcome in zip(chunks, spread(_apply_chunk, chunks)):
+            for unit, (code, afters) in zip(units[lo:hi], outcome):
+                for edit, after in zip(unit.edits, afters):
+                    edit.after = after  # set in the worker's copy: copied back here
+                yield code
+            if progress is not None:
+                progress(units[hi - 1].start)
+    finally:
+        _shared = None
+
+
+def _apply_chunk(bounds: tuple[int, int]) -> list[tuple[str, list[str]]]:
+    """In a forked worker: the new code of units ``lo:hi`` and the text of their edits."""
+    if _shared is None:
+        raise ApplyError("a worker was not forked from the process applying the edits")
+    text, starts, units = _shared
+    outcome = []
+    for unit in units[bounds[0]:bounds[1]]:
+        code = _apply_to_unit(text, starts, unit)
+        outcome.append((code, [edit.after for edit in unit.edits]))
+    return outcome
 
 
 def _apply_to_unit(text: str, starts: list[int], unit: Unit) -> str:

@@ -9,12 +9,17 @@ from __future__ import annotations
 
 import ast
 import gc
+from bisect import bisect_right
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from functools import partial
+from typing import TYPE_CHECKING
 
 from .matcher import Edit, Note, find_edits_and_notes
 from .rules import Rule
+
+if TYPE_CHECKING:  # libcst (which apply.py needs) loads only when a file has edits
+    from .apply import Spread
 
 MAX_ROUNDS = 10
 
@@ -63,6 +68,26 @@ def select_rules(rules: list[Rule], options: Options) -> list[Rule]:
     return chosen
 
 
+def _outside(notes: list[Note], edits: list[Edit]) -> list[Note]:
+    """The notes whose position lies in no edit's span (an edit there supersedes them).
+
+    Sorted by start, an edit covers a position exactly when the furthest end among the
+    edits starting at or before it reaches it: one sort and a binary search per note.
+    """
+    spans = sorted(((e.span[0], e.span[1]), (e.span[2], e.span[3])) for e in edits)
+    starts = [start for start, _ in spans]
+    furthest: list[tuple[int, int]] = []
+    for _, end in spans:
+        furthest.append(max(end, furthest[-1]) if furthest else end)
+    kept = []
+    for note in notes:
+        at = (note.line, note.col - 1)
+        index = bisect_right(starts, at) - 1
+        if index < 0 or furthest[index] < at:
+            kept.append(note)
+    return kept
+
+
 def parse(text: str) -> ast.Module:
     """``ast.parse`` with errors turned into RewriteError carrying the line."""
     try:
@@ -77,12 +102,14 @@ def parse(text: str) -> ast.Module:
 def rewrite_source(text: str, rules: list[Rule], options: Options | None = None,
                    tree: ast.Module | None = None,
                    progress: Callable[[int, int], None] | None = None,
-                   applying: Callable[[int, int], None] | None = None) -> Rewrite:
+                   applying: Callable[[int, int], None] | None = None,
+                   spread: Spread | None = None) -> Rewrite:
     """Apply ``rules`` (already selected) to ``text`` until nothing more matches.
 
     ``progress(round, line)`` is called as matching reaches each module-level statement,
     and ``applying(round, line)`` as edits are applied from that line on (for a long file,
-    which can take a while).
+    which can take a while). ``spread`` shares a long file's edits among worker processes
+    (``apply.Spread``).
     """
     # Parsing and matching allocate millions of objects that all stay alive until the
     # file is done, which the cyclic garbage collector would scan again and again for
@@ -91,7 +118,7 @@ def rewrite_source(text: str, rules: list[Rule], options: Options | None = None,
     collecting = gc.isenabled()
     gc.disable()
     try:
-        return _rewrite(text, rules, options or Options(), tree, progress, applying)
+        return _rewrite(text, rules, options or Options(), tree, progress, applying, spread)
     finally:
         if collecting:
             gc.enable()
@@ -99,7 +126,8 @@ def rewrite_source(text: str, rules: list[Rule], options: Options | None = None,
 
 def _rewrite(text: str, rules: list[Rule], options: Options, tree: ast.Module | None,
              progress: Callable[[int, int], None] | None,
-             applying: Callable[[int, int], None] | None) -> Rewrite:
+             applying: Callable[[int, int], None] | None,
+             spread: Spread | None) -> Rewrite:
     result = Rewrite(text)
     current, tree = text, tree or parse(text)
     for round_number in range(1, MAX_ROUNDS + 1):
@@ -108,9 +136,7 @@ def _rewrite(text: str, rules: list[Rule], options: Options, tree: ast.Module | 
             options.trust_scalar_annotations, options.function_scopes,
             None if progress is None else partial(progress, round_number))
         if round_number == 1:
-            result.notes = [n for n in notes if not any(
-                (e.span[0], e.span[1]) <= (n.line, n.col - 1) <= (e.span[2], e.span[3])
-                for e in edits)]
+            result.notes = _outside(notes, edits)
         if not edits:
             result.text = current
             return result
@@ -118,7 +144,7 @@ def _rewrite(text: str, rules: list[Rule], options: Options, tree: ast.Module | 
 
         try:
             current = apply_edits(current, edits, tree, None if applying is None
-                                  else partial(applying, round_number))
+                                  else partial(applying, round_number), spread)
         except ApplyError as error:
             raise RewriteError(f"internal error applying edits: {error}") from None
         result.edits += [(round_number, edit) for edit in edits]

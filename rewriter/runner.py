@@ -11,10 +11,12 @@ Reading and writing files is ``files.py``'s job, progress bars ``progress.py``'s
 from __future__ import annotations
 
 import difflib
+import multiprocessing
 import os
 import sys
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from . import files
 from .cache import Cache, digest
@@ -29,6 +31,11 @@ from .rules import Rule, load_pack
 from .sources import Source, SourceError, decode, encode
 from .workers import WorkerPool
 from .worklist import Item, MirrorLink, Skip, Work
+
+if TYPE_CHECKING:  # libcst (which apply.py needs) loads only when a file has edits
+    from collections.abc import Iterator
+
+    from .apply import ChunkApplier, Spread
 
 PARALLEL_THRESHOLD = 16  # fewer files than this run in-process
 LONG_FILE = 1_000_000  # characters: a file this long shows its own progress, line by line
@@ -63,11 +70,12 @@ class Context:
     job: Job
     rules: list[Rule]
     show_progress: bool = False  # a long file's line bar (in-process runs on a terminal)
+    spread_jobs: int = 1  # processes sharing the edits of one long file (in-process runs)
 
     @classmethod
-    def load(cls, job: Job, show_progress: bool = False) -> Context:
+    def load(cls, job: Job, show_progress: bool = False, spread_jobs: int = 1) -> Context:
         """Load the job's packs (once per process)."""
-        return cls(job, selected_rules(job), show_progress)
+        return cls(job, selected_rules(job), show_progress, spread_jobs)
 
 
 _worker_context: Context | None = None  # set once in each worker by its initializer
@@ -195,7 +203,8 @@ def _rewrite(source: Source, rules: list[Rule], path: str, context: Context
     lines = source.text.count("\n") + 1 if long else 0
     with line_progress(lines, long) as (progress, applying):
         rewrite = rewrite_source(source.text, candidates, _file_options(context.job, path),
-                                 progress=progress, applying=applying)
+                                 progress=progress, applying=applying,
+                                 spread=_spread_for(source.text, context.spread_jobs))
     notes = tuple(NoteRecord(n.rule, n.line, n.col, n.message) for n in rewrite.notes)
     if not rewrite.changed:
         return source.text, (), notes
@@ -209,6 +218,26 @@ def _file_options(job: Job, path: str) -> Options:
         return job.options
     return replace(job.options, function_scopes={
         name: by_path.get(path, frozenset()) for name, by_path in job.scopes.items()})
+
+
+def _spread_for(text: str, jobs: int) -> Spread | None:
+    """How a long file's edits are shared among worker processes, if they are.
+
+    Only in-process runs (a few files: the pool's workers cannot start processes of their
+    own) and only with fork, whose workers inherit the edits instead of receiving them.
+    """
+    if jobs < 2 or len(text) < LONG_FILE or multiprocessing.get_start_method() != "fork":
+        return None
+
+    def spread(function: ChunkApplier, chunks: list[tuple[int, int]]
+               ) -> Iterator[list[tuple[str, list[str]]]]:
+        with WorkerPool(min(jobs, len(chunks)), _no_setup) as pool:
+            yield from pool.map(function, chunks)
+    return spread
+
+
+def _no_setup() -> None:
+    """Workers applying a long file's edits need nothing set up: they inherit it."""
 
 
 def _process_work(work: Work) -> FileResult:
@@ -261,8 +290,9 @@ def _run_work(todo: list[tuple[int, Work]], job: Job, jobs: int | None,
                                 chunksize=max(1, len(todo) // (workers * 32)))
             return dict(zip([index for index, _ in todo],
                             file_progress(outcomes, len(todo), progress)))
-    # In-process: a long file's line bar too, on a terminal.
-    context = Context.load(job, show_progress=progress and sys.stderr.isatty())
+    # In-process: a long file's line bar too, on a terminal, and its edits shared by `jobs`.
+    context = Context.load(job, show_progress=progress and sys.stderr.isatty(),
+                           spread_jobs=jobs or os.cpu_count() or 1)
     return {index: process(context, work.path, work.destination)
             for index, work in file_progress(todo, len(todo), progress)}
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 import textwrap
 
@@ -707,3 +708,57 @@ def test_a_long_file_shows_its_progress_on_a_terminal(tmp_path, monkeypatch, cap
     err = capsys.readouterr().err
     assert result.status == "changed" and "long file, round 1" in err
     assert "long file, round 1, applying" in err
+
+
+def test_a_long_files_edits_shared_among_workers_give_the_same_file(tmp_path, monkeypatch):
+    """With -j 2 in-process, a long file's units are applied by forked workers: the file
+    written, each edit's text and the progress reported are those of the serial run."""
+    from eqrewrite.rewriter import apply, runner
+    from eqrewrite.rewriter.worklist import Work
+
+    body = "".join(f"def f{i}(x: torch.Tensor, y: torch.Tensor):\n"
+                   f"    # keep {i}\n    return -x + y * {i}\n" for i in range(40))
+    monkeypatch.setattr(runner, "LONG_FILE", 100)
+    monkeypatch.setattr(apply, "SPREAD_MIN_UNITS", 2)
+    appliers = tmp_path / "appliers"
+    real_apply = apply._apply_to_unit
+
+    def noted(*args):
+        with appliers.open("a") as log:  # forked workers inherit this patched function
+            log.write(f"{os.getpid()}\n")
+        return real_apply(*args)
+
+    monkeypatch.setattr(apply, "_apply_to_unit", noted)
+    outcomes, pids = {}, {}
+    for jobs in (1, 2):
+        appliers.write_text("")
+        path = tmp_path / f"j{jobs}" / "long.py"
+        path.parent.mkdir()
+        path.write_text("import torch\n" + body)
+        (result,) = runner.run([Work(path)], runner.Job(["default"]), None, jobs=jobs)
+        outcomes[jobs] = (path.read_text(), [(e.start_line, e.start_col, e.after)
+                                             for e in result.edits])
+        pids[jobs] = set(appliers.read_text().split())
+    assert outcomes[1] == outcomes[2]
+    assert "torch.neg(x)" in outcomes[2][0] and "# keep 39" in outcomes[2][0]
+    assert pids[1] == {str(os.getpid())}  # -j 1: applied here
+    assert pids[2] and str(os.getpid()) not in pids[2]  # -j 2: by the forked workers
+    with pytest.raises(apply.ApplyError, match="not forked"):
+        apply._apply_chunk((0, 1))  # outside a spread, a worker would have nothing to read
+
+
+def test_notes_inside_an_edit_are_dropped_and_the_others_kept():
+    """A note is superseded exactly when some edit's span holds its position, including a
+    long edit that started before a shorter later one (the prefix of furthest ends)."""
+    from types import SimpleNamespace
+
+    from eqrewrite.rewriter.engine import _outside
+    from eqrewrite.rewriter.matcher import Note
+
+    edits = [SimpleNamespace(span=span) for span in
+             [(2, 0, 9, 4), (3, 0, 3, 5), (12, 4, 12, 10)]]
+    notes = [Note("r", line, col, "m") for line, col in
+             [(1, 1), (2, 1), (5, 1), (9, 5), (9, 6), (12, 4), (12, 5), (12, 11), (12, 12)]]
+    kept = _outside(notes, edits)
+    assert [(n.line, n.col) for n in kept] == [(1, 1), (9, 6), (12, 4), (12, 12)]
+    assert _outside(notes, []) == notes
