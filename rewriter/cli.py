@@ -20,7 +20,8 @@ from . import __version__
 from .cache import Cache, canonical, default_cache_dir
 from .config import Config, ConfigError, find_project_root, load_config
 from .discovery import discover
-from .engine import Options, select_rules
+from .engine import RewriteOptions as Options
+from .engine import select_rules
 from .facts import known_scopes
 from .plugins import Registry, RewriteRun, load_plugins
 from .rules import RuleError, RulePack, load_pack, packaged_packs

@@ -13,6 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from functools import partial
 
+from .enums import Safety
 from .matcher import Edit, Note, find_edits_and_notes
 from .rules import Rule
 
@@ -28,7 +29,7 @@ class RewriteError(Exception):
 
 
 @dataclass
-class Options:
+class RewriteOptions:
     """Run-wide switches that change which rules apply and how."""
 
     unsafe: bool = False
@@ -55,9 +56,9 @@ class Rewrite:
         return bool(self.edits)
 
 
-def select_rules(rules: list[Rule], options: Options) -> list[Rule]:
+def select_rules(rules: list[Rule], options: RewriteOptions) -> list[Rule]:
     """Rules that run under ``options``: unsafe ones only with ``--unsafe``."""
-    chosen = [r for r in rules if options.unsafe or r.safety == "safe"]
+    chosen = [r for r in rules if options.unsafe or r.safety == Safety.SAFE]
     if options.scope is not None:
         chosen = [replace(r, scope=options.scope) for r in chosen]
     return chosen
@@ -74,7 +75,7 @@ def parse(text: str) -> ast.Module:
         raise RewriteError(f"cannot parse: {error}") from None
 
 
-def rewrite_source(text: str, rules: list[Rule], options: Options | None = None,
+def rewrite_source(text: str, rules: list[Rule], options: RewriteOptions | None = None,
                    tree: ast.Module | None = None,
                    progress: Callable[[int, int], None] | None = None,
                    applying: Callable[[int, int], None] | None = None) -> Rewrite:
@@ -91,13 +92,13 @@ def rewrite_source(text: str, rules: list[Rule], options: Options | None = None,
     collecting = gc.isenabled()
     gc.disable()
     try:
-        return _rewrite(text, rules, options or Options(), tree, progress, applying)
+        return _rewrite(text, rules, options or RewriteOptions(), tree, progress, applying)
     finally:
         if collecting:
             gc.enable()
 
 
-def _rewrite(text: str, rules: list[Rule], options: Options, tree: ast.Module | None,
+def _rewrite(text: str, rules: list[Rule], options: RewriteOptions, tree: ast.Module | None,
              progress: Callable[[int, int], None] | None,
              applying: Callable[[int, int], None] | None) -> Rewrite:
     result = Rewrite(text)

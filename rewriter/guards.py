@@ -26,13 +26,13 @@ class GuardContext:
         return self.inference.kind(node, self.chain)
 
 
-Guard = Callable[[GuardContext, list[ast.AST]], bool]
-GUARDS: dict[str, tuple[Guard, str]] = {}
+GuardCheck = Callable[[GuardContext, list[ast.AST]], bool]
+GUARDS: dict[str, tuple[GuardCheck, str]] = {}
 
 
-def guard(description: str) -> Callable[[Guard], Guard]:
+def guard(description: str) -> Callable[[GuardCheck], GuardCheck]:
     """Register a guard under its function name, with the description ``rules show`` prints."""
-    def register(function: Guard) -> Guard:
+    def register(function: GuardCheck) -> GuardCheck:
         GUARDS[function.__name__] = (function, description)
         return function
     return register

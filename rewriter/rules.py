@@ -11,12 +11,15 @@ from __future__ import annotations
 import ast
 import hashlib
 import re
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
+from typing import TypedDict
 
 import yaml
 
+from .enums import Context, Safety
 from .facts import known_scopes
 from .guards import GUARDS
 from .kinds import Kind, KindError, registry
@@ -34,8 +37,8 @@ _PACK_KEYS = {"description", "rules"}
 _RULE_KEYS = {"id", "description", "pattern", "rewrite", "kind", "options", "scope", "where",
               "safety", "safety_note", "context", "assume_tensor_params", "examples"}
 _EXAMPLE_KEYS = {"before", "after", "unchanged"}
-_SAFETIES = {"safe", "unsafe"}
-_CONTEXTS = {"any", "condition"}
+_SAFETIES = {s.value for s in Safety}
+_CONTEXTS = {c.value for c in Context}
 _ID_RE = re.compile(r"^[a-z0-9][a-z0-9-]*$")
 _META_RE = re.compile(r"^\$([A-Za-z_][A-Za-z_0-9]*)$")
 
@@ -76,9 +79,9 @@ class Rule:
     rewrite: str
     where: tuple[Condition, ...] = ()
     scope: frozenset[str] = frozenset({"everywhere"})
-    safety: str = "safe"
+    safety: Safety = Safety.SAFE
     safety_note: str = ""  # why it is exact, or for an unsafe rule exactly what differs
-    context: str = "any"
+    context: Context = Context.ANY
     assume_tensor_params: bool = False
     examples: tuple[Example, ...] = ()
     kind: str = "template"
@@ -94,14 +97,21 @@ class Rule:
             # a kind on operator nodes (BinOp...) lists its (type, operator type) keys
             return list(getattr(self.implementation, "node_keys", ())) or [
                 (t, None) for t in self.implementation.node_types]
-        return [self.pattern.key]
+        return [self.template_pattern.key]
+
+    @property
+    def template_pattern(self) -> Pattern:
+        """The pattern of a template rule (a rule of a structural kind has none)."""
+        if self.pattern is None:
+            raise TypeError(f"rule {self.id!r} is of kind {self.kind!r}: it has no pattern")
+        return self.pattern
 
     def could_match(self, text: str) -> bool:
         """A cheap test on a file's text: False means this rule cannot match there."""
         if self.implementation is not None:
             tokens = self.implementation.tokens()
             return not tokens or any(t in text for t in tokens)
-        return all(t in text for t in self.pattern.required_tokens)
+        return all(t in text for t in self.template_pattern.required_tokens)
 
 
 @dataclass
@@ -177,7 +187,7 @@ class _Reader:
         return RuleError(self.path, node.start_mark.line + 1, node.start_mark.column + 1, message)
 
     def mapping(self, node: yaml.Node, what: str, allowed: set[str],
-                required: set[str] = frozenset()) -> dict[str, yaml.Node]:
+                required: AbstractSet[str] = frozenset()) -> dict[str, yaml.Node]:
         if not isinstance(node, yaml.MappingNode):
             raise self.error(node, f"{what} must be a mapping")
         found: dict[str, yaml.Node] = {}
@@ -197,7 +207,8 @@ class _Reader:
     def text(self, node: yaml.Node) -> str:
         if not isinstance(node, yaml.ScalarNode) or node.tag != "tag:yaml.org,2002:str":
             raise self.error(node, "expected a string")
-        return node.value
+        value: str = node.value  # a scalar tagged str holds a str (the stubs say Any)
+        return value
 
     def choice(self, node: yaml.Node, allowed: set[str]) -> str:
         value = self.text(node)
@@ -216,7 +227,7 @@ class _Reader:
 
     def snippet_error(self, node: yaml.Node, error: PatternError, what: str) -> RuleError:
         # Block scalars start on the line after the key; plain ones on the key's line.
-        offset = 1 if node.style in ("|", ">") else 0
+        offset = 1 if isinstance(node, yaml.ScalarNode) and node.style in ("|", ">") else 0
         return RuleError(self.path, node.start_mark.line + offset + error.line,
                          error.col, f"{what} {error}")
 
@@ -266,17 +277,38 @@ def _load_kind_rule(reader: _Reader, node: yaml.Node, fields: dict[str, yaml.Nod
                 implementation=implementation)
 
 
+class _CommonFields(TypedDict):
+    """The fields every rule has, whatever its kind (``Rule``'s keyword arguments)."""
+
+    id: str
+    description: str
+    where: tuple[Condition, ...]
+    scope: frozenset[str]
+    safety: Safety
+    safety_note: str
+    context: Context
+    assume_tensor_params: bool
+    examples: tuple[Example, ...]
+    kind: str
+    path: str
+    line: int
+
+
 def _common_fields(reader: _Reader, node: yaml.Node, fields: dict[str, yaml.Node], rule_id: str,
-                   pattern: Pattern | None) -> dict:
-    return dict(
+                   pattern: Pattern | None) -> _CommonFields:
+    # A kind rule (no pattern) with `where` was refused by _load_kind_rule already.
+    return _CommonFields(
         id=rule_id,
         description=reader.text(fields["description"]),
-        where=tuple(_load_where(reader, fields["where"], pattern)) if "where" in fields else (),
+        where=tuple(_load_where(reader, fields["where"], pattern))
+        if "where" in fields and pattern is not None else (),
         scope=_load_scope(reader, fields["scope"]) if "scope" in fields else frozenset(
             {"everywhere"}),
-        safety=reader.choice(fields["safety"], _SAFETIES) if "safety" in fields else "safe",
+        safety=Safety(reader.choice(fields["safety"], _SAFETIES)) if "safety" in fields
+        else Safety.SAFE,
         safety_note=reader.text(fields["safety_note"]).strip() if "safety_note" in fields else "",
-        context=reader.choice(fields["context"], _CONTEXTS) if "context" in fields else "any",
+        context=Context(reader.choice(fields["context"], _CONTEXTS)) if "context" in fields
+        else Context.ANY,
         assume_tensor_params=(reader.boolean(fields["assume_tensor_params"])
                               if "assume_tensor_params" in fields else False),
         examples=tuple(_load_examples(reader, fields["examples"])) if "examples" in fields

@@ -18,7 +18,8 @@ from pathlib import Path
 from . import files
 from .cache import Cache, Stamp, digest
 from .callgraph import function_scopes
-from .engine import Options, RewriteError, parse, rewrite_source, select_rules
+from .engine import RewriteError, parse, rewrite_source, select_rules
+from .engine import RewriteOptions as Options
 from .facts import FUNCTION_SCOPES
 from .files import WriteError
 from .rules import Rule, load_pack

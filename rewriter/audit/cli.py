@@ -135,7 +135,7 @@ def _static(paths, root: Path, config, audit: AuditConfig, packs: list[str], sco
             assume: bool | None, ignored, excludes, jobs):
     """Discover the files and audit them: (document, files, rewrite options)."""
     from ..discovery import discover
-    from ..engine import Options
+    from ..engine import RewriteOptions as Options
     from .document import build
     from .scan import ScanOptions, audit_files
 

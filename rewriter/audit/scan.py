@@ -68,7 +68,8 @@ _options: ScanOptions | None = None
 
 def prepare(options: ScanOptions) -> None:
     """Load the packs once per process (worker initializer)."""
-    from ..engine import Options, select_rules
+    from ..engine import RewriteOptions as Options
+    from ..engine import select_rules
 
     global _rules, _kinds, _options
     if _options == options:
