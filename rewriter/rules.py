@@ -25,6 +25,7 @@ from .guards import GUARDS
 from .kinds import Kind, KindError, registry
 from .knowledge import PYTHON_BUILTINS
 from .pattern import (
+    NodeKey,
     Pattern,
     PatternError,
     dotted_name,
@@ -91,11 +92,12 @@ class Rule:
     implementation: Kind | None = None  # set for every kind but "template"
 
     @property
-    def keys(self) -> list[tuple[type, type | None]]:
+    def keys(self) -> list[NodeKey]:
         """The node keys (type, operator type) this rule can match."""
         if self.implementation is not None:
             # a kind on operator nodes (BinOp...) lists its (type, operator type) keys
-            return list(getattr(self.implementation, "node_keys", ())) or [
+            keys: tuple[NodeKey, ...] = getattr(self.implementation, "node_keys", ())
+            return list(keys) or [
                 (t, None) for t in self.implementation.node_types]
         return [self.template_pattern.key]
 
