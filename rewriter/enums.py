@@ -56,3 +56,15 @@ class Stage(StrEnum):
     NAMES = "names"  # a module the rewrite needs is shadowed here
     SUPPRESSED = "suppressed"  # an `# eqrewrite: ignore` comment
     COMMENT = "comment"  # a comment inside the span would be lost
+
+
+class ValueKind(StrEnum):
+    """What the inference proves an expression holds (``inference.py``)."""
+
+    TENSOR = "tensor"
+    NUMBER = "number"  # a Python int, float, bool or complex
+    SEQUENCE = "sequence"  # str, list, tuple, dict, torch.Size...
+    NONE = "none"
+    OBJECT = "object"  # modules, functions, classes, dtypes...
+    TENSOR_CALLABLE = "tensor_callable"  # an nn layer that maps a tensor to a tensor
+    UNKNOWN = "unknown"

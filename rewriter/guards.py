@@ -11,6 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from . import knowledge as K
+from .enums import ValueKind
 from .inference import NOT_TENSOR, NUMBER, TENSOR, Inference
 
 
@@ -21,7 +22,7 @@ class GuardContext:
     inference: Inference
     chain: tuple[ast.AST, ...]
 
-    def kind(self, node: ast.AST) -> str:
+    def kind(self, node: ast.AST) -> ValueKind:
         """Kind of ``node`` in this context."""
         return self.inference.kind(node, self.chain)
 

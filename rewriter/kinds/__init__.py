@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from functools import cache, cached_property
 from types import ModuleType
 
-from ..enums import Level
+from ..enums import Level, ValueKind
 from ..facts import ModuleFacts
 from ..guards import GuardContext, is_pure
 from ..inference import TENSOR
@@ -95,7 +95,7 @@ class KindContext:
                 todo += sources.get(name, ())
         return [name for name in candidates if name in reached]
 
-    def kind(self, node: ast.AST) -> str:
+    def kind(self, node: ast.AST) -> ValueKind:
         """Inferred kind of ``node``."""
         return self.guards.kind(node)
 
