@@ -34,9 +34,11 @@ from __future__ import annotations
 import ast
 import os
 from collections.abc import Iterable, Iterator
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .enums import Scope
 from .facts import ModuleFacts, qualname
 from .pattern import dotted_name
 from .workers import WorkerPool
@@ -617,12 +619,12 @@ def profiled_functions(paths: list[str], profiles: Iterable[str]) -> dict[str, f
     return {path: frozenset(names) for path, names in found.items()}
 
 
-def function_scopes(paths: list[str], needed: set[str], profiles: Iterable[str] = (),
+def function_scopes(paths: list[str], needed: AbstractSet[str], profiles: Iterable[str] = (),
                     jobs: int | None = None) -> dict[str, dict[str, frozenset[str]]]:
     """For each scope name in ``needed`` ("traced", "profiled"): qualified names by path."""
     scopes: dict[str, dict[str, frozenset[str]]] = {}
-    if "traced" in needed:
-        scopes["traced"] = traced_functions(paths, jobs)
-    if "profiled" in needed:
-        scopes["profiled"] = profiled_functions(paths, profiles)
+    if Scope.TRACED in needed:
+        scopes[Scope.TRACED] = traced_functions(paths, jobs)
+    if Scope.PROFILED in needed:
+        scopes[Scope.PROFILED] = profiled_functions(paths, profiles)
     return scopes

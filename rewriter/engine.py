@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from functools import partial
 
-from .enums import Safety
+from .enums import Safety, Scope
 from .matcher import Edit, Note, find_edits_and_notes
 from .rules import Rule
 
@@ -34,7 +34,7 @@ class RewriteOptions:
 
     unsafe: bool = False
     assume_tensor_params: bool = False
-    scope: frozenset[str] | None = None
+    scope: frozenset[Scope] | None = None
     # Per file: qualified names of the functions in the "traced"/"profiled" scopes, as the
     # runner computed them over all processed files (None: from the file alone).
     function_scopes: dict[str, frozenset[str]] | None = None

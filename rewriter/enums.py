@@ -68,3 +68,13 @@ class ValueKind(StrEnum):
     OBJECT = "object"  # modules, functions, classes, dtypes...
     TENSOR_CALLABLE = "tensor_callable"  # an nn layer that maps a tensor to a tensor
     UNKNOWN = "unknown"
+
+
+class Scope(StrEnum):
+    """Where a rule applies (a rule's ``scope:``, ``--scope``)."""
+
+    EVERYWHERE = "everywhere"
+    FORWARD = "forward"  # forward methods of nn.Module subclasses
+    COMPILED = "compiled"  # functions torch.compile traces, as this file shows
+    TRACED = "traced"  # the static call graph from compiled entry points, over all files
+    PROFILED = "profiled"  # the functions a recorded run saw Dynamo trace (--scope traced:FILE)

@@ -10,9 +10,11 @@ import ast
 import bisect
 import re
 from collections.abc import Iterator, Sequence
+from collections.abc import Set as AbstractSet
 from functools import cached_property
 from typing import TypeGuard
 
+from .enums import Scope
 from .helpers import PREFIX as HELPER_PREFIX
 from .layout import split_lines
 from .nodes import BLOCK_FIELDS, end_line
@@ -24,13 +26,13 @@ Def = ast.FunctionDef | ast.AsyncFunctionDef
 # is the whole statement; of ``register_buffer(name, value)``, the value argument.
 SelfAssignment = tuple[str, ast.expr | ast.AugAssign, Def]
 _COMPILERS = frozenset({"torch.compile", "torch._dynamo.optimize"})
-_SCOPES = frozenset({"everywhere", "forward", "compiled", "traced"})
+_SCOPES = frozenset({Scope.EVERYWHERE, Scope.FORWARD, Scope.COMPILED, Scope.TRACED})
 # Scopes given as sets of qualified function names (see callgraph.py): ``traced`` is the
 # static call graph, ``profiled`` the functions a recorded run saw Dynamo trace.
-FUNCTION_SCOPES = ("traced", "profiled")
+FUNCTION_SCOPES = (Scope.TRACED, Scope.PROFILED)
 
 
-def known_scopes() -> frozenset[str]:
+def known_scopes() -> frozenset[Scope]:
     """Names accepted by a rule's ``scope``."""
     return _SCOPES
 
@@ -302,15 +304,15 @@ class ModuleFacts:
                     if not isinstance(part, ast.stmt | ast.excepthandler | ast.match_case):
                         yield from ast.walk(part)
 
-    def in_scope(self, scope: frozenset[str], chain: tuple[ast.AST, ...]) -> bool:
+    def in_scope(self, scope: AbstractSet[str], chain: tuple[ast.AST, ...]) -> bool:
         """Whether a node whose enclosing functions are ``chain`` lies in ``scope``."""
         if any(getattr(f, "name", "").startswith(HELPER_PREFIX) for f in chain):
             return False  # the inserted helpers hold the original code: never rewritten
-        if "everywhere" in scope:
+        if Scope.EVERYWHERE in scope:
             return True
-        if "forward" in scope and any(self.is_forward(f) for f in chain):
+        if Scope.FORWARD in scope and any(self.is_forward(f) for f in chain):
             return True
-        if "compiled" in scope and any(f in self.compiled for f in chain):
+        if Scope.COMPILED in scope and any(f in self.compiled for f in chain):
             return True
         return any(name in scope and self._in_function_scope_of(name, chain)
                    for name in FUNCTION_SCOPES)
@@ -328,7 +330,7 @@ class ModuleFacts:
     def _own_scope(self, name: str) -> frozenset[str]:
         """``traced`` computed from this module alone (no other file known); ``profiled``
         is empty without a profile."""
-        if name != "traced":
+        if name != Scope.TRACED:
             return frozenset()
         from .callgraph import CallGraph, summarize  # the call graph imports this module
 

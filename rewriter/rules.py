@@ -19,7 +19,7 @@ from typing import TypedDict
 
 import yaml
 
-from .enums import Context, Safety
+from .enums import Context, Safety, Scope
 from .facts import known_scopes
 from .guards import GUARDS
 from .kinds import Kind, KindError, registry
@@ -79,7 +79,7 @@ class Rule:
     pattern: Pattern | None
     rewrite: str
     where: tuple[Condition, ...] = ()
-    scope: frozenset[str] = frozenset({"everywhere"})
+    scope: frozenset[Scope] = frozenset({Scope.EVERYWHERE})
     safety: Safety = Safety.SAFE
     safety_note: str = ""  # why it is exact, or for an unsafe rule exactly what differs
     context: Context = Context.ANY
@@ -212,7 +212,7 @@ class _Reader:
         value: str = node.value  # a scalar tagged str holds a str (the stubs say Any)
         return value
 
-    def choice(self, node: yaml.Node, allowed: set[str]) -> str:
+    def choice(self, node: yaml.Node, allowed: AbstractSet[str]) -> str:
         value = self.text(node)
         if value not in allowed:
             raise self.error(node, f"expected one of {', '.join(sorted(allowed))}, got {value!r}")
@@ -285,7 +285,7 @@ class _CommonFields(TypedDict):
     id: str
     description: str
     where: tuple[Condition, ...]
-    scope: frozenset[str]
+    scope: frozenset[Scope]
     safety: Safety
     safety_note: str
     context: Context
@@ -305,7 +305,7 @@ def _common_fields(reader: _Reader, node: yaml.Node, fields: dict[str, yaml.Node
         where=tuple(_load_where(reader, fields["where"], pattern))
         if "where" in fields and pattern is not None else (),
         scope=_load_scope(reader, fields["scope"]) if "scope" in fields else frozenset(
-            {"everywhere"}),
+            {Scope.EVERYWHERE}),
         safety=Safety(reader.choice(fields["safety"], _SAFETIES)) if "safety" in fields
         else Safety.SAFE,
         safety_note=reader.text(fields["safety_note"]).strip() if "safety_note" in fields else "",
@@ -360,8 +360,8 @@ def _load_where(reader: _Reader, node: yaml.Node, pattern: Pattern) -> list[Cond
     return conditions
 
 
-def _load_scope(reader: _Reader, node: yaml.Node) -> frozenset[str]:
-    return frozenset(reader.choice(item, set(known_scopes()))
+def _load_scope(reader: _Reader, node: yaml.Node) -> frozenset[Scope]:
+    return frozenset(Scope(reader.choice(item, known_scopes()))
                      for item in (node.value if isinstance(node, yaml.SequenceNode) else [node]))
 
 
