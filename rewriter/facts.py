@@ -26,7 +26,7 @@ Def = ast.FunctionDef | ast.AsyncFunctionDef
 # is the whole statement; of ``register_buffer(name, value)``, the value argument.
 SelfAssignment = tuple[str, ast.expr | ast.AugAssign, Def]
 _COMPILERS = frozenset({"torch.compile", "torch._dynamo.optimize"})
-_SCOPES = frozenset({Scope.EVERYWHERE, Scope.FORWARD, Scope.COMPILED, Scope.TRACED})
+_RULE_SCOPES = frozenset({Scope.EVERYWHERE, Scope.FORWARD, Scope.COMPILED, Scope.TRACED})
 # Scopes given as sets of qualified function names (see callgraph.py): ``traced`` is the
 # static call graph, ``profiled`` the functions a recorded run saw Dynamo trace.
 FUNCTION_SCOPES = (Scope.TRACED, Scope.PROFILED)
@@ -34,7 +34,7 @@ FUNCTION_SCOPES = (Scope.TRACED, Scope.PROFILED)
 
 def known_scopes() -> frozenset[Scope]:
     """Names accepted by a rule's ``scope``."""
-    return _SCOPES
+    return _RULE_SCOPES
 
 
 def qualname(chain: Sequence[ast.AST]) -> str:

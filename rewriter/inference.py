@@ -13,7 +13,7 @@ from __future__ import annotations
 import ast
 import weakref
 from collections.abc import Callable, Iterable, Iterator
-from typing import Protocol, TypeAlias
+from typing import Literal, Protocol, TypeAlias
 
 from . import knowledge as K
 from .enums import ValueKind
@@ -31,6 +31,9 @@ _MAX_ROUNDS = 20
 _COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
 
 
+# Which unannotated parameters (without a default) are taken as tensors: none, those of
+# ``forward`` methods (True), or those of every function.
+Assumption = bool | Literal["everywhere"]
 # What a name may be bound to: an expression, an element of one (unpacking, iteration),
 # or a kind fixed by the binding itself (``def``, ``import``, ``global``...).
 BoundValue: TypeAlias = "ast.expr | ValueKind | _Element"
@@ -61,7 +64,7 @@ def join(a: ValueKind | None, b: ValueKind | None) -> ValueKind | None:
 class Inference:
     """Kinds of expressions in one module, with per-function environments cached."""
 
-    def __init__(self, facts: ModuleFacts, assume_tensor_params: bool | str = False,
+    def __init__(self, facts: ModuleFacts, assume_tensor_params: Assumption = False,
                  trust_scalar_annotations: bool = True):
         """``assume_tensor_params``: True treats unannotated ``forward`` parameters without a
         default as tensors; "everywhere" does so in every function (the graph-break kinds

@@ -20,7 +20,7 @@ from functools import cached_property
 from .enums import Context, Level, Stage
 from .facts import ModuleFacts
 from .guards import GUARDS, GuardContext
-from .inference import Inference
+from .inference import Assumption, Inference
 from .kinds import KindContext
 from .layout import lines_holding, split_lines
 from .nodes import CHILD_FIELDS, CHILDLESS, NODE_TYPES, Positioned, end_line
@@ -33,7 +33,7 @@ _MATCHABLE = (ast.expr, ast.stmt)
 _IGNORE_RE = re.compile(r"#\s*eqrewrite:\s*ignore(?:\[([^\]]*)\])?")
 _CONDITION_OWNERS = (ast.If, ast.While, ast.IfExp, ast.Assert)
 # Scopes: what a name means inside one of these may differ from outside it.
-_SCOPES = frozenset({ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef,
+_LEXICAL_SCOPES = frozenset({ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef,
                      ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp})
 # f"{x * 2=}" prints its own source text: nothing inside may be rewritten.
 _SELF_DOCUMENTING = re.compile(r"=\s*(?:![rsa])?(?::[^{}]*)?\}")
@@ -177,7 +177,7 @@ class Matcher:
             for key in rule.keys:
                 self.by_key.setdefault(key, []).append(rule)
         self._facts = facts  # shared with a caller that already built them (the audit)
-        self._inference: dict[bool | str, Inference] = {}
+        self._inference: dict[Assumption, Inference] = {}
         self._lines = Lines(text)
         self._comments: Comments | None = None
         self._markers = "eqrewrite" in text
@@ -242,7 +242,7 @@ class Matcher:
                 for rule in self.by_key.get(index_key(node), ()):
                     if self._try(rule, node, chain, in_condition):
                         break
-            if node_type in _SCOPES:
+            if node_type in _LEXICAL_SCOPES:
                 chain = chain + (node,)
             elif isinstance(node, ast.JoinedStr) and _self_documenting(node, self._lines):
                 continue
