@@ -34,7 +34,7 @@ _IGNORE_RE = re.compile(r"#\s*eqrewrite:\s*ignore(?:\[([^\]]*)\])?")
 _CONDITION_OWNERS = (ast.If, ast.While, ast.IfExp, ast.Assert)
 # Scopes: what a name means inside one of these may differ from outside it.
 _LEXICAL_SCOPES = frozenset({ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef,
-                     ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp})
+                             ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp})
 # f"{x * 2=}" prints its own source text: nothing inside may be rewritten.
 _SELF_DOCUMENTING = re.compile(r"=\s*(?:![rsa])?(?::[^{}]*)?\}")
 _STATEMENTS = frozenset(t for t in NODE_TYPES if issubclass(t, ast.stmt))
