@@ -37,7 +37,6 @@ _LEXICAL_SCOPES = frozenset({ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, 
                              ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp})
 # f"{x * 2=}" prints its own source text: nothing inside may be rewritten.
 _SELF_DOCUMENTING = re.compile(r"=\s*(?:![rsa])?(?::[^{}]*)?\}")
-_STATEMENTS = frozenset(t for t in NODE_TYPES if issubclass(t, ast.stmt))
 _CONDITION_PARENTS = frozenset({ast.If, ast.While, ast.IfExp, ast.Assert, ast.BoolOp,
                                 ast.UnaryOp})
 
