@@ -30,6 +30,9 @@ _RULE_SCOPES = frozenset({Scope.EVERYWHERE, Scope.FORWARD, Scope.COMPILED, Scope
 # Scopes given as sets of qualified function names (see callgraph.py): ``traced`` is the
 # static call graph, ``profiled`` the functions a recorded run saw Dynamo trace.
 FUNCTION_SCOPES = (Scope.TRACED, Scope.PROFILED)
+# Read for every node a rule is tried on: bound once (reading an enum member on Python
+# 3.11 is a descriptor call).
+_EVERYWHERE, _FORWARD, _COMPILED = Scope.EVERYWHERE, Scope.FORWARD, Scope.COMPILED
 
 
 def known_scopes() -> frozenset[Scope]:
@@ -308,11 +311,11 @@ class ModuleFacts:
         """Whether a node whose enclosing functions are ``chain`` lies in ``scope``."""
         if any(getattr(f, "name", "").startswith(HELPER_PREFIX) for f in chain):
             return False  # the inserted helpers hold the original code: never rewritten
-        if Scope.EVERYWHERE in scope:
+        if _EVERYWHERE in scope:
             return True
-        if Scope.FORWARD in scope and any(self.is_forward(f) for f in chain):
+        if _FORWARD in scope and any(self.is_forward(f) for f in chain):
             return True
-        if Scope.COMPILED in scope and any(f in self.compiled for f in chain):
+        if _COMPILED in scope and any(f in self.compiled for f in chain):
             return True
         return any(name in scope and self._in_function_scope_of(name, chain)
                    for name in FUNCTION_SCOPES)

@@ -30,6 +30,11 @@ from .rules import Condition, Rule
 
 Matchable = ast.expr | ast.stmt  # what rules match: patterns parse as one, kinds list theirs
 _MATCHABLE = (ast.expr, ast.stmt)
+# Enum members read for every node a rule is tried on, bound once: on Python 3.11, reading
+# ``Stage.PATTERN`` is a descriptor call costing about 15 global reads.
+_CONDITION, _EXPRESSION, _STATEMENT = Context.CONDITION, Level.EXPRESSION, Level.STATEMENT
+_CONTEXT, _PATTERN, _SCOPE = Stage.CONTEXT, Stage.PATTERN, Stage.SCOPE
+_KIND, _GUARD = Stage.KIND, Stage.GUARD
 _IGNORE_RE = re.compile(r"#\s*eqrewrite:\s*ignore(?:\[([^\]]*)\])?")
 _CONDITION_OWNERS = (ast.If, ast.While, ast.IfExp, ast.Assert)
 # Scopes: what a name means inside one of these may differ from outside it.
@@ -300,16 +305,16 @@ class Matcher:
     def _attempt(self, rule: Rule, node: Matchable, chain: tuple[ast.AST, ...],
                  in_condition: bool, why: list[Decline] | None = None) -> Edit | None:
         # ``why`` collects the reason only when explaining: the normal path never builds one.
-        if rule.context == Context.CONDITION and not in_condition:
-            return _decline(why, Stage.CONTEXT, "applies only to values that are truth-tested")
+        if rule.context == _CONDITION and not in_condition:
+            return _decline(why, _CONTEXT, "applies only to values that are truth-tested")
         pattern = rule.pattern  # a template rule's; a kind's rule has an implementation
         matched: Bindings | None = None
         if pattern is not None:
             matched = pattern.match(node, self._qualname)
             if matched is None:
-                return _decline(why, Stage.PATTERN, "does not match the rule's pattern")
+                return _decline(why, _PATTERN, "does not match the rule's pattern")
         if not self.facts.in_scope(rule.scope, chain):
-            return _decline(why, Stage.SCOPE, "outside the rule's scope")
+            return _decline(why, _SCOPE, "outside the rule's scope")
         inference = self._inference_for(rule)
         context = GuardContext(inference, chain)
         bindings: Bindings
@@ -321,20 +326,20 @@ class Matcher:
                 if why is None:
                     self._note(rule, node, reasons)
                 # The audit derives its own, more specific reason when the kind gives none.
-                return _decline(why, Stage.KIND, self._kind_reason(rule, node, context, why))
+                return _decline(why, _KIND, self._kind_reason(rule, node, context, why))
             bindings, template = proposal.bindings, proposal.template
             level, helpers = proposal.level, proposal.helpers
         elif matched is not None:
             bindings, template, helpers = matched, rule.rewrite, frozenset()
-            level = Level.STATEMENT if isinstance(node, ast.stmt) else Level.EXPRESSION
+            level = _STATEMENT if isinstance(node, ast.stmt) else _EXPRESSION
         else:
             raise TypeError(f"rule {rule.id!r} has neither a pattern nor a kind")
         for condition in rule.where:
             check = GUARDS[condition.guard][0]
             if not check(context, [_value(b) for name in condition.metavariables
                                    for b in _as_list(bindings[name])]):
-                return _decline(why, Stage.GUARD, self._guard_reason(condition, bindings,
-                                                                     context, why))
+                return _decline(why, _GUARD, self._guard_reason(condition, bindings, context,
+                                                                why))
         spelling = self._renames(rule, inference, chain)
         if spelling is None:
             return _decline(why, Stage.NAMES, "a module the rewrite needs is shadowed by a "
