@@ -29,8 +29,7 @@ from .audit.catalogue import WHAT_IF as WHAT_IF_SWITCHES
 from .callgraph import function_scopes, traced_functions
 from .config import Config, ConfigError, find_project_root, load_config
 from .discovery import discover as discover_files
-from .engine import MAX_ROUNDS, Rewrite, RewriteError, parse, select_rules
-from .engine import Options as RewriteOptions
+from .engine import MAX_ROUNDS, Rewrite, RewriteError, RewriteOptions, parse, select_rules
 from .engine import rewrite_source as rewrite_text
 from .facts import FUNCTION_SCOPES, ModuleFacts, qualname
 from .files import write_atomic

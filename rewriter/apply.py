@@ -16,14 +16,16 @@ from __future__ import annotations
 import ast
 import dataclasses
 from bisect import bisect_right
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from collections.abc import Set as AbstractSet
 from contextlib import contextmanager
 from functools import cache
+from typing import TypeVar
 
 import libcst as cst
 from libcst._nodes.internal import CodegenState
 
+from .enums import Level
 from .layout import (
     Unit,
     helper_insertion,
@@ -32,11 +34,18 @@ from .layout import (
     split_lines,
     units_with_edits,
 )
-from .matcher import Edit, Span
+from .matcher import Edit
+from .nodes import Span
 from .pattern import metavariable_of, to_placeholders
 
-_LEVELS = {"expression": cst.BaseExpression, "statement": cst.BaseSmallStatement,
-           "compound": cst.BaseCompoundStatement}
+# Classes, some abstract: mypy refuses those as type[CSTNode] (python/mypy#4717).
+_LEVELS: dict[Level, type] = {
+    Level.EXPRESSION: cst.BaseExpression, Level.STATEMENT: cst.BaseSmallStatement,
+    Level.COMPOUND: cst.BaseCompoundStatement}
+# What a metavariable is filled with: one node, or (``$$$args``) the arguments.
+Filled = cst.CSTNode | list[cst.CSTNode]
+Leave = Callable[[cst.CSTNode, cst.CSTNode], cst.CSTNode]  # (original, updated) -> result
+_Node = TypeVar("_Node", bound=cst.CSTNode)
 
 _ATOMS = (cst.Name, cst.Attribute, cst.Call, cst.Subscript, cst.Integer, cst.Float,
           cst.Imaginary, cst.SimpleString, cst.ConcatenatedString, cst.FormattedString,
@@ -73,14 +82,14 @@ def apply_edits(text: str, edits: list[Edit], tree: ast.Module | None = None,
     tree = tree if tree is not None else ast.parse(text)
     lines = split_lines(text)
     starts = [0]
-    for line in lines:
-        starts.append(starts[-1] + len(line))
+    for text_line in lines:
+        starts.append(starts[-1] + len(text_line))
     units = [unit for unit, _ in units_with_edits(tree, lines, edits)]
-    splices = []
+    splices: list[tuple[int, int, str]] = []  # (start, end, new text) in characters
     for unit, code in zip(units, _unit_codes(text, starts, units, progress, spread)):
         splices.append((starts[unit.start - 1], starts[unit.end], code))
-    imports = set().union(*(edit.imports for edit in edits))
-    helpers = set().union(*(edit.helpers for edit in edits))
+    imports: set[str] = set().union(*(edit.imports for edit in edits))
+    helpers: set[str] = set().union(*(edit.helpers for edit in edits))
     insertions = [import_insertion(tree, lines, imports) if imports else None,
                   helper_insertion(tree, lines, helpers) if helpers else None]
     unit_starts = [u.start for u in units]
@@ -92,7 +101,8 @@ def apply_edits(text: str, edits: list[Edit], tree: ast.Module | None = None,
         splices.append((starts[line], starts[line], block))
     # Insertions sort before a replacement that starts at the same place (stable sort).
     splices.sort(key=lambda s: (s[0], s[1] != s[0]))
-    out, at = [], 0
+    out: list[str] = []
+    at = 0
     for lo, hi, new in splices:
         out += (text[at:lo], new)
         at = hi
@@ -161,9 +171,10 @@ def _apply_to_unit(text: str, starts: list[int], unit: Unit) -> str:
     locator = _Locator(module)
     targets = [locator.want(where(edit.span), _LEVELS[edit.level], target=True)
                for edit in unit.edits]
-    bindings = [{name: [locator.want(where(s), cst.Arg) for s in span]
-                 if isinstance(span, list) else locator.want(where(span), cst.BaseExpression)
-                 for name, span in edit.bindings.items()} for edit in unit.edits]
+    bindings: list[dict[str, _Request | list[_Request]]] = [
+        {name: [locator.want(where(s), cst.Arg) for s in span]
+         if isinstance(span, list) else locator.want(where(span), cst.BaseExpression)
+         for name, span in edit.bindings.items()} for edit in unit.edits]
     locator.run()
     applier = _Applier(locator.path)
     for edit, target, bound in zip(unit.edits, targets, bindings):
@@ -222,9 +233,11 @@ class _Request:
 
     __slots__ = ("kind", "target", "exact", "inner", "around")
 
-    def __init__(self, kind: type, target: bool):
+    def __init__(self, kind: type, target: bool):  # kind: a CSTNode class (see _LEVELS)
         self.kind, self.target = kind, target
-        self.exact = self.inner = self.around = None
+        self.exact: cst.CSTNode | None = None
+        self.inner: cst.CSTNode | None = None
+        self.around: cst.CSTNode | None = None
 
     def node(self, unit: Unit) -> cst.CSTNode:
         found = self.exact or self.inner or self.around
@@ -249,7 +262,8 @@ class _Locator(CodegenState):
         self.wanted: dict[tuple[int, int], list[tuple[str, _Request]]] = {}
         self.path: set[int] = set()
 
-    def want(self, where: tuple[int, int], kind: type, target: bool = False) -> _Request:
+    def want(self, where: tuple[int, int], kind: type,
+             target: bool = False) -> _Request:
         request = _Request(kind, target)
         self.wanted.setdefault(where, []).append(("exact", request))
         self.wanted.setdefault((where[0] + 1, where[1] - 1), []).append(("inner", request))
@@ -279,8 +293,9 @@ class _Locator(CodegenState):
                 self._offer(node, where, len(self.stack))
 
     @contextmanager
-    def record_syntactic_position(self, node: cst.CSTNode, *, start_node=None,
-                                  end_node=None):
+    def record_syntactic_position(self, node: cst.CSTNode, *,
+                                  start_node: cst.CSTNode | None = None,
+                                  end_node: cst.CSTNode | None = None) -> Iterator[None]:
         start = self.offset
         try:
             yield
@@ -326,7 +341,7 @@ class _Applier:
 
     def __init__(self, path: set[int]):
         self.path = path
-        self.targets: dict[int, tuple[Edit, dict]] = {}
+        self.targets: dict[int, tuple[Edit, dict[str, Filled]]] = {}
         self.wanted: set[int] = set()
         self.updated: dict[int, cst.CSTNode] = {}
         self.results: dict[int, tuple[Edit, cst.CSTNode]] = {}  # what Edit.after shows
@@ -346,34 +361,45 @@ class _Applier:
     def _current(self, node: cst.CSTNode) -> cst.CSTNode:
         return self.updated.get(id(node), node)  # rewritten if an edit lay inside
 
-    def _render(self, edit: Edit, bound: dict, updated: cst.CSTNode) -> cst.CSTNode:
-        values = {name: [self._current(n) for n in node] if isinstance(node, list)
-                  else self._current(node) for name, node in bound.items()}
+    def _render(self, edit: Edit, bound: dict[str, Filled],
+                updated: cst.CSTNode) -> cst.CSTNode:
+        values: dict[str, Filled] = {
+            name: [self._current(n) for n in node] if isinstance(node, list)
+            else self._current(node) for name, node in bound.items()}
         template, path = _template(edit.template)
         leave = _Substitute(values, edit.renames).leave
         result = leave(template, _rebuild(template, path, leave))
-        if edit.level == "expression":
+        if edit.level == Level.EXPRESSION:
+            if not (isinstance(result, cst.BaseExpression)
+                    and isinstance(updated, cst.BaseExpression)):
+                raise ApplyError(f"rule {edit.rule.id}: an expression edit whose target or "
+                                 "rewrite is not an expression")
             result = _parenthesize_like(result, updated)
             self.results[id(result)] = (edit, result)
             return result
         if isinstance(result, cst.BaseExpression):
             result = cst.Expr(value=result)
+        if not isinstance(result, cst.BaseSmallStatement):
+            raise ApplyError(f"rule {edit.rule.id}: a rewrite that is not a small statement")
         result = result.with_changes(semicolon=cst.MaybeSentinel.DEFAULT)
         self.results[id(result)] = (edit, result)  # not watched: its ";" may differ
-        if edit.level == "statement":
+        if edit.level == Level.STATEMENT and isinstance(updated, cst.BaseSmallStatement):
             return result.with_changes(semicolon=updated.semicolon)
-        return cst.SimpleStatementLine(body=[result], leading_lines=updated.leading_lines)
+        if edit.level == Level.COMPOUND and isinstance(updated, cst.BaseCompoundStatement):
+            return cst.SimpleStatementLine(body=[result], leading_lines=updated.leading_lines)
+        raise ApplyError(f"rule {edit.rule.id}: a {edit.level} edit on a "
+                         f"{type(updated).__name__}")
 
 
-def _rebuild(node: cst.CSTNode, path: AbstractSet[int], leave,
-             replaced: AbstractSet[int] = frozenset()) -> cst.CSTNode:
+def _rebuild(node: _Node, path: AbstractSet[int], leave: Leave,
+             replaced: AbstractSet[int] = frozenset()) -> _Node:
     """``node`` with the children in ``path`` rebuilt bottom-up, each passed through
     ``leave(original, updated)``: a libcst transform that enters only those nodes.
 
     Nodes in ``replaced`` are about to be replaced whole: their children are still
     visited (an edit may lie inside), but they are not rebuilt themselves.
     """
-    changes = {}
+    changes: dict[str, object] = {}
     for name in _child_fields(type(node)):
         value = getattr(node, name)
         if id(value) in path:
@@ -386,7 +412,7 @@ def _rebuild(node: cst.CSTNode, path: AbstractSet[int], leave,
 
 
 @cache
-def _child_fields(kind: type) -> tuple[str, ...]:
+def _child_fields(kind: type[cst.CSTNode]) -> tuple[str, ...]:
     return tuple(f.name for f in dataclasses.fields(kind))
 
 
@@ -395,10 +421,14 @@ def _template(text: str) -> tuple[cst.CSTNode, frozenset[int]]:
     """A rewrite template as an expression, or else as one small statement, and the ids
     of its nodes that hold something to fill in (the only ones substitution enters)."""
     source = to_placeholders(text)
+    node: cst.BaseExpression | cst.BaseSmallStatement
     try:
         node = cst.parse_expression(source)
     except cst.ParserSyntaxError:
-        node = cst.parse_statement(source + "\n").body[0]
+        statement = cst.parse_statement(source + "\n")
+        if not isinstance(statement, cst.SimpleStatementLine):
+            raise ApplyError(f"a rewrite template that is a compound statement: {text!r}") from None
+        node = statement.body[0]
     collector = _HoleFinder()
     node.visit(collector)
     return node, frozenset(collector.path)
@@ -407,7 +437,7 @@ def _template(text: str) -> tuple[cst.CSTNode, frozenset[int]]:
 class _HoleFinder(cst.CSTVisitor):
     """The nodes above a placeholder or a module name (``torch.``) a file may respell."""
 
-    def __init__(self):
+    def __init__(self) -> None:
         super().__init__()
         self.stack: list[int] = []
         self.path: set[int] = set()
@@ -427,22 +457,22 @@ class _HoleFinder(cst.CSTVisitor):
 class _Substitute:
     """Fill a template's placeholders with bound nodes and respell renamed modules."""
 
-    def __init__(self, values: dict[str, object], renames: dict[str, str]):
+    def __init__(self, values: dict[str, Filled], renames: dict[str, str]):
         self.values, self.renames = values, renames
 
     def leave(self, original: cst.CSTNode, updated: cst.CSTNode) -> cst.CSTNode:
-        kind = type(original)
-        if kind is cst.Name:
+        # ``updated`` is ``original`` rebuilt: of the same type.
+        if isinstance(original, cst.Name) and isinstance(updated, cst.Name):
             return self._name(original, updated)
-        if kind is cst.Attribute:
+        if isinstance(original, cst.Attribute) and isinstance(updated, cst.Attribute):
             return self._attribute(original, updated)
-        if kind is cst.Arg:
+        if isinstance(original, cst.Arg) and isinstance(updated, cst.Arg):
             return self._arg(original, updated)
-        if kind is cst.Call:
+        if isinstance(original, cst.Call) and isinstance(updated, cst.Call):
             return self._call(original, updated)
         return updated
 
-    def _bound(self, node: cst.CSTNode) -> object:
+    def _bound(self, node: cst.CSTNode) -> Filled | None:
         if isinstance(node, cst.Name) and (meta := metavariable_of(node.value)):
             return self.values[meta[0]]
         return None
@@ -453,7 +483,7 @@ class _Substitute:
             return bound if _is_atom(bound) else _with_parens(bound)
         return updated
 
-    def _attribute(self, original: cst.Attribute, updated: cst.Attribute):
+    def _attribute(self, original: cst.Attribute, updated: cst.Attribute) -> cst.Attribute:
         base = original.value
         if isinstance(base, cst.Name) and base.value in self.renames:
             return updated.with_changes(value=base.with_changes(value=self.renames[base.value]))
@@ -466,11 +496,13 @@ class _Substitute:
         return updated
 
     def _call(self, original: cst.Call, updated: cst.Call) -> cst.Call:
-        args, spliced = [], False
+        args: list[cst.Arg] = []
+        spliced = False
         for before, after in zip(original.args, updated.args):
             bound = self._bound(before.value)
             if isinstance(bound, list):
-                args += [a.with_changes(comma=cst.MaybeSentinel.DEFAULT) for a in bound]
+                args += [_as_arg(a).with_changes(comma=cst.MaybeSentinel.DEFAULT)
+                         for a in bound]
                 spliced = True
             else:
                 args.append(after)
@@ -485,11 +517,18 @@ class _Substitute:
         return updated.with_changes(args=args)
 
 
+def _as_arg(node: cst.CSTNode) -> cst.Arg:
+    """A node bound to ``$$$args``: the locator found it as an argument."""
+    if not isinstance(node, cst.Arg):
+        raise ApplyError(f"a sequence metavariable bound a {type(node).__name__}")
+    return node
+
+
 def _is_atom(node: cst.BaseExpression) -> bool:
     return isinstance(node, _ATOMS) or bool(getattr(node, "lpar", ()))
 
 
-def _has_comments(parens: list[cst.CSTNode]) -> bool:
+def _has_comments(parens: Sequence[cst.CSTNode]) -> bool:
     return any("#" in _EMPTY.code_for_node(p) for p in parens)
 
 
@@ -508,9 +547,10 @@ def _with_parens(node: cst.BaseExpression) -> cst.BaseExpression:
     return node.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
 
 
-def _parenthesize_like(result: cst.BaseExpression, original: cst.BaseExpression):
+def _parenthesize_like(result: cst.BaseExpression,
+                       original: cst.BaseExpression) -> cst.BaseExpression:
     """Keep the original's parentheses when they hold comments or the result needs them."""
     lpar, rpar = list(original.lpar), list(original.rpar)
-    if _has_comments(lpar + rpar) or (lpar and not isinstance(result, _ATOMS)):
+    if _has_comments([*lpar, *rpar]) or (lpar and not isinstance(result, _ATOMS)):
         return result.with_changes(lpar=lpar, rpar=rpar)
     return result if isinstance(result, _ATOMS) else _with_parens(result)

@@ -33,10 +33,12 @@ from __future__ import annotations
 
 import ast
 import os
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .enums import Scope
 from .facts import ModuleFacts, qualname
 from .pattern import dotted_name
 from .workers import WorkerPool
@@ -191,7 +193,8 @@ class _Summarizer:
             self.summary.values[key] = ("literal", _listed(value))
         return key
 
-    def _function(self, function: ast.AST, chain: tuple[ast.AST, ...]) -> None:
+    def _function(self, function: ast.FunctionDef | ast.AsyncFunctionDef,
+                  chain: tuple[ast.AST, ...]) -> None:
         inner = chain + (function,)
         name = qualname(inner)
         owner = chain[-1] if chain else None
@@ -221,7 +224,8 @@ class _Summarizer:
             annotated = [a.annotation for a in arguments.posonlyargs + arguments.args
                          + arguments.kwonlyargs + [arguments.vararg, arguments.kwarg]
                          if a is not None and a.annotation is not None]
-            for annotation in annotated + [function.returns] * (function.returns is not None):
+            returns = [] if function.returns is None else [function.returns]
+            for annotation in annotated + returns:
                 summary.annotations |= {r for r in map(dotted_name, ast.walk(annotation))
                                         if r}
         for node in ast.walk(function):
@@ -275,7 +279,8 @@ class _Summarizer:
                 summary.listed += _listed(statement.value)
 
 
-def _direct_defs(node: ast.AST):
+def _direct_defs(node: ast.AST) -> Iterator[ast.FunctionDef | ast.AsyncFunctionDef
+                                           | ast.ClassDef]:
     """Functions and classes defined in ``node``'s body, not inside another of them."""
     stack = [c for c in ast.iter_child_nodes(node) if not isinstance(c, ast.expr)]
     while stack:
@@ -289,7 +294,7 @@ def _direct_defs(node: ast.AST):
 def _listed(value: ast.expr) -> list[str]:
     """References listed in a dict (values), list, tuple or set literal."""
     if isinstance(value, ast.Dict):
-        items = [v for v in value.values if v is not None]
+        items = list(value.values)  # (a key is None for `**rest`; a value never is)
     elif isinstance(value, ast.List | ast.Tuple | ast.Set):
         items = list(value.elts)
     else:
@@ -614,12 +619,12 @@ def profiled_functions(paths: list[str], profiles: Iterable[str]) -> dict[str, f
     return {path: frozenset(names) for path, names in found.items()}
 
 
-def function_scopes(paths: list[str], needed: set[str], profiles: Iterable[str] = (),
+def function_scopes(paths: list[str], needed: AbstractSet[str], profiles: Iterable[str] = (),
                     jobs: int | None = None) -> dict[str, dict[str, frozenset[str]]]:
     """For each scope name in ``needed`` ("traced", "profiled"): qualified names by path."""
     scopes: dict[str, dict[str, frozenset[str]]] = {}
-    if "traced" in needed:
-        scopes["traced"] = traced_functions(paths, jobs)
-    if "profiled" in needed:
-        scopes["profiled"] = profiled_functions(paths, profiles)
+    if Scope.TRACED in needed:
+        scopes[Scope.TRACED] = traced_functions(paths, jobs)
+    if Scope.PROFILED in needed:
+        scopes[Scope.PROFILED] = profiled_functions(paths, profiles)
     return scopes

@@ -21,7 +21,8 @@ from . import __version__
 from .cache import Cache, canonical, default_cache_dir
 from .config import Config, ConfigError, find_project_root, load_config
 from .discovery import discover
-from .engine import Options, select_rules
+from .engine import RewriteOptions, select_rules
+from .enums import Scope
 from .facts import known_scopes
 from .formatting import require_black
 from .plugins import Registry, RewriteRun, RewriteStep, load_plugins
@@ -180,7 +181,7 @@ def rewrite_command(paths: tuple[Path, ...], rule_specs: tuple[str, ...], check:
     packs = _load_packs(list(rule_specs) or config.rules)
     scope, profiles = _parse_scopes(list(scopes) or config.scope or [], root if not scopes
                                     else Path.cwd())
-    options = Options(
+    options = RewriteOptions(
         unsafe=config.unsafe if unsafe is None else unsafe,
         assume_tensor_params=(config.assume_tensor_params if assume_tensor_params is None
                               else assume_tensor_params),
@@ -298,19 +299,20 @@ def _exit_code(results: list[FileResult], mode: Mode, step_status: int) -> int:
     return 0
 
 
-def _parse_scopes(values: list[str], base: Path) -> tuple[frozenset[str] | None,
+def _parse_scopes(values: list[str], base: Path) -> tuple[frozenset[Scope] | None,
                                                        tuple[str, ...]]:
     """``--scope`` values as rule scopes plus profile files (``traced:FILE``)."""
-    scopes, profiles = set(), []
+    scopes: set[Scope] = set()
+    profiles = []
     for value in values:
         if value.startswith("traced:"):
             profile = base / value.split(":", 1)[1]
             if not profile.is_file():
                 _fail(f"--scope {value}: no such file {str(profile)!r}")
-            scopes.add("profiled")
+            scopes.add(Scope.PROFILED)
             profiles.append(str(profile.resolve()))
         elif value in known_scopes():
-            scopes.add(value)
+            scopes.add(Scope(value))
         else:
             _fail(f"unknown scope {value!r}; choose from {', '.join(sorted(known_scopes()))} "
                   "or traced:FILE")

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field, replace
 from functools import partial
 from typing import TYPE_CHECKING
 
+from .enums import Safety, Scope
 from .matcher import Edit, Note, find_edits_and_notes
 from .rules import Rule
 
@@ -33,12 +34,12 @@ class RewriteError(Exception):
 
 
 @dataclass
-class Options:
+class RewriteOptions:
     """Run-wide switches that change which rules apply and how."""
 
     unsafe: bool = False
     assume_tensor_params: bool = False
-    scope: frozenset[str] | None = None
+    scope: frozenset[Scope] | None = None
     # Per file: qualified names of the functions in the "traced"/"profiled" scopes, as the
     # runner computed them over all processed files (None: from the file alone).
     function_scopes: dict[str, frozenset[str]] | None = None
@@ -60,9 +61,9 @@ class Rewrite:
         return bool(self.edits)
 
 
-def select_rules(rules: list[Rule], options: Options) -> list[Rule]:
+def select_rules(rules: list[Rule], options: RewriteOptions) -> list[Rule]:
     """Rules that run under ``options``: unsafe ones only with ``--unsafe``."""
-    chosen = [r for r in rules if options.unsafe or r.safety == "safe"]
+    chosen = [r for r in rules if options.unsafe or r.safety == Safety.SAFE]
     if options.scope is not None:
         chosen = [replace(r, scope=options.scope) for r in chosen]
     return chosen
@@ -99,7 +100,7 @@ def parse(text: str) -> ast.Module:
         raise RewriteError(f"cannot parse: {error}") from None
 
 
-def rewrite_source(text: str, rules: list[Rule], options: Options | None = None,
+def rewrite_source(text: str, rules: list[Rule], options: RewriteOptions | None = None,
                    tree: ast.Module | None = None,
                    progress: Callable[[int, int], None] | None = None,
                    applying: Callable[[int, int], None] | None = None,
@@ -118,13 +119,14 @@ def rewrite_source(text: str, rules: list[Rule], options: Options | None = None,
     collecting = gc.isenabled()
     gc.disable()
     try:
-        return _rewrite(text, rules, options or Options(), tree, progress, applying, spread)
+        return _rewrite(text, rules, options or RewriteOptions(), tree, progress, applying,
+                        spread)
     finally:
         if collecting:
             gc.enable()
 
 
-def _rewrite(text: str, rules: list[Rule], options: Options, tree: ast.Module | None,
+def _rewrite(text: str, rules: list[Rule], options: RewriteOptions, tree: ast.Module | None,
              progress: Callable[[int, int], None] | None,
              applying: Callable[[int, int], None] | None,
              spread: Spread | None) -> Rewrite:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .engine import Options, RewriteError, rewrite_source
+from .engine import RewriteError, RewriteOptions, rewrite_source
 from .helpers import PREFIX, strip_block
 from .rules import Rule, RulePack
 
@@ -30,7 +30,7 @@ def check_rule(rule: Rule) -> list[Failure]:
     if not rule.examples:
         return [Failure(rule, rule.line, "rule has no examples")]
     failures = []
-    options = Options(unsafe=True)
+    options = RewriteOptions(unsafe=True)
     for example in rule.examples:
         expected = example.before if example.after is None else example.after
         try:

@@ -9,27 +9,38 @@ from __future__ import annotations
 import ast
 import bisect
 import re
+from collections.abc import Iterator, Sequence
+from collections.abc import Set as AbstractSet
 from functools import cached_property
+from typing import TypeGuard
 
+from .enums import Scope
 from .helpers import PREFIX as HELPER_PREFIX
 from .layout import split_lines
-from .nodes import BLOCK_FIELDS
+from .nodes import BLOCK_FIELDS, end_line
 from .pattern import dotted_name
 
 Function = ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda
+Def = ast.FunctionDef | ast.AsyncFunctionDef
+# ``self.attribute = value`` in a class: (attribute, value, method). The value of ``+=``
+# is the whole statement; of ``register_buffer(name, value)``, the value argument.
+SelfAssignment = tuple[str, ast.expr | ast.AugAssign, Def]
 _COMPILERS = frozenset({"torch.compile", "torch._dynamo.optimize"})
-_SCOPES = frozenset({"everywhere", "forward", "compiled", "traced"})
+_RULE_SCOPES = frozenset({Scope.EVERYWHERE, Scope.FORWARD, Scope.COMPILED, Scope.TRACED})
 # Scopes given as sets of qualified function names (see callgraph.py): ``traced`` is the
 # static call graph, ``profiled`` the functions a recorded run saw Dynamo trace.
-FUNCTION_SCOPES = ("traced", "profiled")
+FUNCTION_SCOPES = (Scope.TRACED, Scope.PROFILED)
+# Read for every node a rule is tried on: bound once (reading an enum member on Python
+# 3.11 is a descriptor call).
+_EVERYWHERE, _FORWARD, _COMPILED = Scope.EVERYWHERE, Scope.FORWARD, Scope.COMPILED
 
 
-def known_scopes() -> frozenset[str]:
+def known_scopes() -> frozenset[Scope]:
     """Names accepted by a rule's ``scope``."""
-    return _SCOPES
+    return _RULE_SCOPES
 
 
-def qualname(chain) -> str:
+def qualname(chain: Sequence[ast.AST]) -> str:
     """Python's ``__qualname__`` for the innermost function or class of ``chain``."""
     parts: list[str] = []
     for node in chain:
@@ -56,7 +67,7 @@ class ModuleFacts:
         # Qualified names of the functions in each function scope; a scope missing here
         # (a single text rewritten on its own) is computed from this module alone.
         self.function_scopes = dict(function_scopes or {})
-        self._in_function_scope: dict[tuple[str, tuple], bool] = {}
+        self._in_function_scope: dict[tuple[str, tuple[ast.AST, ...]], bool] = {}
         self.has_walrus = text is None or ":=" in text
         self._lines_with: dict[str, list[int] | None] = {}
         self.may_compile = text is None or "compile" in text or "optimize" in text
@@ -64,12 +75,12 @@ class ModuleFacts:
         self.parent: dict[ast.AST, ast.AST | None] = {}
         self.classes: dict[str, ast.ClassDef] = {}
         self.functions: dict[str, list[Function]] = {}
-        self._self_assignments: dict[ast.ClassDef, list] = {}
+        self._self_assignments: dict[ast.ClassDef, list[SelfAssignment]] = {}
         self.global_names: set[str] = set()
         self.nonlocal_names: set[str] = set()
         self._index(tree.body, None)
 
-    def _index(self, body: list, owner: ast.AST | None) -> None:
+    def _index(self, body: Sequence[ast.AST], owner: ast.AST | None) -> None:
         # ``parent`` maps each function and class to the nearest enclosing one. Imports,
         # functions and classes are statements: only blocks of statements are entered.
         for child in body:
@@ -116,7 +127,7 @@ class ModuleFacts:
         if lines is None:
             return True
         at = bisect.bisect_left(lines, statement.lineno)
-        return at < len(lines) and lines[at] <= statement.end_lineno
+        return at < len(lines) and lines[at] <= end_line(statement)
 
     def qualname(self, node: ast.AST) -> str | None:
         """Fully qualified name of a dotted expression rooted at an import, else None."""
@@ -163,7 +174,8 @@ class ModuleFacts:
         """nn.Module subclasses, plus classes defining ``forward`` whose bases lead out of
         the file (``class T5Stack(T5PreTrainedModel)`` where ``T5PreTrainedModel``
         derives from an imported ``PreTrainedModel``): most likely modules too."""
-        def leaves_file(cls: ast.ClassDef, seen: frozenset = frozenset()) -> bool:
+        def leaves_file(cls: ast.ClassDef,
+                        seen: frozenset[ast.ClassDef] = frozenset()) -> bool:
             for base in cls.bases:
                 root = (dotted_name(base) or "").split(".")[0]
                 if root in self.aliases:
@@ -225,10 +237,10 @@ class ModuleFacts:
                 and any(isinstance(t, ast.Name) and t.id == name for t in node.targets)]
 
     def _forwards_of(self, class_names: list[str]) -> list[ast.AST]:
-        return [self.method(self.classes[name], "forward") for name in class_names
-                if name in self.classes and self.method(self.classes[name], "forward")]
+        return [forward for name in class_names if name in self.classes
+                and (forward := self.method(self.classes[name], "forward")) is not None]
 
-    def method(self, cls: ast.ClassDef, name: str) -> ast.FunctionDef | None:
+    def method(self, cls: ast.ClassDef, name: str) -> Def | None:
         """The method ``name`` defined in the body of ``cls``."""
         return next((f for f in cls.body
                      if isinstance(f, ast.FunctionDef | ast.AsyncFunctionDef) and f.name == name),
@@ -263,11 +275,11 @@ class ModuleFacts:
                 if target == attr and isinstance(value, ast.Call)
                 and isinstance(value.func, ast.Name) and value.func.id in self.classes]
 
-    def self_assignments(self, cls: ast.ClassDef) -> list[tuple[str, ast.AST, ast.AST]]:
+    def self_assignments(self, cls: ast.ClassDef) -> list[SelfAssignment]:
         """``(attribute, value, method)`` for every ``self.attribute = value`` in ``cls``."""
         if cls in self._self_assignments:
             return self._self_assignments[cls]
-        found = []
+        found: list[SelfAssignment] = []
         for method in cls.body:
             if not isinstance(method, ast.FunctionDef | ast.AsyncFunctionDef):
                 continue
@@ -285,7 +297,7 @@ class ModuleFacts:
         self._self_assignments[cls] = found
         return found
 
-    def _assignments_and_registrations(self, method: ast.AST):
+    def _assignments_and_registrations(self, method: Def) -> Iterator[ast.AST]:
         # register_buffer(...) calls are expressions: searched only in the statements
         # whose lines mention them (blocks inside are statements of their own).
         for statement in statements(method.body):
@@ -295,15 +307,15 @@ class ModuleFacts:
                     if not isinstance(part, ast.stmt | ast.excepthandler | ast.match_case):
                         yield from ast.walk(part)
 
-    def in_scope(self, scope: frozenset[str], chain: tuple[ast.AST, ...]) -> bool:
+    def in_scope(self, scope: AbstractSet[str], chain: tuple[ast.AST, ...]) -> bool:
         """Whether a node whose enclosing functions are ``chain`` lies in ``scope``."""
         if any(getattr(f, "name", "").startswith(HELPER_PREFIX) for f in chain):
             return False  # the inserted helpers hold the original code: never rewritten
-        if "everywhere" in scope:
+        if _EVERYWHERE in scope:
             return True
-        if "forward" in scope and any(self.is_forward(f) for f in chain):
+        if _FORWARD in scope and any(self.is_forward(f) for f in chain):
             return True
-        if "compiled" in scope and any(f in self.compiled for f in chain):
+        if _COMPILED in scope and any(f in self.compiled for f in chain):
             return True
         return any(name in scope and self._in_function_scope_of(name, chain)
                    for name in FUNCTION_SCOPES)
@@ -321,7 +333,7 @@ class ModuleFacts:
     def _own_scope(self, name: str) -> frozenset[str]:
         """``traced`` computed from this module alone (no other file known); ``profiled``
         is empty without a profile."""
-        if name != "traced":
+        if name != Scope.TRACED:
             return frozenset()
         from .callgraph import CallGraph, summarize  # the call graph imports this module
 
@@ -336,7 +348,8 @@ def _lines_with(text: str, token: str) -> list[int]:
         return []
     if "\r" in text:  # lines end in \r too: split as ast does
         return [n for n, line in enumerate(split_lines(text), 1) if token in line]
-    found, line, at = [], 1, 0
+    found: list[int] = []
+    line, at = 1, 0
     for position in (m.start() for m in re.finditer(re.escape(token), text)):
         line += text.count("\n", at, position)
         at = position
@@ -351,10 +364,10 @@ _LEAF_STATEMENTS = frozenset({ast.Expr, ast.Assign, ast.AugAssign, ast.AnnAssign
                               ast.Continue})
 
 
-def statements(body: list[ast.stmt]):
+def statements(body: list[ast.stmt]) -> Iterator[ast.stmt]:
     """Every statement in ``body`` and in the blocks nested in it (including function and
     class bodies); expressions are not entered."""
-    stack = list(body)
+    stack: list[ast.AST] = list(body)  # and except handlers, match cases (hold blocks)
     while stack:
         node = stack.pop()
         if isinstance(node, ast.stmt):
@@ -363,6 +376,6 @@ def statements(body: list[ast.stmt]):
             stack += getattr(node, field)
 
 
-def _is_self_attribute(node: ast.AST) -> bool:
+def _is_self_attribute(node: ast.AST) -> TypeGuard[ast.Attribute]:
     return (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name)
             and node.value.id == "self")

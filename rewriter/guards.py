@@ -11,6 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from . import knowledge as K
+from .enums import ValueKind
 from .inference import NOT_TENSOR, NUMBER, TENSOR, Inference
 
 
@@ -21,18 +22,18 @@ class GuardContext:
     inference: Inference
     chain: tuple[ast.AST, ...]
 
-    def kind(self, node: ast.AST) -> str:
+    def kind(self, node: ast.AST) -> ValueKind:
         """Kind of ``node`` in this context."""
         return self.inference.kind(node, self.chain)
 
 
-Guard = Callable[[GuardContext, list[ast.AST]], bool]
-GUARDS: dict[str, tuple[Guard, str]] = {}
+GuardCheck = Callable[[GuardContext, list[ast.AST]], bool]
+GUARDS: dict[str, tuple[GuardCheck, str]] = {}
 
 
-def guard(description: str) -> Callable[[Guard], Guard]:
+def guard(description: str) -> Callable[[GuardCheck], GuardCheck]:
     """Register a guard under its function name, with the description ``rules show`` prints."""
-    def register(function: Guard) -> Guard:
+    def register(function: GuardCheck) -> GuardCheck:
         GUARDS[function.__name__] = (function, description)
         return function
     return register

@@ -12,13 +12,17 @@ from __future__ import annotations
 
 import ast
 import weakref
+from collections.abc import Callable, Iterable, Iterator
+from typing import Literal, Protocol, TypeAlias
 
 from . import knowledge as K
+from .enums import ValueKind
 from .facts import Function, ModuleFacts
 from .nodes import names_read
 
-TENSOR, NUMBER, SEQUENCE, NONE, OBJECT = "tensor", "number", "sequence", "none", "object"
-TENSOR_CALLABLE, UNKNOWN = "tensor_callable", "unknown"
+TENSOR, NUMBER, SEQUENCE = ValueKind.TENSOR, ValueKind.NUMBER, ValueKind.SEQUENCE
+NONE, OBJECT = ValueKind.NONE, ValueKind.OBJECT
+TENSOR_CALLABLE, UNKNOWN = ValueKind.TENSOR_CALLABLE, ValueKind.UNKNOWN
 NOT_TENSOR = frozenset({NUMBER, SEQUENCE, NONE, OBJECT, TENSOR_CALLABLE})
 _ARITHMETIC = (ast.Add, ast.Sub, ast.Mult, ast.Div, ast.FloorDiv, ast.Mod, ast.Pow, ast.MatMult,
                ast.BitAnd, ast.BitOr, ast.BitXor, ast.LShift, ast.RShift)
@@ -27,7 +31,28 @@ _MAX_ROUNDS = 20
 _COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
 
 
-def join(a: str | None, b: str | None) -> str | None:
+# Which unannotated parameters (without a default) are taken as tensors: none, those of
+# ``forward`` methods (True), or those of every function.
+Assumption = bool | Literal["everywhere"]
+# What a name may be bound to: an expression, an element of one (unpacking, iteration),
+# or a kind fixed by the binding itself (``def``, ``import``, ``global``...).
+BoundValue: TypeAlias = "ast.expr | ValueKind | _Element"
+
+
+class Names(Protocol):
+    """The kinds of a scope's names, as far as known (None: not yet known)."""
+
+    def __contains__(self, name: str) -> bool: ...
+
+    def __getitem__(self, name: str) -> ValueKind | None: ...
+
+
+# ``Inference._kind_<NodeType>``: the kind of one type of node (the method named after
+# the node's type is the one called, so its node parameter is that type).
+_KindOf = Callable[[ast.AST, tuple[ast.AST, ...], Names], "ValueKind | None"]
+
+
+def join(a: ValueKind | None, b: ValueKind | None) -> ValueKind | None:
     """Least upper bound; None is "not yet known" (bottom)."""
     if a is None:
         return b
@@ -39,7 +64,7 @@ def join(a: str | None, b: str | None) -> str | None:
 class Inference:
     """Kinds of expressions in one module, with per-function environments cached."""
 
-    def __init__(self, facts: ModuleFacts, assume_tensor_params: bool | str = False,
+    def __init__(self, facts: ModuleFacts, assume_tensor_params: Assumption = False,
                  trust_scalar_annotations: bool = True):
         """``assume_tensor_params``: True treats unannotated ``forward`` parameters without a
         default as tensors; "everywhere" does so in every function (the graph-break kinds
@@ -49,10 +74,10 @@ class Inference:
         self.assume_tensor_params = assume_tensor_params
         self.trust_scalar_annotations = trust_scalar_annotations
         self._envs: dict[ast.AST, _Env] = {}
-        self._attributes: dict[ast.ClassDef, dict[str, str]] = {}
-        self._kinds: dict[ast.AST, tuple[tuple[ast.AST, ...], str]] = {}
+        self._attributes: dict[ast.ClassDef, dict[str, ValueKind]] = {}
+        self._kinds: dict[ast.AST, tuple[tuple[ast.AST, ...], ValueKind]] = {}
 
-    def kind(self, expr: ast.AST, chain: tuple[ast.AST, ...]) -> str:
+    def kind(self, expr: ast.AST, chain: tuple[ast.AST, ...]) -> ValueKind:
         """Kind of ``expr``, evaluated in the innermost function of ``chain``."""
         # Remembered: the rules sharing a pattern (`a + b` has two) ask about the same
         # operands, and each answer, once given, is final.
@@ -69,7 +94,7 @@ class Inference:
         scope = chain[-1] if chain else self.facts.tree
         env = self._envs.get(scope)
         if env is None:
-            values: dict[str, list] = {}
+            values: dict[str, list[BoundValue]] = {}
             walrus = self.facts.may_have_walrus if self.facts.has_walrus else None
             for name, value in _bindings(scope, walrus):
                 values.setdefault(name, []).append(value)
@@ -84,17 +109,19 @@ class Inference:
             env = self._envs[scope] = _Env(self, chain, values, initial)
         return env
 
-    def _parameters(self, scope: ast.AST, chain: tuple[ast.AST, ...]) -> list[tuple[str, str]]:
+    def _parameters(self, scope: ast.AST,
+                    chain: tuple[ast.AST, ...]) -> list[tuple[str, ValueKind]]:
         if not isinstance(scope, Function):
             return []
         args = scope.args
         positional = [*args.posonlyargs, *args.args]
-        defaults = [None] * (len(positional) - len(args.defaults)) + list(args.defaults)
+        defaults: list[ast.expr | None] = [None] * (len(positional) - len(args.defaults))
+        defaults += args.defaults
         pairs = list(zip(positional, defaults)) + list(zip(args.kwonlyargs, args.kw_defaults))
         is_method = self.facts.enclosing_class(scope) is not None
         assume = self.assume_tensor_params == "everywhere" or (
             self.assume_tensor_params and self.facts.is_forward(scope))
-        found = []
+        found: list[tuple[str, ValueKind]] = []
         for index, (arg, default) in enumerate(pairs):
             if index == 0 and is_method and arg.arg in ("self", "cls"):
                 found.append((arg.arg, OBJECT))
@@ -106,12 +133,12 @@ class Inference:
                 found.append((arg.arg, TENSOR))
             else:
                 found.append((arg.arg, UNKNOWN))
-        for arg in (args.vararg, args.kwarg):
-            if arg is not None:
-                found.append((arg.arg, SEQUENCE))
+        for rest in (args.vararg, args.kwarg):
+            if rest is not None:
+                found.append((rest.arg, SEQUENCE))
         return found
 
-    def _annotation_kind(self, annotation: ast.expr) -> str:
+    def _annotation_kind(self, annotation: ast.expr) -> ValueKind:
         if isinstance(annotation, ast.Constant) and isinstance(annotation.value, str):
             try:
                 annotation = ast.parse(annotation.value, mode="eval").body
@@ -128,15 +155,16 @@ class Inference:
             return SEQUENCE
         return UNKNOWN
 
-    def _binding_kind(self, value: object, chain: tuple[ast.AST, ...],
-                      env: dict[str, str | None]) -> str | None:
-        if isinstance(value, str):
+    def _binding_kind(self, value: BoundValue, chain: tuple[ast.AST, ...],
+                      env: Names) -> ValueKind | None:
+        if isinstance(value, ValueKind):
             return value
         if isinstance(value, _Element):
             return self._element_kind(value, chain, env)
         return self._kind(value, chain, env)
 
-    def _element_kind(self, element: _Element, chain, env) -> str | None:
+    def _element_kind(self, element: _Element, chain: tuple[ast.AST, ...],
+                      env: Names) -> ValueKind | None:
         source = element.source
         if element.iterated:
             if isinstance(source, ast.Call) and isinstance(source.func, ast.Name):
@@ -166,7 +194,8 @@ class Inference:
             return NUMBER
         return None if kind is None else UNKNOWN
 
-    def _is_tensor_sequence(self, node: ast.AST, chain, env) -> bool:
+    def _is_tensor_sequence(self, node: ast.AST, chain: tuple[ast.AST, ...],
+                            env: Names) -> bool:
         """``x.chunk(2)``, ``torch.split(x, 3)``...: a tuple whose items are all tensors."""
         if not isinstance(node, ast.Call):
             return False
@@ -177,21 +206,23 @@ class Inference:
                 and node.func.attr in K.TENSOR_SEQUENCE_FUNCTIONS
                 and self._kind(node.func.value, chain, env) == TENSOR)
 
-    def _returns(self, function: ast.AST) -> str:
+    def _returns(self, function: ast.AST) -> ValueKind:
         """The kind a function's return annotation promises."""
-        returns = getattr(function, "returns", None)
+        returns: ast.expr | None = getattr(function, "returns", None)
         return UNKNOWN if returns is None else self._annotation_kind(returns)
 
     # -- expressions --------------------------------------------------------
 
     def _kind(self, node: ast.AST, chain: tuple[ast.AST, ...],
-              env: dict[str, str | None] | None = None) -> str | None:
+              env: Names | None = None) -> ValueKind | None:
         if env is None:
             env = self._env(chain)
-        method = getattr(self, "_kind_" + type(node).__name__, None)
+        # One method per node type, named after it (``_kind_Call``); other nodes: unknown.
+        method: _KindOf | None = getattr(self, "_kind_" + type(node).__name__, None)
         return method(node, chain, env) if method else UNKNOWN
 
-    def _kind_Constant(self, node: ast.Constant, chain, env) -> str:
+    def _kind_Constant(self, node: ast.Constant, chain: tuple[ast.AST, ...],
+                       env: Names) -> ValueKind:
         value = node.value
         if isinstance(value, bool | int | float | complex):
             return NUMBER
@@ -199,21 +230,24 @@ class Inference:
             return SEQUENCE
         return NONE if value is None else OBJECT
 
-    def _kind_JoinedStr(self, node, chain, env) -> str:
+    def _kind_JoinedStr(self, node: ast.expr, chain: tuple[ast.AST, ...],
+                        env: Names) -> ValueKind:
         return SEQUENCE
 
     _kind_List = _kind_Tuple = _kind_Dict = _kind_Set = _kind_JoinedStr
     _kind_ListComp = _kind_SetComp = _kind_DictComp = _kind_JoinedStr
 
-    def _kind_Lambda(self, node, chain, env) -> str:
+    def _kind_Lambda(self, node: ast.expr, chain: tuple[ast.AST, ...],
+                     env: Names) -> ValueKind:
         return OBJECT
 
     _kind_GeneratorExp = _kind_Lambda
 
-    def _kind_NamedExpr(self, node: ast.NamedExpr, chain, env) -> str | None:
+    def _kind_NamedExpr(self, node: ast.NamedExpr, chain: tuple[ast.AST, ...],
+                        env: Names) -> ValueKind | None:
         return self._kind(node.value, chain, env)
 
-    def lookup(self, name: str, chain: tuple[ast.AST, ...]) -> str | None:
+    def lookup(self, name: str, chain: tuple[ast.AST, ...]) -> ValueKind | None:
         """Kind of the variable ``name`` as seen from ``chain``; None when nothing binds it."""
         for depth in range(len(chain), -1, -1):
             if depth < len(chain) and depth and isinstance(chain[depth - 1], ast.ClassDef):
@@ -223,7 +257,8 @@ class Inference:
                 return env[name] or UNKNOWN
         return None
 
-    def _kind_Name(self, node: ast.Name, chain, env) -> str | None:
+    def _kind_Name(self, node: ast.Name, chain: tuple[ast.AST, ...],
+                   env: Names) -> ValueKind | None:
         if node.id in env:
             return env[node.id]
         if chain and (outer := self.lookup(node.id, chain[:-1])) is not None:
@@ -234,7 +269,8 @@ class Inference:
             return OBJECT
         return OBJECT if node.id in K.PYTHON_BUILTINS else UNKNOWN
 
-    def _kind_Attribute(self, node: ast.Attribute, chain, env) -> str | None:
+    def _kind_Attribute(self, node: ast.Attribute, chain: tuple[ast.AST, ...],
+                        env: Names) -> ValueKind | None:
         qualname = self.facts.qualname(node)
         if qualname is not None:
             return NUMBER if qualname in ("math.pi", "math.e", "math.inf", "torch.pi") else OBJECT
@@ -261,13 +297,13 @@ class Inference:
         cls = self._own_class(chain)
         return self.facts.method(cls, name) if cls is not None else None
 
-    def _self_attribute(self, attr: str, chain: tuple[ast.AST, ...]) -> str:
+    def _self_attribute(self, attr: str, chain: tuple[ast.AST, ...]) -> ValueKind:
         cls = self._own_class(chain)
         if cls is None:
             return UNKNOWN
         if cls not in self._attributes:
             self._attributes[cls] = {}  # guards recursion
-            kinds: dict[str, str | None] = {}
+            kinds: dict[str, ValueKind | None] = {}
             for name, value, method in self.facts.self_assignments(cls):
                 kind = UNKNOWN if isinstance(value, ast.AugAssign) else self._kind(
                     value, (method,))
@@ -275,7 +311,8 @@ class Inference:
             self._attributes[cls] = {n: k or UNKNOWN for n, k in kinds.items()}
         return self._attributes[cls].get(attr, UNKNOWN)
 
-    def _kind_Call(self, node: ast.Call, chain, env) -> str | None:
+    def _kind_Call(self, node: ast.Call, chain: tuple[ast.AST, ...],
+                   env: Names) -> ValueKind | None:
         func = node.func
         qualname = self.facts.qualname(func)
         if qualname is not None:
@@ -299,7 +336,8 @@ class Inference:
             return TENSOR
         return None if callee is None else UNKNOWN
 
-    def _library_call(self, qualname: str, node: ast.Call, chain, env) -> str | None:
+    def _library_call(self, qualname: str, node: ast.Call, chain: tuple[ast.AST, ...],
+                      env: Names) -> ValueKind | None:
         module, _, name = qualname.rpartition(".")
         if module == "torch":
             if name == "where":  # torch.where(condition) alone returns a tuple of indices
@@ -327,7 +365,8 @@ class Inference:
             return NUMBER
         return UNKNOWN
 
-    def _maybe_tuple(self, node: ast.Call, skip: int, chain, env) -> str | None:
+    def _maybe_tuple(self, node: ast.Call, skip: int, chain: tuple[ast.AST, ...],
+                     env: Names) -> ValueKind | None:
         # max(x) and max(x, other_tensor) are tensors; max(x, dim) is a tuple.
         extra = node.args[skip:] + [k.value for k in node.keywords]
         if not extra:
@@ -337,7 +376,8 @@ class Inference:
             return TENSOR if other == TENSOR else (None if other is None else UNKNOWN)
         return UNKNOWN
 
-    def _builtin_call(self, name: str, node: ast.Call, chain, env) -> str | None:
+    def _builtin_call(self, name: str, node: ast.Call, chain: tuple[ast.AST, ...],
+                      env: Names) -> ValueKind | None:
         if name in K.BUILTINS_RETURNING_NUMBER:
             return NUMBER
         if name in K.BUILTINS_RETURNING_SEQUENCE:
@@ -346,7 +386,8 @@ class Inference:
             return self._kind(node.args[0], chain, env)
         return UNKNOWN
 
-    def _tensor_method(self, name: str, node: ast.Call, chain, env) -> str | None:
+    def _tensor_method(self, name: str, node: ast.Call, chain: tuple[ast.AST, ...],
+                       env: Names) -> ValueKind | None:
         if name in K.TUPLE_WITH_DIM:
             return self._maybe_tuple(node, 0, chain, env)
         if name in K.TENSOR_METHODS or (name.endswith("_") and not name.startswith("_")):
@@ -357,7 +398,8 @@ class Inference:
             return NUMBER if node.args else SEQUENCE
         return UNKNOWN
 
-    def _kind_BinOp(self, node: ast.BinOp, chain, env) -> str | None:
+    def _kind_BinOp(self, node: ast.BinOp, chain: tuple[ast.AST, ...],
+                    env: Names) -> ValueKind | None:
         left, right = self._kind(node.left, chain, env), self._kind(node.right, chain, env)
         if left is None or right is None:
             return None
@@ -370,13 +412,15 @@ class Inference:
             return SEQUENCE
         return UNKNOWN
 
-    def _kind_UnaryOp(self, node: ast.UnaryOp, chain, env) -> str | None:
+    def _kind_UnaryOp(self, node: ast.UnaryOp, chain: tuple[ast.AST, ...],
+                      env: Names) -> ValueKind | None:
         if isinstance(node.op, ast.Not):
             return NUMBER
         operand = self._kind(node.operand, chain, env)
         return operand if operand in (None, TENSOR, NUMBER) else UNKNOWN
 
-    def _kind_Compare(self, node: ast.Compare, chain, env) -> str | None:
+    def _kind_Compare(self, node: ast.Compare, chain: tuple[ast.AST, ...],
+                      env: Names) -> ValueKind | None:
         if not all(isinstance(op, _ORDERING) for op in node.ops):
             return NUMBER  # is, is not, in, not in
         if len(node.ops) > 1:
@@ -388,16 +432,19 @@ class Inference:
             return TENSOR  # (x == None is the Python bool False, hence both sides proven)
         return NUMBER if left == NUMBER and right == NUMBER else UNKNOWN
 
-    def _kind_BoolOp(self, node: ast.BoolOp, chain, env) -> str | None:
-        kind: str | None = None
+    def _kind_BoolOp(self, node: ast.BoolOp, chain: tuple[ast.AST, ...],
+                     env: Names) -> ValueKind | None:
+        kind: ValueKind | None = None
         for value in node.values:
             kind = join(kind, self._kind(value, chain, env))
         return kind
 
-    def _kind_IfExp(self, node: ast.IfExp, chain, env) -> str | None:
+    def _kind_IfExp(self, node: ast.IfExp, chain: tuple[ast.AST, ...],
+                    env: Names) -> ValueKind | None:
         return join(self._kind(node.body, chain, env), self._kind(node.orelse, chain, env))
 
-    def _kind_Subscript(self, node: ast.Subscript, chain, env) -> str | None:
+    def _kind_Subscript(self, node: ast.Subscript, chain: tuple[ast.AST, ...],
+                        env: Names) -> ValueKind | None:
         if _is_shape(node.value):
             return SEQUENCE if isinstance(node.slice, ast.Slice) else NUMBER
         base = self._kind(node.value, chain, env)
@@ -415,19 +462,19 @@ class _Env:
     """
 
     def __init__(self, inference: Inference, chain: tuple[ast.AST, ...],
-                 values: dict[str, list], initial: dict[str, str]):
+                 values: dict[str, list[BoundValue]], initial: dict[str, ValueKind]):
         # A weak reference: the inference holds its environments, and a cycle would keep
         # the whole module's tree alive until the garbage collector runs (it is paused
         # while a file is rewritten).
         self.inference, self.chain = weakref.ref(inference), chain
         self.values, self.initial = values, initial
-        self.solved: dict[str, str] = {}
+        self.solved: dict[str, ValueKind] = {}
         self.busy = False
 
     def __contains__(self, name: str) -> bool:
         return name in self.values
 
-    def __getitem__(self, name: str) -> str:
+    def __getitem__(self, name: str) -> ValueKind:
         kind = self.solved.get(name)
         if kind is None:
             # Asked again while solving (through self attributes assigned in this very
@@ -435,7 +482,7 @@ class _Env:
             kind = UNKNOWN if self.busy else self._solve(name)
         return kind
 
-    def _solve(self, name: str) -> str:
+    def _solve(self, name: str) -> ValueKind:
         group, env = [name], {name: self.initial.get(name)}
         for member in group:
             for value in self.values[member]:
@@ -448,7 +495,10 @@ class _Env:
                         env[used] = self.initial.get(used)
                         group.append(used)
         pairs = [(member, value) for member in group for value in self.values[member]]
-        kind_of = self.inference()._binding_kind
+        inference = self.inference()
+        if inference is None:  # the inference owns this environment: it outlives it
+            raise ReferenceError("an environment outlived its inference")
+        kind_of = inference._binding_kind
         self.busy = True
         try:
             for _ in range(_MAX_ROUNDS):
@@ -468,11 +518,11 @@ class _Env:
         return self.solved[name]
 
 
-def _names_in(value: object):
+def _names_in(value: BoundValue) -> Iterable[str]:
     """Names an assigned value reads (bindings of the same scope it may depend on)."""
     if isinstance(value, _Element):
         return names_read(value.source)
-    return () if isinstance(value, str) else names_read(value)
+    return () if isinstance(value, ValueKind) else names_read(value)
 
 
 class _Element:
@@ -488,7 +538,7 @@ def _is_shape(node: ast.AST) -> bool:
         and node.func.attr == "size" and not node.args)
 
 
-def _numeric_pair(left: str, right: str) -> bool:
+def _numeric_pair(left: ValueKind, right: ValueKind) -> bool:
     """A tensor with a tensor or a Python number: the operator is the tensor's."""
     return TENSOR in (left, right) and left in (TENSOR, NUMBER) and right in (TENSOR, NUMBER)
 
@@ -497,7 +547,8 @@ def _is_none(node: ast.AST) -> bool:
     return isinstance(node, ast.Constant) and node.value is None
 
 
-def _bindings(scope: ast.AST, walrus=lambda statement: True):
+def _bindings(scope: ast.AST, walrus: Callable[[ast.stmt], bool] | None = lambda statement: True
+              ) -> Iterator[tuple[str, BoundValue]]:
     """Yield ``(name, value)`` for every binding in ``scope``'s own body.
 
     ``value`` is an expression, an ``_Element`` or a fixed kind; nested functions,
@@ -571,10 +622,10 @@ _NO_BINDINGS = frozenset({ast.Expr, ast.Return, ast.Raise, ast.Assert, ast.Delet
 _STATEMENT_LISTS = ("body", "orelse", "finalbody")
 
 
-def _walrus(expression: ast.expr):
+def _walrus(expression: ast.expr) -> Iterator[tuple[str, BoundValue]]:
     """``:=`` bindings in an expression (lambdas are their own scope; in comprehensions
     the name is bound in the enclosing function, to a value we do not follow)."""
-    stack = [expression]
+    stack: list[ast.AST] = [expression]
     while stack:
         node = stack.pop()
         if isinstance(node, ast.Lambda):
@@ -589,7 +640,7 @@ def _walrus(expression: ast.expr):
         stack.extend(ast.iter_child_nodes(node))
 
 
-def _pattern_names(pattern: ast.pattern):
+def _pattern_names(pattern: ast.pattern) -> Iterator[tuple[str, BoundValue]]:
     for node in ast.walk(pattern):
         if isinstance(node, ast.MatchAs | ast.MatchStar) and node.name:
             yield node.name, UNKNOWN
@@ -597,7 +648,8 @@ def _pattern_names(pattern: ast.pattern):
             yield node.rest, UNKNOWN
 
 
-def _targets(target: ast.expr, value: ast.expr | None, iterated: bool, index: int | None = None):
+def _targets(target: ast.expr, value: ast.expr | None, iterated: bool,
+             index: int | None = None) -> Iterator[tuple[str, BoundValue]]:
     if isinstance(target, ast.Name):
         if value is None:
             yield target.id, UNKNOWN

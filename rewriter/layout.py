@@ -14,10 +14,15 @@ from __future__ import annotations
 import ast
 import re
 from bisect import bisect_right
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from .helpers import END_MARKER, MARKER, PREFIX, closure, source_of
-from .nodes import BLOCK_FIELDS
+from .nodes import BLOCK_FIELDS, Span, end_line
+
+if TYPE_CHECKING:  # the matcher imports this module
+    from .matcher import Edit
 
 _NEWLINE_RE = re.compile(r"(\r\n|\r|\n)")
 
@@ -36,10 +41,11 @@ class Unit:
     start: int
     end: int
     indent: str
-    edits: list = field(default_factory=list)
+    edits: list[Edit] = field(default_factory=list)
 
 
-def units_with_edits(tree: ast.Module, lines: list[str], edits: list) -> list[tuple[Unit, list]]:
+def units_with_edits(tree: ast.Module, lines: list[str],
+                     edits: list[Edit]) -> list[tuple[Unit, list[Edit]]]:
     """The units to parse and the edits inside each, in file order.
 
     One sorted sweep: each edit's smallest unit is found by descending the blocks around
@@ -59,49 +65,59 @@ def units_with_edits(tree: ast.Module, lines: list[str], edits: list) -> list[tu
     return [(unit, unit.edits) for unit in units]
 
 
+@dataclass(slots=True)
+class _Group:
+    """Statements of one block on shared lines (``a = 1; b = 2``): lines ``start..end``."""
+
+    start: int
+    end: int
+    members: list[ast.stmt]
+
+
 class _UnitFinder:
     """Statements grouped by the lines they share, one block at a time, as edits ask."""
 
     def __init__(self, tree: ast.Module, lines: list[str]):
         self.tree, self.lines = tree, lines
-        self._groups: dict[int, tuple[list[int], list[list]]] = {}
+        self._groups: dict[int, tuple[list[int], list[_Group]]] = {}
         self._cuttables: dict[tuple[int, int], bool] = {}
 
-    def unit_of(self, span) -> tuple[int, int, str]:
+    def unit_of(self, span: Span) -> tuple[int, int, str]:
         """``(start, end, indent)`` of the smallest unit holding ``span``."""
         first, last = span[0], span[2]
-        body, best = self.tree.body, (1, len(self.lines), "")
+        body: list[ast.stmt] | None = self.tree.body
+        best = (1, len(self.lines), "")
         while body:
             starts, groups = self._grouped(body)
             at = bisect_right(starts, first) - 1
-            if at < 0 or groups[at][1] < last:
+            if at < 0 or groups[at].end < last:
                 break
-            start, end, members = groups[at]
+            start, end, members = groups[at].start, groups[at].end, groups[at].members
             indent = self._own_line(members[0], start)
             if indent is not None and self._cuttable(start, end, indent):
                 best = (start, end, indent)
             if len(members) != 1:
                 break
             body = next((block for block in _blocks(members[0], self.lines)
-                         if _first_line(block[0]) <= first and last <= block[-1].end_lineno),
+                         if _first_line(block[0]) <= first and last <= end_line(block[-1])),
                         None)
         return best
 
-    def _grouped(self, body: list[ast.stmt]) -> tuple[list[int], list[list]]:
-        """Start lines and ``[start, end, statements]`` of the statements of ``body``,
-        those on shared lines (``a = 1; b = 2``) together."""
+    def _grouped(self, body: list[ast.stmt]) -> tuple[list[int], list[_Group]]:
+        """Start lines and groups of the statements of ``body``, those on shared lines
+        (``a = 1; b = 2``) together."""
         key = id(body)
         if key not in self._groups:
             starts: list[int] = []
-            groups: list[list] = []
+            groups: list[_Group] = []
             for node in body:
                 start = _first_line(node)
-                if groups and start <= groups[-1][1]:
-                    groups[-1][1] = max(groups[-1][1], node.end_lineno)
-                    groups[-1][2].append(node)
+                if groups and start <= groups[-1].end:
+                    groups[-1].end = max(groups[-1].end, end_line(node))
+                    groups[-1].members.append(node)
                 else:
                     starts.append(start)
-                    groups.append([start, node.end_lineno, [node]])
+                    groups.append(_Group(start, end_line(node), [node]))
             self._groups[key] = (starts, groups)
         return self._groups[key]
 
@@ -126,11 +142,11 @@ class _UnitFinder:
 
 
 def _first_line(node: ast.stmt) -> int:
-    decorators = getattr(node, "decorator_list", None)
+    decorators: list[ast.expr] | None = getattr(node, "decorator_list", None)
     return decorators[0].lineno if decorators else node.lineno
 
 
-def _blocks(node: ast.stmt, lines: list[str]):
+def _blocks(node: ast.stmt, lines: list[str]) -> Iterator[list[ast.stmt]]:
     """The blocks of statements of a compound statement that can be cut out (not an
     ``elif`` branch, which cannot be parsed alone)."""
     for name in BLOCK_FIELDS.get(type(node), ()):
@@ -215,7 +231,7 @@ def helper_insertion(tree: ast.Module, lines: list[str], names: set[str]) -> tup
     newline = newline_of(lines[0] if lines else "")
     existing = [s for s in tree.body if _is_helper(s, lines)]
     if existing:
-        at = existing[-1].end_lineno
+        at = end_line(existing[-1])
         block = source_of(missing, with_preamble=False)
     else:
         at = _after_leading(tree, lambda s: isinstance(s, ast.Import | ast.ImportFrom))
@@ -224,7 +240,7 @@ def helper_insertion(tree: ast.Module, lines: list[str], names: set[str]) -> tup
     return at, _ensure_newline(lines[:at], newline) + block.replace("\n", newline)
 
 
-def _after_leading(tree: ast.Module, accept) -> int:
+def _after_leading(tree: ast.Module, accept: Callable[[ast.stmt], bool]) -> int:
     """Line after the docstring and the leading statements ``accept`` takes (0 if none)."""
     at = 0
     for index, statement in enumerate(tree.body):
@@ -232,7 +248,7 @@ def _after_leading(tree: ast.Module, accept) -> int:
             statement.value, ast.Constant) and isinstance(statement.value.value, str)
         if not (docstring or accept(statement)):
             break
-        at = statement.end_lineno
+        at = end_line(statement)
     if at == 0 and tree.body:
         at = tree.body[0].lineno - 1  # after a shebang, coding cookie or header comments
     return at

@@ -17,24 +17,31 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cached_property
 
+from .enums import Context, Level, Stage
 from .facts import ModuleFacts
 from .guards import GUARDS, GuardContext
-from .inference import Inference
+from .inference import Assumption, Inference
 from .kinds import KindContext
 from .layout import lines_holding, split_lines
-from .nodes import CHILD_FIELDS, CHILDLESS, NODE_TYPES
-from .pattern import index_key
-from .rules import Rule
+from .nodes import CHILD_FIELDS, CHILDLESS, NODE_TYPES, Positioned, end_line
+from .nodes import Span as Span  # re-exported: an edit's spans are the matcher's to give
+from .pattern import Bindings, Bound, NodeKey, index_key
+from .rules import Condition, Rule
 
-Span = tuple[int, int, int, int]  # start line, start column, end line, end column (chars)
+Matchable = ast.expr | ast.stmt  # what rules match: patterns parse as one, kinds list theirs
+_MATCHABLE = (ast.expr, ast.stmt)
+# Enum members read for every node a rule is tried on, bound once: on Python 3.11, reading
+# ``Stage.PATTERN`` is a descriptor call costing about 15 global reads.
+_CONDITION, _EXPRESSION, _STATEMENT = Context.CONDITION, Level.EXPRESSION, Level.STATEMENT
+_CONTEXT, _PATTERN, _SCOPE = Stage.CONTEXT, Stage.PATTERN, Stage.SCOPE
+_KIND, _GUARD = Stage.KIND, Stage.GUARD
 _IGNORE_RE = re.compile(r"#\s*eqrewrite:\s*ignore(?:\[([^\]]*)\])?")
 _CONDITION_OWNERS = (ast.If, ast.While, ast.IfExp, ast.Assert)
 # Scopes: what a name means inside one of these may differ from outside it.
-_SCOPES = frozenset({ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef,
-                     ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp})
+_LEXICAL_SCOPES = frozenset({ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef,
+                             ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp})
 # f"{x * 2=}" prints its own source text: nothing inside may be rewritten.
 _SELF_DOCUMENTING = re.compile(r"=\s*(?:![rsa])?(?::[^{}]*)?\}")
-_STATEMENTS = frozenset(t for t in NODE_TYPES if issubclass(t, ast.stmt))
 _CONDITION_PARENTS = frozenset({ast.If, ast.While, ast.IfExp, ast.Assert, ast.BoolOp,
                                 ast.UnaryOp})
 
@@ -45,7 +52,7 @@ class Edit:
 
     rule: Rule
     span: Span
-    level: str  # expression | statement (a small statement) | compound (if, while...)
+    level: Level
     bindings: dict[str, Span | list[Span]]
     renames: dict[str, str] = field(default_factory=dict)
     before: str = ""
@@ -92,9 +99,12 @@ class Lines:
         return (self.lines[first][span[1]:] + "".join(self.lines[first + 1:last])
                 + self.lines[last][:span[3]])
 
-    def span(self, node: ast.AST) -> Span:
+    def span(self, node: Positioned) -> Span:
+        end, end_col = node.end_lineno, node.end_col_offset
+        if end is None or end_col is None:
+            raise ValueError(f"{type(node).__name__} node has no position (not from ast.parse)")
         return (node.lineno, self.column(node.lineno, node.col_offset),
-                node.end_lineno, self.column(node.end_lineno, node.end_col_offset))
+                end, self.column(end, end_col))
 
 
 class Comments:
@@ -118,9 +128,10 @@ class Comments:
 
     def suppressed(self, rule_id: str, span: Span) -> bool:
         for line in {span[0], span[2]}:
-            if line in self.ignored and (self.ignored[line] is None
-                                         or rule_id in self.ignored[line]):
-                return True
+            if line in self.ignored:
+                ids = self.ignored[line]
+                if ids is None or rule_id in ids:
+                    return True
         return False
 
     def inside(self, span: Span, holes: list[Span]) -> bool:
@@ -139,16 +150,16 @@ def _within(position: tuple[int, int], span: Span) -> bool:
 class Decline:
     """Why a rule leaves a node alone: the check that failed and what it found.
 
-    ``stage`` is ``context``, ``pattern``, ``scope``, ``kind`` (a structural kind proposed
-    nothing; ``message`` is its ``decline_reason``, or "" when it has none), ``guard``,
-    ``names``, ``suppressed`` or ``comment``.
+    For ``Stage.KIND`` (a structural kind proposed nothing), ``message`` is the kind's
+    ``decline_reason``, or "" when it has none.
     """
 
-    stage: str
+    stage: Stage
     message: str
 
 
-def _decline(why: list[Decline] | None, stage: str, message: str) -> None:
+def _decline(why: list[Decline] | None, stage: Stage, message: str) -> Edit | None:
+    """``Matcher._attempt``'s answer when a check fails (no edit), noting why if asked."""
     if why is not None:
         why.append(Decline(stage, message))
     return None
@@ -165,12 +176,12 @@ class Matcher:
         self.assume_tensor_params = assume_tensor_params
         self.trust_scalar_annotations = trust_scalar_annotations
         self.function_scopes = function_scopes
-        self.by_key: dict[tuple, list[Rule]] = {}
+        self.by_key: dict[NodeKey, list[Rule]] = {}
         for rule in rules:
             for key in rule.keys:
                 self.by_key.setdefault(key, []).append(rule)
         self._facts = facts  # shared with a caller that already built them (the audit)
-        self._inference: dict[bool | str, Inference] = {}
+        self._inference: dict[Assumption, Inference] = {}
         self._lines = Lines(text)
         self._comments: Comments | None = None
         self._markers = "eqrewrite" in text
@@ -189,7 +200,7 @@ class Matcher:
             self._comments = Comments(self.text)
         return self._comments
 
-    def span(self, node: ast.AST) -> Span:
+    def span(self, node: Positioned) -> Span:
         """``node``'s span in characters (ast counts UTF-8 bytes)."""
         return self._lines.span(node)
 
@@ -206,7 +217,7 @@ class Matcher:
         ``progress`` is told the line of each module-level statement as it is reached.
         """
         interesting = {key[0] for key in self.by_key}
-        conditions = any(r.context == "condition" for rules in self.by_key.values()
+        conditions = any(r.context == Context.CONDITION for rules in self.by_key.values()
                          for r in rules)
         # Names and constants are a third of all nodes and hold nothing: not even pushed,
         # unless a rule matches them.
@@ -224,20 +235,20 @@ class Matcher:
         while stack:
             node, chain, in_condition = stack.pop()
             node_type = type(node)
-            if progress is not None and not chain and node_type in _STATEMENTS:
+            if progress is not None and not chain and isinstance(node, ast.stmt):
                 progress(node.lineno)
-            if marked is not None and node_type in _STATEMENTS:
-                decorators = getattr(node, "decorator_list", None)
+            if marked is not None and isinstance(node, ast.stmt):
+                decorators: list[ast.expr] | None = getattr(node, "decorator_list", None)
                 at = bisect_left(marked, decorators[0].lineno if decorators else node.lineno)
-                if at == len(marked) or marked[at] > node.end_lineno:
+                if at == len(marked) or marked[at] > end_line(node):
                     continue  # no line of this statement holds an anchor
-            if node_type in interesting:
+            if node_type in interesting and isinstance(node, _MATCHABLE):
                 for rule in self.by_key.get(index_key(node), ()):
                     if self._try(rule, node, chain, in_condition):
                         break
-            if node_type in _SCOPES:
+            if node_type in _LEXICAL_SCOPES:
                 chain = chain + (node,)
-            elif node_type is ast.JoinedStr and _self_documenting(node, self._lines):
+            elif isinstance(node, ast.JoinedStr) and _self_documenting(node, self._lines):
                 continue
             tracks = conditions and node_type in _CONDITION_PARENTS
             for name in CHILD_FIELDS[node_type]:  # reversed: popped in source order
@@ -257,20 +268,21 @@ class Matcher:
         found: set[str] = set()
         for rules in self.by_key.values():
             for rule in rules:
-                if rule.implementation is not None or not rule.pattern.anchors:
+                if (rule.implementation is not None or rule.pattern is None
+                        or not rule.pattern.anchors):
                     return None
                 found |= rule.pattern.anchors
         # A line with `+=` has a `+`: searching for the shorter token is enough.
         return frozenset(t for t in found if not any(o != t and o in t for o in found))
 
-    def _try(self, rule: Rule, node: ast.AST, chain: tuple[ast.AST, ...],
+    def _try(self, rule: Rule, node: Matchable, chain: tuple[ast.AST, ...],
              in_condition: bool) -> bool:
         edit = self._attempt(rule, node, chain, in_condition)
         if edit is not None:
             self.edits.append(edit)
         return edit is not None
 
-    def explain(self, rule: Rule, node: ast.AST, chain: tuple[ast.AST, ...],
+    def explain(self, rule: Rule, node: Matchable, chain: tuple[ast.AST, ...],
                 in_condition: bool = False) -> Decline | None:
         """Why ``rule`` leaves ``node`` alone, or None when it would rewrite it.
 
@@ -282,25 +294,30 @@ class Matcher:
         if self._attempt(rule, node, chain, in_condition, why) is not None:
             return None
         decline = why[0]
-        if decline.stage == "pattern":
-            return Decline("pattern", f"does not match `{rule.pattern.text.strip()}`")
-        if decline.stage == "scope":
-            return Decline("scope", f"outside the rule's scope ({', '.join(sorted(rule.scope))})")
+        if decline.stage == Stage.PATTERN:
+            return Decline(Stage.PATTERN,
+                           f"does not match `{rule.template_pattern.text.strip()}`")
+        if decline.stage == Stage.SCOPE:
+            return Decline(Stage.SCOPE,
+                           f"outside the rule's scope ({', '.join(sorted(rule.scope))})")
         return decline
 
-    def _attempt(self, rule: Rule, node: ast.AST, chain: tuple[ast.AST, ...],
+    def _attempt(self, rule: Rule, node: Matchable, chain: tuple[ast.AST, ...],
                  in_condition: bool, why: list[Decline] | None = None) -> Edit | None:
         # ``why`` collects the reason only when explaining: the normal path never builds one.
-        if rule.context == "condition" and not in_condition:
-            return _decline(why, "context", "applies only to values that are truth-tested")
-        if rule.implementation is None:
-            bindings = rule.pattern.match(node, self._qualname)
-            if bindings is None:
-                return _decline(why, "pattern", "does not match the rule's pattern")
+        if rule.context == _CONDITION and not in_condition:
+            return _decline(why, _CONTEXT, "applies only to values that are truth-tested")
+        pattern = rule.pattern  # a template rule's; a kind's rule has an implementation
+        matched: Bindings | None = None
+        if pattern is not None:
+            matched = pattern.match(node, self._qualname)
+            if matched is None:
+                return _decline(why, _PATTERN, "does not match the rule's pattern")
         if not self.facts.in_scope(rule.scope, chain):
-            return _decline(why, "scope", "outside the rule's scope")
+            return _decline(why, _SCOPE, "outside the rule's scope")
         inference = self._inference_for(rule)
         context = GuardContext(inference, chain)
+        bindings: Bindings
         if rule.implementation is not None:
             reasons: list[str] = []
             proposal = rule.implementation.propose(node, KindContext(
@@ -309,22 +326,24 @@ class Matcher:
                 if why is None:
                     self._note(rule, node, reasons)
                 # The audit derives its own, more specific reason when the kind gives none.
-                return _decline(why, "kind", self._kind_reason(rule, node, context, why))
+                return _decline(why, _KIND, self._kind_reason(rule, node, context, why))
             bindings, template = proposal.bindings, proposal.template
             level, helpers = proposal.level, proposal.helpers
+        elif matched is not None:
+            bindings, template, helpers = matched, rule.rewrite, frozenset()
+            level = _STATEMENT if isinstance(node, ast.stmt) else _EXPRESSION
         else:
-            template, helpers = rule.rewrite, frozenset()
-            level = "statement" if isinstance(node, ast.stmt) else "expression"
+            raise TypeError(f"rule {rule.id!r} has neither a pattern nor a kind")
         for condition in rule.where:
             check = GUARDS[condition.guard][0]
             if not check(context, [_value(b) for name in condition.metavariables
                                    for b in _as_list(bindings[name])]):
-                return _decline(why, "guard", self._guard_reason(condition, bindings, context,
-                                                                 why))
+                return _decline(why, _GUARD, self._guard_reason(condition, bindings, context,
+                                                                why))
         spelling = self._renames(rule, inference, chain)
         if spelling is None:
-            return _decline(why, "names", "a module the rewrite needs is shadowed by a local "
-                            "name here")
+            return _decline(why, Stage.NAMES, "a module the rewrite needs is shadowed by a "
+                            "local name here")
         span = self._lines.span(node)
         binding_spans = {name: ([self._lines.span(b) for b in bound] if isinstance(bound, list)
                                 else self._lines.span(bound))
@@ -335,13 +354,14 @@ class Matcher:
         # Tokenizing the file to find comments costs more than matching it: only done when
         # the text has an ignore marker or a "#" lies in the span.
         if self._markers and self.comments.suppressed(rule.id, span):
-            return _decline(why, "suppressed", "suppressed by an `# eqrewrite: ignore` comment")
+            return _decline(why, Stage.SUPPRESSED,
+                            "suppressed by an `# eqrewrite: ignore` comment")
         if "#" in before and self.comments.inside(span, holes):
-            return _decline(why, "comment", "a comment inside the code would be lost")
+            return _decline(why, Stage.COMMENT, "a comment inside the code would be lost")
         return Edit(rule, span, level, binding_spans, spelling[0], before,
                     frozenset(spelling[1]), template, helpers)
 
-    def _note(self, rule: Rule, node: ast.AST, reasons: list[str]) -> None:
+    def _note(self, rule: Rule, node: Matchable, reasons: list[str]) -> None:
         """Record the graph breaks a kind recognised and left alone (unless suppressed)."""
         if not reasons:
             return
@@ -359,7 +379,7 @@ class Matcher:
         reason = explain(node, KindContext(context)) if callable(explain) else None
         return reason or ""  # "": the kind gave no reason (the audit derives one)
 
-    def _guard_reason(self, condition, bindings: dict, context: GuardContext,
+    def _guard_reason(self, condition: Condition, bindings: Bindings, context: GuardContext,
                       why: list[Decline] | None) -> str:
         """The first metavariable the guard fails on, what it holds and its inferred kind."""
         if why is None:
@@ -399,7 +419,8 @@ class Matcher:
         None when a name the rewrite needs is bound to something else here (for
         example a local variable called ``torch``).
         """
-        renames, imports = {}, set()
+        renames: dict[str, str] = {}
+        imports: set[str] = set()
         for module in rule.rewrite_roots:
             local = self.facts.local_name_of(module)
             if local is None:
@@ -414,7 +435,8 @@ class Matcher:
 
 def _self_documenting(node: ast.JoinedStr, lines: Lines) -> bool:
     # f"{x=}" holds the text "x=" as a constant part: only then is its source looked at.
-    return any(type(v) is ast.Constant and "=" in v.value for v in node.values) and bool(
+    return any(type(v) is ast.Constant and isinstance(v.value, str) and "=" in v.value
+               for v in node.values) and bool(
         _SELF_DOCUMENTING.search(lines.text(lines.span(node))))
 
 
@@ -427,11 +449,11 @@ def _child_in_condition(parent: ast.AST, field_name: str, in_condition: bool) ->
     return False
 
 
-def _as_list(bound: ast.AST | list[ast.AST]) -> list[ast.AST]:
+def _as_list(bound: Bound) -> list[ast.expr | ast.keyword]:
     return bound if isinstance(bound, list) else [bound]
 
 
-def _value(node: ast.AST) -> ast.AST:
+def _value(node: ast.expr | ast.keyword) -> ast.expr:
     return node.value if isinstance(node, ast.keyword | ast.Starred) else node
 
 

@@ -8,12 +8,36 @@ tables instead (built once, at import).
 from __future__ import annotations
 
 import ast
+from collections.abc import Iterator
+from typing import Protocol
 
 
-def _node_types(base: type = ast.AST):
+def _node_types(base: type[ast.AST] = ast.AST) -> Iterator[type[ast.AST]]:
     for node_type in base.__subclasses__():
         yield node_type
         yield from _node_types(node_type)
+
+
+Span = tuple[int, int, int, int]  # start line, start column, end line, end column (chars)
+
+
+class Positioned(Protocol):
+    """A node with a position in the source: a statement, an expression, a keyword
+    argument... (``ast.parse`` sets every end; typeshed allows None for hand-built nodes)."""
+
+    lineno: int
+    col_offset: int
+    end_lineno: int | None
+    end_col_offset: int | None
+
+
+def end_line(node: ast.stmt | ast.expr) -> int:
+    """``node``'s last line. ``ast.parse`` sets it on every node it makes; typeshed says
+    ``int | None`` for nodes built by hand, which the rewriter never positions."""
+    end = node.end_lineno
+    if end is None:
+        raise ValueError(f"{type(node).__name__} node has no position (not from ast.parse)")
+    return end
 
 
 NODE_TYPES = frozenset(_node_types())
@@ -32,7 +56,7 @@ CHILD_FIELDS = {t: tuple(reversed([
 CHILDLESS = frozenset(t for t in NODE_TYPES if not CHILD_FIELDS[t])
 
 
-def names_read(node: ast.AST):
+def names_read(node: ast.AST) -> Iterator[str]:
     """Every name in ``node`` (``ast.Name`` ids, in no particular order)."""
     stack = [node]
     while stack:
@@ -50,7 +74,8 @@ def names_read(node: ast.AST):
 
 # Fields that hold blocks of statements (or except handlers and match cases, which hold
 # blocks), in the order ast lists them.
+_BLOCK_OWNERS: list[type[ast.AST]] = [*ast.stmt.__subclasses__(), ast.ExceptHandler,
+                                      ast.match_case]
 BLOCK_FIELDS = {node_type: tuple(f for f in node_type._fields
                                  if f in ("body", "handlers", "orelse", "finalbody", "cases"))
-                for node_type in (*ast.stmt.__subclasses__(), ast.ExceptHandler,
-                                  ast.match_case)}
+                for node_type in _BLOCK_OWNERS}

@@ -30,8 +30,11 @@ _TOKEN_RE = re.compile(r"""(?P<string>'{3}[\s\S]*?'{3}|"{3}[\s\S]*?"{3}"""
 _IGNORED_FIELDS = frozenset({"ctx", "type_comment", "kind"})
 _NEUTRAL_OPERATORS = frozenset({"(", ")", "[", "]", "{", "}", ",", ".", ":"})
 
-Bindings = dict[str, "ast.AST | list[ast.AST]"]
+# What a metavariable binds: one expression, or (``$$$args``) call arguments.
+Bound = ast.expr | list[ast.expr | ast.keyword]
+Bindings = dict[str, Bound]
 QualnameOf = Callable[[ast.AST], "str | None"]
+NodeKey = tuple[type[ast.AST], "type[ast.AST] | None"]  # node type, operator type
 
 
 class PatternError(ValueError):
@@ -45,12 +48,15 @@ class PatternError(ValueError):
 
 def to_placeholders(text: str) -> str:
     """Replace ``$$$x`` and ``$x`` metavariables (outside string literals) by names."""
-    def replace(match: re.Match) -> str:
-        if match.group("sequence"):
-            return _SEQ_PREFIX + match.group("sequence")
-        if match.group("single"):
-            return _ONE_PREFIX + match.group("single")
-        return match.group("string")
+    def replace(match: re.Match[str]) -> str:
+        sequence: str | None = match.group("sequence")
+        if sequence:
+            return _SEQ_PREFIX + sequence
+        single: str | None = match.group("single")
+        if single:
+            return _ONE_PREFIX + single
+        string: str = match.group("string")  # the one group left, so it matched
+        return string
     return _TOKEN_RE.sub(replace, text)
 
 
@@ -99,7 +105,7 @@ def _fixed_dotted_name(node: ast.AST) -> str | None:
 
 def metavariables(tree: ast.AST) -> dict[str, bool]:
     """Metavariables used in a parsed snippet, mapped to whether they are sequences."""
-    found = {}
+    found: dict[str, bool] = {}
     for node in ast.walk(tree):
         if isinstance(node, ast.Name) and (meta := metavariable_of(node.id)):
             found[meta[0]] = meta[1]
@@ -107,7 +113,7 @@ def metavariables(tree: ast.AST) -> dict[str, bool]:
     return found
 
 
-def index_key(node: ast.AST) -> tuple[type, type | None]:
+def index_key(node: ast.AST) -> NodeKey:
     """The cheap key under which a pattern is filed: node type and operator type."""
     op = getattr(node, "op", None)
     return type(node), type(op) if op is not None else None
@@ -162,7 +168,7 @@ class Pattern:
         return frozenset(found)
 
     @property
-    def key(self) -> tuple[type, type | None]:
+    def key(self) -> NodeKey:
         """See ``index_key``."""
         return index_key(self.tree)
 
@@ -226,9 +232,10 @@ def _match(pattern: object, target: object, bindings: Bindings, qualname_of: Qua
     if isinstance(pattern, ast.AST):
         if type(pattern) is not type(target):
             return False
-        if isinstance(pattern, ast.Constant):
+        # The types are equal: the isinstance tests on ``target`` only tell mypy so.
+        if isinstance(pattern, ast.Constant) and isinstance(target, ast.Constant):
             return type(pattern.value) is type(target.value) and pattern.value == target.value
-        if isinstance(pattern, ast.Call):
+        if isinstance(pattern, ast.Call) and isinstance(target, ast.Call):
             return _match_call(pattern, target, bindings, qualname_of)
         return all(
             _match(getattr(pattern, name), getattr(target, name, None), bindings, qualname_of)
@@ -259,18 +266,19 @@ def _match_call(pattern: ast.Call, target: ast.Call, bindings: Bindings,
                 qualname_of: QualnameOf) -> bool:
     if not _match(pattern.func, target.func, bindings, qualname_of):
         return False
-    sequence = [i for i, a in enumerate(pattern.args)
+    sequence = [(i, m[0]) for i, a in enumerate(pattern.args)
                 if isinstance(a, ast.Name) and (m := metavariable_of(a.id)) and m[1]]
     if not sequence:
         return _match(pattern.args, target.args, bindings, qualname_of) and _match(
             pattern.keywords, target.keywords, bindings, qualname_of)
     # One sequence metavariable absorbs the positional arguments between the fixed
     # ones; when it comes last and the pattern names no keywords, the keywords too.
-    at = sequence[0]
+    at, name = sequence[0]
     before, after = pattern.args[:at], pattern.args[at + 1 :]
     if len(target.args) < len(before) + len(after):
         return False
-    middle = target.args[len(before) : len(target.args) - len(after)]
+    middle: list[ast.expr | ast.keyword] = [
+        *target.args[len(before) : len(target.args) - len(after)]]
     tail = target.args[len(target.args) - len(after) :]
     if not (_match(before, target.args[: len(before)], bindings, qualname_of)
             and _match(after, tail, bindings, qualname_of)):
@@ -280,7 +288,6 @@ def _match_call(pattern: ast.Call, target: ast.Call, bindings: Bindings,
         middle = sorted([*middle, *keywords], key=lambda n: (n.lineno, n.col_offset))
     elif not _match(pattern.keywords, keywords, bindings, qualname_of):
         return False
-    name = metavariable_of(pattern.args[at].id)[0]
     if name in bindings:
         return same_tree(bindings[name], middle)
     if name != _WILDCARD:

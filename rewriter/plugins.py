@@ -20,7 +20,7 @@ import click
 from .results import FileResult, Mode
 
 if TYPE_CHECKING:  # annotations only: importing the plugin interface stays cheap
-    from .engine import Options
+    from .engine import RewriteOptions
     from .rules import Rule
 
 GROUP = "eqrewrite.plugins"
@@ -35,7 +35,7 @@ class RewriteRun:
     out_root: Path | None    # the written tree, when there is one
     mode: Mode
     rules: list[Rule]        # the selected rules
-    options: Options         # the run's options (api.RewriteOptions)
+    options: RewriteOptions         # the run's options (api.RewriteOptions)
     results: list[FileResult]  # one per processed file
     output_format: str = "text"  # text | json | sarif: with json, report through the record
 
@@ -76,7 +76,7 @@ class AuditRun:
     files: list[Path]          # the Python files audited
     packs: list[str]           # rule packs (paths) resolving the findings
     rules_given: bool          # packs named with --rules: also measure before/after
-    options: Options           # api.RewriteOptions: scope, assumptions
+    options: RewriteOptions           # api.RewriteOptions: scope, assumptions
     document: dict[str, Any]   # the static report (eqrewrite.rewriter.audit schema)
     output_format: str = "text"
     progress: bool = False     # show progress on stderr
@@ -108,7 +108,7 @@ class Registry:
         self._group.add_command(command)
 
     def add_rewrite_options(self, options: list[click.Parameter]) -> None:
-        """Options of the rewrite command; their values reach the steps as ``flags``."""
+        """RewriteOptions of the rewrite command; their values reach the steps as ``flags``."""
         self._rewrite.params.extend(options)
 
     def add_rewrite_step(self, step: RewriteStep) -> None:
@@ -116,7 +116,7 @@ class Registry:
         self.steps.append(step)
 
     def add_audit_options(self, options: list[click.Parameter]) -> None:
-        """Options of the audit command; their values reach the audit steps as ``flags``."""
+        """RewriteOptions of the audit command; their values reach the audit steps as ``flags``."""
         self._group.commands["audit"].params.extend(options)
 
     def add_audit_step(self, step: AuditStep) -> None:

@@ -11,17 +11,21 @@ from __future__ import annotations
 import ast
 import hashlib
 import re
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
+from typing import TypedDict
 
 import yaml
 
+from .enums import Context, Safety, Scope
 from .facts import known_scopes
 from .guards import GUARDS
 from .kinds import Kind, KindError, registry
 from .knowledge import PYTHON_BUILTINS
 from .pattern import (
+    NodeKey,
     Pattern,
     PatternError,
     dotted_name,
@@ -34,8 +38,8 @@ _PACK_KEYS = {"description", "rules"}
 _RULE_KEYS = {"id", "description", "pattern", "rewrite", "kind", "options", "scope", "where",
               "safety", "safety_note", "context", "assume_tensor_params", "examples"}
 _EXAMPLE_KEYS = {"before", "after", "unchanged"}
-_SAFETIES = {"safe", "unsafe"}
-_CONTEXTS = {"any", "condition"}
+_SAFETIES = {s.value for s in Safety}
+_CONTEXTS = {c.value for c in Context}
 _ID_RE = re.compile(r"^[a-z0-9][a-z0-9-]*$")
 _META_RE = re.compile(r"^\$([A-Za-z_][A-Za-z_0-9]*)$")
 
@@ -75,10 +79,10 @@ class Rule:
     pattern: Pattern | None
     rewrite: str
     where: tuple[Condition, ...] = ()
-    scope: frozenset[str] = frozenset({"everywhere"})
-    safety: str = "safe"
+    scope: frozenset[Scope] = frozenset({Scope.EVERYWHERE})
+    safety: Safety = Safety.SAFE
     safety_note: str = ""  # why it is exact, or for an unsafe rule exactly what differs
-    context: str = "any"
+    context: Context = Context.ANY
     assume_tensor_params: bool = False
     examples: tuple[Example, ...] = ()
     kind: str = "template"
@@ -88,20 +92,28 @@ class Rule:
     implementation: Kind | None = None  # set for every kind but "template"
 
     @property
-    def keys(self) -> list[tuple[type, type | None]]:
+    def keys(self) -> list[NodeKey]:
         """The node keys (type, operator type) this rule can match."""
         if self.implementation is not None:
             # a kind on operator nodes (BinOp...) lists its (type, operator type) keys
-            return list(getattr(self.implementation, "node_keys", ())) or [
+            keys: tuple[NodeKey, ...] = getattr(self.implementation, "node_keys", ())
+            return list(keys) or [
                 (t, None) for t in self.implementation.node_types]
-        return [self.pattern.key]
+        return [self.template_pattern.key]
+
+    @property
+    def template_pattern(self) -> Pattern:
+        """The pattern of a template rule (a rule of a structural kind has none)."""
+        if self.pattern is None:
+            raise TypeError(f"rule {self.id!r} is of kind {self.kind!r}: it has no pattern")
+        return self.pattern
 
     def could_match(self, text: str) -> bool:
         """A cheap test on a file's text: False means this rule cannot match there."""
         if self.implementation is not None:
             tokens = self.implementation.tokens()
             return not tokens or any(t in text for t in tokens)
-        return all(t in text for t in self.pattern.required_tokens)
+        return all(t in text for t in self.template_pattern.required_tokens)
 
 
 @dataclass
@@ -177,7 +189,7 @@ class _Reader:
         return RuleError(self.path, node.start_mark.line + 1, node.start_mark.column + 1, message)
 
     def mapping(self, node: yaml.Node, what: str, allowed: set[str],
-                required: set[str] = frozenset()) -> dict[str, yaml.Node]:
+                required: AbstractSet[str] = frozenset()) -> dict[str, yaml.Node]:
         if not isinstance(node, yaml.MappingNode):
             raise self.error(node, f"{what} must be a mapping")
         found: dict[str, yaml.Node] = {}
@@ -197,9 +209,10 @@ class _Reader:
     def text(self, node: yaml.Node) -> str:
         if not isinstance(node, yaml.ScalarNode) or node.tag != "tag:yaml.org,2002:str":
             raise self.error(node, "expected a string")
-        return node.value
+        value: str = node.value  # a scalar tagged str holds a str (the stubs say Any)
+        return value
 
-    def choice(self, node: yaml.Node, allowed: set[str]) -> str:
+    def choice(self, node: yaml.Node, allowed: AbstractSet[str]) -> str:
         value = self.text(node)
         if value not in allowed:
             raise self.error(node, f"expected one of {', '.join(sorted(allowed))}, got {value!r}")
@@ -216,7 +229,7 @@ class _Reader:
 
     def snippet_error(self, node: yaml.Node, error: PatternError, what: str) -> RuleError:
         # Block scalars start on the line after the key; plain ones on the key's line.
-        offset = 1 if node.style in ("|", ">") else 0
+        offset = 1 if isinstance(node, yaml.ScalarNode) and node.style in ("|", ">") else 0
         return RuleError(self.path, node.start_mark.line + offset + error.line,
                          error.col, f"{what} {error}")
 
@@ -266,17 +279,38 @@ def _load_kind_rule(reader: _Reader, node: yaml.Node, fields: dict[str, yaml.Nod
                 implementation=implementation)
 
 
+class _CommonFields(TypedDict):
+    """The fields every rule has, whatever its kind (``Rule``'s keyword arguments)."""
+
+    id: str
+    description: str
+    where: tuple[Condition, ...]
+    scope: frozenset[Scope]
+    safety: Safety
+    safety_note: str
+    context: Context
+    assume_tensor_params: bool
+    examples: tuple[Example, ...]
+    kind: str
+    path: str
+    line: int
+
+
 def _common_fields(reader: _Reader, node: yaml.Node, fields: dict[str, yaml.Node], rule_id: str,
-                   pattern: Pattern | None) -> dict:
-    return dict(
+                   pattern: Pattern | None) -> _CommonFields:
+    # A kind rule (no pattern) with `where` was refused by _load_kind_rule already.
+    return _CommonFields(
         id=rule_id,
         description=reader.text(fields["description"]),
-        where=tuple(_load_where(reader, fields["where"], pattern)) if "where" in fields else (),
+        where=tuple(_load_where(reader, fields["where"], pattern))
+        if "where" in fields and pattern is not None else (),
         scope=_load_scope(reader, fields["scope"]) if "scope" in fields else frozenset(
-            {"everywhere"}),
-        safety=reader.choice(fields["safety"], _SAFETIES) if "safety" in fields else "safe",
+            {Scope.EVERYWHERE}),
+        safety=Safety(reader.choice(fields["safety"], _SAFETIES)) if "safety" in fields
+        else Safety.SAFE,
         safety_note=reader.text(fields["safety_note"]).strip() if "safety_note" in fields else "",
-        context=reader.choice(fields["context"], _CONTEXTS) if "context" in fields else "any",
+        context=Context(reader.choice(fields["context"], _CONTEXTS)) if "context" in fields
+        else Context.ANY,
         assume_tensor_params=(reader.boolean(fields["assume_tensor_params"])
                               if "assume_tensor_params" in fields else False),
         examples=tuple(_load_examples(reader, fields["examples"])) if "examples" in fields
@@ -326,8 +360,8 @@ def _load_where(reader: _Reader, node: yaml.Node, pattern: Pattern) -> list[Cond
     return conditions
 
 
-def _load_scope(reader: _Reader, node: yaml.Node) -> frozenset[str]:
-    return frozenset(reader.choice(item, set(known_scopes()))
+def _load_scope(reader: _Reader, node: yaml.Node) -> frozenset[Scope]:
+    return frozenset(Scope(reader.choice(item, known_scopes()))
                      for item in (node.value if isinstance(node, yaml.SequenceNode) else [node]))
 
 

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 from . import files
 from .cache import Cache, digest
 from .callgraph import function_scopes
-from .engine import Options, RewriteError, parse, rewrite_source, select_rules
+from .engine import RewriteError, RewriteOptions, parse, rewrite_source, select_rules
 from .facts import FUNCTION_SCOPES
 from .files import WriteError
 from .formatting import format_with_black
@@ -49,7 +49,7 @@ class Job:
     """What to do with each file; sent to every worker once."""
 
     packs: tuple[str, ...]
-    options: Options = field(default_factory=Options)
+    options: RewriteOptions = field(default_factory=RewriteOptions)
     mode: Mode = Mode.WRITE
     out_root: Path | None = None
     black: bool = False
@@ -212,7 +212,7 @@ def _rewrite(source: Source, rules: list[Rule], path: str, context: Context
     return text, tuple(EditRecord.of(n, e) for n, e in rewrite.edits), notes
 
 
-def _file_options(job: Job, path: str) -> Options:
+def _file_options(job: Job, path: str) -> RewriteOptions:
     """The job's options with the functions of ``path`` that are in its function scopes."""
     if not job.scopes:
         return job.options

@@ -6,7 +6,8 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from eqrewrite.rewriter.engine import Options, rewrite_source, select_rules
+from eqrewrite.rewriter.engine import RewriteOptions as Options
+from eqrewrite.rewriter.engine import rewrite_source, select_rules
 from eqrewrite.rewriter.rules import load_pack
 
 

@@ -34,7 +34,8 @@ import pytest
 import torch
 from eqrewrite.oracle.compare import Options as CompareOptions
 from eqrewrite.oracle.compare import compare
-from eqrewrite.rewriter.engine import Options, rewrite_source, select_rules
+from eqrewrite.rewriter.engine import RewriteOptions as Options
+from eqrewrite.rewriter.engine import rewrite_source, select_rules
 from eqrewrite.rewriter.rules import load_pack
 
 try:

@@ -7,7 +7,8 @@ import sys
 import textwrap
 
 import pytest
-from eqrewrite.rewriter.engine import Options, RewriteError, rewrite_source
+from eqrewrite.rewriter.engine import RewriteError, rewrite_source
+from eqrewrite.rewriter.engine import RewriteOptions as Options
 from eqrewrite.rewriter.rules import load_pack
 
 from tests.conftest import rewrite, write_pack

@@ -26,7 +26,8 @@ import torch
 from eqrewrite.oracle.compare import Options as CompareOptions
 from eqrewrite.oracle.compare import compare
 from eqrewrite.oracle.generate import generate
-from eqrewrite.rewriter.engine import Options, RewriteError, rewrite_source, select_rules
+from eqrewrite.rewriter.engine import RewriteError, rewrite_source, select_rules
+from eqrewrite.rewriter.engine import RewriteOptions as Options
 from eqrewrite.rewriter.kinds.roundtrip import FUNCTIONS
 from eqrewrite.rewriter.rules import load_pack
 

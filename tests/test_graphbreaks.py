@@ -25,7 +25,8 @@ from eqrewrite.oracle.graphbreaks import count_graph_breaks
 from eqrewrite.oracle.observe import ProgramStream, is_compiler_warning
 from eqrewrite.oracle.settings import TargetForm
 from eqrewrite.oracle.targets import find_target
-from eqrewrite.rewriter.engine import Options, rewrite_source, select_rules
+from eqrewrite.rewriter.engine import RewriteOptions as Options
+from eqrewrite.rewriter.engine import rewrite_source, select_rules
 from eqrewrite.rewriter.rules import load_pack
 
 CORPUS = Path(__file__).parent / "graphbreak_corpus"

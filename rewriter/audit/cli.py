@@ -24,7 +24,7 @@ from .catalogue import PATTERNS
 from .config import AuditConfig, audit_config, check_patterns
 
 if TYPE_CHECKING:
-    from ..engine import Options as RewriteOptions
+    from ..engine import RewriteOptions
 
 EXIT_FINDINGS, EXIT_USAGE, EXIT_FILE_ERROR = 1, 2, 123
 FORMATS = ("text", "md", "json", "sarif", "html")
@@ -139,7 +139,8 @@ def _static(paths: tuple[Path, ...], root: Path, config: Config, audit: AuditCon
             ) -> tuple[dict[str, Any], list[Path], RewriteOptions]:
     """Discover the files and audit them: (document, files, rewrite options)."""
     from ..discovery import discover
-    from ..engine import Options
+    from ..engine import RewriteOptions
+    from ..enums import Scope
     from .document import build
     from .scan import ScanOptions, audit_files
 
@@ -147,8 +148,9 @@ def _static(paths: tuple[Path, ...], root: Path, config: Config, audit: AuditCon
     if assume is None:
         assume = (audit.assume_tensor_params if audit.assume_tensor_params is not None
                   else config.assume_tensor_params)
-    options = Options(assume_tensor_params=assume,
-                      scope=frozenset(scopes) or (scope if "scope" in audit.given else None))
+    chosen = frozenset(Scope(s) for s in scopes) or (
+        frozenset(Scope(s) for s in scope) if "scope" in audit.given else None)
+    options = RewriteOptions(assume_tensor_params=assume, scope=chosen)
     scan = ScanOptions(tuple(packs), scope, options.scope, assume,
                        frozenset(ignored) | frozenset(audit.ignore))
     files = list(discover(list(paths), config.include, config.exclude + config.extend_exclude

@@ -17,8 +17,9 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass, field
 
+from ..enums import ValueKind
 from ..facts import ModuleFacts
-from ..inference import TENSOR, UNKNOWN, Inference
+from ..inference import TENSOR, UNKNOWN, Inference, Names
 from ..pattern import dotted_name
 
 LOGGER_METHODS = frozenset(
@@ -84,14 +85,15 @@ class OptimisticInference(Inference):
         super().__init__(facts, assume_tensor_params=True)
 
     def _library_call(self, qualname: str, node: ast.Call, chain: Chain,
-                      env: dict[str, str | None]) -> str | None:
+                      env: Names) -> ValueKind | None:
         # torch functions that return a tensor for the usual arguments (the rules' table
         # leaves them out because some argument lists give tuples).
         if qualname in ("torch.nonzero", "torch.unique", "torch.unique_consecutive"):
             return TENSOR
         return super()._library_call(qualname, node, chain, env)
 
-    def _parameters(self, scope: ast.AST, chain: tuple[ast.AST, ...]) -> list[tuple[str, str]]:
+    def _parameters(self, scope: ast.AST,
+                    chain: tuple[ast.AST, ...]) -> list[tuple[str, ValueKind]]:
         found = super()._parameters(scope, chain)
         annotations = _annotations(scope)
         return [(name, TENSOR if kind == UNKNOWN and _mentions_tensor(annotations.get(name))

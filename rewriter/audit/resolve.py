@@ -59,6 +59,9 @@ class Resolver:
         return Resolution(fallback, why_not=self._why_not(site))
 
     def span(self, node: ast.AST) -> Span:
+        """Where ``node`` lies; sites and their statements are expressions or statements."""
+        if not isinstance(node, ast.expr | ast.stmt):
+            raise TypeError(f"a {type(node).__name__} node has no position")
         return self.matcher.span(node)
 
     def _edit_for(self, site: Site, edits: list[Edit]) -> Edit | None:
@@ -102,6 +105,8 @@ class Resolver:
         found = []
         for node in self._candidates(site):
             for rule in self.matcher.by_key.get(index_key(node), ()):
+                if not isinstance(node, ast.expr | ast.stmt):
+                    continue  # only expressions and statements are ever matched
                 if rule.implementation is None or rule in targeted:
                     decline = self.matcher.explain(rule, node, site.chain)
                     if decline is not None and decline.stage != "pattern":
@@ -144,8 +149,7 @@ class Resolver:
         found.sort(key=lambda pair: _outer_first(position(pair[0])))
         outermost: list[tuple[ast.AST, tuple[ast.AST, ...]]] = []
         for statement, chain in found:
-            if outermost and _contains(self.matcher.span(outermost[-1][0]),
-                                       self.matcher.span(statement)):
+            if outermost and _contains(self.span(outermost[-1][0]), self.span(statement)):
                 continue
             outermost.append((statement, chain))
         return outermost

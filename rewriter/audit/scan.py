@@ -22,6 +22,7 @@ from typing import Any
 
 from ..callgraph import function_scopes
 from ..engine import RewriteError, parse
+from ..enums import Scope
 from ..facts import FUNCTION_SCOPES
 from ..files import is_generated
 from ..matcher import Comments
@@ -47,7 +48,7 @@ class ScanOptions:
 
     packs: tuple[str, ...]
     scope: frozenset[str] = frozenset({"forward", "compiled"})
-    rule_scope: frozenset[str] | None = None  # --scope also restricts the rules, as rewriting
+    rule_scope: frozenset[Scope] | None = None  # --scope also restricts the rules, as rewriting
     assume_tensor_params: bool = False
     ignore: frozenset[str] = frozenset()       # pattern ids
     # scope name ("traced") -> file path -> qualified names in it, over every audited file
@@ -76,11 +77,11 @@ class ScanContext:
     @classmethod
     def load(cls, options: ScanOptions) -> ScanContext:
         """Load the packs."""
-        from ..engine import Options, select_rules
+        from ..engine import RewriteOptions, select_rules
 
         rules = [r for spec in options.packs for r in load_pack(spec).rules]
-        selected = select_rules(rules, Options(assume_tensor_params=options.assume_tensor_params,
-                                               scope=options.rule_scope))
+        selected = select_rules(rules, RewriteOptions(
+            assume_tensor_params=options.assume_tensor_params, scope=options.rule_scope))
         kinds = frozenset(r.kind for p in packaged_packs().values()
                           for r in load_pack(str(p)).rules)
         return cls(options, selected, kinds)

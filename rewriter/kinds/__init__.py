@@ -20,9 +20,13 @@ import pkgutil
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache, cached_property
+from types import ModuleType
 
+from ..enums import Level, ValueKind
+from ..facts import ModuleFacts
 from ..guards import GuardContext, is_pure
 from ..inference import TENSOR
+from ..pattern import Bindings, NodeKey
 
 
 class KindError(ValueError):
@@ -34,8 +38,8 @@ class Proposal:
     """What a kind wants to do with one node."""
 
     template: str
-    bindings: dict[str, ast.AST | list[ast.AST]]
-    level: str = "expression"  # expression | statement | compound
+    bindings: Bindings
+    level: Level = Level.EXPRESSION
     helpers: frozenset[str] = frozenset()
 
 
@@ -78,10 +82,11 @@ class KindContext:
                 targets = node.targets if isinstance(node, ast.Assign) else [node.target]
                 used = {n.id for n in ast.walk(node.value) if isinstance(n, ast.Name)}
                 for target in targets:
-                    for name in ast.walk(target):
-                        if isinstance(name, ast.Name):
-                            sources.setdefault(name.id, set()).update(used)
-        reached, todo = set(), [n.id for node in nodes for n in ast.walk(node)
+                    for bound in ast.walk(target):
+                        if isinstance(bound, ast.Name):
+                            sources.setdefault(bound.id, set()).update(used)
+        reached: set[str] = set()
+        todo = [n.id for node in nodes for n in ast.walk(node)
                                 if isinstance(n, ast.Name)]
         while todo:
             name = todo.pop()
@@ -90,7 +95,7 @@ class KindContext:
                 todo += sources.get(name, ())
         return [name for name in candidates if name in reached]
 
-    def kind(self, node: ast.AST) -> str:
+    def kind(self, node: ast.AST) -> ValueKind:
         """Inferred kind of ``node``."""
         return self.guards.kind(node)
 
@@ -103,7 +108,7 @@ class KindContext:
         return is_pure(self.guards, node)
 
     @property
-    def facts(self):
+    def facts(self) -> ModuleFacts:
         """The module's facts (imports, classes, scopes)."""
         return self.guards.inference.facts
 
@@ -117,7 +122,7 @@ class KindContext:
     @cached_property
     def parents(self) -> dict[ast.AST, ast.AST]:
         """Parent of every node in the enclosing function."""
-        found = {}
+        found: dict[ast.AST, ast.AST] = {}
         for parent in ast.walk(self.function):
             for child in ast.iter_child_nodes(parent):
                 found[child] = parent
@@ -128,7 +133,9 @@ class Kind:
     """Base class: subclasses set ``name``, ``node_types``, ``tokens`` and ``propose``."""
 
     name = ""
-    node_types: tuple[type, ...] = ()
+    node_types: tuple[type[ast.AST], ...] = ()
+    # Kinds on operator nodes (BinOp...) also list their (type, operator type) keys.
+    node_keys: tuple[NodeKey, ...] = ()
     options_schema: dict[str, tuple[str, ...]] = {}  # option -> allowed values
 
     def __init__(self, options: dict[str, str]):
@@ -179,14 +186,14 @@ def is_boolean(node: ast.expr, context: KindContext) -> bool:
         node.func.attr in _BOOLEAN_METHODS)
 
 
-def tensor_condition(test: ast.expr, context: KindContext) -> tuple[str, dict] | None:
+def tensor_condition(test: ast.expr, context: KindContext) -> tuple[str, Bindings] | None:
     """Template text and bindings computing ``test``'s truth as a tensor, or None.
 
     A tensor is used as it is; ``not``, ``and`` and ``or`` over pure boolean tensors become
     ``~``, ``&`` and ``|`` (the truth value is the same, and evaluating a pure operand that
     Python would have skipped changes nothing). Anything else is not data-dependent here.
     """
-    bindings: dict[str, ast.AST] = {}
+    bindings: Bindings = {}
 
     def convert(node: ast.expr) -> str | None:
         if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
@@ -194,9 +201,10 @@ def tensor_condition(test: ast.expr, context: KindContext) -> tuple[str, dict] |
             return None if inner is None or not _boolean_or_op(node.operand, context) else (
                 f"~{_grouped(inner)}")
         if isinstance(node, ast.BoolOp):
-            parts = [convert(v) for v in node.values]
-            if None in parts or not all(_boolean_or_op(v, context) and context.is_pure(v)
-                                        for v in node.values):
+            converted = [convert(v) for v in node.values]
+            parts = [p for p in converted if p is not None]
+            if len(parts) != len(converted) or not all(
+                    _boolean_or_op(v, context) and context.is_pure(v) for v in node.values):
                 return None
             joiner = " & " if isinstance(node.op, ast.And) else " | "
             return joiner.join(_grouped(p) for p in parts)
@@ -224,7 +232,7 @@ _COMPARISONS = {ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">=", ast.Eq: 
                 ast.NotEq: "!="}
 
 
-def _scalar_condition(test: ast.expr, context: KindContext) -> tuple[str, dict] | None:
+def _scalar_condition(test: ast.expr, context: KindContext) -> tuple[str, Bindings] | None:
     """A condition that leaves the graph through a Python scalar: ``t.item()``,
     ``bool(t)`` or ``t.item() < number`` on a tensor ``t``. It becomes
     ``_eqrw_compare(t, op, number)``: eagerly exactly the original expression (a Python
@@ -250,7 +258,7 @@ def _scalar_condition(test: ast.expr, context: KindContext) -> tuple[str, dict] 
     left, right = test.left, test.comparators[0]
     operator = _COMPARISONS[type(test.ops[0])]
     if (tensor := item_of(left)) is not None and context.kind(right) == "number" and (
-            isinstance(left.func, ast.Attribute)):
+            isinstance(left, ast.Call) and isinstance(left.func, ast.Attribute)):
         return f"_eqrw_compare($c0, {operator!r}, $c1)", {"c0": tensor, "c1": right}
     return None
 
@@ -274,17 +282,20 @@ def registry() -> dict[str, type[Kind]]:
     return _discovered(__name__)[0]
 
 
-def helper_sources() -> dict[str, tuple[str, tuple[str, ...]]]:
+HelperSource = tuple[str, tuple[str, ...]]  # a helper's source, and the helpers it calls
+
+
+def helper_sources() -> dict[str, HelperSource]:
     """The helpers that kind modules define beside their kinds (``HELPERS``), by name."""
     return _discovered(__name__)[1]
 
 
 @cache
-def _discovered(package: str) -> tuple[dict[str, type[Kind]], dict[str, tuple]]:
+def _discovered(package: str) -> tuple[dict[str, type[Kind]], dict[str, HelperSource]]:
     return discover(package)
 
 
-def discover(package: str) -> tuple[dict[str, type[Kind]], dict[str, tuple]]:
+def discover(package: str) -> tuple[dict[str, type[Kind]], dict[str, HelperSource]]:
     """The kinds and helpers of every module of ``package``, in module-name order.
 
     A kind module registers itself by being there: each ``Kind`` subclass it defines with a
@@ -294,7 +305,7 @@ def discover(package: str) -> tuple[dict[str, type[Kind]], dict[str, tuple]]:
     stay cheap: it never imports torch, and the rewriter imports them only when packs load.
     """
     kinds: dict[str, type[Kind]] = {}
-    helpers: dict[str, tuple] = {}
+    helpers: dict[str, HelperSource] = {}
     root = importlib.import_module(package)
     for info in sorted(pkgutil.iter_modules(root.__path__), key=lambda i: i.name):
         module = importlib.import_module(f"{package}.{info.name}")
@@ -311,7 +322,7 @@ def discover(package: str) -> tuple[dict[str, type[Kind]], dict[str, tuple]]:
     return kinds, helpers
 
 
-def _kinds_defined_in(module) -> list[type[Kind]]:
+def _kinds_defined_in(module: ModuleType) -> list[type[Kind]]:
     """Named ``Kind`` subclasses defined (not merely imported) in ``module``, in source order."""
     return [value for value in vars(module).values()
             if isinstance(value, type) and issubclass(value, Kind) and value.name

@@ -20,7 +20,9 @@ from __future__ import annotations
 
 import ast
 
+from ..enums import Level
 from ..inference import NUMBER, SEQUENCE, TENSOR, UNKNOWN
+from ..pattern import Bindings
 from . import Kind, KindContext, Proposal
 
 LOGGER_METHODS = frozenset(
@@ -44,6 +46,8 @@ class Defer(Kind):
             self.options["call"]]
 
     def propose(self, node: ast.AST, context: KindContext) -> Proposal | None:
+        if not isinstance(node, ast.Expr):  # node_types: only expression statements
+            return None
         call = node.value
         if not isinstance(call, ast.Call) or any(isinstance(a, ast.Starred) for a in call.args):
             return None
@@ -54,7 +58,7 @@ class Defer(Kind):
         if template is None:
             return None
         helper = template.split("(", 1)[0]
-        return Proposal(template, builder.bindings, "expression",
+        return Proposal(template, builder.bindings, Level.EXPRESSION,
                         frozenset({helper, "_eqrw_snap"}))
 
 
@@ -63,7 +67,7 @@ class _Template:
 
     def __init__(self, context: KindContext):
         self.context = context
-        self.bindings: dict[str, ast.AST] = {}
+        self.bindings: Bindings = {}
         self.values: list[str] = []
 
     def value(self, node: ast.expr) -> str | None:
@@ -100,11 +104,13 @@ class _Template:
         if isinstance(node, ast.Constant) and isinstance(node.value, str):
             return _escape(node.value)
         if isinstance(node, ast.JoinedStr):
-            parts = []
+            parts: list[str] = []
             for part in node.values:
                 if isinstance(part, ast.Constant):
-                    parts.append(_escape(part.value))
+                    parts.append(_escape(str(part.value)))  # an f-string's text: a str
                     continue
+                if not isinstance(part, ast.FormattedValue):  # (no other part exists)
+                    return None
                 spec = _format_spec(part.format_spec)
                 if spec is None:
                     return None
@@ -130,8 +136,11 @@ def _escape(text: str) -> str:
 def _format_spec(spec: ast.AST | None) -> str | None:
     if spec is None:
         return ""
-    if isinstance(spec, ast.JoinedStr) and all(isinstance(v, ast.Constant) for v in spec.values):
-        return ":" + _escape("".join(v.value for v in spec.values))
+    if isinstance(spec, ast.JoinedStr):
+        texts = [v.value for v in spec.values
+                 if isinstance(v, ast.Constant) and isinstance(v.value, str)]
+        if len(texts) == len(spec.values):
+            return ":" + _escape("".join(texts))
     return None  # nested replacement fields: leave the call alone
 
 
@@ -144,9 +153,10 @@ def _is_text_or_shape(node: ast.expr) -> bool:
 
 
 def _literal_keywords(call: ast.Call, allowed: set[str]) -> dict[str, object] | None:
-    found = {}
+    found: dict[str, object] = {}
     for keyword in call.keywords:
-        if keyword.arg not in allowed or not isinstance(keyword.value, ast.Constant):
+        if (keyword.arg is None or keyword.arg not in allowed
+                or not isinstance(keyword.value, ast.Constant)):
             return None
         found[keyword.arg] = keyword.value.value
     return found
@@ -161,8 +171,9 @@ def _print(call: ast.Call, context: KindContext, builder: _Template) -> str | No
     sep, end = keywords.get("sep", " "), keywords.get("end", "\n")
     if not (isinstance(sep, str) and isinstance(end, str)):
         return None
-    pieces = [builder.piece(arg, str_conversion=True) for arg in call.args]
-    if None in pieces:
+    converted = [builder.piece(arg, str_conversion=True) for arg in call.args]
+    pieces = [p for p in converted if p is not None]
+    if len(pieces) != len(converted):
         return None
     template = _escape(sep).join(pieces)
     return f"_eqrw_print({template!r}, {end!r}{builder.arguments()})"

@@ -13,8 +13,12 @@ TorchScript path can raise by name and literal messages are rewritten.
 from __future__ import annotations
 
 import ast
+from collections.abc import Callable
+from typing import Literal
 
+from ..enums import Level
 from ..helpers import SCRIPTED_EXCEPTIONS
+from ..pattern import Bindings
 from . import Kind, KindContext, Proposal, tensor_condition, with_compare
 
 # The exceptions _eqrw_check raises by name under TorchScript (see helpers.py).
@@ -37,7 +41,9 @@ class Guard(Kind):
             proposal = self._propose(node, assumed, _plain_condition)
         return with_compare(proposal)
 
-    def _propose(self, node: ast.AST, context: KindContext, convert) -> Proposal | None:
+    def _propose(self, node: ast.AST, context: KindContext,
+                 convert: Callable[[ast.expr, KindContext], tuple[str, Bindings] | None]
+                 ) -> Proposal | None:
         if self.options["form"] == "assert":
             if not isinstance(node, ast.Assert):
                 return None
@@ -47,7 +53,7 @@ class Guard(Kind):
                 return None
             text = "" if message is None else f", {message!r}"
             return Proposal(f"assert _eqrw_assert({condition[0]}, {message!r}){text}",
-                            condition[1], "statement", frozenset({"_eqrw_assert"}))
+                            condition[1], Level.STATEMENT, frozenset({"_eqrw_assert"}))
         if not isinstance(node, ast.If) or node.orelse or len(node.body) != 1:
             return None
         raised = node.body[0]
@@ -58,16 +64,16 @@ class Guard(Kind):
         if error is None:
             return None
         return Proposal(f"_eqrw_check({condition[0]}, False, {error!r}, {message!r})",
-                        condition[1], "compound", frozenset({"_eqrw_check"}))
+                        condition[1], Level.COMPOUND, frozenset({"_eqrw_check"}))
 
 
-def _plain_condition(test: ast.expr, context: KindContext) -> tuple[str, dict] | None:
+def _plain_condition(test: ast.expr, context: KindContext) -> tuple[str, Bindings] | None:
     """A single tensor-valued test, kept as written (no ``~``/``&``/``|`` conversion,
     which is right for tensors only)."""
     return ("$c0", {"c0": test}) if context.is_tensor(test) else None
 
 
-def _literal(node: ast.AST | None) -> str | None | bool:
+def _literal(node: ast.AST | None) -> str | Literal[False] | None:
     """The string a message node always holds, None for no message, False if not literal."""
     if node is None:
         return None

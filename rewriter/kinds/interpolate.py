@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import ast
 
+from ..pattern import Bindings
 from . import Kind, KindContext, Proposal
 from .spelling import inside_try, number_literal, repeatable
 
@@ -32,7 +33,10 @@ class InterpolateSize(Kind):
         return frozenset({"scale_factor"})
 
     def propose(self, node: ast.AST, context: KindContext) -> Proposal | None:
-        if context.facts.qualname(node.func) not in _NAMES or len(node.args) != 1:
+        if not isinstance(node, ast.Call):  # node_types: only calls are offered
+            return None
+        qualname = context.facts.qualname(node.func)
+        if qualname is None or qualname not in _NAMES or len(node.args) != 1:
             return None
         keywords = {k.arg: k for k in node.keywords}
         if None in keywords or "size" in keywords or "recompute_scale_factor" in keywords:
@@ -54,7 +58,7 @@ class InterpolateSize(Kind):
         size = (f"[d * {factor} for d in $x.shape[2:]]" if isinstance(factor, int)
                 else f"[int(d * {factor!r}) for d in $x.shape[2:]]")
         rest = [k for k in node.keywords if k.arg != "scale_factor"]
-        bindings: dict = {"f": node.func, "x": x}
+        bindings: Bindings = {"f": node.func, "x": x}
         parts = ["$x", f"size={size}"]
         for index, keyword in enumerate(rest):
             bindings[f"k{index}"] = keyword.value

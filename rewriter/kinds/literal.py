@@ -28,6 +28,8 @@ class FloatLiteral(Kind):
     node_keys = tuple((ast.BinOp, op) for op in _FUNCTIONS)
 
     def propose(self, node: ast.AST, context: KindContext) -> Proposal | None:
+        if not isinstance(node, ast.BinOp):  # node_types: only binary operations are offered
+            return None
         spelled = _FUNCTIONS.get(type(node.op))
         value = number_literal(node.right)
         if (spelled is None or type(value) is not int or abs(value) > LARGEST

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import ast
 
+from ..enums import Level
 from . import Kind, KindContext, Proposal, is_boolean
 from .scalar import feeds_tensor_arithmetic
 
@@ -57,6 +58,8 @@ class MaskedReduction(Kind):
         return frozenset({"]." + name for name in REDUCTIONS})
 
     def propose(self, node: ast.AST, context: KindContext) -> Proposal | None:
+        if not isinstance(node, ast.Call):  # node_types: only calls are offered
+            return None
         func = node.func
         if not (isinstance(func, ast.Attribute) and func.attr in REDUCTIONS and not node.args
                 and not node.keywords and isinstance(func.value, ast.Subscript)):
@@ -68,14 +71,19 @@ class MaskedReduction(Kind):
         if func.attr == "numel" and not feeds_tensor_arithmetic(node, context):
             return None
         return Proposal(f"_eqrw_masked($x, $mask, {func.attr!r})",
-                        {"x": selection.value, "mask": mask}, "expression",
+                        {"x": selection.value, "mask": mask}, Level.EXPRESSION,
                         frozenset({"_eqrw_masked"}))
 
 
 def _mask_of(index: ast.expr, context: KindContext) -> ast.expr | None:
     """The mask an index selects with: ``mask`` or ``torch.nonzero(mask, as_tuple=True)``."""
     if isinstance(index, ast.Call) and _is_nonzero_as_tuple(index, context):
-        inner = index.args[0] if index.args else index.func.value
+        if index.args:
+            inner = index.args[0]
+        elif isinstance(index.func, ast.Attribute):  # `mask.nonzero(as_tuple=True)`
+            inner = index.func.value
+        else:
+            return None
         return inner if is_boolean(inner, context) else None
     return index if is_boolean(index, context) else None
 

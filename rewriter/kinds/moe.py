@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import ast
 
+from ..enums import Level
 from ..pattern import dotted_name, same_tree
 from . import Kind, KindContext, Proposal
 
@@ -45,7 +46,10 @@ class MoeDispatch(Kind):
         return frozenset({"index_add_"})
 
     def propose(self, node: ast.AST, context: KindContext) -> Proposal | None:
+        if not isinstance(node, ast.Call):  # node_types: only calls are offered
+            return None
         parent = context.parents.get(node)
+        loop: ast.For | None
         if isinstance(parent, ast.For) and parent.iter is node:
             if _is_name(node.func, "_eqrw_moe"):
                 return None  # already rewritten
@@ -70,7 +74,7 @@ class MoeDispatch(Kind):
             return None
         call = "$f($$$a)" if node.args else "$f()"
         return Proposal(f"_eqrw_moe(lambda: {call}, {operands}, {limit})",
-                        {"f": node.func, "a": list(node.args)}, "expression",
+                        {"f": node.func, "a": list(node.args)}, Level.EXPRESSION,
                         frozenset({"_eqrw_moe"}))
 
 
@@ -108,19 +112,20 @@ def _assign(statement: ast.stmt, count: int) -> tuple[list[str], ast.expr] | Non
     target = statement.targets[0]
     names = [target] if count == 1 else (
         target.elts if isinstance(target, ast.Tuple) else [])
-    if len(names) != count or not all(isinstance(n, ast.Name) for n in names):
+    ids = [n.id for n in names if isinstance(n, ast.Name)]
+    if len(names) != count or len(ids) != len(names):
         return None
-    return [n.id for n in names], statement.value
+    return ids, statement.value
 
 
 def _is_name(node: ast.AST, name: str) -> bool:
     return isinstance(node, ast.Name) and node.id == name
 
 
-def _match_body(loop: ast.For, context: KindContext) -> dict | None:
+def _match_body(loop: ast.For, context: KindContext) -> dict[str, ast.expr] | None:
     """Bindings for the helper when the loop body is the dispatch shown above."""
     body = loop.body
-    if len(body) != 5:
+    if len(body) != 5 or not isinstance(loop.target, ast.Name):
         return None
     index = loop.target.id
     layer_stmt, where_stmt, state_stmt, out_stmt, add_stmt = body
@@ -149,7 +154,7 @@ def _match_body(loop: ast.For, context: KindContext) -> dict | None:
     # current_state = hidden_states[None, top_x].reshape(-1, hidden_dim)
     state = _assign(state_stmt, 1)
     call = state[1] if state else None
-    if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute)
+    if state is None or not (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute)
             and call.func.attr == "reshape" and len(call.args) == 2
             and _is_minus_one(call.args[0]) and isinstance(call.func.value, ast.Subscript)):
         return None
@@ -162,7 +167,7 @@ def _match_body(loop: ast.For, context: KindContext) -> dict | None:
     # current_hidden_states = expert_layer(current_state) * routing_weights[top_x, idx, None]
     out = _assign(out_stmt, 1)
     product = out[1] if out else None
-    if not (isinstance(product, ast.BinOp) and isinstance(product.op, ast.Mult)
+    if out is None or not (isinstance(product, ast.BinOp) and isinstance(product.op, ast.Mult)
             and isinstance(product.left, ast.Call) and _is_name(product.left.func, layer[0][0])
             and len(product.left.args) == 1 and not product.left.keywords
             and _is_name(product.left.args[0], state[0][0])

@@ -12,6 +12,7 @@ from __future__ import annotations
 import ast
 
 from ..inference import NUMBER
+from ..pattern import Bindings
 from . import Kind, KindContext, Proposal
 from .spelling import inside_try
 
@@ -24,6 +25,8 @@ class ViewReshape(Kind):
         return frozenset({".view("})
 
     def propose(self, node: ast.AST, context: KindContext) -> Proposal | None:
+        if not isinstance(node, ast.Call):  # node_types: only calls are offered
+            return None
         func = node.func
         if not (isinstance(func, ast.Attribute) and func.attr == "view" and node.args
                 and not node.keywords and context.is_tensor(func.value)):
@@ -34,6 +37,7 @@ class ViewReshape(Kind):
             return None
         if inside_try(node, context):
             return None
-        bindings = {"x": func.value} | {f"s{i}": arg for i, arg in enumerate(node.args)}
+        bindings: Bindings = {"x": func.value}
+        bindings |= {f"s{i}": arg for i, arg in enumerate(node.args)}
         arguments = ", ".join(f"$s{i}" for i in range(len(node.args)))
         return Proposal(f"$x.reshape({arguments})", bindings)

@@ -34,7 +34,10 @@ class TransposeRoundTrip(Kind):
     node_types = (ast.Call,)
 
     def propose(self, node: ast.AST, context: KindContext) -> Proposal | None:
-        if (context.facts.qualname(node.func) not in FUNCTIONS or len(node.args) != 1
+        if not isinstance(node, ast.Call):  # node_types: only calls are offered
+            return None
+        qualname = context.facts.qualname(node.func)
+        if (qualname is None or qualname not in FUNCTIONS or len(node.args) != 1
                 or node.keywords):
             return None
         x = node.args[0]

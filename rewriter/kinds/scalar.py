@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import ast
 
+from ..enums import Level
 from ..inference import TENSOR
 from . import Kind, KindContext, Proposal
 
@@ -40,13 +41,15 @@ class ItemScalar(Kind):
         return frozenset({".item()"})
 
     def propose(self, node: ast.AST, context: KindContext) -> Proposal | None:
+        if not isinstance(node, ast.Call):  # node_types: only calls are offered
+            return None
         func = node.func
         if not (isinstance(func, ast.Attribute) and func.attr == "item" and not node.args
                 and not node.keywords and context.is_tensor(func.value)):
             return None
         if not feeds_tensor_arithmetic(node, context):
             return None
-        return Proposal("_eqrw_item($t)", {"t": func.value}, "expression",
+        return Proposal("_eqrw_item($t)", {"t": func.value}, Level.EXPRESSION,
                         frozenset({"_eqrw_item"}))
 
 

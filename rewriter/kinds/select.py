@@ -17,7 +17,8 @@ from __future__ import annotations
 
 import ast
 
-from ..pattern import same_tree
+from ..enums import Level
+from ..pattern import Bindings, same_tree
 from . import Kind, KindContext, Proposal, tensor_condition, with_compare
 
 # Calls allowed in a torch.where branch: elementwise or shape-only, total functions
@@ -52,7 +53,9 @@ class Select(Kind):
             if self.options["form"] == "assign" and isinstance(node, ast.If):
                 _diagnose(node, context)  # once per `if`: by the first select rule
             return None
-        parameters = context.parameters_behind([proposal.bindings[k] for k in ("c0", "a", "b")])
+        operands = [proposal.bindings[k] for k in ("c0", "a", "b")]
+        parameters = context.parameters_behind(
+            [b for b in operands if isinstance(b, ast.expr)])  # (each binds one expression)
         if not parameters:
             return None
         names = ", ".join(parameters) + ("," if len(parameters) == 1 else "")
@@ -63,28 +66,33 @@ class Select(Kind):
 
     def _propose(self, node: ast.AST, context: KindContext) -> Proposal | None:
         form = self.options["form"]
-        if isinstance(node, ast.IfExp) != (form == "ternary"):
+        if (not isinstance(node, ast.If | ast.IfExp)  # node_types: only these are offered
+                or isinstance(node, ast.IfExp) != (form == "ternary")):
             return None
         condition = tensor_condition(node.test, context)
         if condition is None:
             return None  # static (shape, flag) or unknown condition: no break to fix
-        if form == "ternary":
-            return _select(context, condition, node.body, node.orelse, "$value", "expression")
+        if isinstance(node, ast.IfExp):  # the form is "ternary"
+            return _select(context, condition, node.body, node.orelse, "$value",
+                           Level.EXPRESSION)
         single, other = _only(node.body), _only(node.orelse)
         if single is None or (node.orelse and other is None):
             return None
-        if form == "assign" and _same_assign_target(single, other):
-            return _select(context, condition, single.value, other.value,
-                           f"{single.targets[0].id} = $value", "compound")
-        if form == "elseless" and other is None and not node.orelse and _assigns_name(single):
-            name = single.targets[0]
+        assigned = _name_assignment(single)
+        if form == "assign" and assigned is not None and other is not None and (
+                (assigned_too := _name_assignment(other)) is not None
+                and assigned[0].id == assigned_too[0].id):
+            return _select(context, condition, assigned[1], assigned_too[1],
+                           f"{assigned[0].id} = $value", Level.COMPOUND)
+        if form == "elseless" and other is None and not node.orelse and assigned is not None:
+            name = assigned[0]
             if _bound_before(context, name.id, node):
-                return _select(context, condition, single.value, name,
-                               f"{name.id} = $value", "compound")
-        if form == "return" and all(isinstance(s, ast.Return) and s.value is not None
-                                    for s in (single, other)):
+                return _select(context, condition, assigned[1], name,
+                               f"{name.id} = $value", Level.COMPOUND)
+        if (form == "return" and isinstance(single, ast.Return) and single.value is not None
+                and isinstance(other, ast.Return) and other.value is not None):
             return _select(context, condition, single.value, other.value, "return $value",
-                           "compound")
+                           Level.COMPOUND)
         if form == "same_call" and other is not None:
             return _same_call(context, condition, single, other)
         return None
@@ -99,9 +107,17 @@ def _assigns_name(statement: ast.stmt) -> bool:
             and isinstance(statement.targets[0], ast.Name))
 
 
+def _name_assignment(statement: ast.stmt) -> tuple[ast.Name, ast.expr] | None:
+    """``(name, value)`` of ``name = value``, else None."""
+    if (isinstance(statement, ast.Assign) and len(statement.targets) == 1
+            and isinstance(statement.targets[0], ast.Name)):
+        return statement.targets[0], statement.value
+    return None
+
+
 def _same_assign_target(first: ast.stmt, second: ast.stmt | None) -> bool:
-    return (second is not None and _assigns_name(first) and _assigns_name(second)
-            and first.targets[0].id == second.targets[0].id)
+    one, two = _name_assignment(first), None if second is None else _name_assignment(second)
+    return one is not None and two is not None and one[0].id == two[0].id
 
 
 def _bound_before(context: KindContext, name: str, node: ast.If) -> bool:
@@ -113,13 +129,14 @@ def _bound_before(context: KindContext, name: str, node: ast.If) -> bool:
                and n.lineno < node.lineno for n in ast.walk(function))
 
 
-def _select(context: KindContext, condition: tuple[str, dict], if_true: ast.expr,
-            if_false: ast.expr, shape: str, level: str) -> Proposal | None:
+def _select(context: KindContext, condition: tuple[str, Bindings], if_true: ast.expr,
+            if_false: ast.expr, shape: str, level: Level) -> Proposal | None:
     if not (context.is_tensor(if_true) and context.is_tensor(if_false)):
         return None
     if _aliases_mutated(context, [if_true, if_false]):
         return None
-    test, bindings = condition[0], {**condition[1], "a": if_true, "b": if_false}
+    test = condition[0]
+    bindings: Bindings = {**condition[1], "a": if_true, "b": if_false}
     if _where_safe(context, if_true) and _where_safe(context, if_false):
         if not (_elementwise(if_true) and _elementwise(if_false)):
             return None  # shapes likely differ: the helper would keep the break anyway
@@ -260,11 +277,11 @@ def _aliases_mutated(context: KindContext, branches: list[ast.expr]) -> bool:
     return False
 
 
-def _same_call(context: KindContext, condition: tuple[str, dict], first: ast.stmt,
+def _same_call(context: KindContext, condition: tuple[str, Bindings], first: ast.stmt,
                second: ast.stmt) -> Proposal | None:
     """``if c: f(k, A) else: f(k, B)`` -> ``f(k, where(c, A, B))``."""
-    if not all(isinstance(s, ast.Expr) and isinstance(s.value, ast.Call)
-               for s in (first, second)):
+    if not (isinstance(first, ast.Expr) and isinstance(first.value, ast.Call)
+            and isinstance(second, ast.Expr) and isinstance(second.value, ast.Call)):
         return None
     one, two = first.value, second.value
     if (not same_tree(one.func, two.func) or len(one.args) != len(two.args) or one.keywords
@@ -274,11 +291,12 @@ def _same_call(context: KindContext, condition: tuple[str, dict], first: ast.stm
     if len(differing) != 1:
         return None
     at = differing[0]
-    proposal = _select(context, condition, one.args[at], two.args[at], "$value", "compound")
+    proposal = _select(context, condition, one.args[at], two.args[at], "$value",
+                       Level.COMPOUND)
     if proposal is None:
         return None
-    proposal.bindings.update({"f": one.func, "before": one.args[:at],
-                              "after": one.args[at + 1:]})
+    proposal.bindings.update({"f": one.func, "before": [*one.args[:at]],
+                              "after": [*one.args[at + 1:]]})
     arguments = [p for p in ("$$$before" if at else "", proposal.template,
                              "$$$after" if at + 1 < len(one.args) else "") if p]
     proposal.template = f"$f({', '.join(arguments)})"

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import ast
 
+from ..enums import Level
 from ..inference import NUMBER
 from . import Kind, KindContext, Proposal
 from .spelling import repeatable, torch_spelled
@@ -27,6 +28,8 @@ class SetitemCopy(Kind):
     options_schema = {"value": ("number", "tensor")}
 
     def propose(self, node: ast.AST, context: KindContext) -> Proposal | None:
+        if not isinstance(node, ast.Assign):  # node_types: only assignments are offered
+            return None
         if len(node.targets) != 1 or not isinstance(node.targets[0], ast.Subscript):
             return None
         target = node.targets[0]
@@ -42,7 +45,7 @@ class SetitemCopy(Kind):
             return None
         # The index is written out as source text: libcst cannot address a slice on its own.
         return Proposal(f"$x[{_index_text(target.slice)}].copy_({source})",
-                        {"x": target.value, "v": value}, "statement")
+                        {"x": target.value, "v": value}, Level.STATEMENT)
 
 
 def _index_text(index: ast.expr) -> str:

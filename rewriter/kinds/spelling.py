@@ -26,8 +26,10 @@ def number_literal(node: ast.AST) -> int | float | None:
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub | ast.UAdd):
         sign = -1 if isinstance(node.op, ast.USub) else 1
         node = node.operand
-    if isinstance(node, ast.Constant) and type(node.value) in (int, float):
-        return sign * node.value
+    if isinstance(node, ast.Constant):
+        value = node.value
+        if type(value) is int or type(value) is float:  # not bool, a subclass of int
+            return sign * value
     return None
 
 
