@@ -532,3 +532,42 @@ def test_fix_text_is_what_the_rewrite_command_writes(tmp_path):
                     + last[rewrite["end"]["column"] - 1:])
         assert expected in (out / finding["file"]).read_text(), finding["id"]
     assert len(fixed) >= 30 and len({f["rule"] for f in fixed}) >= 8
+
+
+TRUST = '''\
+import torch
+import torch.nn as nn
+
+
+class M(nn.Module):
+    def forward(self, x: torch.Tensor, scale: float):
+        if x.sum() > scale:
+            y = x * 2
+        else:
+            y = x - 1
+        return y
+'''
+
+
+@pytest.mark.parametrize(("options", "config", "trusted"), [
+    ([], "", True),
+    (["--no-trust-scalar-annotations"], "", False),
+    ([], "trust-scalar-annotations = false\n", False),
+    (["--trust-scalar-annotations"], "trust-scalar-annotations = false\n", True),
+])
+def test_the_audit_trusts_scalar_annotations_as_rewriting_does(tmp_path, options, config,
+                                                                trusted):
+    """``scale: float`` proves the condition a tensor comparison only when annotations are
+    trusted; the audit follows the same switch and configuration as rewriting (it used to
+    trust them always, promising a rule fix the rewrite would not make)."""
+    (tmp_path / "pyproject.toml").write_text("[tool.eqrewrite]\n" + config)
+    (tmp_path / "m.py").write_text(TRUST)
+    result = _audit(tmp_path / "m.py", "--format", "json", *options, cwd=tmp_path)
+    document = json.loads(result.stdout)
+    (finding,) = document["findings"]
+    assert finding["fix"] == ("rule" if trusted else "manual")
+    assert document["settings"]["trust_scalar_annotations"] is trusted
+    rewritten = subprocess.run([sys.executable, "-m", "eqrewrite.rewriter", "m.py", "--diff",
+                                "--rules", "graphbreaks",
+                                *options], capture_output=True, text=True, cwd=tmp_path)
+    assert ("torch.where" in rewritten.stdout) is trusted  # what the audit promised

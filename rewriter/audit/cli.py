@@ -57,6 +57,9 @@ def _list_patterns(ctx: click.Context, _param: click.Parameter, value: bool) -> 
                    "also restricts the rules, as for rewriting. Repeatable.")
 @click.option("--assume-tensor-params", is_flag=True, default=None,
               help="Treat unannotated forward() parameters as tensors (as the rewriter).")
+@click.option("--trust-scalar-annotations/--no-trust-scalar-annotations", default=None,
+              help="Take int/float/bool/complex parameter annotations as proof of a Python "
+                   "number, as rewriting does (default: the configuration's, else trust).")
 @click.option("--ignore", "ignored", multiple=True, metavar="PATTERN",
               help="Do not report this pattern id (see --list-patterns). Repeatable.")
 @click.option("--exclude", "excludes", multiple=True, metavar="GLOB",
@@ -77,8 +80,8 @@ def _list_patterns(ctx: click.Context, _param: click.Parameter, value: bool) -> 
 @click.option("--list-patterns", is_flag=True, expose_value=False, is_eager=True,
               callback=_list_patterns, help="List the break patterns and exit.")
 def audit_command(paths: tuple[Path, ...], rule_specs: tuple[str, ...], scopes: tuple[str, ...],
-                  assume_tensor_params: bool | None, ignored: tuple[str, ...],
-                  excludes: tuple[str, ...], output_format: str | None,
+                  assume_tensor_params: bool | None, trust_scalar_annotations: bool | None,
+                  ignored: tuple[str, ...], excludes: tuple[str, ...], output_format: str | None,
                   outputs: tuple[Path, ...], baseline: Path | None, exit_zero: bool,
                   jobs: int | None, quiet: bool,
                   **plugin_flags: Any) -> None:
@@ -100,7 +103,8 @@ def audit_command(paths: tuple[Path, ...], rule_specs: tuple[str, ...], scopes: 
     packs = _packs(list(rule_specs) or audit.rules)
     started = time.perf_counter()
     document, files, options = _static(paths, root, config, audit, packs, scopes,
-                                       assume_tensor_params, ignored, excludes, jobs)
+                                       (assume_tensor_params, trust_scalar_annotations),
+                                       ignored, excludes, jobs)
     document["summary"]["seconds"] = round(time.perf_counter() - started, 3)
     status = _dynamic(steps, plugin_flags, AuditRun(
         paths, root, files, packs, bool(rule_specs), options, document,
@@ -134,10 +138,12 @@ def _packs(specs: list[str]) -> list[str]:
 
 
 def _static(paths: tuple[Path, ...], root: Path, config: Config, audit: AuditConfig,
-            packs: list[str], scopes: tuple[str, ...], assume: bool | None,
-            ignored: tuple[str, ...], excludes: tuple[str, ...], jobs: int | None
+            packs: list[str], scopes: tuple[str, ...],
+            switches: tuple[bool | None, bool | None], ignored: tuple[str, ...],
+            excludes: tuple[str, ...], jobs: int | None
             ) -> tuple[dict[str, Any], list[Path], RewriteOptions]:
-    """Discover the files and audit them: (document, files, rewrite options)."""
+    """Discover the files and audit them: (document, files, rewrite options).
+    ``switches``: --assume-tensor-params and --trust-scalar-annotations (None: not given)."""
     from ..discovery import discover
     from ..engine import RewriteOptions
     from ..enums import Scope
@@ -145,14 +151,19 @@ def _static(paths: tuple[Path, ...], root: Path, config: Config, audit: AuditCon
     from .scan import ScanOptions, audit_files
 
     scope = frozenset(scopes or audit.scope)
+    assume, trust = switches
+    if trust is None:
+        trust = config.trust_scalar_annotations
     if assume is None:
         assume = (audit.assume_tensor_params if audit.assume_tensor_params is not None
                   else config.assume_tensor_params)
     chosen = frozenset(Scope(s) for s in scopes) or (
         frozenset(Scope(s) for s in scope) if "scope" in audit.given else None)
-    options = RewriteOptions(assume_tensor_params=assume, scope=chosen)
+    options = RewriteOptions(assume_tensor_params=assume, scope=chosen,
+                             trust_scalar_annotations=trust)
     scan = ScanOptions(tuple(packs), scope, options.scope, assume,
-                       frozenset(ignored) | frozenset(audit.ignore))
+                       frozenset(ignored) | frozenset(audit.ignore),
+                       trust_scalar_annotations=trust)
     files = list(discover(list(paths), config.include, config.exclude + config.extend_exclude
                           + audit.exclude + list(excludes), root))
     labelled = [(f, _label(f, root)) for f in files]
@@ -160,7 +171,7 @@ def _static(paths: tuple[Path, ...], root: Path, config: Config, audit: AuditCon
     audits = audit_files(labelled, scan, jobs)
     settings = {"paths": [_label(p, root) for p in paths], "scope": sorted(scope),
                 "rules": [Path(p).name for p in packs], "assume_tensor_params": assume,
-                "ignore": sorted(scan.ignore)}
+                "trust_scalar_annotations": trust, "ignore": sorted(scan.ignore)}
     return build(audits, settings, time.perf_counter() - started), files, options
 
 

@@ -38,13 +38,15 @@ class Resolver:
     def __init__(self, detector: Detector, text: str, rules: list[Rule],
                  assume_tensor_params: bool, sites: list[Site],
                  selected: list[Rule] | None = None,
-                 packaged_kinds: frozenset[str] = frozenset()):
+                 packaged_kinds: frozenset[str] = frozenset(),
+                 trust_scalar_annotations: bool = True):
         self.detector, self.text, self.rules = detector, text, rules
         self.selected = rules if selected is None else selected  # before the token filter
         self.assume = assume_tensor_params
         self.reasons = Reasons(detector)
+        self.trust = trust_scalar_annotations
         self.matcher = Matcher(text, detector.tree, rules, assume_tensor_params,
-                               facts=detector.facts)
+                               trust_scalar_annotations, facts=detector.facts)
         # Only the statements holding sites matter: the rules never look further out.
         self.roots = self._roots(sites)
         self.edits = self.matcher.run(self.roots) if rules else []
@@ -131,7 +133,7 @@ class Resolver:
         """Edits the rules would make with --assume-tensor-params (computed once)."""
         if self._assumed is None:
             self._assumed = [] if self.assume else Matcher(
-                self.text, self.detector.tree, self.rules, True,
+                self.text, self.detector.tree, self.rules, True, self.trust,
                 facts=self.detector.facts).run(self.roots)
         return self._assumed
 

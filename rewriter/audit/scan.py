@@ -51,6 +51,7 @@ class ScanOptions:
     rule_scope: frozenset[Scope] | None = None  # --scope also restricts the rules, as rewriting
     assume_tensor_params: bool = False
     ignore: frozenset[str] = frozenset()       # pattern ids
+    trust_scalar_annotations: bool = True  # int/float/... annotations prove a number
     # scope name ("traced") -> file path -> qualified names in it, over every audited file
     # (callgraph.function_scopes); a scope missing here is computed per module.
     function_scopes: dict[str, dict[str, frozenset[str]]] = field(default_factory=dict)
@@ -154,7 +155,7 @@ def audit_text(context: ScanContext, text: str, label: str,
         return result
     candidates = [r for r in context.rules if r.could_match(text)]
     resolver = Resolver(detector, text, candidates, options.assume_tensor_params, sites,
-                        context.rules, context.kinds)
+                        context.rules, context.kinds, options.trust_scalar_annotations)
     resolutions = [resolver.resolve(site) for site in sites]
     _fill_after(text, tree, sites, resolutions)
     result.findings = [_record(site, resolution, resolver, label)
