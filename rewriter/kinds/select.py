@@ -304,9 +304,22 @@ def _from_tensor(test: ast.expr, context: KindContext) -> bool:
     return False
 
 
+def _tolist_not_0d(test: ast.expr, context: KindContext) -> bool:
+    """``test`` calls ``.tolist()`` on a tensor that ``scalarflag.zero_dim`` cannot prove 0-d."""
+    from .scalarflag import zero_dim
+
+    return any(isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
+               and n.func.attr == "tolist" and context.is_tensor(n.func.value)
+               and not zero_dim(n.func.value, context) for n in ast.walk(test))
+
+
 def _diagnose(node: ast.If, context: KindContext) -> None:
     """Say why a data-dependent ``if`` stays (it keeps breaking the graph)."""
     if not _from_tensor(node.test, context):
+        return
+    if tensor_condition(node.test, context) is None and _tolist_not_0d(node.test, context):
+        context.note("the condition reads `.tolist()` of a tensor not proven 0-d (a "
+                     "reduction over every element): it may be a list, not a number")
         return
     if tensor_condition(node.test, context) is None:
         context.note("the condition is a Python value taken from a tensor (.item(), "
