@@ -310,6 +310,14 @@ class _Applier:
             result = _parenthesize_like(result, updated)
             self.results[id(result)] = (edit, result)
             return result
+        if isinstance(result, cst.BaseCompoundStatement):
+            # The template's block takes the indentation of the block it replaces.
+            indent = getattr(getattr(updated, "body", None), "indent", None)
+            if isinstance(result.body, cst.IndentedBlock):
+                result = result.with_changes(body=result.body.with_changes(indent=indent))
+            result = result.with_changes(leading_lines=updated.leading_lines)
+            self.results[id(result)] = (edit, result)
+            return result
         if isinstance(result, cst.BaseExpression):
             result = cst.Expr(value=result)
         result = result.with_changes(semicolon=cst.MaybeSentinel.DEFAULT)
@@ -352,7 +360,9 @@ def _template(text: str) -> tuple[cst.CSTNode, frozenset[int]]:
     try:
         node = cst.parse_expression(source)
     except cst.ParserSyntaxError:
-        node = cst.parse_statement(source + "\n").body[0]
+        statement = cst.parse_statement(source + "\n")
+        # A compound template (a loop rebuilt whole) stays a compound statement.
+        node = statement.body[0] if isinstance(statement, cst.SimpleStatementLine) else statement
     collector = _HoleFinder()
     node.visit(collector)
     return node, frozenset(collector.path)
