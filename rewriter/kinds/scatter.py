@@ -47,6 +47,10 @@ _POINTWISE_CALLS = _EXACT_CALLS | frozenset("""
     pow sign floor ceil round trunc silu gelu softplus erf nan_to_num
 """.split())
 
+_EARLIER = ("masked selection taken in an earlier statement (`y = x[mask]` or an index from "
+            "nonzero): that statement breaks the graph itself, and a rewrite of both "
+            "statements is not made")
+
 HELPERS = {
     "_eqrw_mask_scatter": ('''
 def _eqrw_mask_scatter(out, index, mask, values, form):
@@ -95,6 +99,8 @@ class MaskScatter(Kind):
             return None
         out, index, value, form = found
         mask = _mask_of_index(index, context)
+        if mask is None and _selected_earlier(value, index, context):
+            context.note(_EARLIER)
         if mask is None or not context.is_tensor(out) or not _simple(out):
             return None
         if not (context.is_pure(index) and context.is_pure(value)):
@@ -107,9 +113,7 @@ class MaskScatter(Kind):
         body = builder.build(value)
         if body is None or not builder.selections:
             if _selected_earlier(value, index, context):
-                context.note("masked selection taken in an earlier statement (`y = x[mask]` "
-                             "or an index from nonzero): that statement breaks the graph "
-                             "itself, and a rewrite of both statements is not made")
+                context.note(_EARLIER)
             elif builder.selections or _selects(value, index) or _selects(value, mask):
                 context.note(f"masked selection written back through the mask, but the value "
                              f"is not elementwise in the selections ({builder.reason})")
@@ -173,7 +177,8 @@ def _selected_earlier(value: ast.expr, index: ast.expr, context: KindContext) ->
                         and t.id == name.id for t in n.targets)]
 
     if isinstance(index, ast.Name) and any(
-            _mask_of_index(v, context) is not None for v in assigned(index)):
+            isinstance(v, ast.Call) and _mask_of_index(v, context) is not None
+            for v in assigned(index)):
         return True
     return any(isinstance(v, ast.Subscript) and same_tree(v.slice, index)
                for n in ast.walk(value) if isinstance(n, ast.Name) for v in assigned(n))
