@@ -199,21 +199,23 @@ def test_continue_update_runs_only_when_the_original_ran_it():
         import torch
         class Skip(torch.nn.Module):
             def forward(self, x: torch.Tensor):
-                total = torch.zeros(2)
-                for chunk in x.split(2):
-                    if chunk.numel() < 2:
+                total = torch.zeros(3)
+                for chunk in x.split(3):
+                    if chunk.numel() < 3:
                         continue
                     total = total + chunk
                 return total
     '''
     # numel() < 2 is a Python bool, not data-dependent: nothing to rewrite.
     assert rewrite(source)[1] == set()
-    source = source.replace("if chunk.numel() < 2:",
-                            "if (chunk.sum() > 100) | (chunk.numel() < 2):")
+    source = source.replace("if chunk.numel() < 3:",
+                            "if (chunk.sum() > 100) | (chunk.numel() < 3):")
     original, rewritten, ids = pair(source, "continue_thunk")
     assert ids == {"skip-continue"}
-    x = torch.arange(5.0)  # the last chunk has one element: the original skips it
+    x = torch.arange(5.0)  # the last chunk has 2 elements: added to 3 it would raise
     assert torch.equal(original.Skip()(x), rewritten.Skip()(x))
+    with pytest.raises(RuntimeError):
+        torch.zeros(3) + x[3:]  # what evaluating the update on the skipped chunk would do
 
 
 def test_continue_with_side_effect_or_break_is_noted():
