@@ -1,7 +1,8 @@
 """SCALAR IN CONTROL FLOW (negative), `.tolist()` of a tensor that is not provably 0-d: the
 per-row lengths of a batch, taken to Python to decide on truncation.
 
-Breaks on torch 2.13: `Tensor.tolist()`, then a Python `if` on the list.
+Breaks on torch 2.13: `Tensor.tolist()` of the integer row sums ("Data dependent
+operator").
 Expected: unchanged: `lengths.sum(-1).tolist()` is a list (one number per row), so it is
 not a number a tensor comparison could replace; the rewrite leaves a note saying why.
 """

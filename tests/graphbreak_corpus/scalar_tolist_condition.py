@@ -3,7 +3,8 @@ name. A padding-aware pooling head: it rescales when the largest activation is l
 zeroes padded positions only when the batch has padding, as tokenizer-driven code checks
 with `mask.any().tolist()`.
 
-Breaks on torch 2.13: `Tensor.tolist()` ("Unsupported Tensor.tolist() call") twice.
+Breaks on torch 2.13: `Tensor.tolist()` ("Tensor.tolist() with non-integer tensor", then
+"Data dependent operator" for the bool mask), twice.
 Expected: rewritten: `x.amax().tolist() > 4.0` is read like `.item()` (the reduction is
 0-d), `has_pad = mask.any().tolist()` becomes `_eqrw_item(...)` (its only use is the
 condition of a select), and both `if`s become torch.where when traced.
