@@ -372,3 +372,29 @@ class Scatter(torch.nn.Module):
     _, ids, notes = rewrite(source)
     assert "mask-scatter" not in ids
     assert any("taken in an earlier statement" in n.message for n in notes)
+
+
+@pytest.mark.parametrize("index", ["mask", "(mask,)", "torch.nonzero(mask, as_tuple=True)",
+                                   "mask.nonzero(as_tuple=True)", "torch.where(mask)"])
+def test_mask_scatter_index_spellings(index):
+    source = f'''
+import torch
+class Scatter(torch.nn.Module):
+    def forward(self, x: torch.Tensor, y: torch.Tensor):
+        mask = x > 0
+        out = y.clone()
+        out[{index}] = -x[{index}] + y[{index}] * 2.0
+        out.index_put_({index}, out[{index}] - 1)
+        return out
+'''
+    original, rewritten, ids = pair(source, "scatter_spelling")
+    x, y = torch.tensor([[1.0, -2.0], [0.5, 0.0]]), torch.tensor([[3.0, 4.0], [5.0, 6.0]])
+    first = outcome(original.Scatter(), x, y)
+    assert same_outcome(first, outcome(rewritten.Scatter(), x, y))
+    if index == "mask":  # index_put_ wants a tuple: the original raises, so it stays as is
+        assert first[:2] == ("error", "TypeError") and "out.index_put_(mask" in rewrite(
+            source)[0]
+        return
+    assert ids == {"mask-scatter"}
+    torch._dynamo.reset()
+    fullgraph_equal(original.Scatter(), rewritten.Scatter(), x, y)

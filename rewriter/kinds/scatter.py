@@ -98,12 +98,16 @@ class MaskScatter(Kind):
         if found is None:
             return None
         out, index, value, form = found
+        if form == "index_put_" and not isinstance(index, ast.Tuple | ast.Call):
+            return None  # index_put_ takes a tuple of indices: a bare mask raises TypeError
         mask = _mask_of_index(index, context)
         if mask is None and _selected_earlier(value, index, context):
             context.note(_EARLIER)
         if mask is None or not context.is_tensor(out) or not _simple(out):
             return None
-        if not (context.is_pure(index) and context.is_pure(value)):
+        # nonzero(as_tuple=True) / one-argument where of a pure mask are pure themselves
+        # (absent from the purity tables, which list functions of any argument list).
+        if not context.is_pure(mask if _unwrapped(index) is not mask else index):
             return None
         # The lambda's parameter: a name the value does not use (it would be shadowed).
         used = {n.id for n in ast.walk(value) if isinstance(n, ast.Name)}
@@ -144,6 +148,11 @@ def _simple(node: ast.expr) -> bool:
     while isinstance(node, ast.Attribute):
         node = node.value
     return isinstance(node, ast.Name)
+
+
+def _unwrapped(index: ast.expr) -> ast.expr:
+    """``mask`` for the index ``(mask,)``; any other index as it is."""
+    return index.elts[0] if isinstance(index, ast.Tuple) and len(index.elts) == 1 else index
 
 
 def _mask_of_index(index: ast.expr, context: KindContext) -> ast.expr | None:
@@ -213,11 +222,12 @@ class _Template:
         """Template text for ``node``: selections become ``pick($k)``, numbers stay bound."""
         if isinstance(node, ast.Subscript) and any(same_tree(node.slice, i)
                                                    for i in self.indexes):
-            if not self.context.is_tensor(node.value):
-                return self.refuse("a selection of something not proven a tensor")
+            if not (self.context.is_tensor(node.value) and self.context.is_pure(node.value)):
+                return self.refuse("a selection of something not proven a pure tensor")
             self.selections += 1
             return f"{self.pick}({self.bind(node.value)})"
-        if self.context.kind(node) == "number" and not self._contains_selection(node):
+        if (self.context.kind(node) == "number" and not self._contains_selection(node)
+                and self.context.is_pure(node)):
             return self.bind(node)
         if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub | ast.UAdd):
             inner = self.build(node.operand)
