@@ -13,7 +13,8 @@ EXPECTED = "unchanged"
 
 
 class ValidSoftmax(nn.Module):
-    def forward(self, scores: torch.Tensor, valid: torch.Tensor) -> torch.Tensor:
+    def forward(self, scores: torch.Tensor, ids: torch.Tensor) -> torch.Tensor:
+        valid = ids >= 0
         out = torch.zeros_like(scores)
         out[valid] = scores[valid].softmax(-1)
         return out
@@ -21,4 +22,4 @@ class ValidSoftmax(nn.Module):
 
 def get_inputs():
     torch.manual_seed(0)
-    return [torch.randn(2, 4), torch.tensor([[True, False, True, True], [False] * 4])]
+    return [torch.randn(2, 4), torch.tensor([[3, -1, 5, 2], [-1, -1, -1, -1]])]
