@@ -317,10 +317,12 @@ class _Prefixed:
         self._context.note(self._prefix + reason)
 
 
-def _python_scalar(test: ast.expr) -> bool:
-    """``test`` reads ``.item()``/``.tolist()`` or a plain name (one holding such a value)."""
+def _python_scalar(test: ast.expr, context: KindContext) -> bool:
+    """``test`` reads ``.item()``/``.tolist()``, or a name holding such a value."""
+    from .scalarflag import flag_value
+
     target = test.left if isinstance(test, ast.Compare) else test
-    return isinstance(target, ast.Name) or any(
+    return (isinstance(target, ast.Name) and flag_value(target, context) is not None) or any(
         isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
         and n.func.attr in ("item", "tolist") for n in ast.walk(test))
 
@@ -342,7 +344,8 @@ def _diagnose(node: ast.If, context: KindContext) -> None:
         context.note("the condition reads `.tolist()` of a tensor not proven 0-d (a "
                      "reduction over every element): it may be a list, not a number")
         return
-    if tensor_condition(node.test, context) is not None and _python_scalar(node.test):
+    readable = tensor_condition(node.test, context) is not None
+    if readable and _python_scalar(node.test, context):
         # Readable as a tensor (scalarflag.py), but the branches below decide: say both.
         context = _Prefixed(context, "the condition is a Python value taken from a tensor "
                                      "(.item(), .tolist()) that could stay a tensor; left "
