@@ -377,6 +377,14 @@ class _Applier:
             result = _parenthesize_like(result, updated)
             self.results[id(result)] = (edit, result)
             return result
+        if isinstance(result, cst.BaseCompoundStatement):
+            # The template's block takes the indentation of the block it replaces.
+            indent = getattr(getattr(updated, "body", None), "indent", None)
+            if isinstance(result.body, cst.IndentedBlock):
+                result = result.with_changes(body=result.body.with_changes(indent=indent))
+            result = result.with_changes(leading_lines=updated.leading_lines)
+            self.results[id(result)] = (edit, result)
+            return result
         if isinstance(result, cst.BaseExpression):
             result = cst.Expr(value=result)
         if not isinstance(result, cst.BaseSmallStatement):
@@ -421,14 +429,13 @@ def _template(text: str) -> tuple[cst.CSTNode, frozenset[int]]:
     """A rewrite template as an expression, or else as one small statement, and the ids
     of its nodes that hold something to fill in (the only ones substitution enters)."""
     source = to_placeholders(text)
-    node: cst.BaseExpression | cst.BaseSmallStatement
+    node: cst.BaseExpression | cst.BaseSmallStatement | cst.BaseCompoundStatement
     try:
         node = cst.parse_expression(source)
     except cst.ParserSyntaxError:
         statement = cst.parse_statement(source + "\n")
-        if not isinstance(statement, cst.SimpleStatementLine):
-            raise ApplyError(f"a rewrite template that is a compound statement: {text!r}") from None
-        node = statement.body[0]
+        # A compound template (a loop rebuilt whole) stays a compound statement.
+        node = statement.body[0] if isinstance(statement, cst.SimpleStatementLine) else statement
     collector = _HoleFinder()
     node.visit(collector)
     return node, frozenset(collector.path)

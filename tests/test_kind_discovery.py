@@ -75,11 +75,12 @@ def test_a_new_kind_module_is_discovered_in_module_then_source_order(package):
 def test_the_shipped_kinds_are_all_found():
     assert set(kinds.registry()) == {
         "select", "guard", "defer", "item_scalar", "masked_reduction", "moe_dispatch",
-        "float_literal",
+        "scalar_flag", "skip_continue", "mask_scatter", "float_literal",
         "interpolate_size", "setitem_copy", "view_reshape", "transpose_round_trip"}
     assert kinds.registry() is kinds.registry()  # discovered once per process
     # helpers that live beside their kinds join those of helpers.py
-    assert set(kinds.helper_sources()) == {"_eqrw_item", "_eqrw_masked"}
+    assert set(kinds.helper_sources()) == {"_eqrw_item", "_eqrw_masked", "_eqrw_truth",
+                                           "_eqrw_skip", "_eqrw_mask_scatter"}
     assert {"_eqrw_item", "_eqrw_masked", "_eqrw_where"} <= set(helpers.registered())
 
 

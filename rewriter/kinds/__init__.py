@@ -222,9 +222,10 @@ def tensor_condition(test: ast.expr, context: KindContext) -> tuple[str, Binding
 
 
 def with_compare(proposal: Proposal | None) -> Proposal | None:
-    """``proposal`` with the ``_eqrw_compare`` helper added when its condition uses it."""
-    if proposal is not None and "_eqrw_compare(" in proposal.template:
-        proposal.helpers = proposal.helpers | {"_eqrw_compare"}
+    """``proposal`` with the ``_eqrw_compare`` / ``_eqrw_truth`` helpers its condition uses."""
+    for helper in ("_eqrw_compare", "_eqrw_truth"):
+        if proposal is not None and helper + "(" in proposal.template:
+            proposal.helpers = proposal.helpers | {helper}
     return proposal
 
 
@@ -234,7 +235,8 @@ _COMPARISONS = {ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">=", ast.Eq: 
 
 def _scalar_condition(test: ast.expr, context: KindContext) -> tuple[str, Bindings] | None:
     """A condition that leaves the graph through a Python scalar: ``t.item()``,
-    ``bool(t)`` or ``t.item() < number`` on a tensor ``t``. It becomes
+    ``bool(t)`` or ``t.item() < number`` on a tensor ``t`` (``t.tolist()`` too, for a
+    ``t`` proven 0-d, and a name holding one of those: see scalarflag.py). It becomes
     ``_eqrw_compare(t, op, number)``: eagerly exactly the original expression (a Python
     bool); traced, the same comparison as a 0-d tensor when that is exact for ``t``'s
     dtype (see helpers.py), so the select or guard around it needs no ``.item()``. Only
@@ -250,15 +252,27 @@ def _scalar_condition(test: ast.expr, context: KindContext) -> tuple[str, Bindin
             return node.args[0]
         return None
 
-    if (tensor := item_of(test)) is not None:
+    from .scalarflag import flag_value, scalar_of  # beside its kind; imports this module
+
+    def flag(node: ast.expr) -> bool:  # a name holding t.item() / t.tolist() (scalarflag.py)
+        return isinstance(node, ast.Name) and flag_value(node, context) is not None
+
+    if (tensor := item_of(test) or scalar_of(test, context)) is not None:
         return "_eqrw_compare($c0, 'truth', None)", {"c0": tensor}
+    if flag(test):
+        return "_eqrw_truth($c0, 'truth', None)", {"c0": test}
     if not (isinstance(test, ast.Compare) and len(test.ops) == 1
             and type(test.ops[0]) in _COMPARISONS):
         return None
     left, right = test.left, test.comparators[0]
     operator = _COMPARISONS[type(test.ops[0])]
-    if (tensor := item_of(left)) is not None and context.kind(right) == "number" and (
-            isinstance(left, ast.Call) and isinstance(left.func, ast.Attribute)):
+    if context.kind(right) != "number":
+        return None
+    if flag(left):
+        return f"_eqrw_truth($c0, {operator!r}, $c1)", {"c0": left, "c1": right}
+    tensor = scalar_of(left, context) or (item_of(left) if isinstance(
+        getattr(left, "func", None), ast.Attribute) else None)
+    if tensor is not None:
         return f"_eqrw_compare($c0, {operator!r}, $c1)", {"c0": tensor, "c1": right}
     return None
 

@@ -322,10 +322,52 @@ def _from_tensor(test: ast.expr, context: KindContext) -> bool:
     return False
 
 
+class _Prefixed:
+    """A context whose notes start with ``prefix``."""
+
+    def __init__(self, context: KindContext, prefix: str):
+        self._context, self._prefix = context, prefix
+
+    def __getattr__(self, name: str):
+        return getattr(self._context, name)
+
+    def note(self, reason: str) -> None:
+        self._context.note(self._prefix + reason)
+
+
+def _python_scalar(test: ast.expr, context: KindContext) -> bool:
+    """``test`` reads ``.item()``/``.tolist()``, or a name holding such a value."""
+    from .scalarflag import flag_value
+
+    target = test.left if isinstance(test, ast.Compare) else test
+    return (isinstance(target, ast.Name) and flag_value(target, context) is not None) or any(
+        isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
+        and n.func.attr in ("item", "tolist") for n in ast.walk(test))
+
+
+def _tolist_not_0d(test: ast.expr, context: KindContext) -> bool:
+    """``test`` calls ``.tolist()`` on a tensor that ``scalarflag.zero_dim`` cannot prove 0-d."""
+    from .scalarflag import zero_dim
+
+    return any(isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
+               and n.func.attr == "tolist" and context.is_tensor(n.func.value)
+               and not zero_dim(n.func.value, context) for n in ast.walk(test))
+
+
 def _diagnose(node: ast.If, context: KindContext) -> None:
     """Say why a data-dependent ``if`` stays (it keeps breaking the graph)."""
     if not _from_tensor(node.test, context):
         return
+    if tensor_condition(node.test, context) is None and _tolist_not_0d(node.test, context):
+        context.note("the condition reads `.tolist()` of a tensor not proven 0-d (a "
+                     "reduction over every element): it may be a list, not a number")
+        return
+    readable = tensor_condition(node.test, context) is not None
+    if readable and _python_scalar(node.test, context):
+        # Readable as a tensor (scalarflag.py), but the branches below decide: say both.
+        context = _Prefixed(context, "the condition is a Python value taken from a tensor "
+                                     "(.item(), .tolist()) that could stay a tensor; left "
+                                     "alone: ")
     if tensor_condition(node.test, context) is None:
         context.note("the condition is a Python value taken from a tensor (.item(), "
                      ".tolist()) and is not a single comparison with a number or a bool() "

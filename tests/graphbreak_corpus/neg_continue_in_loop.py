@@ -1,10 +1,10 @@
-"""GUARDS (negative), a data-dependent `continue`: chunks with a negative sum are skipped
-when accumulating a statistic.
+"""GUARDS (negative), a data-dependent `continue` in front of a side effect: chunks with a
+negative sum are skipped, the others are collected in a Python list.
 
 Breaks on torch 2.13: `if chunk.sum() < 0: continue` ("Data-dependent branching").
-Expected: unchanged: skipping the rest of the iteration would have to become a select over
-the following statements, a rewrite of several statements at once that the pack does not
-make.
+Expected: unchanged: what follows the `continue` appends to a Python list (the number of
+elements kept is data-dependent), which no torch.where can express; the rewrite leaves a
+note saying why.
 """
 
 import torch
@@ -13,14 +13,14 @@ import torch.nn as nn
 EXPECTED = "unchanged"
 
 
-class PositiveChunkSum(nn.Module):
+class PositiveChunks(nn.Module):
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        total = torch.zeros(())
+        kept = [torch.zeros(2)]
         for chunk in x.split(2):
             if chunk.sum() < 0:
                 continue
-            total = total + chunk.sum()
-        return total
+            kept.append(chunk)
+        return torch.stack(kept).sum(0)
 
 
 def get_inputs():
