@@ -212,9 +212,12 @@ class Session:
         tracer = LineTracer(request.coverage)
         wanted = request.grad_inputs is not False
         result = self._attempt(request, tracer, grad_inputs=wanted)
-        if request.grad_inputs is None and result.exception is not None and result.grad_inputs:
-            # Input gradients can make a target fail (in-place writes to its inputs); then
-            # it is compared as it is, without them (the caller passes that on).
+        if request.grad_inputs is None and result.grad_inputs and (
+                result.exception is not None or _backward_failed(result)):
+            # Input gradients can make a target fail (in-place writes to its inputs), or
+            # have no backward (floor_divide: a compiler must then fail at compile time
+            # what eager fails only in backward); then it is compared as it is, without
+            # them (the caller passes that on).
             result = self._attempt(request, tracer, grad_inputs=False)
         result.covered = tracer.covered
         result.seconds["total"] = time.perf_counter() - started
@@ -301,6 +304,12 @@ class Session:
         fn, inputs, _, _ = self.build(request)
         args, kwargs = ((), inputs) if isinstance(inputs, dict) else (tuple(inputs), {})
         return count_graph_breaks(fn, args, kwargs, backend="eager")
+
+
+def _backward_failed(result: RunResult) -> bool:
+    """Whether the run's backward raised (its gradients hold only that error)."""
+    grads = result.observed.get("grads") if result.observed is not None else None
+    return isinstance(grads, dict) and "backward_error" in grads
 
 
 def _construct(target: Target, seed: int) -> tuple[Callable[..., Any], Any, ModuleType]:

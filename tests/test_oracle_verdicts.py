@@ -110,6 +110,17 @@ def transposed_strides(gm, example_inputs):
 '''
 
 TARGETS = {
+    "floor_divide.py": '''
+        import torch
+
+
+        def floor_div(a, b):
+            return torch.floor_divide(a, b)
+
+
+        def get_inputs():
+            return [torch.rand(6, 5) * 10, torch.rand(6, 5) + 1]
+    ''',
     "argmin.py": '''
 import torch
 
@@ -555,3 +566,13 @@ def test_a_difference_rounding_like_eager_removes_is_numerics():
     verdict, _, made = _decide_with(None, backend="aot_eager")
     assert verdict is Verdict.COMPILER_BUG
     assert Variant.COMPILED not in [r.variant for r in made]
+
+
+def test_an_output_without_a_derivative_is_compared_without_input_gradients(harness, tree):
+    """floor_divide has no derivative: eagerly only its backward fails, while AOT autograd
+    fails at compile time. Gradients cannot be compared then, so the target runs without
+    input gradients and is judged on its outputs (it was a compile error before)."""
+    target = find_target(tree, tree / "floor_divide.py")
+    target.settings.update(backend="aot_eager")
+    report = harness.validate(target)
+    assert report.verdict is Verdict.PASSED, report.detail
