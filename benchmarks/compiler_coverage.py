@@ -19,18 +19,18 @@ oracle worker process (``oracle/pool.py``), a spawned child of a spawned job pro
 worker's edit-coverage tracer (``observe.LineTracer``, on for every campaign run) calls
 ``sys.settrace`` and then ``sys.settrace(None)``, which would switch coverage.py's tracer off
 for good inside a worker measured with ``COVERAGE_PROCESS_START``. So this script runs the
-oracle's worker code in-process instead: ``Harness.validate`` unchanged, with its worker
-replaced by one that hands each request to a ``worker.Session`` in this process (the same
-``Session.handle`` the worker process calls), and no edit-coverage files (the rewritten
-form is validated as its own tree, so none are needed). Inductor compiles in-process
-(``TORCHINDUCTOR_COMPILE_THREADS=1``), so the Python of its C++ build steps, which a
-campaign runs in Inductor's compile subprocesses, is measured too; Inductor's subprocess-pool
-management is then not. Programs are generated and rewritten with coverage paused (the
-generator's own eager runs are the job's, not the programs'). Seeds are split over
-``--jobs`` processes, each measuring its share with coverage's Python API
-(``source=[torch]``); their data files are combined per point, with an empty Inductor cache
-shared by all (cold compiles, as in a campaign over new programs). There is no per-run
-timeout in-process: generated programs are valid and short.
+oracle's worker code in-process instead (``oracle/campaign/inprocess.py``):
+``Harness.validate`` unchanged, with its worker replaced by one that hands each request to
+a ``worker.Session`` in this process (the same ``Session.handle`` the worker process calls),
+and no edit-coverage files (the rewritten form is validated as its own tree, so none are
+needed). Inductor compiles in-process (``TORCHINDUCTOR_COMPILE_THREADS=1``), so the Python
+of its C++ build steps, which a campaign runs in Inductor's compile subprocesses, is
+measured too; Inductor's subprocess-pool management is then not. Programs are generated and
+rewritten with coverage paused (the generator's own eager runs are the job's, not the
+programs'). Seeds are split over ``--jobs`` processes, each measuring its share with
+coverage's Python API (``source=[torch]``); their data files are combined per point, with
+an empty Inductor cache shared by all (cold compiles, as in a campaign over new programs).
+There is no per-run timeout in-process: generated programs are valid and short.
 
 coverage.py slows Python several times over (each cold compile takes 15-40 s under it), so
 the default is 30 seeds on 2 jobs, about 10-15 minutes on a loaded 2-core machine.
@@ -73,33 +73,6 @@ def _arguments() -> argparse.Namespace:
 
 # -- one measuring process ----------------------------------------------------------------------
 
-class InProcessWorker:
-    """Stands in for ``pool.Worker``: each request is handled by a ``Session`` here, with the
-    same catch-all the worker process has (a failure is an answer, never a crash)."""
-
-    def __init__(self, roots: dict[str, Path], memory_limit: int | None = None,
-                 warm_up: bool = False):
-        from eqrewrite.oracle.worker import Session
-
-        self.session = Session({tree: str(root) for tree, root in roots.items()})
-        self.start_seconds = 0.0
-
-    def start(self) -> None:
-        """Nothing to start: the session lives in this process."""
-
-    def close(self) -> None:
-        """Nothing to stop."""
-
-    def call(self, request: Any, timeout: float = 0.0) -> Any:
-        from eqrewrite.oracle.protocol import Failure, FailureKind, RunResult
-        from eqrewrite.oracle.worker import _describe
-
-        try:
-            return self.session.handle(request)
-        except BaseException as error:  # noqa: BLE001 - as worker.serve: report, never die
-            return RunResult(failure=Failure(FailureKind.ERROR, _describe(error)))
-
-
 def _programs(seeds: range) -> list[tuple[Any, str | None]]:
     """Each seed's program and its rewrite by the equivalence pack (None: unchanged)."""
     from eqrewrite.oracle.generate import GenConfig, GenerationError, generate
@@ -120,9 +93,8 @@ def _programs(seeds: range) -> list[tuple[Any, str | None]]:
 def _validate_all(folder: Path, sources: list[tuple[str, str]]) -> Counter[str]:
     """Validate each ``(filename, text)`` as a tree of its own, as the campaign's oracle
     validates a program (two-way: eager twice, compiled, triage); the verdicts counted."""
-    from unittest import mock
-
     from eqrewrite.oracle import harness
+    from eqrewrite.oracle.campaign.inprocess import in_process
     from eqrewrite.oracle.settings import CompileSettings
     from eqrewrite.oracle.targets import find_target
 
@@ -130,7 +102,7 @@ def _validate_all(folder: Path, sources: list[tuple[str, str]]) -> Counter[str]:
     folder.mkdir(parents=True, exist_ok=True)
     _forget_programs(folder.parent)
     options = harness.Options(CompileSettings(), {"backend": "inductor"}, count_breaks=False)
-    with mock.patch.object(harness, "Worker", InProcessWorker):
+    with in_process():
         runner = harness.Harness(folder, None, options)
     for filename, text in sources:
         for old in folder.glob("*.py"):
