@@ -209,6 +209,12 @@ def _print_phases(phases: _Phases, classes: dict[str, int], wall: float) -> None
     print(f"{'job: comparing, classifying':<34}{'':>6}{total - inner:>9.1f}"
           f"{(total - inner) / max(1, programs):>13.2f}")
     print(f"{'all programs':<34}{programs:>6}{total:>9.1f}{total / max(1, programs):>13.2f}")
+    from torch._dynamo.utils import counters
+
+    inductor, aot = counters["inductor"], counters["aot_autograd"]
+    print(f"Inductor FX graph cache: {inductor['fxgraph_cache_hit']} hits, "
+          f"{inductor['fxgraph_cache_miss']} misses; AOT autograd cache: "
+          f"{aot['autograd_cache_hit']} hits, {aot['autograd_cache_miss']} misses")
 
 
 def main() -> int:

@@ -235,9 +235,9 @@ def test_the_default_path_never_imports_ray(tmp_path):
 _UNARY = ["abs", "atanh", "ceil", "cos", "erf", "exp", "exp2", "expm1", "floor", "frac", "log",
           "log1p", "neg", "reciprocal", "relu", "round", "rsqrt", "sigmoid", "sign", "sin",
           "sqrt", "square", "tan", "tanh", "trunc"]
-# One op class per planted backend, and seeds whose programs use it (0:16 has matmul once).
-PLANTED = {"reduction": [2, 3], "matmul": [11, 22], "indexing": [0, 2, 3],
-           "pointwise": [2, 3, 4]}
+# One op class per planted backend, and seeds whose programs use it (0:21 has no matmul).
+PLANTED = {"reduction": [2, 3], "matmul": [21, 22, 32], "indexing": [0, 2, 3],
+           "pointwise": [1, 5, 11]}
 
 BACKENDS = '''
 """Custom backends for campaign tests: each corrupts the results of one op class."""
