@@ -66,7 +66,7 @@ class Budget:
 
     max_tests: int = 500
     timeout: float | None = None      # per candidate; None: 5 x the baseline, at least 60 s
-    time_budget: float | None = None  # for the whole reduction
+    time_budget: float | None = None  # for the whole command: start-up, candidates, check
 
 
 class OutOfBudget(Exception):
@@ -283,13 +283,13 @@ class Reduction:
     """One reduction: the current program and what judging its candidates cost."""
 
     def __init__(self, checker: Checker, scratch: Path, relative: Path, text: str,
-                 budget: Budget, say: Callable[[str], None]):
+                 budget: Budget, say: Callable[[str], None], started: float | None = None):
         self.checker, self.scratch, self.relative = checker, scratch, relative
         assert checker.description is not None  # the checker has been started
         self.text, self.state = text, bool(checker.description["has_state"])
         self.budget, self.say = budget, say
         self.tally = Tally()
-        self.started = time.monotonic()
+        self.started = time.monotonic() if started is None else started
         self.timeout = budget.timeout or 600.0
         self.signature: Signature | None = None
         self.answer: dict[str, Any] | None = None
@@ -316,7 +316,7 @@ class Reduction:
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_text(text, encoding="utf-8")
         screen = {"eager": self.signature.exceptions[0]} if self.signature else {}
-        answer = self.checker.check(root, state, self.timeout, **screen)
+        answer = self.checker.check(root, state, self.capped(self.timeout), **screen)
         previous = self.scratch / "trees" / f"c{self._count - 1:06d}"
         shutil.rmtree(previous, ignore_errors=True)  # the process has moved on from it
         return answer
@@ -349,11 +349,23 @@ class Reduction:
                      f"{size.tokens} tokens, {elements(answer['inputs'])} input elements")
         return kept
 
+    def remaining(self) -> float | None:
+        """Seconds left of ``--time-budget`` (None: no budget)."""
+        if self.budget.time_budget is None:
+            return None
+        return self.budget.time_budget - (time.monotonic() - self.started)
+
+    def capped(self, timeout: float) -> float:
+        """``timeout`` cut to what is left of the budget, so that a candidate judged near
+        its end cannot overstay it (it is then rejected as timed out)."""
+        left = self.remaining()
+        return timeout if left is None else max(1.0, min(timeout, left))
+
     def _spend(self) -> None:
         if self.tally.tried >= self.budget.max_tests:
             raise OutOfBudget(f"--max-tests {self.budget.max_tests} reached")
-        if self.budget.time_budget is not None and (
-                time.monotonic() - self.started > self.budget.time_budget):
+        left = self.remaining()
+        if left is not None and left <= 0:
             raise OutOfBudget(f"--time-budget {self.budget.time_budget:g}s reached")
 
     # -- the passes -----------------------------------------------------------------------------
@@ -488,7 +500,7 @@ def reduce_folder(folder: Path, out: Path | None = None, budget: Budget | None =
             checker.core = _vendor(scratch / "core")
             description = checker.start()
         relative, original = _target_file(repro, description)
-        reduction = Reduction(checker, scratch, relative, original, budget, say)
+        reduction = Reduction(checker, scratch, relative, original, budget, say, started)
         baseline = _baseline(reduction, Path(description["root"]))
         say(f"reproduces: {reduction.finding()[0].describe()} ({baseline['seconds']:.1f}s)")
         stopped = reduction.run()
@@ -511,7 +523,11 @@ def reduce_folder(folder: Path, out: Path | None = None, budget: Budget | None =
         checker.close()
         shutil.rmtree(scratch, ignore_errors=True)
     if verify:
-        result.verified = _verify(result, reduction.timeout)
+        left = reduction.remaining()
+        if left is None or left >= 1.0:
+            result.verified = _verify(result, reduction.timeout, left)
+        else:  # the budget is spent: the reproducers are written but not run again
+            result.stopped = result.stopped or f"--time-budget {budget.time_budget:g}s reached"
     return result
 
 
@@ -550,7 +566,7 @@ def _baseline(reduction: Reduction, root: Path) -> dict[str, Any]:
     reduction.timeout = timeout
     answer = reduction.judge(reduction.text, reduction.state)
     if _failing(answer) is not None and root.is_dir():
-        whole = reduction.checker.check(root, reduction.state, timeout)
+        whole = reduction.checker.check(root, reduction.state, reduction.capped(timeout))
         if _failing(whole) is None:
             reduction.base_tree = root
             answer = reduction.judge(reduction.text, reduction.state)
@@ -635,8 +651,9 @@ def _write_minimal(path: Path, reduction: Reduction, description: dict[str, Any]
     write_atomic(path, minimal_script(reduction.text, recipe).encode("utf-8"))
 
 
-def _verify(result: Result, timeout: float) -> dict[str, int | None]:
-    """Run the reduced reproducer and minimal.py on their own: exit 1 means they fail."""
+def _verify(result: Result, timeout: float, left: float | None = None) -> dict[str, int | None]:
+    """Run the reduced reproducer and minimal.py on their own: exit 1 means they fail;
+    within ``left`` seconds when the time budget leaves only that (None: timed out)."""
     runs = {"reduced/repro.py": (result.reduced / "repro.py", result.reduced),
             "minimal.py": (result.minimal, result.minimal.parent)}
     started = {name: subprocess.Popen([sys.executable, str(script)], cwd=cwd,
@@ -644,7 +661,8 @@ def _verify(result: Result, timeout: float) -> dict[str, int | None]:
                                       start_new_session=True)
                for name, (script, cwd) in runs.items()}
     codes: dict[str, int | None] = {}
-    deadline = time.monotonic() + max(300.0, 3 * timeout)
+    allowed = max(300.0, 3 * timeout)
+    deadline = time.monotonic() + (allowed if left is None else min(allowed, left))
     for name, process in started.items():
         try:
             codes[name] = process.wait(max(1.0, deadline - time.monotonic()))

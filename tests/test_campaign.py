@@ -235,9 +235,9 @@ def test_the_default_path_never_imports_ray(tmp_path):
 _UNARY = ["abs", "atanh", "ceil", "cos", "erf", "exp", "exp2", "expm1", "floor", "frac", "log",
           "log1p", "neg", "reciprocal", "relu", "round", "rsqrt", "sigmoid", "sign", "sin",
           "sqrt", "square", "tan", "tanh", "trunc"]
-# One op class per planted backend, and seeds whose programs use it (0:16 has matmul once).
-PLANTED = {"reduction": [2, 3], "matmul": [11, 22], "indexing": [0, 2, 3],
-           "pointwise": [2, 3, 4]}
+# One op class per planted backend, and seeds whose programs use it (0:21 has no matmul).
+PLANTED = {"reduction": [2, 3], "matmul": [21, 22, 32], "indexing": [0, 2, 3],
+           "pointwise": [1, 5, 11]}
 
 BACKENDS = '''
 """Custom backends for campaign tests: each corrupts the results of one op class."""
@@ -343,6 +343,48 @@ def test_the_clean_custom_backend_finds_nothing_on_the_same_seeds(backends, tmp_
     assert summary["seeds"]["finished"] == len(seeds)
     assert summary["findings"] == [], summary["findings"]
     assert summary["classes"].get("passed") == len(seeds)
+
+
+def test_the_reduce_step_keeps_to_its_time_budget(backends, tmp_path, monkeypatch):
+    from eqrewrite.oracle.campaign.executors import LocalExecutor
+    from eqrewrite.oracle.campaign.runner import REDUCE_GRACE
+
+    budget = 25.0  # far less than 500 candidates take: the budget, not the count, stops it
+    monkeypatch.setenv("PYTHONPATH", str(backends))  # the reduction's processes import it
+    out = tmp_path / "c"
+    spec = JobSpec(settings={"backend": "planted:reduction"}, timeout=300,
+                   work_root=str(out / "work"))
+    campaign = Campaign(PLANTED["reduction"], out, LocalExecutor(spec, 2),
+                        {"torch": torch.__version__}, [], 600.0, reduce=True, progress=False,
+                        reduce_budget=budget)
+    summary = Runner(campaign, store.open_campaign(out, {}, resume=True)).run()
+    assert summary["reductions"], summary["findings"]
+    for name, reduction in summary["reductions"].items():
+        assert reduction["budget"] == budget
+        # Cut off by its own budget (plus writing and exiting), never killed by the campaign.
+        assert reduction["seconds"] <= budget + 10, reduction
+        assert reduction["seconds"] < budget + REDUCE_GRACE and "killed" not in reduction["status"]
+        if reduction["status"] == "reduced":
+            record = json.loads((out / store.FINDINGS / name / "reduced" /
+                                 "reduction.json").read_text())
+            assert "--time-budget" in (record["stopped"] or ""), record
+
+
+def test_the_reduce_step_never_outlasts_the_campaign_budget(tmp_path, monkeypatch):
+    from eqrewrite.oracle.campaign import runner as runner_module
+
+    given: list[float] = []
+    monkeypatch.setattr(runner_module, "_reduce",
+                        lambda folder, budget: given.append(budget) or {"status": "reduced"})
+    out = tmp_path / "c"
+    campaign = Campaign([], out, Canned({}), {}, [], 100.0, reduce=True, progress=False,
+                        reduce_budget=60.0)
+    runner = Runner(campaign, store.open_campaign(out, {}, resume=True))
+    assert runner._reduce(out)["budget"] == 60.0  # the reduction's own budget fits
+    runner.started -= 70.0  # 30 s of the campaign's 100 are left
+    assert 25.0 < runner._reduce(out)["budget"] <= 30.0 and 25.0 < given[-1] <= 30.0
+    runner.started -= 40.0  # the campaign's budget is spent: no reduction at all
+    assert runner._reduce(out)["status"].startswith("skipped") and len(given) == 2
 
 
 def test_the_command_is_interrupted_and_resumed_without_redoing_seeds(backends, tmp_path):

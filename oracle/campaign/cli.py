@@ -83,6 +83,9 @@ def parse_seeds(text: str) -> range:
               help="Override a generator feature's weight; repeatable.")
 @click.option("--reduce", "reduce_findings", is_flag=True,
               help="Run `eqrewrite reduce` on each new compiler-bug finding (when installed).")
+@click.option("--reduce-budget", "reduce_budget", default="10m", show_default=True,
+              metavar="DURATION", help="Time for each --reduce (start-up and final check "
+              "included); never more than what is left of --time-budget.")
 @click.option("--progress/--no-progress", default=None,
               help="Live progress on stderr (default: when stderr is a terminal).")
 def campaign_command(seeds: str, jobs: int, budget: str | None, out: Path, backend: str,
@@ -90,7 +93,8 @@ def campaign_command(seeds: str, jobs: int, budget: str | None, out: Path, backe
                      known_issues: str | None, executor: str, address: str | None,
                      timeout: float, strict: bool, unsafe: bool, packs: tuple[str, ...],
                      statements: str, ops: str | None, features: tuple[str, ...],
-                     reduce_findings: bool, progress: bool | None) -> None:
+                     reduce_findings: bool, reduce_budget: str,
+                     progress: bool | None) -> None:
     """Generate programs, rewrite them with the equivalence pack, validate each four ways,
     and keep one folder per unique finding. Exit 1 when there are new findings."""
     from .job import JobSpec
@@ -103,6 +107,7 @@ def campaign_command(seeds: str, jobs: int, budget: str | None, out: Path, backe
     try:
         seed_range = parse_seeds(seeds)
         seconds = parse_duration(budget) if budget else None
+        reduce_seconds = parse_duration(reduce_budget)
         settings = _settings(backend, inductor, dynamo)
         gen = _gen(statements, ops, features)
     except click.BadParameter as error:
@@ -124,7 +129,7 @@ def campaign_command(seeds: str, jobs: int, budget: str | None, out: Path, backe
         raise click.UsageError(str(error)) from None
     runner_executor = _executor(executor, spec, jobs, address)
     campaign = Campaign(seed_range, out, runner_executor, context, issues, seconds,
-                        reduce_findings, progress)
+                        reduce_findings, progress, reduce_budget=reduce_seconds)
     try:
         summary = Runner(campaign, finished).run()
     except KeyboardInterrupt:

@@ -24,7 +24,10 @@ from .outcome import Record
 if TYPE_CHECKING:
     from rich.progress import Progress, TaskID
 
-REDUCE_SECONDS = 600  # per new compiler-bug finding, with --reduce
+REDUCE_SECONDS = 600.0  # per new compiler-bug finding, with --reduce (--reduce-budget)
+# After the reduction's own budget, how long it may take to write its result and stop before
+# it is killed (the reduction checks its budget between candidates and cuts the last one off).
+REDUCE_GRACE = 30.0
 
 
 # One unique finding as ``summary.json`` lists it (functional form: ``class`` is a keyword).
@@ -60,6 +63,7 @@ class Campaign:
     budget: float | None = None   # seconds
     reduce: bool = False          # run ``eqrewrite reduce`` on new compiler-bug findings
     progress: bool | None = None  # None: only when stderr is a terminal
+    reduce_budget: float = REDUCE_SECONDS  # seconds per finding (the campaign's budget caps it)
 
 
 class Runner:
@@ -76,6 +80,7 @@ class Runner:
         self.started = time.monotonic()
         self.job_seconds = 0.0
         self.job_failures: list[Record] = []
+        self.reductions: dict[str, Record] = {}  # finding folder -> how its reduction went
         self.stopped_by = "done"
 
     # -- the loop ----------------------------------------------------------------------------
@@ -140,8 +145,18 @@ class Runner:
         elif result.get("program"):
             folder = store.write_finding(self.out, result, self.c.context)
             if self.c.reduce and result["class"] == outcome.COMPILER_BUG:
-                _reduce(folder, result)
+                self.reductions[folder.name] = self._reduce(folder)
         self._count_finding(result)
+
+    def _reduce(self, folder: Path) -> Record:
+        """Reduce a new finding within its budget, and within what is left of the campaign's
+        (the campaign waits for it); how it went."""
+        budget = self.c.reduce_budget
+        if self.c.budget is not None:
+            budget = min(budget, self.c.budget - (time.monotonic() - self.started))
+        if budget < 1.0:
+            return {"status": "skipped: the campaign's time budget is spent", "budget": 0.0}
+        return {**_reduce(folder, budget), "budget": round(budget, 1)}
 
     def _count_finding(self, result: Record) -> None:
         if result.get("class") not in outcome.FINDING_CLASSES or result.get("known"):
@@ -190,6 +205,7 @@ class Runner:
             "op_coverage": {"ops_used": len(ops), "uses": dict(sorted(ops.items()))},
             "rules_applied": dict(Counter(rule for r in validated
                                           for rule in r.get("edits") or [])),
+            "reductions": self.reductions,
             "context": self.c.context,
         }
 
@@ -197,18 +213,33 @@ class Runner:
         store.write_json(self.out / store.SUMMARY, self.summary())
 
 
-def _reduce(folder: Path, result: Record) -> None:
-    """Shrink a new finding with ``eqrewrite reduce`` when the minimiser is installed."""
+def _reduce(folder: Path, budget: float) -> Record:
+    """Shrink a new finding with ``eqrewrite reduce`` within ``budget`` seconds (the command's
+    ``--time-budget``, which covers its start-up, candidates and final check); a reduction
+    that overstays it by ``REDUCE_GRACE`` is killed with its checking processes."""
     import importlib.util
+    import os
+    import signal
     import subprocess
 
     if importlib.util.find_spec("eqrewrite.oracle.reduce") is None:
-        return
+        return {"status": "skipped: the minimiser is not installed"}
+    started = time.monotonic()
     # The finding folder holds one repro_*/ folder, which `reduce` finds; it writes
-    # minimal.py and reduced/ beside it. Bounded, since the campaign waits for it.
-    subprocess.run([sys.executable, "-m", "eqrewrite.rewriter", "reduce", str(folder), "-q",
-                    "--time-budget", str(REDUCE_SECONDS)],
-                   check=False, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    # minimal.py and reduced/ beside it. A session of its own: killed as one group.
+    process = subprocess.Popen([sys.executable, "-m", "eqrewrite.rewriter", "reduce",
+                                str(folder), "-q", "--time-budget", f"{budget:.1f}"],
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                               start_new_session=True)
+    try:
+        code = process.wait(budget + REDUCE_GRACE)
+        status = {0: "reduced", 1: "did not reproduce or the result did not fail again",
+                  2: "not a reproducer folder"}.get(code, f"failed (exit {code})")
+    except subprocess.TimeoutExpired:
+        os.killpg(process.pid, signal.SIGKILL)
+        process.wait()
+        status = "killed: overstayed its time budget"
+    return {"status": status, "seconds": round(time.monotonic() - started, 1)}
 
 
 class _Progress:
