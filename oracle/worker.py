@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import functools
 import importlib
 import io
 import os
@@ -191,7 +192,7 @@ class Session:
         roots = tuple(self.roots.values())
         for name, module in list(sys.modules.items()):
             location = getattr(module, "__file__", None) or ""
-            if location and str(Path(location).resolve()).startswith(roots):
+            if location and _resolved(location).startswith(roots):
                 del sys.modules[name]
         importlib.invalidate_caches()
 
@@ -304,6 +305,13 @@ class Session:
         fn, inputs, _, _ = self.build(request)
         args, kwargs = ((), inputs) if isinstance(inputs, dict) else (tuple(inputs), {})
         return count_graph_breaks(fn, args, kwargs, backend="eager")
+
+
+@functools.cache
+def _resolved(location: str) -> str:
+    """A module file's real path; cached, since resolving ~2,500 loaded modules' paths on
+    every run was 8 % of a campaign program's CPU time (a file does not move mid-session)."""
+    return str(Path(location).resolve())
 
 
 def _backward_failed(result: RunResult) -> bool:
