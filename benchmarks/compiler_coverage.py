@@ -101,7 +101,7 @@ def _validate_all(folder: Path, sources: list[tuple[str, str]]) -> Counter[str]:
     verdicts: Counter[str] = Counter()
     folder.mkdir(parents=True, exist_ok=True)
     _forget_programs(folder.parent)
-    options = harness.Options(CompileSettings(), {"backend": "inductor"}, count_breaks=False)
+    options = harness.HarnessOptions(CompileSettings(), {"backend": "inductor"}, count_breaks=False)
     with in_process():
         runner = harness.Harness(folder, None, options)
     for filename, text in sources:

@@ -441,7 +441,7 @@ def children_cpu() -> float:
 def validate_all(path: str, original: Path, rewritten: Path, files: list[Path], backend: str,
                  count_breaks: bool, timeout: float, cache: Path) -> PathRun:
     """Validate every file four ways with a HarnessPool configured as ``path``."""
-    from eqrewrite.oracle.harness import HarnessPool, Options
+    from eqrewrite.oracle.harness import HarnessOptions, HarnessPool
     from eqrewrite.oracle.settings import CompileSettings
     from eqrewrite.oracle.targets import find_target
 
@@ -455,7 +455,7 @@ def validate_all(path: str, original: Path, rewritten: Path, files: list[Path], 
     run = PathRun(path)
     cpu_before = children_cpu()
     began = time.perf_counter()
-    pool = HarnessPool(original, rewritten, Options(
+    pool = HarnessPool(original, rewritten, HarnessOptions(
         CompileSettings(backend=backend), count_breaks=count_breaks, timeout=timeout,
         **settings), jobs)
     if path == "before":

@@ -135,7 +135,7 @@ def _equal(expected: RunResult | None, actual: RunResult | None,
     """Whether ``actual`` observed what ``expected`` did (printed output included or not)."""
     if expected is None or actual is None or actual.observed is None and not actual.exception:
         return None
-    differences = differ(expected, actual, cmp.Options())
+    differences = differ(expected, actual, cmp.CompareOptions())
     if not printed:
         differences = [d for d in differences if not str(d.path).startswith(_PRINTED)]
     return not differences

@@ -264,8 +264,8 @@ def validate(root: Path, rewritten: Path | None, files: list[Path],
     ``(harness, target, report, coverage)`` returning the report after reverting
     culprit edits, or None. ``explicit`` is a file the user named: it must declare a target.
     """
-    from .compare import Options as CompareOptions
-    from .harness import HarnessPool, Options
+    from .compare import CompareOptions
+    from .harness import HarnessOptions, HarnessPool
     from .judge import FAILING, Verdict
 
     from_config, run_config = configured(config)
@@ -287,7 +287,7 @@ def validate(root: Path, rewritten: Path | None, files: list[Path],
         click.echo(f"no targets under {root}", err=True)
     temporary = options.reproducers is None
     reproducers = options.reproducers or Path(tempfile.mkdtemp(prefix="eqrewrite-repro-"))
-    harness_options = Options(settings, options.settings,
+    harness_options = HarnessOptions(settings, options.settings,
                               CompareOptions(scale=options.tolerance_scale,
                                              strict=options.strict),
                               float(run_config.get("timeout", options.timeout)),

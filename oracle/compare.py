@@ -7,7 +7,7 @@ every such discrepancy as a ``Difference`` (an empty list means "equivalent"); i
 on mismatched or unusual inputs, because a crash in the oracle would hide the very bug it hunts.
 
 It is the one comparison of the project: the oracle judges runs with it, reproducers carry a
-copy of this file, and the rule tests call it with ``Options(bitwise=True)``, the standard a
+copy of this file, and the rule tests call it with ``CompareOptions(bitwise=True)``, the standard a
 rewrite must meet (bits, strides, ``requires_grad``).
 """
 
@@ -68,7 +68,7 @@ MISSING = object()  # what ``fetch`` returns for a location the value does not h
 
 
 @dataclass
-class Options:
+class CompareOptions:
     """How strictly ``compare`` judges two values."""
 
     tolerances: dict[torch.dtype, Tolerance] = field(
@@ -160,10 +160,10 @@ def materialize(obj: Any) -> Any:
 
 
 def compare(
-    expected: Any, actual: Any, options: Options | None = None, path: str = "output"
+    expected: Any, actual: Any, options: CompareOptions | None = None, path: str = "output"
 ) -> list[Difference]:
     """Every difference between ``expected`` and ``actual``; ``[]`` when they are equivalent."""
-    return _compare(expected, actual, options or Options(), Path(path))
+    return _compare(expected, actual, options or CompareOptions(), Path(path))
 
 
 def stride_differences(expected: Any, actual: Any, path: str = "output") -> list[Difference]:
@@ -235,7 +235,7 @@ def cast_floating(obj: Any, dtype: torch.dtype) -> Any:
 # --------------------------------------------------------------------------------------------
 
 
-def _compare(expected: Any, actual: Any, options: Options, path: Path) -> list[Difference]:
+def _compare(expected: Any, actual: Any, options: CompareOptions, path: Path) -> list[Difference]:
     """``compare`` for one node, turning any unexpected error into a "type" difference."""
     try:
         return _dispatch(expected, actual, options, path)
@@ -247,7 +247,7 @@ def _compare(expected: Any, actual: Any, options: Options, path: Path) -> list[D
         return [Difference(path, "type", message)]
 
 
-def _dispatch(expected: Any, actual: Any, options: Options, path: Path) -> list[Difference]:
+def _dispatch(expected: Any, actual: Any, options: CompareOptions, path: Path) -> list[Difference]:
     """Pick the comparison for the kind of ``expected`` once both have the same exact type."""
     # Exact types: list vs tuple, 1 vs 1.0 vs True, dict vs OrderedDict are all visible to users.
     if type(expected) is not type(actual):
@@ -311,7 +311,7 @@ def _compare_ints(expected: int, actual: int, path: Path) -> list[Difference]:
 
 
 def _compare_floats(
-    expected: float, actual: float, options: Options, path: Path
+    expected: float, actual: float, options: CompareOptions, path: Path
 ) -> list[Difference]:
     """Python floats compare like float64 tensor elements: NaN equals NaN, infinities exactly."""
     shown = f"expected {expected!r}, got {actual!r}"
@@ -340,7 +340,8 @@ def _compare_floats(
     return []
 
 
-def _compare_numpy(expected: Any, actual: Any, options: Options, path: Path) -> list[Difference]:
+def _compare_numpy(expected: Any, actual: Any, options: CompareOptions,
+                   path: Path) -> list[Difference]:
     """Compare numpy arrays and scalars as tensors, whose ``==`` is not a single bool."""
     import numpy  # only reachable when a value already is a numpy object
 
@@ -353,8 +354,8 @@ def _compare_numpy(expected: Any, actual: Any, options: Options, path: Path) -> 
 
 
 def _compare_sequences(
-    expected: list[Any] | tuple[Any, ...], actual: list[Any] | tuple[Any, ...], options: Options,
-    path: Path
+    expected: list[Any] | tuple[Any, ...], actual: list[Any] | tuple[Any, ...],
+    options: CompareOptions, path: Path
 ) -> list[Difference]:
     """Lists and tuples: same length, then item by item (the common prefix when lengths differ)."""
     differences = []
@@ -370,7 +371,7 @@ def _compare_sequences(
 
 
 def _compare_mappings(
-    expected: Mapping[Any, Any], actual: Mapping[Any, Any], options: Options, path: Path
+    expected: Mapping[Any, Any], actual: Mapping[Any, Any], options: CompareOptions, path: Path
 ) -> list[Difference]:
     """Dicts (ModelOutput included): same keys in the same order, then value by value."""
     differences = []
@@ -386,7 +387,7 @@ def _compare_mappings(
 
 
 def _compare_fields(
-    expected: Any, actual: Any, names: Any, options: Options, path: Path
+    expected: Any, actual: Any, names: Any, options: CompareOptions, path: Path
 ) -> list[Difference]:
     """Dataclasses and namedtuples: attribute by attribute, with ``.name`` paths."""
     differences = []
@@ -428,7 +429,7 @@ def _key_suffix(mapping: Mapping[Any, Any], key: Any) -> str:
 
 
 def _compare_tensors(
-    expected: torch.Tensor, actual: torch.Tensor, options: Options, path: Path
+    expected: torch.Tensor, actual: torch.Tensor, options: CompareOptions, path: Path
 ) -> list[Difference]:
     """Metadata first (layout, shape, dtype, device); values only when all of it matches."""
     differences = _bitwise_metadata(expected, actual, path) if options.bitwise else []
@@ -500,7 +501,7 @@ def _compare_exact(expected: torch.Tensor, actual: torch.Tensor, path: Path) -> 
 
 
 def _compare_floating(
-    expected: torch.Tensor, actual: torch.Tensor, options: Options, path: Path
+    expected: torch.Tensor, actual: torch.Tensor, options: CompareOptions, path: Path
 ) -> list[Difference]:
     """NaN positions, infinity positions, finite values within tolerance, then signs if strict."""
     is_complex = expected.is_complex()

@@ -34,12 +34,12 @@ SEED = 0
 
 
 @dataclass
-class Options:
+class HarnessOptions:
     """How targets are validated."""
 
     settings: CompileSettings = field(default_factory=CompileSettings)
     overrides: dict[str, object] = field(default_factory=dict)  # command line; beats headers
-    compare: cmp.Options = field(default_factory=cmp.Options)
+    compare: cmp.CompareOptions = field(default_factory=cmp.CompareOptions)
     timeout: float = DEFAULT_TIMEOUT
     memory_limit: int | None = DEFAULT_MEMORY_LIMIT  # bytes of address space per worker
     count_breaks: bool = True
@@ -86,7 +86,7 @@ class TargetReport:
 class Harness:
     """Validates targets with one warm worker per tree."""
 
-    def __init__(self, original: Path, rewritten: Path | None, options: Options):
+    def __init__(self, original: Path, rewritten: Path | None, options: HarnessOptions):
         for tree in (original, rewritten):
             if tree is not None and not tree.is_dir():
                 raise FileNotFoundError(f"{tree}: no such folder to validate")
@@ -233,7 +233,7 @@ class Harness:
                       lambda request: self.worker.call(replace(request, tree=tree), timeout),
                       base, self.compare_options(base.settings))
 
-    def compare_options(self, settings: CompileSettings) -> cmp.Options:
+    def compare_options(self, settings: CompileSettings) -> cmp.CompareOptions:
         """The comparison options with a target's ``strict`` and ``tolerance-scale``."""
         chosen = self.options.compare
         return replace(chosen, strict=chosen.strict or settings.strict,
@@ -256,7 +256,8 @@ class HarnessPool:
     between bursts of parallel C++ builds, so one target at a time leaves cores idle; with
     ``jobs`` targets in flight they stay busy. Reports come back in the targets' order."""
 
-    def __init__(self, original: Path, rewritten: Path | None, options: Options, jobs: int = 1):
+    def __init__(self, original: Path, rewritten: Path | None, options: HarnessOptions,
+                 jobs: int = 1):
         self.harnesses = [Harness(original, rewritten, options) for _ in range(max(1, jobs))]
 
     def validate_all(self, targets: list[Target], coverage: tuple[str, ...] = (),

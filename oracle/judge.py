@@ -104,7 +104,7 @@ class Evidence:
 
 
 def reference_agreement(differences: list[cmp.Difference], eager: Any, compiled: Any,
-                        reference: Any, options: cmp.Options) -> tuple[str, str]:
+                        reference: Any, options: cmp.CompareOptions) -> tuple[str, str]:
     """Which side the reference takes where eager and compiled differ: ``(side, note)``,
     side one of ``eager``, ``compiled``, ``both``, ``neither``, ``unavailable``. Floating
     values are judged element by element, only where the two runs disagree."""
@@ -128,7 +128,7 @@ def reference_agreement(differences: list[cmp.Difference], eager: Any, compiled:
 
 
 def _sides(kind: str, e: torch.Tensor, c: torch.Tensor, r: torch.Tensor, dtype: torch.dtype,
-           options: cmp.Options) -> tuple[bool, bool]:
+           options: cmp.CompareOptions) -> tuple[bool, bool]:
     """(reference close to eager, reference close to compiled) where they differ: the same
     sign for sign differences, else the same NaN/infinity class and within tolerance."""
     tolerance = options.tolerance(dtype)
@@ -166,7 +166,7 @@ def like(reference: Any, shaped: Any) -> Any:
 
 
 def unexplained_by_reference(differences: list[cmp.Difference], eager: Any, compiled: Any,
-                             reference: Any, options: cmp.Options) -> list[cmp.Difference]:
+                             reference: Any, options: cmp.CompareOptions) -> list[cmp.Difference]:
     """The floating differences the float64 reference does not explain."""
     left = []
     for difference in differences:
@@ -177,7 +177,7 @@ def unexplained_by_reference(differences: list[cmp.Difference], eager: Any, comp
 
 
 def unexplained_by_sensitivity(differences: list[cmp.Difference], eager: Any, compiled: Any,
-                               perturbed: list[Any], options: cmp.Options
+                               perturbed: list[Any], options: cmp.CompareOptions
                                ) -> list[cmp.Difference]:
     """The floating differences larger than the program's own measured sensitivity."""
     left = []
@@ -256,7 +256,7 @@ def errors(differences: list[cmp.Difference], eager: Any, compiled: Any,
     return worst[0], worst[1], worst[2]
 
 
-def differ(left: RunResult, right: RunResult, options: cmp.Options,
+def differ(left: RunResult, right: RunResult, options: cmp.CompareOptions,
            strides: bool = False) -> list[cmp.Difference]:
     """Every observable difference between two completed runs (outcomes, exceptions too);
     with ``strides``, also the strides of the outputs (eager vs compiled)."""
@@ -285,7 +285,7 @@ def exception_differences(left: RaisedException | None,
 
 def decide(differences: list[cmp.Difference], eager: RunResult, compiled: RunResult,
            call: Callable[[RunRequest], RunResult], base: RunRequest,
-           options: cmp.Options) -> tuple[Verdict, Evidence]:
+           options: cmp.CompareOptions) -> tuple[Verdict, Evidence]:
     """The triage of ``py`` for one eager/compiled pair; ``call(request)`` runs the
     float64 reference and the perturbed runs on the tree's worker (or in-process, in a
     reproducer)."""
@@ -325,7 +325,7 @@ def decide(differences: list[cmp.Difference], eager: RunResult, compiled: RunRes
 
 def _emulation_explains(left: list[cmp.Difference], eager: RunResult, compiled: RunResult,
                         call: Callable[[RunRequest], RunResult], base: RunRequest,
-                        options: cmp.Options) -> bool:
+                        options: cmp.CompareOptions) -> bool:
     """Inductor keeps float16/bfloat16 intermediates in float32 where eager rounds after each
     op (documented, and the most common "wrong result" report closed as expected). When the
     differing values came from low-precision code, compile once more with
@@ -361,7 +361,7 @@ def _values(difference: cmp.Difference, eager: Any, compiled: Any, reference: An
 
 
 def _reference_explains(kind: str, e: torch.Tensor, c: torch.Tensor, r: torch.Tensor,
-                        dtype: torch.dtype, options: cmp.Options) -> bool:
+                        dtype: torch.dtype, options: cmp.CompareOptions) -> bool:
     tolerance = options.tolerance(dtype)
     allowed = tolerance.atol + tolerance.rtol * r.abs()
     differs = _differing(kind, e, c, allowed)
@@ -421,7 +421,7 @@ def _noise(e: torch.Tensor, moved: list[torch.Tensor]) -> tuple[torch.Tensor, to
     return noise, unstable
 
 
-def _tolerance(difference: cmp.Difference, eager: Any, options: cmp.Options,
+def _tolerance(difference: cmp.Difference, eager: Any, options: cmp.CompareOptions,
                e: torch.Tensor) -> torch.Tensor:
     dtype = _dtype(cmp.fetch(eager, difference.keys))
     tolerance = options.tolerance(dtype)

@@ -28,7 +28,7 @@ class Judgement:
     compiled: RunResult | None = None
 
 
-def replay(root: str, request: RunRequest, options: cmp.Options) -> Verdict:
+def replay(root: str, request: RunRequest, options: cmp.CompareOptions) -> Verdict:
     """Run ``request``'s target eagerly twice and compiled once, judge, print the outcome."""
     judgement = judge(root, request, options)
     if judgement.verdict not in (Verdict.NONDETERMINISTIC, Verdict.COMPILE_ERROR):
@@ -38,7 +38,7 @@ def replay(root: str, request: RunRequest, options: cmp.Options) -> Verdict:
     return judgement.verdict
 
 
-def judge(root: str, request: RunRequest, options: cmp.Options) -> Judgement:
+def judge(root: str, request: RunRequest, options: cmp.CompareOptions) -> Judgement:
     """The verdict on ``request``'s target in the tree at ``root``, printing nothing; a run
     that cannot complete raises ``SystemExit`` with the reason."""
     session = Session({"original": root})

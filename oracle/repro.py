@@ -38,7 +38,7 @@ sys.path[:0] = [str(HERE), ROOT] + {extra_paths!r}
 
 import torch  # noqa: E402
 
-from _eqrewrite_oracle.compare import Options  # noqa: E402
+from _eqrewrite_oracle.compare import CompareOptions  # noqa: E402
 from _eqrewrite_oracle.protocol import RunRequest, Variant  # noqa: E402
 from _eqrewrite_oracle.replay import replay  # noqa: E402
 from _eqrewrite_oracle.settings import CompileSettings, Target, TargetForm  # noqa: E402
@@ -48,7 +48,7 @@ TARGET = {target}
 SETTINGS = {settings_value}
 REQUEST = RunRequest(TARGET, SETTINGS, Variant.EAGER, seed={seed},
                      state=STATE.read_bytes() if STATE.exists() else None, deadline=3600.0)
-OPTIONS = Options(scale={scale!r}, strict={strict!r})
+OPTIONS = CompareOptions(scale={scale!r}, strict={strict!r})
 
 if __name__ == "__main__":
     print(f"torch {{torch.__version__}}; {{SETTINGS.describe()}}")
@@ -58,7 +58,7 @@ if __name__ == "__main__":
 
 
 def write_reproducer(folder: Path, root: Path, request: RunRequest,
-                     options: cmp.Options) -> Path:
+                     options: cmp.CompareOptions) -> Path:
     """Write ``<folder>/repro_<target>/`` and return the path of its ``repro.py``."""
     target_dir = folder / f"repro_{re.sub(r'[^A-Za-z0-9_]+', '_', request.target.name)}"
     package = target_dir / "_eqrewrite_oracle"

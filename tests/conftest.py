@@ -6,8 +6,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from eqrewrite.rewriter.engine import RewriteOptions as Options
-from eqrewrite.rewriter.engine import rewrite_source, select_rules
+from eqrewrite.rewriter.engine import RewriteOptions, rewrite_source, select_rules
 from eqrewrite.rewriter.rules import load_pack
 
 
@@ -20,8 +19,8 @@ def default_rules():
 def rewrite(source: str, rules, only: set[str] | None = None, **options) -> str:
     """Rewrite a dedented snippet with ``rules`` (optionally only some ids)."""
     chosen = [r for r in rules if only is None or r.id in only]
-    chosen = select_rules(chosen, Options(**options))
-    return rewrite_source(textwrap.dedent(source), chosen, Options(**options)).text
+    chosen = select_rules(chosen, RewriteOptions(**options))
+    return rewrite_source(textwrap.dedent(source), chosen, RewriteOptions(**options)).text
 
 
 def write_pack(folder: Path, body: str, name: str = "pack.yaml") -> Path:

@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from eqrewrite.oracle.harness import Harness, Options
+from eqrewrite.oracle.harness import Harness, HarnessOptions
 from eqrewrite.oracle.settings import CompileSettings
 
 
@@ -22,7 +22,7 @@ def write_targets(root: Path, files: dict[str, str]) -> Path:
 def eager_harness(tree: Path, reproducer_dir: Path, timeout: float = 120) -> Iterator[Harness]:
     """A harness over ``tree`` alone (no rewritten tree) with the eager backend by default,
     writing reproducers to ``reproducer_dir``; its worker is closed on exit."""
-    handle = Harness(tree, None, Options(CompileSettings(backend="eager"), timeout=timeout,
+    handle = Harness(tree, None, HarnessOptions(CompileSettings(backend="eager"), timeout=timeout,
                                          reproducer_dir=reproducer_dir))
     try:
         yield handle

@@ -32,10 +32,8 @@ from functools import partial
 
 import pytest
 import torch
-from eqrewrite.oracle.compare import Options as CompareOptions
-from eqrewrite.oracle.compare import compare
-from eqrewrite.rewriter.engine import RewriteOptions as Options
-from eqrewrite.rewriter.engine import rewrite_source, select_rules
+from eqrewrite.oracle.compare import CompareOptions, compare
+from eqrewrite.rewriter.engine import RewriteOptions, rewrite_source, select_rules
 from eqrewrite.rewriter.rules import load_pack
 
 try:
@@ -44,10 +42,10 @@ except ImportError:  # numpy is optional: its cases are left out, nothing is ski
     np = None
 
 PACK = load_pack("default")
-RULES = {rule.id: rule for rule in select_rules(PACK.rules, Options(unsafe=True))}
+RULES = {rule.id: rule for rule in select_rules(PACK.rules, RewriteOptions(unsafe=True))}
 # Snippets declare their operands' kinds with annotations (`y: float`), which count as proof
 # only when trusted: these tests are about what rules do with proven operands.
-DECLARED = Options(trust_scalar_annotations=True)
+DECLARED = RewriteOptions(trust_scalar_annotations=True)
 
 INF, NAN = math.inf, math.nan
 F16, BF16, F32, F64 = torch.float16, torch.bfloat16, torch.float32, torch.float64
@@ -934,7 +932,7 @@ SQRT_SOURCE = _function("x: torch.Tensor", "return x ** 0.5")
 def test_pow_half_to_sqrt_is_unsafe():
     """The rule runs only on request: the following tests show why."""
     assert RULES[SQRT].safety == "unsafe"
-    assert SQRT not in {rule.id for rule in select_rules(PACK.rules, Options())}
+    assert SQRT not in {rule.id for rule in select_rules(PACK.rules, RewriteOptions())}
 
 
 def test_pow_half_to_sqrt_float16_special_values_differ():

@@ -7,8 +7,7 @@ import sys
 import textwrap
 
 import pytest
-from eqrewrite.rewriter.engine import RewriteError, rewrite_source
-from eqrewrite.rewriter.engine import RewriteOptions as Options
+from eqrewrite.rewriter.engine import RewriteError, RewriteOptions, rewrite_source
 from eqrewrite.rewriter.rules import load_pack
 
 from tests.conftest import rewrite, write_pack
@@ -327,7 +326,7 @@ def test_non_converging_rules_are_reported(tmp_path):
     rules = pack_rules(tmp_path, LOOPING)
     with pytest.raises(RewriteError, match="failed to converge"):
         rewrite_source("import torch\ndef f(a: torch.Tensor, b: torch.Tensor):\n"
-                       "    return a + b\n", rules, Options())
+                       "    return a + b\n", rules, RewriteOptions())
 
 
 def test_non_atomic_rewrite_is_parenthesised(tmp_path):

@@ -23,16 +23,14 @@ from collections.abc import Callable
 
 import pytest
 import torch
-from eqrewrite.oracle.compare import Options as CompareOptions
-from eqrewrite.oracle.compare import compare
+from eqrewrite.oracle.compare import CompareOptions, compare
 from eqrewrite.oracle.generate import generate
-from eqrewrite.rewriter.engine import RewriteError, rewrite_source, select_rules
-from eqrewrite.rewriter.engine import RewriteOptions as Options
+from eqrewrite.rewriter.engine import RewriteError, RewriteOptions, rewrite_source, select_rules
 from eqrewrite.rewriter.kinds.roundtrip import FUNCTIONS
 from eqrewrite.rewriter.rules import load_pack
 
 PACK = load_pack("equivalences")
-RULES = {rule.id: rule for rule in select_rules(PACK.rules, Options(unsafe=True))}
+RULES = {rule.id: rule for rule in select_rules(PACK.rules, RewriteOptions(unsafe=True))}
 FLOATS = (torch.float32, torch.float64, torch.float16, torch.bfloat16)
 INTS = (torch.int64, torch.int32, torch.int16, torch.int8, torch.uint8)
 DTYPES = FLOATS + INTS + (torch.bool,)
@@ -160,7 +158,7 @@ WHERE_ORIGINAL_RAISES = {"view-to-reshape": {"raises"},
 
 
 def rewritten(rule_id: str, source: str) -> str:
-    return rewrite_source(source, [RULES[rule_id]], Options(unsafe=True)).text
+    return rewrite_source(source, [RULES[rule_id]], RewriteOptions(unsafe=True)).text
 
 
 def load(source: str) -> Callable:
@@ -341,16 +339,16 @@ def test_unsafe_rules_show_their_documented_difference(rule_id):
 
 
 def test_whole_pack_reaches_a_fixed_point_on_generated_programs():
-    rules = select_rules(PACK.rules, Options(unsafe=True))
+    rules = select_rules(PACK.rules, RewriteOptions(unsafe=True))
     fired = set()
     for seed in range(120):
         source = generate(seed).source
         try:
-            result = rewrite_source(source, rules, Options(unsafe=True))
+            result = rewrite_source(source, rules, RewriteOptions(unsafe=True))
         except RewriteError as error:  # not converging would be a pack bug
             pytest.fail(f"seed {seed}: {error}")
         ast.parse(result.text)
-        assert rewrite_source(result.text, rules, Options(unsafe=True)).text == result.text
+        assert rewrite_source(result.text, rules, RewriteOptions(unsafe=True)).text == result.text
         fired |= {edit.rule.id for _, edit in result.edits}
     assert len(fired) >= 12, sorted(fired)
 
@@ -360,8 +358,8 @@ def test_safe_rules_keep_generated_programs_eagerly_identical(seed):
     from eqrewrite.oracle.generate.execute import _run
 
     program = generate(seed)
-    safe = select_rules(PACK.rules, Options())
-    after = rewrite_source(program.source, safe, Options()).text
+    safe = select_rules(PACK.rules, RewriteOptions())
+    after = rewrite_source(program.source, safe, RewriteOptions()).text
     if after == program.source:
         return
     first, second = _run(program.source, program.target), _run(after, program.target)

@@ -19,14 +19,12 @@ from pathlib import Path
 
 import pytest
 import torch
-from eqrewrite.oracle.compare import Options as CompareOptions
-from eqrewrite.oracle.compare import compare
+from eqrewrite.oracle.compare import CompareOptions, compare
 from eqrewrite.oracle.graphbreaks import count_graph_breaks
 from eqrewrite.oracle.observe import ProgramStream, is_compiler_warning
 from eqrewrite.oracle.settings import TargetForm
 from eqrewrite.oracle.targets import find_target
-from eqrewrite.rewriter.engine import RewriteOptions as Options
-from eqrewrite.rewriter.engine import rewrite_source, select_rules
+from eqrewrite.rewriter.engine import RewriteOptions, rewrite_source, select_rules
 from eqrewrite.rewriter.rules import load_pack
 
 CORPUS = Path(__file__).parent / "graphbreak_corpus"
@@ -35,7 +33,7 @@ INDUCTOR = {"select_clamp_scale.py", "defer_print_then_inplace.py", "masked_mean
             "moe_expert_hit_loop.py"}
 # Functions in the corpus are what a compiled model would call; nothing in their file
 # marks them as traced, so rules run everywhere here (their helpers are eager-exact).
-EVERYWHERE = Options(scope=frozenset({"everywhere"}))
+EVERYWHERE = RewriteOptions(scope=frozenset({"everywhere"}))
 RULES = select_rules(load_pack("graphbreaks").rules, EVERYWHERE)
 TOLERANCE = CompareOptions(scale=10.0)
 

@@ -19,7 +19,7 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from eqrewrite.oracle.harness import HarnessPool, Options  # noqa: E402
+from eqrewrite.oracle.harness import HarnessOptions, HarnessPool  # noqa: E402
 from eqrewrite.oracle.judge import Verdict  # noqa: E402
 from eqrewrite.oracle.targets import find_target  # noqa: E402
 
@@ -59,7 +59,7 @@ def test_the_corpus_is_big_enough_and_every_case_names_its_issue():
 def verdicts(tmp_path_factory):
     """The subset validated once, two at a time, with Inductor as each header says."""
     reproducers = tmp_path_factory.mktemp("reproducers")
-    pool = HarnessPool(CORPUS, None, Options(timeout=600, reproducer_dir=reproducers,
+    pool = HarnessPool(CORPUS, None, HarnessOptions(timeout=600, reproducer_dir=reproducers,
                                              count_breaks=False), jobs=2)
     try:
         targets = [find_target(CORPUS, CORPUS / name) for name in SUBSET]

@@ -9,7 +9,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from eqrewrite.oracle.harness import Harness, Options
+from eqrewrite.oracle.harness import Harness, HarnessOptions
 from eqrewrite.oracle.settings import CompileSettings, TargetForm
 from eqrewrite.oracle.targets import find_target
 from oracle_support import eager_harness, write_targets
@@ -189,7 +189,7 @@ def test_correct_module_passes_with_breaks_counted(harness, tree):
 
 
 def test_breaks_counted_apart_also_say_whether_fullgraph_compiles(tree):
-    separate = Harness(tree, None, Options(CompileSettings(backend="eager"), timeout=120,
+    separate = Harness(tree, None, HarnessOptions(CompileSettings(backend="eager"), timeout=120,
                                            separate_break_count=True))
     try:
         report = validate(separate, tree, "good.py")
@@ -240,7 +240,7 @@ def test_out_of_memory_is_contained(harness, tree):
 
 def test_hang_is_contained(tree):
     # Long enough for a fresh worker's first Dynamo compile on a busy machine.
-    impatient = Harness(tree, None, Options(CompileSettings(backend="eager"), timeout=30,
+    impatient = Harness(tree, None, HarnessOptions(CompileSettings(backend="eager"), timeout=30,
                                             count_breaks=False))
     try:
         report = validate(impatient, tree, "hang.py")
@@ -355,13 +355,13 @@ def test_oracle_step_with_json_prints_one_document(wrong_setup, tmp_path):
 ORPHAN_SCRIPT = """
 import sys, time
 from pathlib import Path
-from eqrewrite.oracle.harness import Harness, Options
+from eqrewrite.oracle.harness import Harness, HarnessOptions
 from eqrewrite.oracle.settings import CompileSettings
 from eqrewrite.oracle.targets import find_target
 
 if __name__ == "__main__":
     tree = Path(sys.argv[1])
-    harness = Harness(tree, tree, Options(CompileSettings(backend="eager"), timeout=600))
+    harness = Harness(tree, tree, HarnessOptions(CompileSettings(backend="eager"), timeout=600))
     harness.worker.call("purge")
     print(harness.worker.process.pid, flush=True)
     harness.validate(find_target(tree, tree / "hang.py"))

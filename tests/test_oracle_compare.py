@@ -13,7 +13,7 @@ torch = pytest.importorskip("torch")
 
 from eqrewrite.oracle.compare import (  # noqa: E402 - torch must be importable first
     DEFAULT_TOLERANCES,
-    Options,
+    CompareOptions,
     Tolerance,
     cast_floating,
     compare,
@@ -22,7 +22,7 @@ from eqrewrite.oracle.compare import (  # noqa: E402 - torch must be importable 
 )
 
 NAN, INF = float("nan"), float("inf")
-STRICT = Options(strict=True)
+STRICT = CompareOptions(strict=True)
 
 
 def kinds(differences) -> list[str]:
@@ -79,7 +79,8 @@ def test_nan_in_the_same_positions_is_equal():
 
 
 def test_nan_against_a_finite_value_is_not_hidden_by_tolerance():
-    assert kinds(compare(torch.tensor([NAN]), torch.tensor([0.0]), Options(scale=1e9))) == ["nan"]
+    loose = CompareOptions(scale=1e9)
+    assert kinds(compare(torch.tensor([NAN]), torch.tensor([0.0]), loose)) == ["nan"]
 
 
 def test_infinities_of_opposite_sign_are_an_inf_difference():
@@ -127,7 +128,7 @@ def test_integer_tensors_compare_exactly():
     [difference] = compare(big, big + torch.tensor([1, 0]))
     assert difference.kind == "exact" and not difference.floating
     assert difference.max_abs == 1.0
-    assert compare(big, big.clone(), Options(scale=1e6)) == []
+    assert compare(big, big.clone(), CompareOptions(scale=1e6)) == []
 
 
 def test_bool_tensors_compare_exactly():
@@ -225,18 +226,18 @@ def test_bfloat16_tolerance_is_looser_than_float16():
 def test_scale_multiplies_every_tolerance(x):
     y = perturbed(x, (0, 0), 5e-5)
     assert kinds(compare(x, y)) == ["value"]
-    assert compare(x, y, Options(scale=10)) == []
-    assert compare(1.0, 1.0 + 5e-7, Options(scale=10)) == []
+    assert compare(x, y, CompareOptions(scale=10)) == []
+    assert compare(1.0, 1.0 + 5e-7, CompareOptions(scale=10)) == []
     assert kinds(compare(1.0, 1.0 + 5e-7)) == ["value"]
 
 
 def test_tolerances_can_be_overridden_per_dtype(x):
     y = perturbed(x, (0, 0), 1e-3)
-    loose = Options(tolerances={torch.float32: Tolerance(rtol=0.0, atol=1e-2)})
+    loose = CompareOptions(tolerances={torch.float32: Tolerance(rtol=0.0, atol=1e-2)})
     assert compare(x, y, loose) == []
     # Dtypes left out of a custom table keep their defaults.
     assert compare(x.half(), x.half(), loose) == []
-    assert Options().tolerances is not DEFAULT_TOLERANCES
+    assert CompareOptions().tolerances is not DEFAULT_TOLERANCES
 
 
 def test_dtypes_without_a_tolerance_compare_exactly():
@@ -532,7 +533,7 @@ def test_differences_carry_keys_that_fetch_the_same_value_elsewhere():
 
 # -- bitwise mode: the rule tests' standard ----------------------------------------------------
 
-BITWISE = Options(bitwise=True)
+BITWISE = CompareOptions(bitwise=True)
 
 
 def _nan_with_payload(payload: int) -> torch.Tensor:

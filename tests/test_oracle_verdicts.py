@@ -545,7 +545,7 @@ def _decide_with(emulated_output: torch.Tensor | None, backend: str = "inductor"
         return outputs[request.variant]
 
     base = RunRequest(None, CompileSettings(backend=backend), Variant.EAGER)  # type: ignore[arg-type]
-    options = cmp.Options()
+    options = cmp.CompareOptions()
     differences = differ(eager, compiled, options)
     verdict, evidence = decide(differences, eager, compiled, call, with_changes(base), options)
     return verdict, evidence, made

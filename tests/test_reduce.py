@@ -21,7 +21,7 @@ import pytest
 torch = pytest.importorskip("torch")
 
 from eqrewrite.oracle import reducepasses as rp  # noqa: E402
-from eqrewrite.oracle.compare import Options  # noqa: E402
+from eqrewrite.oracle.compare import CompareOptions  # noqa: E402
 from eqrewrite.oracle.protocol import RunRequest, Variant  # noqa: E402
 from eqrewrite.oracle.reduce import Budget, Signature, ddmin, reduce_folder  # noqa: E402
 from eqrewrite.oracle.repro import write_reproducer  # noqa: E402
@@ -97,7 +97,7 @@ def reproducer(tmp_path: Path, monkeypatch, source: str, name: str, attribute: s
     state = _state(tree, name, attribute) if form is TargetForm.MODULE else None
     request = RunRequest(target, CompileSettings(backend=f"planted:{backend}"), Variant.EAGER,
                          seed=0, state=state)
-    script = write_reproducer(tmp_path / "finding", tree, request, Options())
+    script = write_reproducer(tmp_path / "finding", tree, request, CompareOptions())
     return script.parent
 
 

@@ -60,9 +60,9 @@ class _Job:
     def __init__(self, spec: JobSpec):
         from eqrewrite.rewriter.api import RewriteOptions, load_packs, select_rules
 
-        from ..compare import Options as CompareOptions
+        from ..compare import CompareOptions
         from ..generate import GenConfig
-        from ..harness import Harness, Options
+        from ..harness import Harness, HarnessOptions
         from ..settings import CompileSettings
 
         self.spec = spec
@@ -77,7 +77,7 @@ class _Job:
         for tree in _TREES:
             (self.folder / tree).mkdir()
         self.compare = CompareOptions(scale=spec.tolerance_scale, strict=spec.strict)
-        options = Options(CompileSettings(), dict(spec.settings), self.compare,
+        options = HarnessOptions(CompileSettings(), dict(spec.settings), self.compare,
                           spec.timeout, spec.memory_limit, spec.count_breaks, False, None)
         self.harness = Harness(self.folder / "original", self.folder / "rewritten", options)
 

@@ -19,7 +19,7 @@ from typing import Any
 
 import torch
 
-from ..compare import Options, compare
+from ..compare import CompareOptions, compare
 from ..observe import Printed, gradients, module_state, settle, to_plain, track_input_grads
 
 RUN_SEED = 0  # the oracle's default seed
@@ -42,7 +42,7 @@ def check(source: str, target: str) -> Verdict:
     second = _run(source, target)
     if isinstance(second, str):
         return Verdict(False, second)
-    differences = compare(first, second, Options(strict=True), path="run")
+    differences = compare(first, second, CompareOptions(strict=True), path="run")
     if differences:
         return Verdict(False, f"nondeterministic: {differences[0].message}")
     grads = first.get("grads")
