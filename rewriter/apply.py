@@ -423,7 +423,6 @@ def _child_fields(kind: type[cst.CSTNode]) -> tuple[str, ...]:
     return tuple(f.name for f in dataclasses.fields(kind))
 
 
-@cache
 def _in_place_of(result: cst.BaseCompoundStatement,
                  updated: cst.BaseCompoundStatement) -> cst.BaseCompoundStatement:
     """A compound template's statement with the blank lines and comments before, and the
@@ -434,6 +433,7 @@ def _in_place_of(result: cst.BaseCompoundStatement,
     return result.with_changes(leading_lines=updated.leading_lines)
 
 
+@cache
 def _template(text: str) -> tuple[cst.CSTNode, frozenset[int]]:
     """A rewrite template as an expression, or else as one small statement, and the ids
     of its nodes that hold something to fill in (the only ones substitution enters)."""

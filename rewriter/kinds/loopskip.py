@@ -109,7 +109,7 @@ def _continue_guard(body: list[ast.stmt]) -> tuple[int, ast.If] | None:
 def _plain_assignments(statements: list[ast.stmt]) -> list[tuple[str, ast.expr]] | None:
     """``(name, value)`` of each statement ``name = value``, or None when one is anything
     else (several targets, an attribute or item target, any other statement)."""
-    pairs = []
+    pairs: list[tuple[str, ast.expr]] = []
     for statement in statements:
         if not (isinstance(statement, ast.Assign) and len(statement.targets) == 1):
             return None
