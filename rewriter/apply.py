@@ -378,11 +378,10 @@ class _Applier:
             self.results[id(result)] = (edit, result)
             return result
         if isinstance(result, cst.BaseCompoundStatement):
-            # The template's block takes the indentation of the block it replaces.
-            indent = getattr(getattr(updated, "body", None), "indent", None)
-            if isinstance(result.body, cst.IndentedBlock):
-                result = result.with_changes(body=result.body.with_changes(indent=indent))
-            result = result.with_changes(leading_lines=updated.leading_lines)
+            if not isinstance(updated, cst.BaseCompoundStatement):
+                raise ApplyError(f"rule {edit.rule.id}: a compound rewrite of a "
+                                 f"{type(updated).__name__}")
+            result = _in_place_of(result, updated)
             self.results[id(result)] = (edit, result)
             return result
         if isinstance(result, cst.BaseExpression):
@@ -422,6 +421,16 @@ def _rebuild(node: _Node, path: AbstractSet[int], leave: Leave,
 @cache
 def _child_fields(kind: type[cst.CSTNode]) -> tuple[str, ...]:
     return tuple(f.name for f in dataclasses.fields(kind))
+
+
+def _in_place_of(result: cst.BaseCompoundStatement,
+                 updated: cst.BaseCompoundStatement) -> cst.BaseCompoundStatement:
+    """A compound template's statement with the blank lines and comments before, and the
+    block indentation of, the statement it replaces."""
+    indent = updated.body.indent if isinstance(updated.body, cst.IndentedBlock) else None
+    if isinstance(result.body, cst.IndentedBlock):
+        result = result.with_changes(body=result.body.with_changes(indent=indent))
+    return result.with_changes(leading_lines=updated.leading_lines)
 
 
 @cache

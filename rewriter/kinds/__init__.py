@@ -248,7 +248,8 @@ def _scalar_condition(test: ast.expr, context: KindContext) -> tuple[str, Bindin
             return node.func.value
         if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
                 and node.func.id == "bool" and len(node.args) == 1 and not node.keywords
-                and context.kind(node.func) == "object" and context.is_tensor(node.args[0])):
+                and context.kind(node.func) == ValueKind.OBJECT
+                and context.is_tensor(node.args[0])):
             return node.args[0]
         return None
 
@@ -266,12 +267,12 @@ def _scalar_condition(test: ast.expr, context: KindContext) -> tuple[str, Bindin
         return None
     left, right = test.left, test.comparators[0]
     operator = _COMPARISONS[type(test.ops[0])]
-    if context.kind(right) != "number":
+    if context.kind(right) != ValueKind.NUMBER:
         return None
     if flag(left):
         return f"_eqrw_truth($c0, {operator!r}, $c1)", {"c0": left, "c1": right}
-    tensor = scalar_of(left, context) or (item_of(left) if isinstance(
-        getattr(left, "func", None), ast.Attribute) else None)
+    tensor = scalar_of(left, context) or (item_of(left) if isinstance(left, ast.Call)
+                                          and isinstance(left.func, ast.Attribute) else None)
     if tensor is not None:
         return f"_eqrw_compare($c0, {operator!r}, $c1)", {"c0": tensor, "c1": right}
     return None

@@ -31,6 +31,8 @@ from __future__ import annotations
 
 import ast
 
+from ..enums import Level, ValueKind
+from ..pattern import Bindings
 from . import Kind, KindContext, Proposal, tensor_condition, with_compare
 from .select import WHERE_SAFE_CALLS, _aliases_mutated, _bound_before
 
@@ -67,56 +69,74 @@ class SkipContinue(Kind):
         return frozenset({"continue"})
 
     def propose(self, node: ast.AST, context: KindContext) -> Proposal | None:
-        at = _continue_guard(node.body)
-        if at is None:
+        if not isinstance(node, ast.For):  # node_types: only for loops are offered
             return None
-        guard = node.body[at]
+        found = _continue_guard(node.body)
+        if found is None:
+            return None
+        at, guard = found
         condition = tensor_condition(guard.test, context)
         if condition is None:
             return None  # not a tensor condition: no graph break here to fix
-        reason = _refusal(node, at, context)
+        reason = _refusal(node, at, guard.test, context)
         if reason is not None:
             context.note(f"data-dependent `continue` left as it is: {reason}")
             return None
-        return with_compare(_proposal(node, at, condition))
+        before = _plain_assignments(node.body[:at])
+        after = _plain_assignments(node.body[at + 1:])
+        if before is None or after is None:
+            return None  # _refusal returned a reason for this already
+        return with_compare(_proposal(node, condition, before, after))
 
     def decline_reason(self, node: ast.AST, context: KindContext) -> str | None:
         """Why the audit's finding at this loop is not rewritten."""
-        at = _continue_guard(node.body) if isinstance(node, ast.For) else None
-        if at is None or tensor_condition(node.body[at].test, context) is None:
+        if not isinstance(node, ast.For):
             return None
-        return _refusal(node, at, context)
+        found = _continue_guard(node.body)
+        if found is None or tensor_condition(found[1].test, context) is None:
+            return None
+        return _refusal(node, found[0], found[1].test, context)
 
 
-def _continue_guard(body: list[ast.stmt]) -> int | None:
-    """Index of the loop body's one ``if <test>: continue`` statement (no else), or None."""
-    found = [i for i, s in enumerate(body) if isinstance(s, ast.If) and not s.orelse
+def _continue_guard(body: list[ast.stmt]) -> tuple[int, ast.If] | None:
+    """Index of the loop body's one ``if <test>: continue`` statement (no else), and that
+    statement, or None."""
+    found = [(i, s) for i, s in enumerate(body) if isinstance(s, ast.If) and not s.orelse
              and len(s.body) == 1 and isinstance(s.body[0], ast.Continue)]
     return found[0] if len(found) == 1 else None
 
 
-def _plain_assign(statement: ast.stmt) -> bool:
-    return (isinstance(statement, ast.Assign) and len(statement.targets) == 1
-            and isinstance(statement.targets[0], ast.Name))
+def _plain_assignments(statements: list[ast.stmt]) -> list[tuple[str, ast.expr]] | None:
+    """``(name, value)`` of each statement ``name = value``, or None when one is anything
+    else (several targets, an attribute or item target, any other statement)."""
+    pairs: list[tuple[str, ast.expr]] = []
+    for statement in statements:
+        if not (isinstance(statement, ast.Assign) and len(statement.targets) == 1):
+            return None
+        target = statement.targets[0]
+        if not isinstance(target, ast.Name):
+            return None
+        pairs.append((target.id, statement.value))
+    return pairs
 
 
-def _refusal(loop: ast.For, at: int, context: KindContext) -> str | None:
-    """Why rebuilding ``loop`` with ``_eqrw_skip`` would not be provably equivalent."""
-    before, after = loop.body[:at], loop.body[at + 1:]
+def _refusal(loop: ast.For, at: int, test: ast.expr, context: KindContext) -> str | None:
+    """Why rebuilding ``loop`` (whose statement ``at`` is ``if test: continue``) with
+    ``_eqrw_skip`` would not be provably equivalent."""
     if loop.orelse:
         return "the loop has an `else` block"
-    if not after:
+    if at + 1 == len(loop.body):
         return "nothing follows the `continue`"
-    if not all(_plain_assign(s) for s in before + after):
+    before = _plain_assignments(loop.body[:at])
+    after = _plain_assignments(loop.body[at + 1:])
+    if before is None or after is None:
         return ("the loop body holds more than assignments to names (side effects, "
                 "`break`, nested loops or `if`s, attribute or item assignments)")
-    updated = {s.targets[0].id for s in after}
-    test = loop.body[at].test
+    updated = {name for name, _ in after}
     if not context.is_pure(test) or updated & _names(test):
         return "the condition has side effects or reads a name assigned after the `continue`"
-    loop_names = _names(loop.target) | {s.targets[0].id for s in before}
-    for statement in after:
-        name, value = statement.targets[0].id, statement.value
+    loop_names = _names(loop.target) | {name for name, _ in before}
+    for name, value in after:
         if name in loop_names or not _bound_before(context, name, loop):
             return f"`{name}` is not a value carried from before the loop"
         if not (context.is_tensor(value) and context.is_pure(value)):
@@ -124,7 +144,7 @@ def _refusal(loop: ast.For, at: int, context: KindContext) -> str | None:
         if not _update_safe(value, context):
             return (f"the update of `{name}` may have a NaN gradient where it is skipped "
                     "(division by a tensor, a fractional power, or an unlisted call)")
-    carried = [ast.Name(id=n, ctx=ast.Load()) for n in sorted(updated)]
+    carried: list[ast.expr] = [ast.Name(id=n, ctx=ast.Load()) for n in sorted(updated)]
     if _aliases_mutated(context, carried):
         return "a carried name is changed in place (torch.where would copy it)"
     return None
@@ -141,7 +161,7 @@ def _update_safe(value: ast.expr, context: KindContext) -> bool:
             if isinstance(part.op, ast.MatMult):
                 return False
             if isinstance(part.op, ast.Div | ast.Mod | ast.FloorDiv) and context.kind(
-                    part.right) != "number":
+                    part.right) != ValueKind.NUMBER:
                 return False
             if isinstance(part.op, ast.Pow) and not (
                     isinstance(part.right, ast.Constant) and isinstance(part.right.value, int)
@@ -149,7 +169,8 @@ def _update_safe(value: ast.expr, context: KindContext) -> bool:
                 return False
         if isinstance(part, ast.Call):
             func = part.func
-            name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+            name = (func.attr if isinstance(func, ast.Attribute)
+                    else func.id if isinstance(func, ast.Name) else "")
             if name not in _UPDATE_CALLS:
                 return False
         if isinstance(part, ast.Lambda | ast.NamedExpr | ast.Await | ast.Yield):
@@ -157,15 +178,16 @@ def _update_safe(value: ast.expr, context: KindContext) -> bool:
     return True
 
 
-def _proposal(loop: ast.For, at: int, condition: tuple[str, dict]) -> Proposal:
+def _proposal(loop: ast.For, condition: tuple[str, Bindings],
+              before: list[tuple[str, ast.expr]],
+              after: list[tuple[str, ast.expr]]) -> Proposal:
     test, bindings = condition[0], dict(condition[1])
     bindings.update({"target": loop.target, "iterable": loop.iter})
     lines = ["for $target in $iterable:"]
-    for index, statement in enumerate(loop.body[:at]):
-        bindings[f"p{index}"] = statement.value
-        lines.append(f"    {statement.targets[0].id} = $p{index}")
-    for index, statement in enumerate(loop.body[at + 1:]):
-        name = statement.targets[0].id
-        bindings[f"v{index}"] = statement.value
+    for index, (name, value) in enumerate(before):
+        bindings[f"p{index}"] = value
+        lines.append(f"    {name} = $p{index}")
+    for index, (name, value) in enumerate(after):
+        bindings[f"v{index}"] = value
         lines.append(f"    {name} = _eqrw_skip({test}, {name}, lambda: $v{index})")
-    return Proposal("\n".join(lines), bindings, "compound", frozenset({"_eqrw_skip"}))
+    return Proposal("\n".join(lines), bindings, Level.COMPOUND, frozenset({"_eqrw_skip"}))

@@ -22,7 +22,8 @@ from __future__ import annotations
 
 import ast
 
-from ..inference import TENSOR
+from ..enums import Level
+from ..inference import NUMBER, TENSOR
 from . import Kind, KindContext, Proposal
 
 # Reductions over every element when called without arguments: their result is 0-d.
@@ -86,7 +87,7 @@ def zero_dim(node: ast.expr, context: KindContext) -> bool:
 
 def _zero_dim_with_numbers(operands: list[ast.expr], context: KindContext) -> bool:
     kinds = [context.kind(o) for o in operands]
-    return all(k in (TENSOR, "number") for k in kinds) and all(
+    return all(k in (TENSOR, NUMBER) for k in kinds) and all(
         zero_dim(o, context) for o, k in zip(operands, kinds) if k == TENSOR)
 
 
@@ -105,7 +106,7 @@ def scalar_of(node: ast.expr, context: KindContext) -> ast.expr | None:
 def _assignments(name: str, context: KindContext) -> list[ast.AST]:
     """Every node of the function that binds ``name`` (assignment targets, loop variables,
     imports, nested definitions...)."""
-    found = []
+    found: list[ast.AST] = []
     for node in ast.walk(context.function):
         if isinstance(node, ast.Name) and node.id == name and not isinstance(node.ctx,
                                                                               ast.Load):
@@ -152,9 +153,11 @@ class ScalarFlag(Kind):
         return frozenset({".item()", ".tolist()"})
 
     def propose(self, node: ast.AST, context: KindContext) -> Proposal | None:
-        if not (len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)):
-            return None
+        if not (isinstance(node, ast.Assign) and len(node.targets) == 1):
+            return None  # node_types: only assignments are offered
         target = node.targets[0]
+        if not isinstance(target, ast.Name):
+            return None
         tensor = scalar_of(node.value, context)
         if tensor is None:
             self._diagnose(node, context)
@@ -165,7 +168,7 @@ class ScalarFlag(Kind):
                 and n.id == target.id and isinstance(n.ctx, ast.Load)]
         if not uses or not all(_rewritten_condition(use, context) for use in uses):
             return None
-        return Proposal(f"{target.id} = _eqrw_item($t)", {"t": tensor}, "statement",
+        return Proposal(f"{target.id} = _eqrw_item($t)", {"t": tensor}, Level.STATEMENT,
                         frozenset({"_eqrw_item"}))
 
     @staticmethod
@@ -182,7 +185,7 @@ def _rewritten_condition(use: ast.Name, context: KindContext) -> bool:
     """``use`` is (or is compared with a number in) the test of an ``if`` or a ternary that
     a select or guard rule rewrites into a tensor condition."""
     parent = context.parents.get(use)
-    test = use
+    test: ast.expr = use
     if isinstance(parent, ast.Compare) and parent.left is use and len(parent.ops) == 1:
         test, parent = parent, context.parents.get(parent)
     if not isinstance(parent, ast.If | ast.IfExp) or parent.test is not test:

@@ -36,7 +36,9 @@ from __future__ import annotations
 import ast
 import math
 
-from ..pattern import same_tree
+from ..enums import Level
+from ..inference import NUMBER
+from ..pattern import Bindings, same_tree
 from . import Kind, KindContext, Proposal, is_boolean
 
 # Methods (and torch./F. functions of the same name) in each table, with the arguments
@@ -122,10 +124,10 @@ class MaskScatter(Kind):
                 context.note(f"masked selection written back through the mask, but the value "
                              f"is not elementwise in the selections ({builder.reason})")
             return None
-        bindings = {"out": out, "index": index, "mask": mask, **builder.bindings}
+        bindings: Bindings = {"out": out, "index": index, "mask": mask, **builder.bindings}
         template = (f"_eqrw_mask_scatter($out, lambda: $index, $mask, "
                     f"lambda {pick}: {body}, {form!r})")
-        return Proposal(template, bindings, "statement", frozenset({"_eqrw_mask_scatter"}))
+        return Proposal(template, bindings, Level.STATEMENT, frozenset({"_eqrw_mask_scatter"}))
 
 
 def _scatter_parts(node: ast.AST) -> tuple[ast.expr, ast.expr, ast.expr, str] | None:
@@ -136,6 +138,8 @@ def _scatter_parts(node: ast.AST) -> tuple[ast.expr, ast.expr, ast.expr, str] | 
             return None
         target = node.targets[0]
         return target.value, target.slice, node.value, "setitem"
+    if not isinstance(node, ast.Expr):
+        return None
     call = node.value
     if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute)
             and call.func.attr == "index_put_" and len(call.args) == 2 and not call.keywords):
@@ -205,28 +209,29 @@ class _Template:
         # A selection may spell the index as the statement does or as its mask: ``x[mask]``
         # and ``x[(mask,)]`` or ``x[mask.nonzero(as_tuple=True)]`` select the same elements.
         self.indexes, self.context, self.exact, self.pick = indexes, context, exact, pick
-        self.bindings: dict[str, ast.AST] = {}
+        self.bindings: Bindings = {}
         self.selections = 0
         self.reason = ""
 
-    def bind(self, node: ast.AST) -> str:
+    def bind(self, node: ast.expr) -> str:
         name = f"k{len(self.bindings)}"
         self.bindings[name] = node
         return f"${name}"
 
     def refuse(self, reason: str) -> None:
+        """Keep ``reason`` as the reason, unless an earlier refusal gave one."""
         self.reason = self.reason or reason
-        return None
 
     def build(self, node: ast.expr) -> str | None:
         """Template text for ``node``: selections become ``pick($k)``, numbers stay bound."""
         if isinstance(node, ast.Subscript) and any(same_tree(node.slice, i)
                                                    for i in self.indexes):
             if not (self.context.is_tensor(node.value) and self.context.is_pure(node.value)):
-                return self.refuse("a selection of something not proven a pure tensor")
+                self.refuse("a selection of something not proven a pure tensor")
+                return None
             self.selections += 1
             return f"{self.pick}({self.bind(node.value)})"
-        if (self.context.kind(node) == "number" and not self._contains_selection(node)
+        if (self.context.kind(node) == NUMBER and not self._contains_selection(node)
                 and self.context.is_pure(node)):
             return self.bind(node)
         if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub | ast.UAdd):
@@ -237,22 +242,25 @@ class _Template:
             return self._binary(node)
         if isinstance(node, ast.Call):
             return self._call(node)
-        return self.refuse(f"`{ast.unparse(node)}` is neither a selection through the same "
-                           "index nor a number")
+        self.refuse(f"`{ast.unparse(node)}` is neither a selection through the same "
+                    "index nor a number")
+        return None
 
-    def _contains_selection(self, node: ast.AST) -> bool:
+    def _contains_selection(self, node: ast.expr) -> bool:
         return any(_selects(node, i) for i in self.indexes)
 
     def _binary(self, node: ast.BinOp) -> str | None:
         symbols = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.Pow: "**"}
         symbol = symbols.get(type(node.op))
         if symbol is None:
-            return self.refuse(f"the operator of `{ast.unparse(node)}` is not elementwise-safe")
+            self.refuse(f"the operator of `{ast.unparse(node)}` is not elementwise-safe")
+            return None
         if self.exact and symbol in ("*", "/", "**") and not (
                 _finite_literal(node.right, nonzero=symbol == "/") and symbol != "**"
                 or symbol == "*" and _finite_literal(node.left, nonzero=False)):
-            return self.refuse(f"`{ast.unparse(node)}`: only + and -, and * or / by a "
-                               "finite number literal, keep gradients exact")
+            self.refuse(f"`{ast.unparse(node)}`: only + and -, and * or / by a "
+                        "finite number literal, keep gradients exact")
+            return None
         left, right = self.build(node.left), self.build(node.right)
         if left is None or right is None:
             return None
@@ -260,23 +268,28 @@ class _Template:
 
     def _call(self, node: ast.Call) -> str | None:
         func = node.func
-        name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+        name = (func.attr if isinstance(func, ast.Attribute)
+                else func.id if isinstance(func, ast.Name) else "")
         allowed = _EXACT_CALLS if self.exact else _POINTWISE_CALLS
         if name not in allowed:
-            return self.refuse(f"`{name}` is not in the rule's elementwise table")
+            self.refuse(f"`{name}` is not in the rule's elementwise table")
+            return None
         extra = [a for a in node.args] + [k.value for k in node.keywords]
         qualname = self.context.facts.qualname(func) or ""
         is_function = qualname.rpartition(".")[0] in ("torch", "torch.nn.functional")
         if is_function:
             if not node.args:
-                return self.refuse(f"`{name}` without its tensor argument")
+                self.refuse(f"`{name}` without its tensor argument")
+                return None
             subject, extra = node.args[0], extra[1:]
         elif isinstance(func, ast.Attribute):
             subject = func.value
         else:
-            return self.refuse(f"`{name}` is not a tensor method or torch function")
+            self.refuse(f"`{name}` is not a tensor method or torch function")
+            return None
         if any(not _literal(e) for e in extra) or any(k.arg is None for k in node.keywords):
-            return self.refuse(f"`{name}` with arguments other than number literals")
+            self.refuse(f"`{name}` with arguments other than number literals")
+            return None
         inner = self.build(subject)
         if inner is None:
             return None
@@ -297,7 +310,11 @@ def _finite_literal(node: ast.expr, nonzero: bool) -> bool:
     sign = 1
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
         node, sign = node.operand, -1
-    if not (isinstance(node, ast.Constant) and type(node.value) in (int, float)):
+    if not isinstance(node, ast.Constant):
         return False
-    value = sign * node.value
+    literal = node.value
+    # Exactly an int or a float: True and False (ints too) are not number literals here.
+    if not isinstance(literal, int | float) or isinstance(literal, bool):
+        return False
+    value = sign * literal
     return math.isfinite(value) and (value != 0 or not nonzero)

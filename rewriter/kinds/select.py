@@ -16,6 +16,7 @@ evaluated, whatever the parameters hold (numbers, lists, numpy arrays...).
 from __future__ import annotations
 
 import ast
+from dataclasses import dataclass
 
 from ..enums import Level
 from ..pattern import Bindings, same_tree
@@ -120,7 +121,7 @@ def _same_assign_target(first: ast.stmt, second: ast.stmt | None) -> bool:
     return one is not None and two is not None and one[0].id == two[0].id
 
 
-def _bound_before(context: KindContext, name: str, node: ast.If) -> bool:
+def _bound_before(context: KindContext, name: str, node: ast.stmt) -> bool:
     function = context.function
     if isinstance(function, ast.FunctionDef | ast.AsyncFunctionDef) and name in {
             a.arg for a in function.args.args + function.args.kwonlyargs}:
@@ -322,17 +323,19 @@ def _from_tensor(test: ast.expr, context: KindContext) -> bool:
     return False
 
 
-class _Prefixed:
-    """A context whose notes start with ``prefix``."""
+@dataclass
+class _Prefixed(KindContext):
+    """A context whose notes start with ``prefix`` (kept in the same list of notes)."""
 
-    def __init__(self, context: KindContext, prefix: str):
-        self._context, self._prefix = context, prefix
-
-    def __getattr__(self, name: str):
-        return getattr(self._context, name)
+    prefix: str = ""
 
     def note(self, reason: str) -> None:
-        self._context.note(self._prefix + reason)
+        super().note(self.prefix + reason)
+
+
+def _prefixed(context: KindContext, prefix: str) -> KindContext:
+    """``context`` (same facts, same notes) whose notes start with ``prefix``."""
+    return _Prefixed(context.guards, context.assumed, context.notes, prefix)
 
 
 def _python_scalar(test: ast.expr, context: KindContext) -> bool:
@@ -365,7 +368,7 @@ def _diagnose(node: ast.If, context: KindContext) -> None:
     readable = tensor_condition(node.test, context) is not None
     if readable and _python_scalar(node.test, context):
         # Readable as a tensor (scalarflag.py), but the branches below decide: say both.
-        context = _Prefixed(context, "the condition is a Python value taken from a tensor "
+        context = _prefixed(context, "the condition is a Python value taken from a tensor "
                                      "(.item(), .tolist()) that could stay a tensor; left "
                                      "alone: ")
     if tensor_condition(node.test, context) is None:
