@@ -28,3 +28,30 @@ def eager_harness(tree: Path, reproducer_dir: Path, timeout: float = 120) -> Ite
         yield handle
     finally:
         handle.close()
+
+
+# A small module target (a Linear layer, subtraction, scaling, negation) several oracle
+# tests rewrite and validate.
+MLP = '''
+import torch
+from torch import nn
+
+
+class Mlp(nn.Module):
+    def __init__(self, dim: int):
+        super().__init__()
+        self.fc = nn.Linear(dim, dim)
+
+    def forward(self, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+        h = self.fc(x)
+        return (h - y) * 2 + -h
+
+
+def get_init_inputs():
+    return [8]
+
+
+def get_inputs():
+    torch.manual_seed(0)
+    return [torch.randn(4, 8), torch.randn(8, 4).t()]
+'''

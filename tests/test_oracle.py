@@ -12,31 +12,7 @@ import pytest
 from eqrewrite.oracle.harness import Harness, HarnessOptions
 from eqrewrite.oracle.settings import CompileSettings, TargetForm
 from eqrewrite.oracle.targets import find_target
-from oracle_support import eager_harness, write_targets
-
-MLP = '''
-import torch
-from torch import nn
-
-
-class Mlp(nn.Module):
-    def __init__(self, dim: int):
-        super().__init__()
-        self.fc = nn.Linear(dim, dim)
-
-    def forward(self, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
-        h = self.fc(x)
-        return (h - y) * 2 + -h
-
-
-def get_init_inputs():
-    return [8]
-
-
-def get_inputs():
-    torch.manual_seed(0)
-    return [torch.randn(4, 8), torch.randn(8, 4).t()]
-'''
+from oracle_support import MLP, eager_harness, write_targets
 
 CASES = {
     "good.py": MLP,

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 from eqrewrite.rewriter.api import RewriteOptions, load_pack, rewrite_rounds, rewrite_text
+from oracle_support import MLP as SHARED_MLP
 
 # Round 1 spells a subtraction and a negation as calls; round 2 rewrites those calls again:
 # one correctly (torch.negative), one wrongly (the operands of torch.sub swapped).
@@ -74,31 +75,7 @@ rules:
 
 # The comment names torch.sub and torch.neg: a rule runs on a file only when the file holds
 # its tokens from the start, so the second-round rules need it.
-MLP = '''
-import torch
-from torch import nn
-
-
-class Mlp(nn.Module):
-    def __init__(self, dim: int):
-        super().__init__()
-        self.fc = nn.Linear(dim, dim)
-
-    def forward(self, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
-        h = self.fc(x)
-        return (h - y) * 2 + -h
-
-
-def get_init_inputs():
-    return [8]
-
-
-def get_inputs():
-    torch.manual_seed(0)
-    return [torch.randn(4, 8), torch.randn(8, 4).t()]
-
-# Rewritten, this module calls torch.sub and torch.neg.
-'''
+MLP = SHARED_MLP + "# Rewritten, this module calls torch.sub and torch.neg.\n"
 RETURN_LINE = 13
 
 
