@@ -367,7 +367,9 @@ def test_the_reduce_step_keeps_to_its_time_budget(backends, tmp_path, monkeypatc
         if reduction["status"] == "reduced":
             record = json.loads((out / store.FINDINGS / name / "reduced" /
                                  "reduction.json").read_text())
-            assert "--time-budget" in (record["stopped"] or ""), record
+            # Stopped by its budget, or (warm caches, a fast machine) done within it.
+            assert ("--time-budget" in (record["stopped"] or "")
+                    or (record["stopped"] is None and reduction["seconds"] <= budget + 10)), record
 
 
 def test_the_reduce_step_never_outlasts_the_campaign_budget(tmp_path, monkeypatch):
@@ -397,7 +399,10 @@ def test_the_command_is_interrupted_and_resumed_without_redoing_seeds(backends, 
     # process is slow to notice it (seeds after the first take a second each, caches warm).
     command = [sys.executable, "-m", "eqrewrite.rewriter", "campaign", "--seeds", "2:12", "-j",
                "1", "--backend", "planted:reduction", "-o", str(out), "--time-budget", "10m"]
-    process = subprocess.Popen(command, stderr=subprocess.PIPE, text=True, env=env)
+    # A shell's background job inherits SIGINT ignored, and Python keeps an ignored SIGINT:
+    # the campaign gets the default, as a command started from a terminal does.
+    process = subprocess.Popen(command, stderr=subprocess.PIPE, text=True, env=env,
+                               preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     journal = out / store.JOURNAL
     deadline = time.monotonic() + 400
     while not (journal.exists() and journal.read_text()) and time.monotonic() < deadline:
