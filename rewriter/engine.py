@@ -16,6 +16,7 @@ from functools import partial
 from typing import TYPE_CHECKING
 
 from .enums import Safety, Scope
+from .incremental import Reparsed, eligible, reparse
 from .matcher import Edit, Note, find_edits_and_notes
 from .rules import Rule
 
@@ -132,11 +133,15 @@ def _rewrite(text: str, rules: list[Rule], options: RewriteOptions, tree: ast.Mo
              spread: Spread | None) -> Rewrite:
     result = Rewrite(text)
     current, tree = text, tree or parse(text)
+    incremental = eligible(rules, options.assume_tensor_params)
+    reparsed: Reparsed | None = None
     for round_number in range(1, MAX_ROUNDS + 1):
         edits, notes = find_edits_and_notes(
             current, tree, rules, options.assume_tensor_params,
             options.trust_scalar_annotations, options.function_scopes,
-            None if progress is None else partial(progress, round_number))
+            None if progress is None else partial(progress, round_number),
+            roots=None if reparsed is None else reparsed.roots,
+            facts=None if reparsed is None else reparsed.facts)
         if round_number == 1:
             result.notes = _outside(notes, edits)
         if not edits:
@@ -144,15 +149,20 @@ def _rewrite(text: str, rules: list[Rule], options: RewriteOptions, tree: ast.Mo
             return result
         from .apply import ApplyError, apply_edits  # libcst loads only when a file has edits
 
+        previous = current
         try:
             current = apply_edits(current, edits, tree, None if applying is None
                                   else partial(applying, round_number), spread)
         except ApplyError as error:
             raise RewriteError(f"internal error applying edits: {error}") from None
         result.edits += [(round_number, edit) for edit in edits]
-        tree = None  # freed before the new text is parsed: the two need not coexist
         try:
-            tree = ast.parse(current)
+            reparsed = reparse(previous, current, tree, edits) if incremental else None
+            if reparsed is not None:
+                tree = reparsed.tree
+            else:
+                tree = None  # freed before the new text is parsed: the two need not coexist
+                tree = ast.parse(current)
         except SyntaxError as error:
             rule_ids = sorted({e.rule.id for e in edits})
             raise RewriteError(f"rewrite by {', '.join(rule_ids)} produced invalid Python "

@@ -41,6 +41,7 @@ _CONDITION_OWNERS = (ast.If, ast.While, ast.IfExp, ast.Assert)
 _LEXICAL_SCOPES = frozenset({ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef,
                              ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp})
 # f"{x * 2=}" prints its own source text: nothing inside may be rewritten.
+_DEFS = (ast.FunctionDef, ast.AsyncFunctionDef)
 _SELF_DOCUMENTING = re.compile(r"=\s*(?:![rsa])?(?::[^{}]*)?\}")
 _CONDITION_PARENTS = frozenset({ast.If, ast.While, ast.IfExp, ast.Assert, ast.BoolOp,
                                 ast.UnaryOp})
@@ -185,6 +186,7 @@ class Matcher:
         self._lines = Lines(text)
         self._comments: Comments | None = None
         self._markers = "eqrewrite" in text
+        self._self_documenting_text: bool | None = None  # whether any f"{x=}" may be here
         self.edits: list[Edit] = []
         self.notes: list[Note] = []
 
@@ -199,6 +201,17 @@ class Matcher:
         if self._comments is None:
             self._comments = Comments(self.text)
         return self._comments
+
+    def _self_documenting(self, node: ast.JoinedStr) -> bool:
+        # f"{x=}" holds the text "x=" as a constant part: only then is its source looked
+        # at, and only if the file holds such text at all (one search, not a split).
+        if not any(type(v) is ast.Constant and isinstance(v.value, str) and "=" in v.value
+                   for v in node.values):
+            return False
+        if self._self_documenting_text is None:
+            self._self_documenting_text = _SELF_DOCUMENTING.search(self.text) is not None
+        return self._self_documenting_text and bool(
+            _SELF_DOCUMENTING.search(self._lines.text(self._lines.span(node))))
 
     def span(self, node: Positioned) -> Span:
         """``node``'s span in characters (ast counts UTF-8 bytes)."""
@@ -248,7 +261,12 @@ class Matcher:
                         break
             if node_type in _LEXICAL_SCOPES:
                 chain = chain + (node,)
-            elif isinstance(node, ast.JoinedStr) and _self_documenting(node, self._lines):
+                if (marked is not None and isinstance(node, _DEFS)
+                        and not _header_marked(node, marked)):
+                    for child in reversed(node.body):
+                        push((child, chain, False))
+                    continue
+            elif isinstance(node, ast.JoinedStr) and self._self_documenting(node):
                 continue
             tracks = conditions and node_type in _CONDITION_PARENTS
             for name in CHILD_FIELDS[node_type]:  # reversed: popped in source order
@@ -433,11 +451,16 @@ class Matcher:
         return renames, imports
 
 
-def _self_documenting(node: ast.JoinedStr, lines: Lines) -> bool:
-    # f"{x=}" holds the text "x=" as a constant part: only then is its source looked at.
-    return any(type(v) is ast.Constant and isinstance(v.value, str) and "=" in v.value
-               for v in node.values) and bool(
-        _SELF_DOCUMENTING.search(lines.text(lines.span(node))))
+def _header_marked(node: ast.FunctionDef | ast.AsyncFunctionDef, marked: list[int]) -> bool:
+    """Whether a line of ``node``'s header (decorators, parameters, annotations) holds an
+    anchor: a third of the nodes walked in a typical module are parameters and their
+    annotations, and most headers hold no operator."""
+    first = node.body[0].lineno
+    if first <= node.lineno:
+        return True  # `def f(x=-1): return x`: the header shares a line with the body
+    start = node.decorator_list[0].lineno if node.decorator_list else node.lineno
+    at = bisect_left(marked, start)
+    return at < len(marked) and marked[at] < first
 
 
 def _child_in_condition(parent: ast.AST, field_name: str, in_condition: bool) -> bool:
@@ -461,12 +484,16 @@ def find_edits_and_notes(text: str, tree: ast.Module, rules: list[Rule],
                          assume_tensor_params: bool = False,
                          trust_scalar_annotations: bool = True,
                          function_scopes: dict[str, frozenset[str]] | None = None,
-                         progress: Callable[[int], None] | None = None
+                         progress: Callable[[int], None] | None = None,
+                         roots: list[tuple[ast.AST, tuple[ast.AST, ...]]] | None = None,
+                         facts: ModuleFacts | None = None
                          ) -> tuple[list[Edit], list[Note]]:
-    """``find_edits`` plus the notes on what the rules recognised and left alone."""
+    """``find_edits`` plus the notes on what the rules recognised and left alone.
+
+    ``roots`` and ``facts``: as for ``Matcher.run`` and ``Matcher``."""
     matcher = Matcher(text, tree, rules, assume_tensor_params, trust_scalar_annotations,
-                      function_scopes)
-    return matcher.run(progress=progress), matcher.notes
+                      function_scopes, facts)
+    return matcher.run(roots, progress), matcher.notes
 
 
 def find_edits(text: str, tree: ast.Module, rules: list[Rule],

@@ -10,7 +10,6 @@ Reading and writing files is ``files.py``'s job, progress bars ``progress.py``'s
 
 from __future__ import annotations
 
-import difflib
 import multiprocessing
 import os
 import sys
@@ -21,6 +20,7 @@ from typing import TYPE_CHECKING
 from . import files
 from .cache import Cache, digest
 from .callgraph import function_scopes
+from .diffs import unified_diff
 from .engine import RewriteError, RewriteOptions, parse, rewrite_source, select_rules
 from .facts import FUNCTION_SCOPES
 from .files import WriteError
@@ -162,9 +162,7 @@ def _process(context: Context, path: Path, destination: Path | None) -> FileResu
 
 
 def _diff(path: Path, old: str, new: str) -> str:
-    return "".join(difflib.unified_diff(
-        old.splitlines(keepends=True), new.splitlines(keepends=True),
-        fromfile=f"{path}\t(original)", tofile=f"{path}\t(rewritten)"))
+    return unified_diff(old, new, f"{path}\t(original)", f"{path}\t(rewritten)")
 
 
 def _with_copy(result: FileResult, destination: Path, data: bytes,
