@@ -4,8 +4,10 @@ After a round's edits are applied, the engine must parse the new text (to prove 
 Python) and match it again (a rewrite may enable another). On real code most of a changed
 file is untouched: in torch's sources, the top-level functions and classes holding edits
 are a fifth of the changed files' text. When the edits leave everything outside those
-statements as it was, only those statements are parsed again (each on its own, at its
-lines) and spliced into the old tree, and the next round matches only them.
+statements as it was, only those statements are parsed again (in one parse, each at its
+own lines, empty lines standing for the rest) and spliced into the old tree, and the next
+round matches only them. When they make up most of the file, one whole parse is cheaper
+than the checks.
 
 That next round finds exactly what matching the whole new file would, because a
 statement outside the re-parsed ones can only be matched differently if something it
@@ -71,22 +73,27 @@ def reparse(old_text: str, new_text: str, tree: ast.Module,
     edited = _edited_statements(tree.body, edits, old_lines)
     if edited is None:
         return None
-    body = list(tree.body)
+    ranges = [(_first_line(tree.body[i]), tree.body[i].end_lineno or 0) for i in edited]
+    if sum(last - first + 1 for first, last in ranges) * 2 > len(new_lines):
+        return None  # most of the file: one whole parse costs less than the checks
     kept_from = 0
-    roots: list[tuple[ast.AST, tuple[ast.AST, ...]]] = []
-    for index in edited:
-        first, last = _first_line(body[index]), body[index].end_lineno or 0
+    pieces: list[str] = []
+    for first, last in ranges:
         if new_lines[kept_from:first - 1] != old_lines[kept_from:first - 1]:
             return None
-        # Padding with empty lines gives the statement its real line numbers.
-        part = ast.parse("\n" * (first - 1) + "".join(new_lines[first - 1:last]))
-        if len(part.body) != 1 or type(part.body[0]) is not type(body[index]):
-            return None
-        body[index] = part.body[0]
-        roots.append((part.body[0], ()))
+        # Empty lines in place of the others give each statement its real line numbers,
+        # and all are parsed in one call.
+        pieces += ["\n" * (first - 1 - kept_from), *new_lines[first - 1:last]]
         kept_from = last
     if new_lines[kept_from:] != old_lines[kept_from:]:
         return None
+    parsed = ast.parse("".join(pieces)).body
+    if [type(s) for s in parsed] != [type(tree.body[i]) for i in edited]:
+        return None
+    body = list(tree.body)
+    for index, statement in zip(edited, parsed, strict=True):
+        body[index] = statement
+    roots: list[tuple[ast.AST, tuple[ast.AST, ...]]] = [(s, ()) for s in parsed]
     new_tree = ast.Module(body=body, type_ignores=tree.type_ignores)
     facts = ModuleFacts(new_tree, new_text)
     if _cross_statement_facts(ModuleFacts(tree, old_text)) != _cross_statement_facts(facts):

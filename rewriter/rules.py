@@ -11,6 +11,7 @@ from __future__ import annotations
 import ast
 import hashlib
 import re
+from collections.abc import Callable
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from importlib import resources
@@ -108,12 +109,16 @@ class Rule:
             raise TypeError(f"rule {self.id!r} is of kind {self.kind!r}: it has no pattern")
         return self.pattern
 
-    def could_match(self, text: str) -> bool:
-        """A cheap test on a file's text: False means this rule cannot match there."""
+    def could_match(self, text: str | Callable[[str], bool]) -> bool:
+        """A cheap test on a file's text: False means this rule cannot match there.
+
+        ``text`` may be a function saying whether a token occurs in the text (a caller
+        testing many rules remembers the answers: rules share tokens)."""
+        occurs = text if callable(text) else text.__contains__
         if self.implementation is not None:
             tokens = self.implementation.tokens()
-            return not tokens or any(t in text for t in tokens)
-        return all(t in text for t in self.template_pattern.required_tokens)
+            return not tokens or any(occurs(t) for t in tokens)
+        return all(occurs(t) for t in self.template_pattern.required_tokens)
 
 
 @dataclass

@@ -113,8 +113,16 @@ def prepare_scopes(job: Job, paths: list[Path], jobs: int | None = None) -> Job:
 
 
 def could_match(text: str, rules: list[Rule]) -> list[Rule]:
-    """The rules whose required tokens all occur in ``text`` (a cheap pre-pass)."""
-    return [r for r in rules if r.could_match(text)]
+    """The rules whose required tokens occur in ``text`` (a cheap pre-pass; each token is
+    searched for once)."""
+    found: dict[str, bool] = {}
+
+    def occurs(token: str) -> bool:
+        if token not in found:
+            found[token] = token in text
+        return found[token]
+
+    return [r for r in rules if r.could_match(occurs)]
 
 
 def process(context: Context, path: Path, destination: Path | None) -> FileResult:

@@ -1,4 +1,4 @@
-"""The unified diffs printed by --diff: difflib's format, linear time when lines keep their place."""
+"""The unified diffs --diff prints: difflib's format, in linear time when lines keep their place."""
 
 from __future__ import annotations
 

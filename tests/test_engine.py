@@ -763,3 +763,22 @@ def test_notes_inside_an_edit_are_dropped_and_the_others_kept():
     kept = _outside(notes, edits)
     assert [(n.line, n.col) for n in kept] == [(1, 1), (9, 6), (12, 4), (12, 12)]
     assert _outside(notes, []) == notes
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_lines_are_split_where_ast_counts_a_new_line(seed):
+    # \r\n, \r and \n end a line; \f, \v, \x1c, \x85 and \u2028 (str.splitlines) do not.
+    import random
+    import re
+
+    from eqrewrite.rewriter.layout import split_lines
+
+    def reference(text: str) -> list[str]:
+        parts = re.split(r"(\r\n|\r|\n)", text)
+        return [a + b for a, b in zip(parts[::2], parts[1::2] + [""], strict=True)]
+
+    rng = random.Random(seed)
+    pieces = ["x", " ", "\n", "\r", "\r\n", "\f", "\v", "\x1c", "\x85", "\u2028"]
+    for _ in range(20000):
+        text = "".join(rng.choice(pieces) for _ in range(rng.randint(0, 10)))
+        assert split_lines(text) == reference(text), repr(text)

@@ -104,6 +104,9 @@ def test_a_rewrite_enabling_another_is_found_in_the_reparsed_function(rules, mon
     from torch import Tensor
     def f(x: Tensor):
         return x.sub(1)
+    def untouched(a):
+        b = a
+        return b
     """, [True, False]),
 ], ids=["module-level", "header", "one-line", "import-added"])
 def test_the_whole_file_is_parsed_again_when_an_edit_may_reach_other_statements(
@@ -149,3 +152,15 @@ def test_the_spliced_tree_matches_a_full_parse(rules):
         ast.parse(new), include_attributes=True)
     assert [type(root).__name__ for root, _ in reparsed.roots] == ["FunctionDef"]
     assert reparsed.roots[0][0].name == "f"
+
+
+def test_a_file_mostly_made_of_edited_definitions_is_parsed_whole(rules, monkeypatch):
+    text, taken = both_ways("""\
+        import torch
+        def f(x: torch.Tensor):
+            y = x.sub(1)
+            z = y
+            return z
+        """, rules, monkeypatch)
+    assert "y = torch.sub(x, 1)" in text
+    assert taken == [False, False]
