@@ -2,7 +2,9 @@
 
 Each round parses with ``ast``, finds edits, applies them with libcst and checks
 that the result still parses. Rounds repeat until no rule matches, so the output
-is by construction a fixed point: a second run over it changes nothing.
+is by construction a fixed point: a second run over it changes nothing. A later
+round re-parses and re-matches only the top-level definitions that held edits
+when ``incremental.py`` proves that is equivalent; otherwise the whole file.
 """
 
 from __future__ import annotations
