@@ -8,7 +8,6 @@ spans so ``apply.py`` can find the same nodes in the libcst tree.
 from __future__ import annotations
 
 import ast
-import bisect
 import io
 import re
 import tokenize
@@ -109,10 +108,9 @@ class Lines:
 
 
 class Comments:
-    """Comment positions and ``# eqrewrite: ignore`` markers, read with tokenize."""
+    """The ``# eqrewrite: ignore`` markers of a file, read with tokenize."""
 
     def __init__(self, text: str):
-        self.positions: list[tuple[int, int]] = []
         self.ignored: dict[int, set[str] | None] = {}
         try:
             tokens = list(tokenize.generate_tokens(io.StringIO(text).readline))
@@ -121,7 +119,6 @@ class Comments:
         for token in tokens:
             if token.type != tokenize.COMMENT:
                 continue
-            self.positions.append(token.start)
             if match := _IGNORE_RE.search(token.string):
                 ids = match.group(1)
                 self.ignored[token.start[0]] = (
@@ -135,12 +132,22 @@ class Comments:
                     return True
         return False
 
-    def inside(self, span: Span, holes: list[Span]) -> bool:
-        """Whether a comment lies in ``span`` but outside every span in ``holes``."""
-        first = bisect.bisect_left(self.positions, (span[0], span[1]))
-        last = bisect.bisect_left(self.positions, (span[2], span[3]), first)
-        return any(not any(_within(position, h) for h in holes)
-                   for position in self.positions[first:last])
+
+def _comment_outside(code: str, span: Span, holes: list[Span]) -> bool:
+    """Whether a comment in ``code`` (the source text of ``span``) lies outside every span
+    in ``holes``. Only ``code`` is tokenized, not its file: as a node's whole text its
+    strings and brackets are closed, and in parentheses its lines need no indentation."""
+    try:
+        tokens = list(tokenize.generate_tokens(io.StringIO(f"({code}\n)").readline))
+    except (tokenize.TokenError, SyntaxError):
+        return True  # cannot tell: keep the code as it is
+    for token in tokens:
+        if token.type == tokenize.COMMENT:
+            line, col = token.start
+            position = (span[0] + line - 1, span[1] + col - 1 if line == 1 else col)
+            if not any(_within(position, hole) for hole in holes):
+                return True
+    return False
 
 
 def _within(position: tuple[int, int], span: Span) -> bool:
@@ -374,7 +381,7 @@ class Matcher:
         if self._markers and self.comments.suppressed(rule.id, span):
             return _decline(why, Stage.SUPPRESSED,
                             "suppressed by an `# eqrewrite: ignore` comment")
-        if "#" in before and self.comments.inside(span, holes):
+        if "#" in before and _comment_outside(before, span, holes):
             return _decline(why, Stage.COMMENT, "a comment inside the code would be lost")
         return Edit(rule, span, level, binding_spans, spelling[0], before,
                     frozenset(spelling[1]), template, helpers)

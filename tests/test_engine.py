@@ -106,6 +106,29 @@ def test_comment_inside_matched_expression_blocks_the_edit(default_rules):
     assert rewrite(source, default_rules) == source
 
 
+def test_comment_inside_an_operand_on_the_first_line_is_carried_along(default_rules):
+    # The comment sits on the edit's first line, inside the operand torch.relu(...): kept.
+    source = textwrap.dedent("""
+        import torch
+        def f(a: torch.Tensor, b: torch.Tensor):
+            return a + torch.relu(  # keep me
+                b)
+    """)
+    assert rewrite(source, default_rules) == source.replace(
+        "a + torch.relu(  # keep me\n        b)",
+        "torch.add(a, torch.relu(  # keep me\n        b))")
+
+
+def test_a_hash_inside_a_string_is_not_a_comment(default_rules):
+    source = textwrap.dedent("""
+        import torch
+        def f(a: torch.Tensor):
+            return a + torch.tensor(len("#"))
+    """)
+    assert rewrite(source, default_rules) == source.replace(
+        'a + torch.tensor(len("#"))', 'torch.add(a, torch.tensor(len("#")))')
+
+
 def test_ignore_comments(default_rules):
     source = textwrap.dedent("""
         import torch
