@@ -167,9 +167,9 @@ class Pattern:
                 found.add(token.string)
         return frozenset(found)
 
-    @property
+    @cached_property
     def key(self) -> NodeKey:
-        """See ``index_key``."""
+        """See ``index_key`` (asked for every rule of every file)."""
         return index_key(self.tree)
 
     def match(self, node: ast.AST, qualname_of: QualnameOf) -> Bindings | None:
