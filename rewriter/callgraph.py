@@ -6,7 +6,7 @@ layers call ``sdpa_attention_forward`` in another file through a registry dict, 
 from ``LOSS_MAPPING[...]`` through a property. The scope ``traced`` covers:
 
 * roots: ``forward`` methods of classes, and functions compiled in their own file
-  (decorated with or passed to ``torch.compile``, see ``ModuleFacts.compiled``);
+  (decorated with or passed to ``torch.compile``, see ``facts/compiled.py``);
 * functions and classes a reachable function refers to by name, through imports
   (relative or absolute, re-exports and lazy package ``__init__`` files included) and
   attributes of imported modules; ``functools.partial(f, ...)`` refers to ``f`` like any
@@ -39,7 +39,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .enums import Scope
-from .facts import ModuleFacts, qualname
+from .facts import ModuleFacts
+from .facts.definitions import definition_qualname
 from .pattern import dotted_name
 from .workers import WorkerPool
 
@@ -116,14 +117,15 @@ def summarize(path: str, text: str, name: str | None = None) -> Summary | None:
     summary = Summary(name, path, is_package)
     _Summarizer(summary, tree).run()
     facts = ModuleFacts(tree, text)
-    if facts.may_compile:
-        summary.roots |= {qualname(_chain(facts, f)) for f in facts.compiled}
+    if facts.text.may_compile:
+        summary.roots |= {definition_qualname(_chain(facts, f))
+                          for f in facts.compiled.functions}
     return summary
 
 
 def _chain(facts: ModuleFacts, function: ast.AST) -> list[ast.AST]:
     chain = [function]
-    while (parent := facts.parent.get(chain[0])) is not None:
+    while (parent := facts.definitions.parent.get(chain[0])) is not None:
         chain.insert(0, parent)
     return chain
 
@@ -196,15 +198,15 @@ class _Summarizer:
     def _function(self, function: ast.FunctionDef | ast.AsyncFunctionDef,
                   chain: tuple[ast.AST, ...]) -> None:
         inner = chain + (function,)
-        name = qualname(inner)
+        name = definition_qualname(inner)
         owner = chain[-1] if chain else None
-        summary = FunctionSummary(owner=qualname(chain) if isinstance(owner, ast.ClassDef)
-                                  else None)
+        summary = FunctionSummary(
+            owner=definition_qualname(chain) if isinstance(owner, ast.ClassDef) else None)
         self.summary.functions[name] = summary
         if owner is None:
             self._bind(function.name, ("function", name))
         elif not isinstance(owner, ast.ClassDef):
-            self.summary.functions[qualname(chain)].nested.append(name)
+            self.summary.functions[definition_qualname(chain)].nested.append(name)
         elif function.name == "forward":
             self.summary.roots.add(name)
         for decorator in function.decorator_list:
@@ -253,7 +255,7 @@ class _Summarizer:
 
     def _class(self, cls: ast.ClassDef, chain: tuple[ast.AST, ...]) -> None:
         inner = chain + (cls,)
-        name = qualname(inner)
+        name = definition_qualname(inner)
         summary = ClassSummary(bases=[b for b in map(dotted_name, cls.bases) if b])
         self.summary.classes[name] = summary
         if not chain:
@@ -261,7 +263,7 @@ class _Summarizer:
         for statement in cls.body:
             if isinstance(statement, _DEFS):
                 summary.methods.setdefault(statement.name, []).append(
-                    qualname(inner + (statement,)))
+                    definition_qualname(inner + (statement,)))
                 self._function(statement, inner)
                 for node in ast.walk(statement):
                     if isinstance(node, ast.Assign | ast.AnnAssign) and isinstance(

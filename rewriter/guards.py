@@ -113,7 +113,7 @@ def is_pure(ctx: GuardContext, root: ast.AST) -> bool:
         if not isinstance(node, ast.Call):
             continue
         func = node.func
-        qualname = facts.qualname(func) or ""
+        qualname = facts.imports.resolve(func) or ""
         module, _, function = qualname.rpartition(".")
         if module == "math" or _is_pure_torch_function(module, function, node):
             continue

@@ -17,7 +17,8 @@ from typing import Literal, Protocol, TypeAlias
 
 from . import knowledge as K
 from .enums import ValueKind
-from .facts import Function, ModuleFacts
+from .facts import ModuleFacts
+from .facts.definitions import Function
 from .nodes import names_read
 
 TENSOR, NUMBER, SEQUENCE = ValueKind.TENSOR, ValueKind.NUMBER, ValueKind.SEQUENCE
@@ -95,12 +96,12 @@ class Inference:
         env = self._envs.get(scope)
         if env is None:
             values: dict[str, list[BoundValue]] = {}
-            walrus = self.facts.may_have_walrus if self.facts.has_walrus else None
+            walrus = self.facts.text.may_have_walrus if self.facts.text.has_walrus else None
             for name, value in _bindings(scope, walrus):
                 values.setdefault(name, []).append(value)
             # Names written through `global`/`nonlocal` elsewhere can hold anything.
-            shared = self.facts.global_names if scope is self.facts.tree else (
-                self.facts.nonlocal_names)
+            shared = self.facts.scopes.global_names if scope is self.facts.tree else (
+                self.facts.scopes.nonlocal_names)
             for name in shared:
                 values.setdefault(name, []).append(UNKNOWN)
             initial = dict(self._parameters(scope, chain))
@@ -118,9 +119,9 @@ class Inference:
         defaults: list[ast.expr | None] = [None] * (len(positional) - len(args.defaults))
         defaults += args.defaults
         pairs = list(zip(positional, defaults)) + list(zip(args.kwonlyargs, args.kw_defaults))
-        is_method = self.facts.enclosing_class(scope) is not None
+        is_method = self.facts.definitions.enclosing_class(scope) is not None
         assume = self.assume_tensor_params == "everywhere" or (
-            self.assume_tensor_params and self.facts.is_forward(scope))
+            self.assume_tensor_params and self.facts.classes.is_forward(scope))
         found: list[tuple[str, ValueKind]] = []
         for index, (arg, default) in enumerate(pairs):
             if index == 0 and is_method and arg.arg in ("self", "cls"):
@@ -144,7 +145,7 @@ class Inference:
                 annotation = ast.parse(annotation.value, mode="eval").body
             except SyntaxError:
                 return UNKNOWN
-        qualname = self.facts.qualname(annotation)
+        qualname = self.facts.imports.resolve(annotation)
         if qualname == "torch.Tensor" or (qualname or "").startswith("torch.nn.Parameter"):
             return TENSOR
         name = annotation.id if isinstance(annotation, ast.Name) else None
@@ -199,7 +200,7 @@ class Inference:
         """``x.chunk(2)``, ``torch.split(x, 3)``...: a tuple whose items are all tensors."""
         if not isinstance(node, ast.Call):
             return False
-        qualname = self.facts.qualname(node.func) or ""
+        qualname = self.facts.imports.resolve(node.func) or ""
         if qualname.rpartition(".")[0] == "torch":
             return qualname.rpartition(".")[2] in K.TENSOR_SEQUENCE_FUNCTIONS
         return (isinstance(node.func, ast.Attribute)
@@ -263,15 +264,16 @@ class Inference:
             return env[node.id]
         if chain and (outer := self.lookup(node.id, chain[:-1])) is not None:
             return outer
-        if node.id in self.facts.aliases:
-            return NUMBER if self.facts.qualname(node) == "math.pi" else OBJECT
-        if node.id in self.facts.classes or node.id in self.facts.functions:
+        if node.id in self.facts.imports.aliases:
+            return NUMBER if self.facts.imports.resolve(node) == "math.pi" else OBJECT
+        if node.id in self.facts.definitions.classes or (
+                node.id in self.facts.definitions.functions):
             return OBJECT
         return OBJECT if node.id in K.PYTHON_BUILTINS else UNKNOWN
 
     def _kind_Attribute(self, node: ast.Attribute, chain: tuple[ast.AST, ...],
                         env: Names) -> ValueKind | None:
-        qualname = self.facts.qualname(node)
+        qualname = self.facts.imports.resolve(node)
         if qualname is not None:
             return NUMBER if qualname in ("math.pi", "math.e", "math.inf", "torch.pi") else OBJECT
         if isinstance(node.value, ast.Name) and node.value.id == "self":
@@ -290,12 +292,13 @@ class Inference:
         return OBJECT if node.attr in K.OBJECT_ATTRIBUTES else UNKNOWN
 
     def _own_class(self, chain: tuple[ast.AST, ...]) -> ast.ClassDef | None:
-        function = next((f for f in reversed(chain) if self.facts.enclosing_class(f)), None)
-        return self.facts.enclosing_class(function) if function is not None else None
+        definitions = self.facts.definitions
+        function = next((f for f in reversed(chain) if definitions.enclosing_class(f)), None)
+        return definitions.enclosing_class(function) if function is not None else None
 
     def _own_method(self, name: str, chain: tuple[ast.AST, ...]) -> ast.AST | None:
         cls = self._own_class(chain)
-        return self.facts.method(cls, name) if cls is not None else None
+        return self.facts.definitions.method(cls, name) if cls is not None else None
 
     def _self_attribute(self, attr: str, chain: tuple[ast.AST, ...]) -> ValueKind:
         cls = self._own_class(chain)
@@ -304,7 +307,7 @@ class Inference:
         if cls not in self._attributes:
             self._attributes[cls] = {}  # guards recursion
             kinds: dict[str, ValueKind | None] = {}
-            for name, value, method in self.facts.self_assignments(cls):
+            for name, value, method in self.facts.classes.self_assignments(cls):
                 kind = UNKNOWN if isinstance(value, ast.AugAssign) else self._kind(
                     value, (method,))
                 kinds[name] = join(kinds.get(name), kind)
@@ -314,12 +317,13 @@ class Inference:
     def _kind_Call(self, node: ast.Call, chain: tuple[ast.AST, ...],
                    env: Names) -> ValueKind | None:
         func = node.func
-        qualname = self.facts.qualname(func)
+        qualname = self.facts.imports.resolve(func)
         if qualname is not None:
             return self._library_call(qualname, node, chain, env)
         if isinstance(func, ast.Name) and func.id not in env:
-            if func.id in self.facts.functions and len(self.facts.functions[func.id]) == 1:
-                return self._returns(self.facts.functions[func.id][0])
+            functions = self.facts.definitions.functions
+            if func.id in functions and len(functions[func.id]) == 1:
+                return self._returns(functions[func.id][0])
             if func.id in K.PYTHON_BUILTINS:
                 return self._builtin_call(func.id, node, chain, env)
         if isinstance(func, ast.Attribute):

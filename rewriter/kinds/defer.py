@@ -223,7 +223,7 @@ def _logger(call: ast.Call, context: KindContext, builder: _Template) -> str | N
 
 
 def _warn(call: ast.Call, context: KindContext, builder: _Template) -> str | None:
-    if context.facts.qualname(call.func) != "warnings.warn" or not call.args:
+    if context.facts.imports.resolve(call.func) != "warnings.warn" or not call.args:
         return None
     keywords = _literal_keywords(call, {"stacklevel"})
     if keywords is None or len(call.args) > 3:
@@ -252,7 +252,7 @@ def _write(call: ast.Call, context: KindContext, builder: _Template) -> str | No
     if not (isinstance(func, ast.Attribute) and func.attr == "write" and len(call.args) == 1
             and not call.keywords):
         return None
-    stream = context.facts.qualname(func.value)
+    stream = context.facts.imports.resolve(func.value)
     if stream not in ("sys.stdout", "sys.stderr"):
         return None
     if not isinstance(call.args[0], ast.Constant | ast.JoinedStr):

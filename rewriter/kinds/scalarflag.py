@@ -73,7 +73,7 @@ def zero_dim(node: ast.expr, context: KindContext) -> bool:
     if not isinstance(node, ast.Call) or node.keywords:
         return False
     func = node.func
-    qualname = context.facts.qualname(func) or ""
+    qualname = context.facts.imports.resolve(func) or ""
     if qualname.startswith("torch.") and qualname.count(".") == 1:
         name = qualname.split(".")[1]
         return (name in _ZERO_DIM_REDUCTIONS and len(node.args) == 1

@@ -222,8 +222,8 @@ def _pure_method(context: KindContext, call: ast.Call) -> bool:
     if not (isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name)
             and func.value.id == "self"):
         return False
-    cls = context.facts.enclosing_class(context.function)
-    method = context.facts.method(cls, func.attr) if cls is not None else None
+    cls = context.facts.definitions.enclosing_class(context.function)
+    method = context.facts.definitions.method(cls, func.attr) if cls is not None else None
     if method is None:
         return False
     for node in ast.walk(method):
