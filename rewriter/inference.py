@@ -48,9 +48,9 @@ class Names(Protocol):
     def __getitem__(self, name: str) -> ValueKind | None: ...
 
 
-# ``Inference._kind_<NodeType>``: the kind of one type of node (the method named after
+# ``Inference._value_kind_<NodeType>``: the kind of one type of node (the method named after
 # the node's type is the one called, so its node parameter is that type).
-_KindOf = Callable[[ast.AST, tuple[ast.AST, ...], Names], "ValueKind | None"]
+_ValueKindOf = Callable[[ast.AST, tuple[ast.AST, ...], Names], "ValueKind | None"]
 
 
 def join(a: ValueKind | None, b: ValueKind | None) -> ValueKind | None:
@@ -76,18 +76,18 @@ class Inference:
         self.trust_scalar_annotations = trust_scalar_annotations
         self._envs: dict[ast.AST, _Env] = {}
         self._attributes: dict[ast.ClassDef, dict[str, ValueKind]] = {}
-        self._kinds: dict[ast.AST, tuple[tuple[ast.AST, ...], ValueKind]] = {}
+        self._value_kinds: dict[ast.AST, tuple[tuple[ast.AST, ...], ValueKind]] = {}
 
-    def kind(self, expr: ast.AST, chain: tuple[ast.AST, ...]) -> ValueKind:
+    def value_kind(self, expr: ast.AST, chain: tuple[ast.AST, ...]) -> ValueKind:
         """Kind of ``expr``, evaluated in the innermost function of ``chain``."""
         # Remembered: the rules sharing a pattern (`a + b` has two) ask about the same
         # operands, and each answer, once given, is final.
-        known = self._kinds.get(expr)
+        known = self._value_kinds.get(expr)
         if known is not None and known[0] is chain:
             return known[1]
-        kind = self._kind(expr, chain) or UNKNOWN
-        self._kinds[expr] = (chain, kind)
-        return kind
+        value_kind = self._value_kind(expr, chain) or UNKNOWN
+        self._value_kinds[expr] = (chain, value_kind)
+        return value_kind
 
     # -- environments -------------------------------------------------------
 
@@ -127,8 +127,8 @@ class Inference:
             if index == 0 and is_method and arg.arg in ("self", "cls"):
                 found.append((arg.arg, OBJECT))
             elif arg.annotation is not None:
-                kind = self._annotation_kind(arg.annotation)
-                found.append((arg.arg, kind if default is None or kind != TENSOR
+                value_kind = self._annotation_kind(arg.annotation)
+                found.append((arg.arg, value_kind if default is None or value_kind != TENSOR
                               or not _is_none(default) else UNKNOWN))
             elif assume and default is None:
                 found.append((arg.arg, TENSOR))
@@ -162,7 +162,7 @@ class Inference:
             return value
         if isinstance(value, _Element):
             return self._element_kind(value, chain, env)
-        return self._kind(value, chain, env)
+        return self._value_kind(value, chain, env)
 
     def _element_kind(self, element: _Element, chain: tuple[ast.AST, ...],
                       env: Names) -> ValueKind | None:
@@ -174,26 +174,26 @@ class Inference:
                 if source.func.id == "enumerate" and source.args and element.index is not None:
                     if element.index == 0:
                         return NUMBER
-                    inner = self._kind(source.args[0], chain, env)
+                    inner = self._value_kind(source.args[0], chain, env)
                     return TENSOR if inner == TENSOR and element.index == 1 else UNKNOWN
             if element.index is None and self._is_tensor_sequence(source, chain, env):
                 return TENSOR
-            kind = self._kind(source, chain, env)
-            return TENSOR if kind == TENSOR and element.index is None else (
-                None if kind is None else UNKNOWN)
+            value_kind = self._value_kind(source, chain, env)
+            return TENSOR if value_kind == TENSOR and element.index is None else (
+                None if value_kind is None else UNKNOWN)
         if isinstance(source, ast.Tuple | ast.List) and element.index is not None:
             if len(source.elts) > element.index and not any(
                     isinstance(e, ast.Starred) for e in source.elts):
-                return self._kind(source.elts[element.index], chain, env)
+                return self._value_kind(source.elts[element.index], chain, env)
             return UNKNOWN
         if self._is_tensor_sequence(source, chain, env):
             return TENSOR
-        kind = self._kind(source, chain, env)
-        if kind == TENSOR:
+        value_kind = self._value_kind(source, chain, env)
+        if value_kind == TENSOR:
             return TENSOR  # unpacking a tensor yields its rows
         if _is_shape(source):
             return NUMBER
-        return None if kind is None else UNKNOWN
+        return None if value_kind is None else UNKNOWN
 
     def _is_tensor_sequence(self, node: ast.AST, chain: tuple[ast.AST, ...],
                             env: Names) -> bool:
@@ -205,7 +205,7 @@ class Inference:
             return qualname.rpartition(".")[2] in K.TENSOR_SEQUENCE_FUNCTIONS
         return (isinstance(node.func, ast.Attribute)
                 and node.func.attr in K.TENSOR_SEQUENCE_FUNCTIONS
-                and self._kind(node.func.value, chain, env) == TENSOR)
+                and self._value_kind(node.func.value, chain, env) == TENSOR)
 
     def _returns(self, function: ast.AST) -> ValueKind:
         """The kind a function's return annotation promises."""
@@ -214,16 +214,16 @@ class Inference:
 
     # -- expressions --------------------------------------------------------
 
-    def _kind(self, node: ast.AST, chain: tuple[ast.AST, ...],
-              env: Names | None = None) -> ValueKind | None:
+    def _value_kind(self, node: ast.AST, chain: tuple[ast.AST, ...],
+                    env: Names | None = None) -> ValueKind | None:
         if env is None:
             env = self._env(chain)
-        # One method per node type, named after it (``_kind_Call``); other nodes: unknown.
-        method: _KindOf | None = getattr(self, "_kind_" + type(node).__name__, None)
+        # One method per node type, named after it (``_value_kind_Call``); other nodes: unknown.
+        method: _ValueKindOf | None = getattr(self, "_value_kind_" + type(node).__name__, None)
         return method(node, chain, env) if method else UNKNOWN
 
-    def _kind_Constant(self, node: ast.Constant, chain: tuple[ast.AST, ...],
-                       env: Names) -> ValueKind:
+    def _value_kind_Constant(self, node: ast.Constant, chain: tuple[ast.AST, ...],
+                             env: Names) -> ValueKind:
         value = node.value
         if isinstance(value, bool | int | float | complex):
             return NUMBER
@@ -231,22 +231,23 @@ class Inference:
             return SEQUENCE
         return NONE if value is None else OBJECT
 
-    def _kind_JoinedStr(self, node: ast.expr, chain: tuple[ast.AST, ...],
-                        env: Names) -> ValueKind:
+    def _value_kind_JoinedStr(self, node: ast.expr, chain: tuple[ast.AST, ...],
+                              env: Names) -> ValueKind:
         return SEQUENCE
 
-    _kind_List = _kind_Tuple = _kind_Dict = _kind_Set = _kind_JoinedStr
-    _kind_ListComp = _kind_SetComp = _kind_DictComp = _kind_JoinedStr
+    _value_kind_List = _value_kind_Tuple = _value_kind_JoinedStr
+    _value_kind_Dict = _value_kind_Set = _value_kind_JoinedStr
+    _value_kind_ListComp = _value_kind_SetComp = _value_kind_DictComp = _value_kind_JoinedStr
 
-    def _kind_Lambda(self, node: ast.expr, chain: tuple[ast.AST, ...],
-                     env: Names) -> ValueKind:
+    def _value_kind_Lambda(self, node: ast.expr, chain: tuple[ast.AST, ...],
+                           env: Names) -> ValueKind:
         return OBJECT
 
-    _kind_GeneratorExp = _kind_Lambda
+    _value_kind_GeneratorExp = _value_kind_Lambda
 
-    def _kind_NamedExpr(self, node: ast.NamedExpr, chain: tuple[ast.AST, ...],
-                        env: Names) -> ValueKind | None:
-        return self._kind(node.value, chain, env)
+    def _value_kind_NamedExpr(self, node: ast.NamedExpr, chain: tuple[ast.AST, ...],
+                              env: Names) -> ValueKind | None:
+        return self._value_kind(node.value, chain, env)
 
     def lookup(self, name: str, chain: tuple[ast.AST, ...]) -> ValueKind | None:
         """Kind of the variable ``name`` as seen from ``chain``; None when nothing binds it."""
@@ -258,8 +259,8 @@ class Inference:
                 return env[name] or UNKNOWN
         return None
 
-    def _kind_Name(self, node: ast.Name, chain: tuple[ast.AST, ...],
-                   env: Names) -> ValueKind | None:
+    def _value_kind_Name(self, node: ast.Name, chain: tuple[ast.AST, ...],
+                         env: Names) -> ValueKind | None:
         if node.id in env:
             return env[node.id]
         if chain and (outer := self.lookup(node.id, chain[:-1])) is not None:
@@ -271,8 +272,8 @@ class Inference:
             return OBJECT
         return OBJECT if node.id in K.PYTHON_BUILTINS else UNKNOWN
 
-    def _kind_Attribute(self, node: ast.Attribute, chain: tuple[ast.AST, ...],
-                        env: Names) -> ValueKind | None:
+    def _value_kind_Attribute(self, node: ast.Attribute, chain: tuple[ast.AST, ...],
+                              env: Names) -> ValueKind | None:
         qualname = self.facts.imports.resolve(node)
         if qualname is not None:
             return NUMBER if qualname in ("math.pi", "math.e", "math.inf", "torch.pi") else OBJECT
@@ -280,7 +281,7 @@ class Inference:
             if node.attr == "training":
                 return NUMBER
             return self._self_attribute(node.attr, chain)
-        base = self._kind(node.value, chain, env)
+        base = self._value_kind(node.value, chain, env)
         if base != TENSOR:
             return None if base is None else UNKNOWN
         if node.attr in K.TENSOR_ATTRIBUTES:
@@ -306,16 +307,16 @@ class Inference:
             return UNKNOWN
         if cls not in self._attributes:
             self._attributes[cls] = {}  # guards recursion
-            kinds: dict[str, ValueKind | None] = {}
+            value_kinds: dict[str, ValueKind | None] = {}
             for name, value, method in self.facts.classes.self_assignments(cls):
-                kind = UNKNOWN if isinstance(value, ast.AugAssign) else self._kind(
+                value_kind = UNKNOWN if isinstance(value, ast.AugAssign) else self._value_kind(
                     value, (method,))
-                kinds[name] = join(kinds.get(name), kind)
-            self._attributes[cls] = {n: k or UNKNOWN for n, k in kinds.items()}
+                value_kinds[name] = join(value_kinds.get(name), value_kind)
+            self._attributes[cls] = {n: k or UNKNOWN for n, k in value_kinds.items()}
         return self._attributes[cls].get(attr, UNKNOWN)
 
-    def _kind_Call(self, node: ast.Call, chain: tuple[ast.AST, ...],
-                   env: Names) -> ValueKind | None:
+    def _value_kind_Call(self, node: ast.Call, chain: tuple[ast.AST, ...],
+                         env: Names) -> ValueKind | None:
         func = node.func
         qualname = self.facts.imports.resolve(func)
         if qualname is not None:
@@ -330,12 +331,12 @@ class Inference:
             if isinstance(func.value, ast.Name) and func.value.id == "self" and (
                     method := self._own_method(func.attr, chain)) is not None:
                 return self._returns(method)
-            base = self._kind(func.value, chain, env)
+            base = self._value_kind(func.value, chain, env)
             if base == TENSOR:
                 return self._tensor_method(func.attr, node, chain, env)
             if base is None:
                 return None
-        callee = self._kind(func, chain, env)
+        callee = self._value_kind(func, chain, env)
         if callee == TENSOR_CALLABLE:
             return TENSOR
         return None if callee is None else UNKNOWN
@@ -363,7 +364,7 @@ class Inference:
             if name in K.TENSOR_LAYERS:
                 return TENSOR_CALLABLE
             if name == "Sequential" and node.args and all(
-                    self._kind(a, chain, env) == TENSOR_CALLABLE for a in node.args):
+                    self._value_kind(a, chain, env) == TENSOR_CALLABLE for a in node.args):
                 return TENSOR_CALLABLE
         if module == "math":
             return NUMBER
@@ -376,7 +377,7 @@ class Inference:
         if not extra:
             return TENSOR
         if len(node.args) == skip + 1 and not node.keywords:
-            other = self._kind(node.args[skip], chain, env)
+            other = self._value_kind(node.args[skip], chain, env)
             return TENSOR if other == TENSOR else (None if other is None else UNKNOWN)
         return UNKNOWN
 
@@ -387,7 +388,7 @@ class Inference:
         if name in K.BUILTINS_RETURNING_SEQUENCE:
             return SEQUENCE
         if name == "abs" and len(node.args) == 1:
-            return self._kind(node.args[0], chain, env)
+            return self._value_kind(node.args[0], chain, env)
         return UNKNOWN
 
     def _tensor_method(self, name: str, node: ast.Call, chain: tuple[ast.AST, ...],
@@ -402,9 +403,10 @@ class Inference:
             return NUMBER if node.args else SEQUENCE
         return UNKNOWN
 
-    def _kind_BinOp(self, node: ast.BinOp, chain: tuple[ast.AST, ...],
-                    env: Names) -> ValueKind | None:
-        left, right = self._kind(node.left, chain, env), self._kind(node.right, chain, env)
+    def _value_kind_BinOp(self, node: ast.BinOp, chain: tuple[ast.AST, ...],
+                          env: Names) -> ValueKind | None:
+        left = self._value_kind(node.left, chain, env)
+        right = self._value_kind(node.right, chain, env)
         if left is None or right is None:
             return None
         if isinstance(node.op, _ARITHMETIC):
@@ -416,42 +418,44 @@ class Inference:
             return SEQUENCE
         return UNKNOWN
 
-    def _kind_UnaryOp(self, node: ast.UnaryOp, chain: tuple[ast.AST, ...],
-                      env: Names) -> ValueKind | None:
+    def _value_kind_UnaryOp(self, node: ast.UnaryOp, chain: tuple[ast.AST, ...],
+                            env: Names) -> ValueKind | None:
         if isinstance(node.op, ast.Not):
             return NUMBER
-        operand = self._kind(node.operand, chain, env)
+        operand = self._value_kind(node.operand, chain, env)
         return operand if operand in (None, TENSOR, NUMBER) else UNKNOWN
 
-    def _kind_Compare(self, node: ast.Compare, chain: tuple[ast.AST, ...],
-                      env: Names) -> ValueKind | None:
+    def _value_kind_Compare(self, node: ast.Compare, chain: tuple[ast.AST, ...],
+                            env: Names) -> ValueKind | None:
         if not all(isinstance(op, _ORDERING) for op in node.ops):
             return NUMBER  # is, is not, in, not in
         if len(node.ops) > 1:
             return UNKNOWN
-        left, right = self._kind(node.left, chain, env), self._kind(node.comparators[0], chain, env)
+        left = self._value_kind(node.left, chain, env)
+        right = self._value_kind(node.comparators[0], chain, env)
         if left is None or right is None:
             return None
         if _numeric_pair(left, right):
             return TENSOR  # (x == None is the Python bool False, hence both sides proven)
         return NUMBER if left == NUMBER and right == NUMBER else UNKNOWN
 
-    def _kind_BoolOp(self, node: ast.BoolOp, chain: tuple[ast.AST, ...],
-                     env: Names) -> ValueKind | None:
-        kind: ValueKind | None = None
+    def _value_kind_BoolOp(self, node: ast.BoolOp, chain: tuple[ast.AST, ...],
+                           env: Names) -> ValueKind | None:
+        value_kind: ValueKind | None = None
         for value in node.values:
-            kind = join(kind, self._kind(value, chain, env))
-        return kind
+            value_kind = join(value_kind, self._value_kind(value, chain, env))
+        return value_kind
 
-    def _kind_IfExp(self, node: ast.IfExp, chain: tuple[ast.AST, ...],
-                    env: Names) -> ValueKind | None:
-        return join(self._kind(node.body, chain, env), self._kind(node.orelse, chain, env))
+    def _value_kind_IfExp(self, node: ast.IfExp, chain: tuple[ast.AST, ...],
+                          env: Names) -> ValueKind | None:
+        return join(self._value_kind(node.body, chain, env),
+                    self._value_kind(node.orelse, chain, env))
 
-    def _kind_Subscript(self, node: ast.Subscript, chain: tuple[ast.AST, ...],
-                        env: Names) -> ValueKind | None:
+    def _value_kind_Subscript(self, node: ast.Subscript, chain: tuple[ast.AST, ...],
+                              env: Names) -> ValueKind | None:
         if _is_shape(node.value):
             return SEQUENCE if isinstance(node.slice, ast.Slice) else NUMBER
-        base = self._kind(node.value, chain, env)
+        base = self._value_kind(node.value, chain, env)
         return TENSOR if base == TENSOR else (None if base is None else UNKNOWN)
 
 
@@ -479,12 +483,12 @@ class _Env:
         return name in self.values
 
     def __getitem__(self, name: str) -> ValueKind:
-        kind = self.solved.get(name)
-        if kind is None:
+        value_kind = self.solved.get(name)
+        if value_kind is None:
             # Asked again while solving (through self attributes assigned in this very
             # function): nothing proven yet.
-            kind = UNKNOWN if self.busy else self._solve(name)
-        return kind
+            value_kind = UNKNOWN if self.busy else self._solve(name)
+        return value_kind
 
     def _solve(self, name: str) -> ValueKind:
         group, env = [name], {name: self.initial.get(name)}
@@ -571,36 +575,36 @@ def _bindings(scope: ast.AST, walrus: Callable[[ast.stmt], bool] | None = lambda
     stack = list(getattr(scope, "body", []))
     while stack:
         node = stack.pop()
-        kind = type(node)
-        if walrus is None and kind in _NO_BINDINGS:
+        node_type = type(node)
+        if walrus is None and node_type in _NO_BINDINGS:
             continue  # the commonest statements: they bind nothing and hold no block
         expressions = walrus is not None and walrus(node)
-        if kind in _DEFINITIONS:
+        if node_type in _DEFINITIONS:
             yield node.name, OBJECT
             if expressions:
                 for decorator in node.decorator_list:
                     yield from _walrus(decorator)
             continue
-        if kind is ast.Assign:
+        if node_type is ast.Assign:
             for target in node.targets:
                 yield from _targets(target, node.value, iterated=False)
-        elif kind is ast.AnnAssign and type(node.target) is ast.Name:
+        elif node_type is ast.AnnAssign and type(node.target) is ast.Name:
             yield node.target.id, node.value if node.value is not None else UNKNOWN
-        elif kind is ast.AugAssign and type(node.target) is ast.Name:
+        elif node_type is ast.AugAssign and type(node.target) is ast.Name:
             yield node.target.id, ast.BinOp(left=node.target, op=node.op, right=node.value)
-        elif kind is ast.For or kind is ast.AsyncFor:
+        elif node_type is ast.For or node_type is ast.AsyncFor:
             yield from _targets(node.target, node.iter, iterated=True)
-        elif kind is ast.With or kind is ast.AsyncWith:
+        elif node_type is ast.With or node_type is ast.AsyncWith:
             for item in node.items:
                 if item.optional_vars is not None:
                     yield from _targets(item.optional_vars, None, iterated=False)
-        elif kind is ast.Import or kind is ast.ImportFrom:
+        elif node_type is ast.Import or node_type is ast.ImportFrom:
             for alias in node.names:
                 yield (alias.asname or alias.name).split(".")[0], OBJECT
-        elif kind is ast.Global or kind is ast.Nonlocal:
+        elif node_type is ast.Global or node_type is ast.Nonlocal:
             for name in node.names:
                 yield name, UNKNOWN
-        elif kind is ast.Match:
+        elif node_type is ast.Match:
             for case in node.cases:
                 yield from _pattern_names(case.pattern)
                 stack += case.body

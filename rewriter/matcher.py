@@ -390,7 +390,7 @@ class Matcher:
                 if not check(context, [_value(bound)]):
                     code = ast.unparse(_value(bound))
                     return (f"guard `{condition.guard}` failed on `${name}` (`{code}`, "
-                            f"inferred {context.kind(_value(bound))}): {description}")
+                            f"inferred {context.value_kind(_value(bound))}): {description}")
         names = ", ".join("$" + n for n in condition.metavariables)
         return f"guard `{condition.guard}` failed on {names} together: {description}"
 

@@ -206,12 +206,12 @@ def _compile(pattern: object) -> Callable[[object, Bindings, Resolve], bool]:
         return lambda target, bindings, resolve: type(target) is ast.Call and _match_call(
             pattern, target, bindings, resolve)
     if isinstance(pattern, ast.AST):
-        kind = type(pattern)
+        node_type = type(pattern)
         fields = [(name, _compile(getattr(pattern, name))) for name in pattern._fields
                   if name not in _IGNORED_FIELDS]
 
         def node(target: object, bindings: Bindings, resolve: Resolve) -> bool:
-            return type(target) is kind and all(
+            return type(target) is node_type and all(
                 match(getattr(target, name, None), bindings, resolve)
                 for name, match in fields)
         return node

@@ -96,8 +96,8 @@ class OptimisticInference(Inference):
                     chain: tuple[ast.AST, ...]) -> list[tuple[str, ValueKind]]:
         found = super()._parameters(scope, chain)
         annotations = _annotations(scope)
-        return [(name, TENSOR if kind == UNKNOWN and _mentions_tensor(annotations.get(name))
-                 else kind) for name, kind in found]
+        return [(name, TENSOR if value_kind == UNKNOWN and _mentions_tensor(annotations.get(name))
+                 else value_kind) for name, value_kind in found]
 
 
 _PYTHON_PREDICATES = frozenset({"isinstance", "hasattr", "callable", "len", "getattr",
@@ -260,12 +260,12 @@ class Detector:
 
     def confidence(self, node: ast.AST, chain: tuple[ast.AST, ...]) -> str | None:
         """``certain`` / ``likely`` when ``node`` holds a tensor, else None."""
-        kind = self.proven.kind(node, chain)
-        if kind == TENSOR:
+        value_kind = self.proven.value_kind(node, chain)
+        if value_kind == TENSOR:
             return CERTAIN
-        if kind != UNKNOWN:
+        if value_kind != UNKNOWN:
             return None  # a definite other kind: assumptions about parameters cannot change it
-        return LIKELY if self.optimistic.kind(node, chain) == TENSOR else None
+        return LIKELY if self.optimistic.value_kind(node, chain) == TENSOR else None
 
     def _condition(self, test: ast.expr, chain: tuple[ast.AST, ...]) -> str | None:
         """Whether a truth-tested expression depends on a tensor's value."""
@@ -388,7 +388,7 @@ class Detector:
                                                                    is not None else 1):
             pattern = "dynamic-shape"
         elif name in _SIZED_FACTORIES and receiver is None and any(
-                self.proven.kind(a, chain) == TENSOR for a in call.args):
+                self.proven.value_kind(a, chain) == TENSOR for a in call.args):
             self._add("dynamic-shape", call, chain, CERTAIN, operands)
             return True
         else:
@@ -440,8 +440,8 @@ class Detector:
 
     def _tensor_argument(self, call: ast.Call, chain: Chain, index: int) -> bool:
         if len(call.args) > index:
-            return self.proven.kind(call.args[index], chain) == TENSOR
-        return any(k.arg == "repeats" and self.proven.kind(k.value, chain) == TENSOR
+            return self.proven.value_kind(call.args[index], chain) == TENSOR
+        return any(k.arg == "repeats" and self.proven.value_kind(k.value, chain) == TENSOR
                    for k in call.keywords)
 
     def _module_loggers(self) -> frozenset[str]:

@@ -72,17 +72,17 @@ class _Template:
 
     def value(self, node: ast.expr) -> str | None:
         """Add one value; return its metavariable text, or None if it cannot be deferred."""
-        kind = self.context.kind(node)
-        if kind not in (TENSOR, NUMBER, SEQUENCE, UNKNOWN):
+        value_kind = self.context.value_kind(node)
+        if value_kind not in (TENSOR, NUMBER, SEQUENCE, UNKNOWN):
             return None  # None, modules, functions: Dynamo could not reorder the call
-        if kind == SEQUENCE and not _is_text_or_shape(node):
+        if value_kind == SEQUENCE and not _is_text_or_shape(node):
             return None  # lists and dicts are not values Dynamo can reorder
         name = f"v{len(self.values)}"
         self.bindings[name] = node
         # A value of unknown kind is formatted exactly as the original would format it;
         # if it is a tensor, it is snapshotted like one (_eqrw_snap checks at run time),
         # and if Dynamo cannot reorder it, the call breaks the graph as the original did.
-        text = f"_eqrw_snap(${name})" if kind in (TENSOR, UNKNOWN) else f"${name}"
+        text = f"_eqrw_snap(${name})" if value_kind in (TENSOR, UNKNOWN) else f"${name}"
         self.values.append(text)
         return text
 
@@ -90,7 +90,7 @@ class _Template:
         """A list, tuple or dict inside an f-string, formatted where it stands
         (``format(value, spec)``, what the f-string does): the text is then a string
         Dynamo can pass on, provided the items are constants."""
-        if self.context.kind(part.value) != SEQUENCE:
+        if self.context.value_kind(part.value) != SEQUENCE:
             return False
         name = f"v{len(self.values)}"
         self.bindings[name] = part.value

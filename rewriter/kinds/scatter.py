@@ -231,7 +231,7 @@ class _Template:
                 return None
             self.selections += 1
             return f"{self.pick}({self.bind(node.value)})"
-        if (self.context.kind(node) == NUMBER and not self._contains_selection(node)
+        if (self.context.value_kind(node) == NUMBER and not self._contains_selection(node)
                 and self.context.is_pure(node)):
             return self.bind(node)
         if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub | ast.UAdd):
