@@ -241,11 +241,11 @@ def main(argv: list[str] | None = None) -> int:
     print(f"\nOne model's dynamic audit ({args.timed_case}, --run --what-if): "
           f"{_both(timed['seconds'])}; the static audit of the whole package: "
           f"{_both(static['seconds'])}")
-    for kind in ("wall", "cpu"):
-        ratio = static["seconds"][kind] / max(timed["seconds"][kind], 1e-9)
+    for clock in ("wall", "cpu"):
+        ratio = static["seconds"][clock] / max(timed["seconds"][clock], 1e-9)
         verdict = "less" if ratio < 1 else "MORE"
-        print(f"  {kind}: static {static['seconds'][kind]} s / dynamic "
-              f"{timed['seconds'][kind]} s = {ratio:.2f}: the static audit took {verdict}")
+        print(f"  {clock}: static {static['seconds'][clock]} s / dynamic "
+              f"{timed['seconds'][clock]} s = {ratio:.2f}: the static audit took {verdict}")
     print(f"  load average (1, 5, 15 min) before the static audit: {static['load']}, after the "
           f"dynamic one: {_load()}; {os.cpu_count()} cores")
     if args.timing_only:

@@ -319,7 +319,7 @@ class _Progress:
         if self._bar is not None and self._task is not None:
             self._bar.update(self._task, advance=1, description=name)
 
-    def __exit__(self, kind: type[BaseException] | None, error: BaseException | None,
+    def __exit__(self, exc_type: type[BaseException] | None, error: BaseException | None,
                  trace: TracebackType | None) -> None:
         if self._bar is not None:
-            self._bar.__exit__(kind, error, trace)
+            self._bar.__exit__(exc_type, error, trace)

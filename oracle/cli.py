@@ -349,10 +349,10 @@ class _progress:
         return lambda report: self._bar.update(task, advance=1,
                                                description=f"{report.target}")
 
-    def __exit__(self, kind: type[BaseException] | None, error: BaseException | None,
+    def __exit__(self, exc_type: type[BaseException] | None, error: BaseException | None,
                  trace: TracebackType | None) -> None:
         if hasattr(self, "_bar"):
-            self._bar.__exit__(kind, error, trace)
+            self._bar.__exit__(exc_type, error, trace)
 
 
 def _unvalidated(root: Path, changed: Changed, reports: list[TargetReport]) -> list[str]:

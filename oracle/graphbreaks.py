@@ -352,9 +352,9 @@ class BreakRecorder:
         self._collector = self._capture.__enter__()
         return self
 
-    def __exit__(self, kind: type[BaseException] | None, error: BaseException | None,
+    def __exit__(self, exc_type: type[BaseException] | None, error: BaseException | None,
                  trace: TracebackType | None) -> None:
-        self._capture.__exit__(kind, error, trace)
+        self._capture.__exit__(exc_type, error, trace)
 
     def report(self) -> BreakReport:
         """What was counted between enter and exit."""

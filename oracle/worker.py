@@ -421,11 +421,11 @@ def raised(error: BaseException) -> RaisedException:
     """An exception as a comparable value: type, message without addresses, bases, frame."""
     from .records import strip_addresses
 
-    kind = type(error)
+    error_type = type(error)
     frames = traceback.extract_tb(error.__traceback__)
     user = [f for f in frames if "/torch/" not in f.filename and "/oracle/" not in f.filename]
     frame = f"{_tree_relative(user[-1].filename)}:{user[-1].lineno} in {user[-1].name}" \
         if user else ""
     return RaisedException(
-        f"{kind.__module__}.{kind.__qualname__}", strip_addresses(str(error))[:2000],
-        tuple(f"{k.__module__}.{k.__qualname__}" for k in kind.__mro__), frame)
+        f"{error_type.__module__}.{error_type.__qualname__}", strip_addresses(str(error))[:2000],
+        tuple(f"{k.__module__}.{k.__qualname__}" for k in error_type.__mro__), frame)

@@ -31,7 +31,9 @@ from .config import Config, ConfigError, find_project_root, load_config
 from .discovery import discover as discover_files
 from .engine import MAX_ROUNDS, Rewrite, RewriteError, RewriteOptions, parse, select_rules
 from .engine import rewrite_source as rewrite_text
-from .facts import FUNCTION_SCOPES, ModuleFacts, qualname
+from .facts import ModuleFacts
+from .facts.definitions import definition_qualname
+from .facts.scopes import FUNCTION_SCOPES
 from .files import write_atomic
 from .layout import split_lines
 from .matcher import Edit, Span, find_edits
@@ -75,7 +77,7 @@ def load_packs(specs: list[str]) -> list[RulePack]:
 
 def module_class_names(tree: ast.Module) -> list[str]:
     """Names of the ``nn.Module`` subclasses a module defines (directly or through bases)."""
-    return [c.name for c in ModuleFacts(tree).module_classes]
+    return [c.name for c in ModuleFacts(tree).classes.module_classes]
 
 
 def function_qualnames(tree: ast.Module) -> dict[str, tuple[str, int, int]]:
@@ -91,7 +93,7 @@ def function_qualnames(tree: ast.Module) -> dict[str, tuple[str, int, int]]:
             if isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef):
                 first = min([child.lineno] + [d.lineno for d in child.decorator_list])
                 last = child.end_lineno if child.end_lineno is not None else child.lineno
-                found.setdefault(qualname(inner), (child.name, first, last))
+                found.setdefault(definition_qualname(inner), (child.name, first, last))
             stack.append((child, inner))
     return found
 

@@ -227,14 +227,14 @@ class _Emitter(CodegenState):
 
 
 class _Request:
-    """A node wanted at one character range: the first of ``kind`` there, else the first
+    """A node wanted at one character range: the first of ``node_type`` there, else the first
     just inside (``ast`` counts a tuple's parentheses, libcst does not), else, for an
     argument, the ``Arg`` around an expression there (``f((a))``: ``ast`` spans ``a``)."""
 
-    __slots__ = ("kind", "target", "exact", "inner", "around")
+    __slots__ = ("node_type", "target", "exact", "inner", "around")
 
-    def __init__(self, kind: type, target: bool):  # kind: a CSTNode class (see _LEVELS)
-        self.kind, self.target = kind, target
+    def __init__(self, node_type: type, target: bool):  # a CSTNode class (see _LEVELS)
+        self.node_type, self.target = node_type, target
         self.exact: cst.CSTNode | None = None
         self.inner: cst.CSTNode | None = None
         self.around: cst.CSTNode | None = None
@@ -242,7 +242,7 @@ class _Request:
     def node(self, unit: Unit) -> cst.CSTNode:
         found = self.exact or self.inner or self.around
         if found is None:
-            raise ApplyError(f"no {self.kind.__name__} found for an edit in lines "
+            raise ApplyError(f"no {self.node_type.__name__} found for an edit in lines "
                              f"{unit.start}-{unit.end}")
         return found
 
@@ -262,12 +262,12 @@ class _Locator(CodegenState):
         self.wanted: dict[tuple[int, int], list[tuple[str, _Request]]] = {}
         self.path: set[int] = set()
 
-    def want(self, where: tuple[int, int], kind: type,
+    def want(self, where: tuple[int, int], node_type: type,
              target: bool = False) -> _Request:
-        request = _Request(kind, target)
+        request = _Request(node_type, target)
         self.wanted.setdefault(where, []).append(("exact", request))
         self.wanted.setdefault((where[0] + 1, where[1] - 1), []).append(("inner", request))
-        if kind is cst.Arg:
+        if node_type is cst.Arg:
             self.wanted[where].append(("around", request))
         return request
 
@@ -320,7 +320,7 @@ class _Locator(CodegenState):
                 if isinstance(node, cst.BaseExpression) and isinstance(parent, cst.Arg):
                     request.around = parent
                 continue
-            if isinstance(node, request.kind):
+            if isinstance(node, request.node_type):
                 setattr(request, how, node)
                 if request.target:
                     self.path.add(id(node))
@@ -419,8 +419,8 @@ def _rebuild(node: _Node, path: AbstractSet[int], leave: Leave,
 
 
 @cache
-def _child_fields(kind: type[cst.CSTNode]) -> tuple[str, ...]:
-    return tuple(f.name for f in dataclasses.fields(kind))
+def _child_fields(node_type: type[cst.CSTNode]) -> tuple[str, ...]:
+    return tuple(f.name for f in dataclasses.fields(node_type))
 
 
 def _in_place_of(result: cst.BaseCompoundStatement,

@@ -6,7 +6,7 @@ layers call ``sdpa_attention_forward`` in another file through a registry dict, 
 from ``LOSS_MAPPING[...]`` through a property. The scope ``traced`` covers:
 
 * roots: ``forward`` methods of classes, and functions compiled in their own file
-  (decorated with or passed to ``torch.compile``, see ``ModuleFacts.compiled``);
+  (decorated with or passed to ``torch.compile``, see ``facts/compiled.py``);
 * functions and classes a reachable function refers to by name, through imports
   (relative or absolute, re-exports and lazy package ``__init__`` files included) and
   attributes of imported modules; ``functools.partial(f, ...)`` refers to ``f`` like any
@@ -39,7 +39,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .enums import Scope
-from .facts import ModuleFacts, qualname
+from .facts import ModuleFacts
+from .facts.definitions import definition_qualname
 from .pattern import dotted_name
 from .workers import WorkerPool
 
@@ -87,7 +88,8 @@ class Summary:
     bindings: dict[str, list[tuple[str, str]]] = field(default_factory=dict)
     functions: dict[str, FunctionSummary] = field(default_factory=dict)
     classes: dict[str, ClassSummary] = field(default_factory=dict)
-    values: dict[str, tuple[str, list[str]]] = field(default_factory=dict)  # key -> kind, refs
+    # key -> (form: "literal" or "call", references)
+    values: dict[str, tuple[str, list[str]]] = field(default_factory=dict)
     roots: set[str] = field(default_factory=set)
 
 
@@ -116,14 +118,15 @@ def summarize(path: str, text: str, name: str | None = None) -> Summary | None:
     summary = Summary(name, path, is_package)
     _Summarizer(summary, tree).run()
     facts = ModuleFacts(tree, text)
-    if facts.may_compile:
-        summary.roots |= {qualname(_chain(facts, f)) for f in facts.compiled}
+    if facts.text.may_compile:
+        summary.roots |= {definition_qualname(_chain(facts, f))
+                          for f in facts.compiled.functions}
     return summary
 
 
 def _chain(facts: ModuleFacts, function: ast.AST) -> list[ast.AST]:
     chain = [function]
-    while (parent := facts.parent.get(chain[0])) is not None:
+    while (parent := facts.definitions.parent.get(chain[0])) is not None:
         chain.insert(0, parent)
     return chain
 
@@ -196,15 +199,15 @@ class _Summarizer:
     def _function(self, function: ast.FunctionDef | ast.AsyncFunctionDef,
                   chain: tuple[ast.AST, ...]) -> None:
         inner = chain + (function,)
-        name = qualname(inner)
+        name = definition_qualname(inner)
         owner = chain[-1] if chain else None
-        summary = FunctionSummary(owner=qualname(chain) if isinstance(owner, ast.ClassDef)
-                                  else None)
+        summary = FunctionSummary(
+            owner=definition_qualname(chain) if isinstance(owner, ast.ClassDef) else None)
         self.summary.functions[name] = summary
         if owner is None:
             self._bind(function.name, ("function", name))
         elif not isinstance(owner, ast.ClassDef):
-            self.summary.functions[qualname(chain)].nested.append(name)
+            self.summary.functions[definition_qualname(chain)].nested.append(name)
         elif function.name == "forward":
             self.summary.roots.add(name)
         for decorator in function.decorator_list:
@@ -253,7 +256,7 @@ class _Summarizer:
 
     def _class(self, cls: ast.ClassDef, chain: tuple[ast.AST, ...]) -> None:
         inner = chain + (cls,)
-        name = qualname(inner)
+        name = definition_qualname(inner)
         summary = ClassSummary(bases=[b for b in map(dotted_name, cls.bases) if b])
         self.summary.classes[name] = summary
         if not chain:
@@ -261,7 +264,7 @@ class _Summarizer:
         for statement in cls.body:
             if isinstance(statement, _DEFS):
                 summary.methods.setdefault(statement.name, []).append(
-                    qualname(inner + (statement,)))
+                    definition_qualname(inner + (statement,)))
                 self._function(statement, inner)
                 for node in ast.walk(statement):
                     if isinstance(node, ast.Assign | ast.AnnAssign) and isinstance(
@@ -310,8 +313,8 @@ def _listed(value: ast.expr) -> list[str]:
     return found
 
 
-# A definition found by resolution: (module summary, kind, key)
-# kind is "module", "function", "class" or "value"; key a qualname or value key.
+# A definition found by resolution: (module summary, category, key)
+# category is "module", "function", "class" or "value"; key a qualname or value key.
 Target = tuple[Summary, str, str]
 
 
@@ -348,11 +351,11 @@ class CallGraph:
         found: list[Target] = []
         bound = module.bindings.get(name)
         if bound is not None:
-            for kind, target in bound:
-                if kind == "import":
+            for category, target in bound:
+                if category == "import":
                     found += self._lookup(target, depth + 1)
                 else:
-                    found.append((module, kind, target))
+                    found.append((module, category, target))
         elif module.is_package:
             if (sub := self.modules.get(f"{module.name}.{name}")) is not None:
                 found = [(sub, "module", "")]
@@ -362,8 +365,8 @@ class CallGraph:
                 prefix = module.name + "."
                 for sub_name, sub in self.modules.items():
                     if sub_name.startswith(prefix) and "." not in sub_name[len(prefix):]:
-                        found += [(sub, kind, target) for kind, target
-                                  in sub.bindings.get(name, []) if kind != "import"]
+                        found += [(sub, category, target) for category, target
+                                  in sub.bindings.get(name, []) if category != "import"]
         self._members[key] = found
         return found
 
@@ -373,10 +376,10 @@ class CallGraph:
         found = self._member(module, first)
         for attribute in rest:
             step: list[Target] = []
-            for owner, kind, key in found:
-                if kind == "module":
+            for owner, category, key in found:
+                if category == "module":
                     step += self._member(owner, attribute)
-                elif kind == "class":
+                elif category == "class":
                     step += [(m, "function", q) for m, q in self.methods(owner, key, attribute)]
             found = step
         return found
@@ -389,8 +392,8 @@ class CallGraph:
         self._bases[key] = [(module, cls)]  # guards against cycles
         order = [(module, cls)]
         for base in module.classes[cls].bases:
-            for owner, kind, name in self.resolve(module, base):
-                if kind == "class":
+            for owner, category, name in self.resolve(module, base):
+                if category == "class":
                     order += [pair for pair in self.bases(owner, name) if pair not in order]
         self._bases[key] = order
         return order
@@ -478,20 +481,20 @@ class _Solver:
         for inner in function.nested:
             self.reach(module, inner)
         for decorator in function.decorators:
-            for owner, kind, key in self.graph.resolve(module, decorator):
-                if kind == "function":  # what runs is the wrapper defined inside
+            for owner, category, key in self.graph.resolve(module, decorator):
+                if category == "function":  # what runs is the wrapper defined inside
                     for inner in self._all_nested(owner, key):
                         self.reach(owner, inner)
-                self._enter(owner, kind, key)
+                self._enter(owner, category, key)
         for reference in function.references:
             self._enter_all(module, reference)
         for reference in function.annotations:
-            for owner, kind, key in self.graph.resolve(module, reference):
-                if kind == "class":
+            for owner, category, key in self.graph.resolve(module, reference):
+                if category == "class":
                     self.annotated.add((owner.path, key))
         for callee in function.built:
-            for owner, kind, key in self.graph.resolve(module, callee):
-                if kind == "class":
+            for owner, category, key in self.graph.resolve(module, callee):
+                if category == "class":
                     for name in _CONSTRUCTORS:
                         for m, method in self.graph.methods(owner, key, name):
                             self.reach(m, method)
@@ -508,22 +511,22 @@ class _Solver:
                 self.reach(owner, method)
 
     def _enter_all(self, module: Summary, reference: str) -> None:
-        for owner, kind, key in self.graph.resolve(module, reference):
-            self._enter(owner, kind, key)
+        for owner, category, key in self.graph.resolve(module, reference):
+            self._enter(owner, category, key)
 
-    def _enter(self, module: Summary, kind: str, key: str) -> None:
-        if kind == "function":
+    def _enter(self, module: Summary, category: str, key: str) -> None:
+        if category == "function":
             self.reach(module, key)
-        elif kind == "class":
+        elif category == "class":
             self.use_class(module, key)
-        elif kind == "value" and (module.path, key) not in self.values:
+        elif category == "value" and (module.path, key) not in self.values:
             self.values.add((module.path, key))
-            value_kind, references = module.values[key]
+            value_form, references = module.values[key]
             for reference in references:
-                for owner, target_kind, target in self.graph.resolve(module, reference):
-                    if value_kind == "literal" and target_kind in ("function", "class"):
-                        self._enter(owner, target_kind, target)
-                    elif value_kind == "call" and target_kind == "class":
+                for owner, target_category, target in self.graph.resolve(module, reference):
+                    if value_form == "literal" and target_category in ("function", "class"):
+                        self._enter(owner, target_category, target)
+                    elif value_form == "call" and target_category == "class":
                         self.use_class(owner, target)  # an object: its class's registries
             for owner, function in self.registered.get((module.path, key), []):
                 self.reach(owner, function)
@@ -548,16 +551,16 @@ class _Solver:
             for name, function in module.functions.items():
                 for stored in function.stores:
                     stores.setdefault((module.path, name), []).extend(
-                        (module.path, key) for kind, key in module.bindings.get(stored, [])
-                        if kind == "value")
+                        (module.path, key) for category, key in module.bindings.get(stored, [])
+                        if category == "value")
         self._registered = {}
         if not stores:
             return self._registered
         for module in self.graph.by_path.values():
             for name, function in module.functions.items():
                 for decorator in function.decorators:
-                    for owner, kind, key in self.graph.resolve(module, decorator):
-                        if kind != "function":
+                    for owner, category, key in self.graph.resolve(module, decorator):
+                        if category != "function":
                             continue
                         for registering in [key, *self._all_nested(owner, key)]:
                             for value in stores.get((owner.path, registering), []):

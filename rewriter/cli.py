@@ -23,7 +23,7 @@ from .config import Config, ConfigError, find_project_root, load_config
 from .discovery import discover
 from .engine import RewriteOptions, select_rules
 from .enums import Scope
-from .facts import known_scopes
+from .facts.scopes import known_scopes
 from .formatting import require_black
 from .plugins import Registry, RewriteRun, RewriteStep, load_plugins
 from .results import FileResult, Mode, Status

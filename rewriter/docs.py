@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from . import rules as loader
-from .facts import known_scopes
+from .facts.scopes import known_scopes
 from .guards import GUARDS
 from .kinds import Kind, registry
 from .rules import Rule, RulePack

@@ -22,9 +22,9 @@ class GuardContext:
     inference: Inference
     chain: tuple[ast.AST, ...]
 
-    def kind(self, node: ast.AST) -> ValueKind:
-        """Kind of ``node`` in this context."""
-        return self.inference.kind(node, self.chain)
+    def value_kind(self, node: ast.AST) -> ValueKind:
+        """What ``node`` holds in this context (its ``ValueKind``)."""
+        return self.inference.value_kind(node, self.chain)
 
 
 GuardCheck = Callable[[GuardContext, list[ast.AST]], bool]
@@ -41,27 +41,27 @@ def guard(description: str) -> Callable[[GuardCheck], GuardCheck]:
 
 @guard("every named metavariable is proven to hold a tensor")
 def tensor(ctx: GuardContext, nodes: list[ast.AST]) -> bool:
-    return all(ctx.kind(n) == TENSOR for n in nodes)
+    return all(ctx.value_kind(n) == TENSOR for n in nodes)
 
 
 @guard("at least one named metavariable is proven to hold a tensor")
 def any_tensor(ctx: GuardContext, nodes: list[ast.AST]) -> bool:
-    return any(ctx.kind(n) == TENSOR for n in nodes)
+    return any(ctx.value_kind(n) == TENSOR for n in nodes)
 
 
 @guard("every named metavariable is proven to hold something other than a tensor")
 def not_tensor(ctx: GuardContext, nodes: list[ast.AST]) -> bool:
-    return all(ctx.kind(n) in NOT_TENSOR for n in nodes)
+    return all(ctx.value_kind(n) in NOT_TENSOR for n in nodes)
 
 
 @guard("every named metavariable is proven to hold a Python number or bool")
 def scalar(ctx: GuardContext, nodes: list[ast.AST]) -> bool:
-    return all(ctx.kind(n) == NUMBER for n in nodes)
+    return all(ctx.value_kind(n) == NUMBER for n in nodes)
 
 
 @guard("every named metavariable is proven to hold a tensor or a Python number")
 def numeric(ctx: GuardContext, nodes: list[ast.AST]) -> bool:
-    return all(ctx.kind(n) in (TENSOR, NUMBER) for n in nodes)
+    return all(ctx.value_kind(n) in (TENSOR, NUMBER) for n in nodes)
 
 
 @guard("every named metavariable is a literal, a name, or arithmetic on those: code whose "
@@ -113,14 +113,14 @@ def is_pure(ctx: GuardContext, root: ast.AST) -> bool:
         if not isinstance(node, ast.Call):
             continue
         func = node.func
-        qualname = facts.qualname(func) or ""
+        qualname = facts.imports.resolve(func) or ""
         module, _, function = qualname.rpartition(".")
         if module == "math" or _is_pure_torch_function(module, function, node):
             continue
         if isinstance(func, ast.Name) and func.id in K.PURE_BUILTINS and not qualname:
             continue
         if (isinstance(func, ast.Attribute) and func.attr in _PURE_METHODS
-                and ctx.kind(func.value) == TENSOR):
+                and ctx.value_kind(func.value) == TENSOR):
             continue
         return False
     return True

@@ -36,6 +36,7 @@ from dataclasses import dataclass
 
 from .enums import Scope
 from .facts import ModuleFacts
+from .facts.index import ModuleIndex, index_module
 from .layout import split_lines
 from .matcher import Edit
 from .rules import Rule
@@ -95,10 +96,10 @@ def reparse(old_text: str, new_text: str, tree: ast.Module,
         body[index] = statement
     roots: list[tuple[ast.AST, tuple[ast.AST, ...]]] = [(s, ()) for s in parsed]
     new_tree = ast.Module(body=body, type_ignores=tree.type_ignores)
-    facts = ModuleFacts(new_tree, new_text)
-    if _cross_statement_facts(ModuleFacts(tree, old_text)) != _cross_statement_facts(facts):
+    new_index = index_module(new_tree)
+    if _cross_statement_facts(index_module(tree)) != _cross_statement_facts(new_index):
         return None
-    return Reparsed(new_tree, facts, roots)
+    return Reparsed(new_tree, ModuleFacts(new_tree, new_text, index=new_index), roots)
 
 
 def _edited_statements(body: list[ast.stmt], edits: Sequence[Edit],
@@ -139,13 +140,13 @@ def _first_line(statement: ast.stmt) -> int:
     return min([statement.lineno] + [d.lineno for d in decorators])
 
 
-def _cross_statement_facts(facts: ModuleFacts) -> tuple[object, ...]:
+def _cross_statement_facts(index: ModuleIndex) -> tuple[object, ...]:
     """What inference reads of one statement while matching another."""
     functions = {name: [_dump(d.returns) for d in defs if not isinstance(d, ast.Lambda)]
-                 for name, defs in facts.functions.items()}
+                 for name, defs in index.functions.items()}
     classes = {name: [_dump(b) for b in [*cls.bases, *cls.keywords]]
-               for name, cls in facts.classes.items()}
-    return (facts.aliases, facts.global_names, facts.nonlocal_names, functions, classes)
+               for name, cls in index.classes.items()}
+    return (index.aliases, index.global_names, index.nonlocal_names, functions, classes)
 
 
 def _dump(node: ast.AST | None) -> str | None:

@@ -17,7 +17,8 @@ from typing import Literal, Protocol, TypeAlias
 
 from . import knowledge as K
 from .enums import ValueKind
-from .facts import Function, ModuleFacts
+from .facts import ModuleFacts
+from .facts.definitions import Function
 from .nodes import names_read
 
 TENSOR, NUMBER, SEQUENCE = ValueKind.TENSOR, ValueKind.NUMBER, ValueKind.SEQUENCE
@@ -47,9 +48,9 @@ class Names(Protocol):
     def __getitem__(self, name: str) -> ValueKind | None: ...
 
 
-# ``Inference._kind_<NodeType>``: the kind of one type of node (the method named after
+# ``Inference._value_kind_<NodeType>``: the kind of one type of node (the method named after
 # the node's type is the one called, so its node parameter is that type).
-_KindOf = Callable[[ast.AST, tuple[ast.AST, ...], Names], "ValueKind | None"]
+_ValueKindOf = Callable[[ast.AST, tuple[ast.AST, ...], Names], "ValueKind | None"]
 
 
 def join(a: ValueKind | None, b: ValueKind | None) -> ValueKind | None:
@@ -75,18 +76,18 @@ class Inference:
         self.trust_scalar_annotations = trust_scalar_annotations
         self._envs: dict[ast.AST, _Env] = {}
         self._attributes: dict[ast.ClassDef, dict[str, ValueKind]] = {}
-        self._kinds: dict[ast.AST, tuple[tuple[ast.AST, ...], ValueKind]] = {}
+        self._value_kinds: dict[ast.AST, tuple[tuple[ast.AST, ...], ValueKind]] = {}
 
-    def kind(self, expr: ast.AST, chain: tuple[ast.AST, ...]) -> ValueKind:
+    def value_kind(self, expr: ast.AST, chain: tuple[ast.AST, ...]) -> ValueKind:
         """Kind of ``expr``, evaluated in the innermost function of ``chain``."""
         # Remembered: the rules sharing a pattern (`a + b` has two) ask about the same
         # operands, and each answer, once given, is final.
-        known = self._kinds.get(expr)
+        known = self._value_kinds.get(expr)
         if known is not None and known[0] is chain:
             return known[1]
-        kind = self._kind(expr, chain) or UNKNOWN
-        self._kinds[expr] = (chain, kind)
-        return kind
+        value_kind = self._value_kind(expr, chain) or UNKNOWN
+        self._value_kinds[expr] = (chain, value_kind)
+        return value_kind
 
     # -- environments -------------------------------------------------------
 
@@ -95,12 +96,12 @@ class Inference:
         env = self._envs.get(scope)
         if env is None:
             values: dict[str, list[BoundValue]] = {}
-            walrus = self.facts.may_have_walrus if self.facts.has_walrus else None
+            walrus = self.facts.text.may_have_walrus if self.facts.text.has_walrus else None
             for name, value in _bindings(scope, walrus):
                 values.setdefault(name, []).append(value)
             # Names written through `global`/`nonlocal` elsewhere can hold anything.
-            shared = self.facts.global_names if scope is self.facts.tree else (
-                self.facts.nonlocal_names)
+            shared = self.facts.scopes.global_names if scope is self.facts.tree else (
+                self.facts.scopes.nonlocal_names)
             for name in shared:
                 values.setdefault(name, []).append(UNKNOWN)
             initial = dict(self._parameters(scope, chain))
@@ -118,16 +119,16 @@ class Inference:
         defaults: list[ast.expr | None] = [None] * (len(positional) - len(args.defaults))
         defaults += args.defaults
         pairs = list(zip(positional, defaults)) + list(zip(args.kwonlyargs, args.kw_defaults))
-        is_method = self.facts.enclosing_class(scope) is not None
+        is_method = self.facts.definitions.enclosing_class(scope) is not None
         assume = self.assume_tensor_params == "everywhere" or (
-            self.assume_tensor_params and self.facts.is_forward(scope))
+            self.assume_tensor_params and self.facts.classes.is_forward(scope))
         found: list[tuple[str, ValueKind]] = []
         for index, (arg, default) in enumerate(pairs):
             if index == 0 and is_method and arg.arg in ("self", "cls"):
                 found.append((arg.arg, OBJECT))
             elif arg.annotation is not None:
-                kind = self._annotation_kind(arg.annotation)
-                found.append((arg.arg, kind if default is None or kind != TENSOR
+                value_kind = self._annotation_kind(arg.annotation)
+                found.append((arg.arg, value_kind if default is None or value_kind != TENSOR
                               or not _is_none(default) else UNKNOWN))
             elif assume and default is None:
                 found.append((arg.arg, TENSOR))
@@ -144,7 +145,7 @@ class Inference:
                 annotation = ast.parse(annotation.value, mode="eval").body
             except SyntaxError:
                 return UNKNOWN
-        qualname = self.facts.qualname(annotation)
+        qualname = self.facts.imports.resolve(annotation)
         if qualname == "torch.Tensor" or (qualname or "").startswith("torch.nn.Parameter"):
             return TENSOR
         name = annotation.id if isinstance(annotation, ast.Name) else None
@@ -161,7 +162,7 @@ class Inference:
             return value
         if isinstance(value, _Element):
             return self._element_kind(value, chain, env)
-        return self._kind(value, chain, env)
+        return self._value_kind(value, chain, env)
 
     def _element_kind(self, element: _Element, chain: tuple[ast.AST, ...],
                       env: Names) -> ValueKind | None:
@@ -173,38 +174,38 @@ class Inference:
                 if source.func.id == "enumerate" and source.args and element.index is not None:
                     if element.index == 0:
                         return NUMBER
-                    inner = self._kind(source.args[0], chain, env)
+                    inner = self._value_kind(source.args[0], chain, env)
                     return TENSOR if inner == TENSOR and element.index == 1 else UNKNOWN
             if element.index is None and self._is_tensor_sequence(source, chain, env):
                 return TENSOR
-            kind = self._kind(source, chain, env)
-            return TENSOR if kind == TENSOR and element.index is None else (
-                None if kind is None else UNKNOWN)
+            value_kind = self._value_kind(source, chain, env)
+            return TENSOR if value_kind == TENSOR and element.index is None else (
+                None if value_kind is None else UNKNOWN)
         if isinstance(source, ast.Tuple | ast.List) and element.index is not None:
             if len(source.elts) > element.index and not any(
                     isinstance(e, ast.Starred) for e in source.elts):
-                return self._kind(source.elts[element.index], chain, env)
+                return self._value_kind(source.elts[element.index], chain, env)
             return UNKNOWN
         if self._is_tensor_sequence(source, chain, env):
             return TENSOR
-        kind = self._kind(source, chain, env)
-        if kind == TENSOR:
+        value_kind = self._value_kind(source, chain, env)
+        if value_kind == TENSOR:
             return TENSOR  # unpacking a tensor yields its rows
         if _is_shape(source):
             return NUMBER
-        return None if kind is None else UNKNOWN
+        return None if value_kind is None else UNKNOWN
 
     def _is_tensor_sequence(self, node: ast.AST, chain: tuple[ast.AST, ...],
                             env: Names) -> bool:
         """``x.chunk(2)``, ``torch.split(x, 3)``...: a tuple whose items are all tensors."""
         if not isinstance(node, ast.Call):
             return False
-        qualname = self.facts.qualname(node.func) or ""
+        qualname = self.facts.imports.resolve(node.func) or ""
         if qualname.rpartition(".")[0] == "torch":
             return qualname.rpartition(".")[2] in K.TENSOR_SEQUENCE_FUNCTIONS
         return (isinstance(node.func, ast.Attribute)
                 and node.func.attr in K.TENSOR_SEQUENCE_FUNCTIONS
-                and self._kind(node.func.value, chain, env) == TENSOR)
+                and self._value_kind(node.func.value, chain, env) == TENSOR)
 
     def _returns(self, function: ast.AST) -> ValueKind:
         """The kind a function's return annotation promises."""
@@ -213,16 +214,16 @@ class Inference:
 
     # -- expressions --------------------------------------------------------
 
-    def _kind(self, node: ast.AST, chain: tuple[ast.AST, ...],
-              env: Names | None = None) -> ValueKind | None:
+    def _value_kind(self, node: ast.AST, chain: tuple[ast.AST, ...],
+                    env: Names | None = None) -> ValueKind | None:
         if env is None:
             env = self._env(chain)
-        # One method per node type, named after it (``_kind_Call``); other nodes: unknown.
-        method: _KindOf | None = getattr(self, "_kind_" + type(node).__name__, None)
+        # One method per node type, named after it (``_value_kind_Call``); other nodes: unknown.
+        method: _ValueKindOf | None = getattr(self, "_value_kind_" + type(node).__name__, None)
         return method(node, chain, env) if method else UNKNOWN
 
-    def _kind_Constant(self, node: ast.Constant, chain: tuple[ast.AST, ...],
-                       env: Names) -> ValueKind:
+    def _value_kind_Constant(self, node: ast.Constant, chain: tuple[ast.AST, ...],
+                             env: Names) -> ValueKind:
         value = node.value
         if isinstance(value, bool | int | float | complex):
             return NUMBER
@@ -230,22 +231,23 @@ class Inference:
             return SEQUENCE
         return NONE if value is None else OBJECT
 
-    def _kind_JoinedStr(self, node: ast.expr, chain: tuple[ast.AST, ...],
-                        env: Names) -> ValueKind:
+    def _value_kind_JoinedStr(self, node: ast.expr, chain: tuple[ast.AST, ...],
+                              env: Names) -> ValueKind:
         return SEQUENCE
 
-    _kind_List = _kind_Tuple = _kind_Dict = _kind_Set = _kind_JoinedStr
-    _kind_ListComp = _kind_SetComp = _kind_DictComp = _kind_JoinedStr
+    _value_kind_List = _value_kind_Tuple = _value_kind_JoinedStr
+    _value_kind_Dict = _value_kind_Set = _value_kind_JoinedStr
+    _value_kind_ListComp = _value_kind_SetComp = _value_kind_DictComp = _value_kind_JoinedStr
 
-    def _kind_Lambda(self, node: ast.expr, chain: tuple[ast.AST, ...],
-                     env: Names) -> ValueKind:
+    def _value_kind_Lambda(self, node: ast.expr, chain: tuple[ast.AST, ...],
+                           env: Names) -> ValueKind:
         return OBJECT
 
-    _kind_GeneratorExp = _kind_Lambda
+    _value_kind_GeneratorExp = _value_kind_Lambda
 
-    def _kind_NamedExpr(self, node: ast.NamedExpr, chain: tuple[ast.AST, ...],
-                        env: Names) -> ValueKind | None:
-        return self._kind(node.value, chain, env)
+    def _value_kind_NamedExpr(self, node: ast.NamedExpr, chain: tuple[ast.AST, ...],
+                              env: Names) -> ValueKind | None:
+        return self._value_kind(node.value, chain, env)
 
     def lookup(self, name: str, chain: tuple[ast.AST, ...]) -> ValueKind | None:
         """Kind of the variable ``name`` as seen from ``chain``; None when nothing binds it."""
@@ -257,28 +259,29 @@ class Inference:
                 return env[name] or UNKNOWN
         return None
 
-    def _kind_Name(self, node: ast.Name, chain: tuple[ast.AST, ...],
-                   env: Names) -> ValueKind | None:
+    def _value_kind_Name(self, node: ast.Name, chain: tuple[ast.AST, ...],
+                         env: Names) -> ValueKind | None:
         if node.id in env:
             return env[node.id]
         if chain and (outer := self.lookup(node.id, chain[:-1])) is not None:
             return outer
-        if node.id in self.facts.aliases:
-            return NUMBER if self.facts.qualname(node) == "math.pi" else OBJECT
-        if node.id in self.facts.classes or node.id in self.facts.functions:
+        if node.id in self.facts.imports.aliases:
+            return NUMBER if self.facts.imports.resolve(node) == "math.pi" else OBJECT
+        if node.id in self.facts.definitions.classes or (
+                node.id in self.facts.definitions.functions):
             return OBJECT
         return OBJECT if node.id in K.PYTHON_BUILTINS else UNKNOWN
 
-    def _kind_Attribute(self, node: ast.Attribute, chain: tuple[ast.AST, ...],
-                        env: Names) -> ValueKind | None:
-        qualname = self.facts.qualname(node)
+    def _value_kind_Attribute(self, node: ast.Attribute, chain: tuple[ast.AST, ...],
+                              env: Names) -> ValueKind | None:
+        qualname = self.facts.imports.resolve(node)
         if qualname is not None:
             return NUMBER if qualname in ("math.pi", "math.e", "math.inf", "torch.pi") else OBJECT
         if isinstance(node.value, ast.Name) and node.value.id == "self":
             if node.attr == "training":
                 return NUMBER
             return self._self_attribute(node.attr, chain)
-        base = self._kind(node.value, chain, env)
+        base = self._value_kind(node.value, chain, env)
         if base != TENSOR:
             return None if base is None else UNKNOWN
         if node.attr in K.TENSOR_ATTRIBUTES:
@@ -290,12 +293,13 @@ class Inference:
         return OBJECT if node.attr in K.OBJECT_ATTRIBUTES else UNKNOWN
 
     def _own_class(self, chain: tuple[ast.AST, ...]) -> ast.ClassDef | None:
-        function = next((f for f in reversed(chain) if self.facts.enclosing_class(f)), None)
-        return self.facts.enclosing_class(function) if function is not None else None
+        definitions = self.facts.definitions
+        function = next((f for f in reversed(chain) if definitions.enclosing_class(f)), None)
+        return definitions.enclosing_class(function) if function is not None else None
 
     def _own_method(self, name: str, chain: tuple[ast.AST, ...]) -> ast.AST | None:
         cls = self._own_class(chain)
-        return self.facts.method(cls, name) if cls is not None else None
+        return self.facts.definitions.method(cls, name) if cls is not None else None
 
     def _self_attribute(self, attr: str, chain: tuple[ast.AST, ...]) -> ValueKind:
         cls = self._own_class(chain)
@@ -303,35 +307,36 @@ class Inference:
             return UNKNOWN
         if cls not in self._attributes:
             self._attributes[cls] = {}  # guards recursion
-            kinds: dict[str, ValueKind | None] = {}
-            for name, value, method in self.facts.self_assignments(cls):
-                kind = UNKNOWN if isinstance(value, ast.AugAssign) else self._kind(
+            value_kinds: dict[str, ValueKind | None] = {}
+            for name, value, method in self.facts.classes.self_assignments(cls):
+                value_kind = UNKNOWN if isinstance(value, ast.AugAssign) else self._value_kind(
                     value, (method,))
-                kinds[name] = join(kinds.get(name), kind)
-            self._attributes[cls] = {n: k or UNKNOWN for n, k in kinds.items()}
+                value_kinds[name] = join(value_kinds.get(name), value_kind)
+            self._attributes[cls] = {n: k or UNKNOWN for n, k in value_kinds.items()}
         return self._attributes[cls].get(attr, UNKNOWN)
 
-    def _kind_Call(self, node: ast.Call, chain: tuple[ast.AST, ...],
-                   env: Names) -> ValueKind | None:
+    def _value_kind_Call(self, node: ast.Call, chain: tuple[ast.AST, ...],
+                         env: Names) -> ValueKind | None:
         func = node.func
-        qualname = self.facts.qualname(func)
+        qualname = self.facts.imports.resolve(func)
         if qualname is not None:
             return self._library_call(qualname, node, chain, env)
         if isinstance(func, ast.Name) and func.id not in env:
-            if func.id in self.facts.functions and len(self.facts.functions[func.id]) == 1:
-                return self._returns(self.facts.functions[func.id][0])
+            functions = self.facts.definitions.functions
+            if func.id in functions and len(functions[func.id]) == 1:
+                return self._returns(functions[func.id][0])
             if func.id in K.PYTHON_BUILTINS:
                 return self._builtin_call(func.id, node, chain, env)
         if isinstance(func, ast.Attribute):
             if isinstance(func.value, ast.Name) and func.value.id == "self" and (
                     method := self._own_method(func.attr, chain)) is not None:
                 return self._returns(method)
-            base = self._kind(func.value, chain, env)
+            base = self._value_kind(func.value, chain, env)
             if base == TENSOR:
                 return self._tensor_method(func.attr, node, chain, env)
             if base is None:
                 return None
-        callee = self._kind(func, chain, env)
+        callee = self._value_kind(func, chain, env)
         if callee == TENSOR_CALLABLE:
             return TENSOR
         return None if callee is None else UNKNOWN
@@ -359,7 +364,7 @@ class Inference:
             if name in K.TENSOR_LAYERS:
                 return TENSOR_CALLABLE
             if name == "Sequential" and node.args and all(
-                    self._kind(a, chain, env) == TENSOR_CALLABLE for a in node.args):
+                    self._value_kind(a, chain, env) == TENSOR_CALLABLE for a in node.args):
                 return TENSOR_CALLABLE
         if module == "math":
             return NUMBER
@@ -372,7 +377,7 @@ class Inference:
         if not extra:
             return TENSOR
         if len(node.args) == skip + 1 and not node.keywords:
-            other = self._kind(node.args[skip], chain, env)
+            other = self._value_kind(node.args[skip], chain, env)
             return TENSOR if other == TENSOR else (None if other is None else UNKNOWN)
         return UNKNOWN
 
@@ -383,7 +388,7 @@ class Inference:
         if name in K.BUILTINS_RETURNING_SEQUENCE:
             return SEQUENCE
         if name == "abs" and len(node.args) == 1:
-            return self._kind(node.args[0], chain, env)
+            return self._value_kind(node.args[0], chain, env)
         return UNKNOWN
 
     def _tensor_method(self, name: str, node: ast.Call, chain: tuple[ast.AST, ...],
@@ -398,9 +403,10 @@ class Inference:
             return NUMBER if node.args else SEQUENCE
         return UNKNOWN
 
-    def _kind_BinOp(self, node: ast.BinOp, chain: tuple[ast.AST, ...],
-                    env: Names) -> ValueKind | None:
-        left, right = self._kind(node.left, chain, env), self._kind(node.right, chain, env)
+    def _value_kind_BinOp(self, node: ast.BinOp, chain: tuple[ast.AST, ...],
+                          env: Names) -> ValueKind | None:
+        left = self._value_kind(node.left, chain, env)
+        right = self._value_kind(node.right, chain, env)
         if left is None or right is None:
             return None
         if isinstance(node.op, _ARITHMETIC):
@@ -412,42 +418,44 @@ class Inference:
             return SEQUENCE
         return UNKNOWN
 
-    def _kind_UnaryOp(self, node: ast.UnaryOp, chain: tuple[ast.AST, ...],
-                      env: Names) -> ValueKind | None:
+    def _value_kind_UnaryOp(self, node: ast.UnaryOp, chain: tuple[ast.AST, ...],
+                            env: Names) -> ValueKind | None:
         if isinstance(node.op, ast.Not):
             return NUMBER
-        operand = self._kind(node.operand, chain, env)
+        operand = self._value_kind(node.operand, chain, env)
         return operand if operand in (None, TENSOR, NUMBER) else UNKNOWN
 
-    def _kind_Compare(self, node: ast.Compare, chain: tuple[ast.AST, ...],
-                      env: Names) -> ValueKind | None:
+    def _value_kind_Compare(self, node: ast.Compare, chain: tuple[ast.AST, ...],
+                            env: Names) -> ValueKind | None:
         if not all(isinstance(op, _ORDERING) for op in node.ops):
             return NUMBER  # is, is not, in, not in
         if len(node.ops) > 1:
             return UNKNOWN
-        left, right = self._kind(node.left, chain, env), self._kind(node.comparators[0], chain, env)
+        left = self._value_kind(node.left, chain, env)
+        right = self._value_kind(node.comparators[0], chain, env)
         if left is None or right is None:
             return None
         if _numeric_pair(left, right):
             return TENSOR  # (x == None is the Python bool False, hence both sides proven)
         return NUMBER if left == NUMBER and right == NUMBER else UNKNOWN
 
-    def _kind_BoolOp(self, node: ast.BoolOp, chain: tuple[ast.AST, ...],
-                     env: Names) -> ValueKind | None:
-        kind: ValueKind | None = None
+    def _value_kind_BoolOp(self, node: ast.BoolOp, chain: tuple[ast.AST, ...],
+                           env: Names) -> ValueKind | None:
+        value_kind: ValueKind | None = None
         for value in node.values:
-            kind = join(kind, self._kind(value, chain, env))
-        return kind
+            value_kind = join(value_kind, self._value_kind(value, chain, env))
+        return value_kind
 
-    def _kind_IfExp(self, node: ast.IfExp, chain: tuple[ast.AST, ...],
-                    env: Names) -> ValueKind | None:
-        return join(self._kind(node.body, chain, env), self._kind(node.orelse, chain, env))
+    def _value_kind_IfExp(self, node: ast.IfExp, chain: tuple[ast.AST, ...],
+                          env: Names) -> ValueKind | None:
+        return join(self._value_kind(node.body, chain, env),
+                    self._value_kind(node.orelse, chain, env))
 
-    def _kind_Subscript(self, node: ast.Subscript, chain: tuple[ast.AST, ...],
-                        env: Names) -> ValueKind | None:
+    def _value_kind_Subscript(self, node: ast.Subscript, chain: tuple[ast.AST, ...],
+                              env: Names) -> ValueKind | None:
         if _is_shape(node.value):
             return SEQUENCE if isinstance(node.slice, ast.Slice) else NUMBER
-        base = self._kind(node.value, chain, env)
+        base = self._value_kind(node.value, chain, env)
         return TENSOR if base == TENSOR else (None if base is None else UNKNOWN)
 
 
@@ -475,12 +483,12 @@ class _Env:
         return name in self.values
 
     def __getitem__(self, name: str) -> ValueKind:
-        kind = self.solved.get(name)
-        if kind is None:
+        value_kind = self.solved.get(name)
+        if value_kind is None:
             # Asked again while solving (through self attributes assigned in this very
             # function): nothing proven yet.
-            kind = UNKNOWN if self.busy else self._solve(name)
-        return kind
+            value_kind = UNKNOWN if self.busy else self._solve(name)
+        return value_kind
 
     def _solve(self, name: str) -> ValueKind:
         group, env = [name], {name: self.initial.get(name)}
@@ -567,36 +575,36 @@ def _bindings(scope: ast.AST, walrus: Callable[[ast.stmt], bool] | None = lambda
     stack = list(getattr(scope, "body", []))
     while stack:
         node = stack.pop()
-        kind = type(node)
-        if walrus is None and kind in _NO_BINDINGS:
+        node_type = type(node)
+        if walrus is None and node_type in _NO_BINDINGS:
             continue  # the commonest statements: they bind nothing and hold no block
         expressions = walrus is not None and walrus(node)
-        if kind in _DEFINITIONS:
+        if node_type in _DEFINITIONS:
             yield node.name, OBJECT
             if expressions:
                 for decorator in node.decorator_list:
                     yield from _walrus(decorator)
             continue
-        if kind is ast.Assign:
+        if node_type is ast.Assign:
             for target in node.targets:
                 yield from _targets(target, node.value, iterated=False)
-        elif kind is ast.AnnAssign and type(node.target) is ast.Name:
+        elif node_type is ast.AnnAssign and type(node.target) is ast.Name:
             yield node.target.id, node.value if node.value is not None else UNKNOWN
-        elif kind is ast.AugAssign and type(node.target) is ast.Name:
+        elif node_type is ast.AugAssign and type(node.target) is ast.Name:
             yield node.target.id, ast.BinOp(left=node.target, op=node.op, right=node.value)
-        elif kind is ast.For or kind is ast.AsyncFor:
+        elif node_type is ast.For or node_type is ast.AsyncFor:
             yield from _targets(node.target, node.iter, iterated=True)
-        elif kind is ast.With or kind is ast.AsyncWith:
+        elif node_type is ast.With or node_type is ast.AsyncWith:
             for item in node.items:
                 if item.optional_vars is not None:
                     yield from _targets(item.optional_vars, None, iterated=False)
-        elif kind is ast.Import or kind is ast.ImportFrom:
+        elif node_type is ast.Import or node_type is ast.ImportFrom:
             for alias in node.names:
                 yield (alias.asname or alias.name).split(".")[0], OBJECT
-        elif kind is ast.Global or kind is ast.Nonlocal:
+        elif node_type is ast.Global or node_type is ast.Nonlocal:
             for name in node.names:
                 yield name, UNKNOWN
-        elif kind is ast.Match:
+        elif node_type is ast.Match:
             for case in node.cases:
                 yield from _pattern_names(case.pattern)
                 stack += case.body

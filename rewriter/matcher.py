@@ -335,10 +335,10 @@ class Matcher:
         pattern = rule.pattern  # a template rule's; a kind's rule has an implementation
         matched: Bindings | None = None
         if pattern is not None:
-            matched = pattern.match(node, self._qualname)
+            matched = pattern.match(node, self._resolve)
             if matched is None:
                 return _decline(why, _PATTERN, "does not match the rule's pattern")
-        if not self.facts.in_scope(rule.scope, chain):
+        if not self.facts.scopes.in_scope(rule.scope, chain):
             return _decline(why, _SCOPE, "outside the rule's scope")
         inference = self._inference_for(rule)
         context = GuardContext(inference, chain)
@@ -415,12 +415,13 @@ class Matcher:
                 if not check(context, [_value(bound)]):
                     code = ast.unparse(_value(bound))
                     return (f"guard `{condition.guard}` failed on `${name}` (`{code}`, "
-                            f"inferred {context.kind(_value(bound))}): {description}")
+                            f"inferred {context.value_kind(_value(bound))}): {description}")
         names = ", ".join("$" + n for n in condition.metavariables)
         return f"guard `{condition.guard}` failed on {names} together: {description}"
 
-    def _qualname(self, node: ast.AST) -> str | None:
-        return self.facts.qualname(node)
+    def _resolve(self, node: ast.AST) -> str | None:
+        # A method, not the facts' own: the facts are built only once a pattern needs them.
+        return self.facts.imports.resolve(node)
 
     def _assumed_inference(self) -> Inference:
         """Unannotated parameters taken as tensors everywhere: what graph-break kinds prove
@@ -447,7 +448,7 @@ class Matcher:
         renames: dict[str, str] = {}
         imports: set[str] = set()
         for module in rule.rewrite_roots:
-            local = self.facts.local_name_of(module)
+            local = self.facts.imports.local_name_of(module)
             if local is None:
                 local = module
                 imports.add(module)

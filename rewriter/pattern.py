@@ -33,7 +33,8 @@ _NEUTRAL_OPERATORS = frozenset({"(", ")", "[", "]", "{", "}", ",", ".", ":"})
 # What a metavariable binds: one expression, or (``$$$args``) call arguments.
 Bound = ast.expr | list[ast.expr | ast.keyword]
 Bindings = dict[str, Bound]
-QualnameOf = Callable[[ast.AST], "str | None"]
+# A dotted expression's import-resolved name (``ModuleFacts.imports.resolve``), else None.
+Resolve = Callable[[ast.AST], "str | None"]
 NodeKey = tuple[type[ast.AST], "type[ast.AST] | None"]  # node type, operator type
 
 
@@ -172,13 +173,13 @@ class Pattern:
         """See ``index_key`` (asked for every rule of every file)."""
         return index_key(self.tree)
 
-    def match(self, node: ast.AST, qualname_of: QualnameOf) -> Bindings | None:
+    def match(self, node: ast.AST, resolve: Resolve) -> Bindings | None:
         """Bindings of the metavariables if ``node`` matches, else None."""
         bindings: Bindings = {}
-        return bindings if self._matcher(node, bindings, qualname_of) else None
+        return bindings if self._matcher(node, bindings, resolve) else None
 
     @cached_property
-    def _matcher(self) -> Callable[[object, Bindings, QualnameOf], bool]:
+    def _matcher(self) -> Callable[[object, Bindings, Resolve], bool]:
         return _compile(self.tree)
 
 
@@ -186,49 +187,49 @@ def _is_call_argument(tree: ast.AST, name: ast.Name) -> bool:
     return any(isinstance(call, ast.Call) and name in call.args for call in ast.walk(tree))
 
 
-def _compile(pattern: object) -> Callable[[object, Bindings, QualnameOf], bool]:
+def _compile(pattern: object) -> Callable[[object, Bindings, Resolve], bool]:
     """``_match`` specialised to one pattern: a function per pattern node, so that matching
     (tried on every candidate node of every file) does not re-inspect the pattern."""
     if isinstance(pattern, ast.Name) and (meta := metavariable_of(pattern.id)):
         name = meta[0]
-        return lambda target, bindings, qualname_of: _bind(name, target, bindings)
+        return lambda target, bindings, resolve: _bind(name, target, bindings)
     if isinstance(pattern, ast.Attribute | ast.Name) and (wanted := _fixed_dotted_name(pattern)):
-        return lambda target, bindings, qualname_of: isinstance(
-            target, ast.Attribute | ast.Name) and wanted == (qualname_of(target)
+        return lambda target, bindings, resolve: isinstance(
+            target, ast.Attribute | ast.Name) and wanted == (resolve(target)
                                                              or dotted_name(target))
     if isinstance(pattern, ast.Constant):
         value, value_type = pattern.value, type(pattern.value)
-        return lambda target, bindings, qualname_of: (
+        return lambda target, bindings, resolve: (
             type(target) is ast.Constant and type(target.value) is value_type
             and target.value == value)
     if isinstance(pattern, ast.Call):
-        return lambda target, bindings, qualname_of: type(target) is ast.Call and _match_call(
-            pattern, target, bindings, qualname_of)
+        return lambda target, bindings, resolve: type(target) is ast.Call and _match_call(
+            pattern, target, bindings, resolve)
     if isinstance(pattern, ast.AST):
-        kind = type(pattern)
+        node_type = type(pattern)
         fields = [(name, _compile(getattr(pattern, name))) for name in pattern._fields
                   if name not in _IGNORED_FIELDS]
 
-        def node(target: object, bindings: Bindings, qualname_of: QualnameOf) -> bool:
-            return type(target) is kind and all(
-                match(getattr(target, name, None), bindings, qualname_of)
+        def node(target: object, bindings: Bindings, resolve: Resolve) -> bool:
+            return type(target) is node_type and all(
+                match(getattr(target, name, None), bindings, resolve)
                 for name, match in fields)
         return node
     if isinstance(pattern, list):
         items = [_compile(p) for p in pattern]
-        return lambda target, bindings, qualname_of: (
+        return lambda target, bindings, resolve: (
             isinstance(target, list) and len(target) == len(items)
-            and all(m(t, bindings, qualname_of) for m, t in zip(items, target)))
-    return lambda target, bindings, qualname_of: pattern == target
+            and all(m(t, bindings, resolve) for m, t in zip(items, target)))
+    return lambda target, bindings, resolve: pattern == target
 
 
-def _match(pattern: object, target: object, bindings: Bindings, qualname_of: QualnameOf) -> bool:
+def _match(pattern: object, target: object, bindings: Bindings, resolve: Resolve) -> bool:
     if isinstance(pattern, ast.Name) and (meta := metavariable_of(pattern.id)):
         return _bind(meta[0], target, bindings)
     if isinstance(pattern, ast.Attribute | ast.Name) and (wanted := _fixed_dotted_name(pattern)):
         if not isinstance(target, ast.Attribute | ast.Name):
             return False
-        return wanted == (qualname_of(target) or dotted_name(target))
+        return wanted == (resolve(target) or dotted_name(target))
     if isinstance(pattern, ast.AST):
         if type(pattern) is not type(target):
             return False
@@ -236,9 +237,9 @@ def _match(pattern: object, target: object, bindings: Bindings, qualname_of: Qua
         if isinstance(pattern, ast.Constant) and isinstance(target, ast.Constant):
             return type(pattern.value) is type(target.value) and pattern.value == target.value
         if isinstance(pattern, ast.Call) and isinstance(target, ast.Call):
-            return _match_call(pattern, target, bindings, qualname_of)
+            return _match_call(pattern, target, bindings, resolve)
         return all(
-            _match(getattr(pattern, name), getattr(target, name, None), bindings, qualname_of)
+            _match(getattr(pattern, name), getattr(target, name, None), bindings, resolve)
             for name in pattern._fields
             if name not in _IGNORED_FIELDS
         )
@@ -246,7 +247,7 @@ def _match(pattern: object, target: object, bindings: Bindings, qualname_of: Qua
         return (
             isinstance(target, list)
             and len(pattern) == len(target)
-            and all(_match(p, t, bindings, qualname_of) for p, t in zip(pattern, target))
+            and all(_match(p, t, bindings, resolve) for p, t in zip(pattern, target))
         )
     return pattern == target
 
@@ -263,14 +264,14 @@ def _bind(name: str, target: object, bindings: Bindings) -> bool:
 
 
 def _match_call(pattern: ast.Call, target: ast.Call, bindings: Bindings,
-                qualname_of: QualnameOf) -> bool:
-    if not _match(pattern.func, target.func, bindings, qualname_of):
+                resolve: Resolve) -> bool:
+    if not _match(pattern.func, target.func, bindings, resolve):
         return False
     sequence = [(i, m[0]) for i, a in enumerate(pattern.args)
                 if isinstance(a, ast.Name) and (m := metavariable_of(a.id)) and m[1]]
     if not sequence:
-        return _match(pattern.args, target.args, bindings, qualname_of) and _match(
-            pattern.keywords, target.keywords, bindings, qualname_of)
+        return _match(pattern.args, target.args, bindings, resolve) and _match(
+            pattern.keywords, target.keywords, bindings, resolve)
     # One sequence metavariable absorbs the positional arguments between the fixed
     # ones; when it comes last and the pattern names no keywords, the keywords too.
     at, name = sequence[0]
@@ -280,13 +281,13 @@ def _match_call(pattern: ast.Call, target: ast.Call, bindings: Bindings,
     middle: list[ast.expr | ast.keyword] = [
         *target.args[len(before) : len(target.args) - len(after)]]
     tail = target.args[len(target.args) - len(after) :]
-    if not (_match(before, target.args[: len(before)], bindings, qualname_of)
-            and _match(after, tail, bindings, qualname_of)):
+    if not (_match(before, target.args[: len(before)], bindings, resolve)
+            and _match(after, tail, bindings, resolve)):
         return False
     keywords = target.keywords
     if not after and not pattern.keywords:
         middle = sorted([*middle, *keywords], key=lambda n: (n.lineno, n.col_offset))
-    elif not _match(pattern.keywords, keywords, bindings, qualname_of):
+    elif not _match(pattern.keywords, keywords, bindings, resolve):
         return False
     if name in bindings:
         return same_tree(bindings[name], middle)

@@ -21,7 +21,7 @@ from typing import TypedDict
 import yaml
 
 from .enums import Context, Safety, Scope
-from .facts import known_scopes
+from .facts.scopes import known_scopes
 from .guards import GUARDS
 from .kinds import Kind, KindError, registry
 from .knowledge import PYTHON_BUILTINS

@@ -22,7 +22,7 @@ from .cache import Cache, digest
 from .callgraph import function_scopes
 from .diffs import unified_diff
 from .engine import RewriteError, RewriteOptions, parse, rewrite_source, select_rules
-from .facts import FUNCTION_SCOPES
+from .facts.scopes import FUNCTION_SCOPES
 from .files import WriteError
 from .formatting import format_with_black
 from .progress import file_progress, line_progress

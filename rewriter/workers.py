@@ -88,8 +88,8 @@ class WorkerPool:
     def __enter__(self) -> WorkerPool:
         return self
 
-    def __exit__(self, kind: type | None, *_: Any) -> None:
-        if kind is None:
+    def __exit__(self, exc_type: type | None, *_: Any) -> None:
+        if exc_type is None:
             self._executor.shutdown(wait=True)
         else:
             self.terminate()

@@ -103,9 +103,9 @@ def annotation(value: object) -> str:
     """The parameter annotation that proves ``value``'s kind to the guards."""
     if isinstance(value, torch.Tensor):
         return "torch.Tensor"
-    for kind in (bool, int, float, complex):  # bool first: it is an int
-        if isinstance(value, kind):  # a numpy float64 is a float
-            return kind.__name__
+    for number_type in (bool, int, float, complex):  # bool first: it is an int
+        if isinstance(value, number_type):  # a numpy float64 is a float
+            return number_type.__name__
     raise AssertionError(f"{value!r} is neither a tensor nor a Python number")
 
 
@@ -626,9 +626,9 @@ def _matmul_cases(rule: str, op: str) -> list[Case]:
 
 def _matmul_unchanged(rule: str, op: str) -> list[Unchanged]:
     # both operands must be tensors: a number is no operand of @
-    numbers = [Unchanged(rule, f"right-{kind}", _function(f"x: torch.Tensor, y: {kind}",
-                                                          f"return x {op} y"))
-               for kind in ("int", "float")]
+    numbers = [Unchanged(rule, f"right-{number_type}",
+                         _function(f"x: torch.Tensor, y: {number_type}", f"return x {op} y"))
+               for number_type in ("int", "float")]
     left = Unchanged(rule, "left-unannotated", _function("x, y: torch.Tensor", f"return x {op} y"))
     return [*_unproven_right(rule, f"return x {op} y"), *numbers, left]
 

@@ -19,22 +19,22 @@ def revealed(source: str, assume_tensor_params: bool = False) -> list[str]:
     def visit(node: ast.AST, chain: tuple) -> None:
         if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
                 and node.func.id == "reveal"):
-            found.append((node.lineno, node.col_offset, inference.kind(node.args[0], chain)))
+            found.append((node.lineno, node.col_offset, inference.value_kind(node.args[0], chain)))
         inner = chain + (node,) if isinstance(
             node, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda) else chain
         for child in ast.iter_child_nodes(node):
             visit(child, inner)
 
     visit(tree, ())
-    return [kind for *_, kind in sorted(found)]
+    return [value_kind for *_, value_kind in sorted(found)]
 
 
-@pytest.mark.parametrize("annotation, kind", [
+@pytest.mark.parametrize("annotation, value_kind", [
     ("torch.Tensor", "tensor"), ("T.Tensor", "tensor"), ("Tensor", "tensor"),
     ("'torch.Tensor'", "tensor"), ("int", "number"), ("float", "number"), ("str", "sequence"),
     ("Optional[torch.Tensor]", "unknown"), ("list", "sequence"), ("MyType", "unknown"),
 ])
-def test_parameter_annotations(annotation, kind):
+def test_parameter_annotations(annotation, value_kind):
     source = f"""
         import torch
         import torch as T
@@ -42,7 +42,7 @@ def test_parameter_annotations(annotation, kind):
         def f(x: {annotation}):
             reveal(x)
     """
-    assert revealed(source) == [kind]
+    assert revealed(source) == [value_kind]
 
 
 def test_tensor_annotated_parameter_defaulting_to_none_is_unknown():
@@ -266,11 +266,11 @@ def test_pooling_layers_unless_returning_indices():
     """) == ["tensor", "unknown", "tensor", "unknown"]
 
 
-@pytest.mark.parametrize(("trusted", "kinds"), [
+@pytest.mark.parametrize(("trusted", "value_kinds"), [
     (True, ["number", "number", "number", "sequence", "tensor"]),
     (False, ["unknown", "unknown", "unknown", "sequence", "tensor"]),
 ])
-def test_scalar_annotations_are_proof_only_when_trusted(trusted, kinds):
+def test_scalar_annotations_are_proof_only_when_trusted(trusted, value_kinds):
     tree = ast.parse(textwrap.dedent("""
         import torch
         def scale() -> float:
@@ -284,6 +284,6 @@ def test_scalar_annotations_are_proof_only_when_trusted(trusted, kinds):
     """))
     inference = Inference(ModuleFacts(tree), trust_scalar_annotations=trusted)
     function = tree.body[2]
-    found = [inference.kind(statement.value.args[0], (function,))
+    found = [inference.value_kind(statement.value.args[0], (function,))
              for statement in function.body]
-    assert found == kinds
+    assert found == value_kinds

@@ -46,10 +46,10 @@ def expected(path: Path) -> str:
 
 def test_the_corpus_is_big_enough_and_every_case_names_its_issue():
     cases = sorted(CORPUS.glob("*.py"))
-    kinds = [expected(path) for path in cases]
+    outcome_classes = [expected(path) for path in cases]
     disputed = [p for p in cases if "\nDisputed:" in p.read_text()]
-    assert kinds.count("compiler-bug") - len(disputed) >= 20
-    assert kinds.count("numerical-noise") >= 4
+    assert outcome_classes.count("compiler-bug") - len(disputed) >= 20
+    assert outcome_classes.count("numerical-noise") >= 4
     for path in cases:
         assert re.search(r"^Issue: (https://github.com/pytorch/pytorch/issues/\d+|none )",
                          path.read_text(), re.MULTILINE), path.name

@@ -144,6 +144,10 @@ def test_the_wheel_installs_only_the_eqrewrite_package(tmp_path):
     assert top == {"eqrewrite"}
     assert {"eqrewrite/rules/default.yaml", "eqrewrite/rules/graphbreaks.yaml"} <= set(names)
     assert not any(name.startswith("eqrewrite/__init__") for name in names)  # a namespace
+    # Every package of the folders is listed in pyproject.toml, so none is left out.
+    for folder in PACKAGES:
+        for init in (ROOT / folder).rglob("__init__.py"):
+            assert f"eqrewrite/{init.relative_to(ROOT).as_posix()}" in names, init
 
 
 @pytest.mark.parametrize("name", sorted(packaged_packs()))

@@ -204,7 +204,8 @@ def _executor(name: str, spec: JobSpec, jobs: int,
 def _report(summary: dict[str, Any], out: Path) -> None:
     """The outcome in a few lines on stderr (the JSON summary has everything)."""
     seeds = summary["seeds"]
-    classes = ", ".join(f"{kind} {count}" for kind, count in summary["classes"].items())
+    classes = ", ".join(f"{outcome_class} {count}"
+                        for outcome_class, count in summary["classes"].items())
     click.echo(f"campaign: {seeds['finished']} programs ({seeds['this_run']} this run, "
                f"{summary['programs_per_minute']:.1f}/min; stopped: {summary['stopped_by']}): "
                f"{classes}", err=True)

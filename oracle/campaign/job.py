@@ -177,21 +177,24 @@ def _judged(job: _Job, program: Program, report: TargetReport) -> dict[str, Any]
         raise RuntimeError(f"{report.target}: the harness reported no compile settings")
     record = oracle_report.document([report], [], [], settings, 0.0)["targets"][0]
     verdict = report.verdict.value
-    kind = outcome.classify(verdict, report.detail)
-    result: dict[str, Any] = {"class": kind, "verdict": verdict, "detail": report.detail,
+    outcome_class = outcome.classify(verdict, report.detail)
+    result: dict[str, Any] = {"class": outcome_class, "verdict": verdict,
+                              "detail": report.detail,
                               "record": record, "confidence": record.get("confidence")}
-    if kind == outcome.PASSED:
+    if outcome_class == outcome.PASSED:
         return result
     tree = outcome.finding_tree(record)
-    kinds = outcome.divergence(record, tree)
-    divergent = kind in (outcome.COMPILER_BUG, outcome.REWRITE_CHANGED, outcome.NONDETERMINISTIC)
+    divergence_kinds = outcome.divergence(record, tree)
+    divergent = outcome_class in (outcome.COMPILER_BUG, outcome.REWRITE_CHANGED,
+                                  outcome.NONDETERMINISTIC)
     error = "" if divergent else outcome.normalise_error(_error_text(report.detail))
     names = outcome.spellings(job.config.table)
     ops = _named_ops(error, program.ops, names) or outcome.ops_feeding(
         program.source if tree != "rewritten" else _rewritten_or(program, job),
-        list(program.ops), names, kinds)
-    result.update(tree=tree, kinds=kinds, error=error, signature_ops=ops)
-    if kind in (outcome.COMPILER_BUG, outcome.COMPILE_CRASH) and report.reference is not None:
+        list(program.ops), names, divergence_kinds)
+    result.update(tree=tree, kinds=divergence_kinds, error=error, signature_ops=ops)
+    if (outcome_class in (outcome.COMPILER_BUG, outcome.COMPILE_CRASH)
+            and report.reference is not None):
         from ..harness import SEED
         from ..protocol import RunRequest, Variant
 

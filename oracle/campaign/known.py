@@ -41,18 +41,19 @@ class KnownIssue:
 
     url: str
     title: str = ""
-    kind: str | None = None
+    outcome_class: str | None = None
     ops: frozenset[str] = frozenset()
-    kinds: frozenset[str] = frozenset()
+    divergence_kinds: frozenset[str] = frozenset()
     error: re.Pattern[str] | None = None
 
     def matches(self, finding: Record) -> bool:
         """Does every key of the pattern hold for ``finding`` (a campaign result)?"""
-        if self.kind is not None and finding.get("class") != self.kind:
+        if self.outcome_class is not None and finding.get("class") != self.outcome_class:
             return False
         if self.ops and not self.ops & set(finding.get("signature_ops") or ()):
             return False
-        if self.kinds and not self.kinds & set(finding.get("kinds") or ()):
+        if self.divergence_kinds and not (
+                self.divergence_kinds & set(finding.get("kinds") or ())):
             return False
         text = finding.get("error") or finding.get("detail") or ""
         return self.error is None or self.error.search(text) is not None
@@ -86,14 +87,16 @@ def _entry(path: Path, number: int, entry: object) -> KnownIssue:
     if not any(key in entry for key in _MATCH_KEYS):
         raise KnownIssuesError(f"{where} ({url}): no pattern (give at least one of "
                                f"{', '.join(_MATCH_KEYS)})")
-    kind = entry.get("class")
-    if kind is not None and kind not in CLASSES:
-        raise KnownIssuesError(f"{where}: unknown class {kind!r} (known: {', '.join(CLASSES)})")
+    outcome_class = entry.get("class")
+    if outcome_class is not None and outcome_class not in CLASSES:
+        raise KnownIssuesError(f"{where}: unknown class {outcome_class!r} "
+                               f"(known: {', '.join(CLASSES)})")
     try:
         error = re.compile(entry["error"]) if "error" in entry else None
     except (re.error, TypeError) as problem:
         raise KnownIssuesError(f"{where}: bad 'error' pattern: {problem}") from None
-    return KnownIssue(url, str(entry.get("title", "")), kind, _names(where, entry, "ops"),
+    return KnownIssue(url, str(entry.get("title", "")), outcome_class,
+                      _names(where, entry, "ops"),
                       _names(where, entry, "kinds"), error)
 
 

@@ -87,13 +87,13 @@ _AREA = re.compile(r"result\['(\w+)'\]|result\.(\w+)")
 def divergence(record: Record, tree: str | None) -> list[str]:
     """``area/kind`` of every difference the deciding finding lists, sorted and unique:
     ``output/exact``, ``grads/value``, ``exception/exception``..."""
-    kinds: set[str] = set()
+    divergence_kinds: set[str] = set()
     for finding in _deciding(record, tree):
         for difference in finding.get("differences") or []:
             match = _AREA.search(difference.get("path", ""))
             area = (match.group(1) or match.group(2)) if match else "result"
-            kinds.add(f"{area}/{difference.get('kind', '?')}")
-    return sorted(kinds)
+            divergence_kinds.add(f"{area}/{difference.get('kind', '?')}")
+    return sorted(divergence_kinds)
 
 
 def _deciding(record: Record, tree: str | None) -> list[Record]:
@@ -236,7 +236,7 @@ def ops_feeding(source: str, program_ops: list[str], names: dict[str, set[str]],
 # -- the signature ------------------------------------------------------------------------------
 
 
-def signature(kind: str, kinds: list[str], ops: list[str], error: str) -> str:
+def signature(outcome_class: str, divergence_kinds: list[str], ops: list[str], error: str) -> str:
     """A short stable id for the finding: the same class, divergence kinds, ops and error."""
-    text = "|".join([kind, ",".join(kinds), ",".join(ops), error])
+    text = "|".join([outcome_class, ",".join(divergence_kinds), ",".join(ops), error])
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:12]

@@ -272,10 +272,11 @@ class _Progress:
     def update(self, seed: int, counts: Counter[str]) -> None:
         if self.bar is None or self.task is None:
             return
-        shown = ", ".join(f"{kind} {counts[kind]}" for kind in outcome.CLASSES if counts[kind])
+        shown = ", ".join(f"{outcome_class} {counts[outcome_class]}"
+                          for outcome_class in outcome.CLASSES if counts[outcome_class])
         self.bar.update(self.task, advance=1, description=f"seed {seed}: {shown}")
 
-    def __exit__(self, kind: type[BaseException] | None, error: BaseException | None,
+    def __exit__(self, exc_type: type[BaseException] | None, error: BaseException | None,
                  trace: TracebackType | None) -> None:
         if self.bar is not None:
-            self.bar.__exit__(kind, error, trace)
+            self.bar.__exit__(exc_type, error, trace)

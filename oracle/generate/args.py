@@ -60,13 +60,13 @@ class _Context:
         return info.name
 
 
-Kind = Callable[[_Context, ArgSpec], "str | None"]
-_KINDS: dict[str, Kind] = {}
+ArgFiller = Callable[[_Context, ArgSpec], "str | None"]
+_KINDS: dict[str, ArgFiller] = {}
 _DIM_KINDS = ("dim",)
 
 
-def kind(name: str) -> Callable[[Kind], Kind]:
-    def register(function: Kind) -> Kind:
+def arg_kind(name: str) -> Callable[[ArgFiller], ArgFiller]:
+    def register(function: ArgFiller) -> ArgFiller:
         _KINDS[name] = function
         return function
     return register
@@ -131,23 +131,23 @@ def _grouped(text: str) -> str:
 # ---- the subject ------------------------------------------------------------------------
 
 
-@kind("self")
+@arg_kind("self")
 def _self(ctx: _Context, spec: ArgSpec) -> str:
     return ctx.use(ctx.subject)
 
 
-@kind("clamped")
+@arg_kind("clamped")
 def _clamped(ctx: _Context, spec: ArgSpec) -> str:
     high = 1 if spec.options.get("unit") else 5
     return f"{ctx.use(ctx.subject)}.clamp(0, {high})"
 
 
-@kind("numel")
+@arg_kind("numel")
 def _numel(ctx: _Context, spec: ArgSpec) -> str:
     return f"{ctx.use(ctx.subject)}.numel()"
 
 
-@kind("tensors")
+@arg_kind("tensors")
 def _tensors(ctx: _Context, spec: ArgSpec) -> str:
     subject, rng = ctx.subject, ctx.rng
     same = spec.options.get("same_shape")
@@ -172,7 +172,7 @@ def _tensors(ctx: _Context, spec: ArgSpec) -> str:
 # ---- dims -------------------------------------------------------------------------------
 
 
-@kind("dim")
+@arg_kind("dim")
 def _dim(ctx: _Context, spec: ArgSpec) -> str:
     count = max(ctx.subject.rank + spec.options.get("extra", 0), 1)
     dim = ctx.rng.randrange(-count, count)
@@ -181,25 +181,25 @@ def _dim(ctx: _Context, spec: ArgSpec) -> str:
     return str(dim)
 
 
-@kind("dims")
+@arg_kind("dims")
 def _dims(ctx: _Context, spec: ArgSpec) -> str:
     order = list(range(ctx.subject.rank))
     ctx.rng.shuffle(order)
     return literal(tuple(order))
 
 
-@kind("dimlist")
+@arg_kind("dimlist")
 def _dimlist(ctx: _Context, spec: ArgSpec) -> str:
     rank = ctx.subject.rank
     return literal(sorted(ctx.rng.sample(range(rank), ctx.rng.randint(1, min(rank, 2)))))
 
 
-@kind("keepdim")
+@arg_kind("keepdim")
 def _keepdim(ctx: _Context, spec: ArgSpec) -> str:
     return "True"
 
 
-@kind("flag")
+@arg_kind("flag")
 def _flag(ctx: _Context, spec: ArgSpec) -> str:
     return literal(ctx.rng.random() < 0.6)
 
@@ -207,24 +207,24 @@ def _flag(ctx: _Context, spec: ArgSpec) -> str:
 # ---- plain values -----------------------------------------------------------------------
 
 
-@kind("number")
+@arg_kind("number")
 def _number(ctx: _Context, spec: ArgSpec) -> str:
     return literal(ctx.rng.choice(spec.options["values"]))
 
 
-@kind("int")
+@arg_kind("int")
 def _int(ctx: _Context, spec: ArgSpec) -> str:
     low, high = spec.options.get("range", (0, 3))
     return str(ctx.rng.randint(low, high))
 
 
-@kind("choice")
+@arg_kind("choice")
 def _choice(ctx: _Context, spec: ArgSpec) -> str:
     value = ctx.rng.choice(spec.options["values"])
     return str(value) if spec.options.get("code") else repr(value)
 
 
-@kind("dtype")
+@arg_kind("dtype")
 def _dtype(ctx: _Context, spec: ArgSpec) -> str:
     return f"torch.{ctx.rng.choice(spec.options['values'])}"
 
@@ -232,7 +232,7 @@ def _dtype(ctx: _Context, spec: ArgSpec) -> str:
 # ---- shapes and positions ---------------------------------------------------------------
 
 
-@kind("shape")
+@arg_kind("shape")
 def _shape(ctx: _Context, spec: ArgSpec) -> str:
     rng, numel = ctx.rng, ctx.subject.numel
     factors = _factor(rng, numel, rng.randint(1, 3))
@@ -253,7 +253,7 @@ def _factor(rng: random.Random, numel: int, parts: int) -> list[int]:
     return factors + [numel]
 
 
-@kind("expand")
+@arg_kind("expand")
 def _expand(ctx: _Context, spec: ArgSpec) -> str:
     rng = ctx.rng
     sizes = [rng.choice((1, 2, 3)) if s == 1 else (-1 if rng.random() < 0.3 else s)
@@ -262,7 +262,7 @@ def _expand(ctx: _Context, spec: ArgSpec) -> str:
     return literal(tuple(lead + sizes))
 
 
-@kind("strided")
+@arg_kind("strided")
 def _strided(ctx: _Context, spec: ArgSpec) -> str | None:
     rng, total = ctx.rng, ctx.subject.storage_numel
     for _ in range(6):
@@ -276,26 +276,26 @@ def _strided(ctx: _Context, spec: ArgSpec) -> str | None:
     return None
 
 
-@kind("span")
+@arg_kind("span")
 def _span(ctx: _Context, spec: ArgSpec) -> str:
     size = ctx.size()
     start = ctx.rng.randint(0, size)
     return f"{start}, {ctx.rng.randint(0, size - start)}"
 
 
-@kind("position")
+@arg_kind("position")
 def _position(ctx: _Context, spec: ArgSpec) -> str | None:
     size = ctx.size()
     return str(ctx.rng.randrange(-size, size)) if size else None
 
 
-@kind("count")
+@arg_kind("count")
 def _count(ctx: _Context, spec: ArgSpec) -> str | None:
     size = ctx.size(default=-1)
     return str(ctx.rng.randint(1, size)) if size else None
 
 
-@kind("slices")
+@arg_kind("slices")
 def _slices(ctx: _Context, spec: ArgSpec) -> str:
     rng, shape = ctx.rng, ctx.subject.shape
     pieces = []
@@ -309,30 +309,30 @@ def _slices(ctx: _Context, spec: ArgSpec) -> str:
     return ", ".join(pieces)
 
 
-@kind("repeats")
+@arg_kind("repeats")
 def _repeats(ctx: _Context, spec: ArgSpec) -> str:
     count = max(ctx.subject.rank, 1) + ctx.rng.choice((0, 0, 1))
     return literal(tuple(ctx.rng.randint(1, 2) for _ in range(count)))
 
 
-@kind("normalized")
+@arg_kind("normalized")
 def _normalized(ctx: _Context, spec: ArgSpec) -> str | None:
     return literal(ctx.subject.shape[-1:]) if ctx.subject.rank else None
 
 
-@kind("size")
+@arg_kind("size")
 def _size(ctx: _Context, spec: ArgSpec) -> str:
     count = ctx.subject.rank - 2 if spec.options.get("spatial") else 2
     return literal(tuple(ctx.rng.randint(1, 6) for _ in range(max(count, 1))))
 
 
-@kind("kernel")
+@arg_kind("kernel")
 def _kernel(ctx: _Context, spec: ArgSpec) -> str | None:
     smallest = min(ctx.subject.shape[-2:])
     return str(ctx.rng.randint(1, min(smallest, 3))) if smallest else None
 
 
-@kind("pad")
+@arg_kind("pad")
 def _pad(ctx: _Context, spec: ArgSpec) -> str:
     high = 1 if spec.options.get("small") else 2
     count = ctx.rng.randint(1, min(max(ctx.subject.rank, 1), 3))
@@ -352,7 +352,7 @@ def _dtype_filter(ctx: _Context, spec: ArgSpec) -> Callable[[Info], bool]:
     return lambda info: info.dtype_name in ctx.op.dtypes
 
 
-@kind("other")
+@arg_kind("other")
 def _other(ctx: _Context, spec: ArgSpec) -> str | None:
     rng, subject = ctx.rng, ctx.subject
     scalars = spec.options.get("scalars")
@@ -376,7 +376,7 @@ def _other(ctx: _Context, spec: ArgSpec) -> str | None:
     return ctx.use(subject) if dtype_ok(subject) else None
 
 
-@kind("like")
+@arg_kind("like")
 def _like(ctx: _Context, spec: ArgSpec) -> str | None:
     subject = ctx.subject
     dtype_ok = _dtype_filter(ctx, spec) if spec.options.get("same_dtype") else (
@@ -389,7 +389,7 @@ def _like(ctx: _Context, spec: ArgSpec) -> str | None:
     return f"torch.roll({ctx.use(subject)}, 1)"
 
 
-@kind("mask")
+@arg_kind("mask")
 def _mask(ctx: _Context, spec: ArgSpec) -> str:
     subject = ctx.subject
     chosen = ctx.builder.pick(lambda i: i.dtype_name == "bool"
@@ -404,7 +404,7 @@ def _mask(ctx: _Context, spec: ArgSpec) -> str:
     return f"({ctx.use(subject)} > 0)"
 
 
-@kind("index")
+@arg_kind("index")
 def _index(ctx: _Context, spec: ArgSpec) -> str:
     rng = ctx.rng
     size = ctx.subject.numel if spec.options.get("flat") else ctx.size()
@@ -426,7 +426,7 @@ def _index(ctx: _Context, spec: ArgSpec) -> str:
     return f"{index}, {source}"
 
 
-@kind("index_like")
+@arg_kind("index_like")
 def _index_like(ctx: _Context, spec: ArgSpec) -> str | None:
     size, shape = ctx.size(), ctx.subject.shape
     if size == 0:
@@ -439,7 +439,7 @@ def _index_like(ctx: _Context, spec: ArgSpec) -> str | None:
     return f"torch.randint(0, {size}, {literal(shape)}, {generator})"
 
 
-@kind("mat")
+@arg_kind("mat")
 def _mat(ctx: _Context, spec: ArgSpec) -> str:
     subject = ctx.subject
     if spec.options.get("rule") == "vector":
@@ -458,7 +458,7 @@ def _mat(ctx: _Context, spec: ArgSpec) -> str:
     return ctx.use(chosen) if chosen else _new_param(ctx, ctx.rng.choice(wanted))
 
 
-@kind("param")
+@arg_kind("param")
 def _param(ctx: _Context, spec: ArgSpec) -> str:
     shape: list[int] = []
     for entry in spec.options["shape"]:

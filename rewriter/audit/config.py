@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..config import Config, ConfigError
-from ..facts import known_scopes
+from ..facts.scopes import known_scopes
 from .catalogue import PATTERNS
 
 _LISTS = ("scope", "ignore", "rules", "exclude")

@@ -96,8 +96,8 @@ class OptimisticInference(Inference):
                     chain: tuple[ast.AST, ...]) -> list[tuple[str, ValueKind]]:
         found = super()._parameters(scope, chain)
         annotations = _annotations(scope)
-        return [(name, TENSOR if kind == UNKNOWN and _mentions_tensor(annotations.get(name))
-                 else kind) for name, kind in found]
+        return [(name, TENSOR if value_kind == UNKNOWN and _mentions_tensor(annotations.get(name))
+                 else value_kind) for name, value_kind in found]
 
 
 _PYTHON_PREDICATES = frozenset({"isinstance", "hasattr", "callable", "len", "getattr",
@@ -229,7 +229,7 @@ class Detector:
         # Outside traced code only functions matter; they hide in expressions only as a
         # lambda passed to torch.compile.
         self._lambdas = "compiled" in self.scope and any(
-            isinstance(f, ast.Lambda) for f in self.facts.compiled)
+            isinstance(f, ast.Lambda) for f in self.facts.compiled.functions)
         work: list[tuple[ast.AST, tuple[ast.AST, ...], bool]] = [(self.tree, (), False)]
         while work:
             self._scan(*work.pop(), work)
@@ -252,7 +252,7 @@ class Detector:
             if isinstance(node, _SCOPES):
                 inner = chain + (node,)
                 work.append((node, inner, not isinstance(node, ast.ClassDef)
-                             and self.facts.in_scope(self.scope, inner)))
+                             and self.facts.scopes.in_scope(self.scope, inner)))
             else:
                 todo += children(node)
 
@@ -260,12 +260,12 @@ class Detector:
 
     def confidence(self, node: ast.AST, chain: tuple[ast.AST, ...]) -> str | None:
         """``certain`` / ``likely`` when ``node`` holds a tensor, else None."""
-        kind = self.proven.kind(node, chain)
-        if kind == TENSOR:
+        value_kind = self.proven.value_kind(node, chain)
+        if value_kind == TENSOR:
             return CERTAIN
-        if kind != UNKNOWN:
+        if value_kind != UNKNOWN:
             return None  # a definite other kind: assumptions about parameters cannot change it
-        return LIKELY if self.optimistic.kind(node, chain) == TENSOR else None
+        return LIKELY if self.optimistic.value_kind(node, chain) == TENSOR else None
 
     def _condition(self, test: ast.expr, chain: tuple[ast.AST, ...]) -> str | None:
         """Whether a truth-tested expression depends on a tensor's value."""
@@ -345,7 +345,7 @@ class Detector:
                 return
 
     def _io(self, call: ast.Call, chain: Chain) -> bool:
-        func, qualname = call.func, self.facts.qualname(call.func) or ""
+        func, qualname = call.func, self.facts.imports.resolve(call.func) or ""
         if self._builtin(func, chain) == "print" or qualname in ("sys.stdout.write",
                                                                  "sys.stderr.write"):
             self._add("print", call, chain, CERTAIN)
@@ -388,7 +388,7 @@ class Detector:
                                                                    is not None else 1):
             pattern = "dynamic-shape"
         elif name in _SIZED_FACTORIES and receiver is None and any(
-                self.proven.kind(a, chain) == TENSOR for a in call.args):
+                self.proven.value_kind(a, chain) == TENSOR for a in call.args):
             self._add("dynamic-shape", call, chain, CERTAIN, operands)
             return True
         else:
@@ -402,7 +402,7 @@ class Detector:
         return True
 
     def _unsupported(self, call: ast.Call, chain: Chain) -> bool:
-        qualname = self.facts.qualname(call.func) or ""
+        qualname = self.facts.imports.resolve(call.func) or ""
         if (self._builtin(call.func, chain) in _UNSUPPORTED_BUILTINS
                 or qualname in _UNSUPPORTED_QUALNAMES or qualname.startswith(
                     _UNSUPPORTED_MODULES)):
@@ -425,13 +425,13 @@ class Detector:
         """The builtin a call's name refers to, among those the patterns look for (None when
         shadowed, not a plain name, or another name)."""
         if (not isinstance(func, ast.Name) or func.id not in _LOOKED_FOR
-                or func.id in self.facts.aliases):
+                or func.id in self.facts.imports.aliases):
             return None
         return func.id if self.proven.lookup(func.id, chain) is None else None
 
     def _torch_call(self, call: ast.Call, chain: Chain) -> tuple[str | None, ast.expr | None]:
         """``(name, receiver)`` of ``torch.name(...)`` (receiver None) or ``t.name(...)``."""
-        qualname = self.facts.qualname(call.func) or ""
+        qualname = self.facts.imports.resolve(call.func) or ""
         if qualname.startswith("torch.") and qualname.count(".") == 1:
             return qualname[6:], None
         if isinstance(call.func, ast.Attribute) and not qualname:
@@ -440,8 +440,8 @@ class Detector:
 
     def _tensor_argument(self, call: ast.Call, chain: Chain, index: int) -> bool:
         if len(call.args) > index:
-            return self.proven.kind(call.args[index], chain) == TENSOR
-        return any(k.arg == "repeats" and self.proven.kind(k.value, chain) == TENSOR
+            return self.proven.value_kind(call.args[index], chain) == TENSOR
+        return any(k.arg == "repeats" and self.proven.value_kind(k.value, chain) == TENSOR
                    for k in call.keywords)
 
     def _module_loggers(self) -> frozenset[str]:

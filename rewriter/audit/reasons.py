@@ -44,8 +44,8 @@ class Reasons:
             self._parents[scope] = parents
         return self._parents[scope].get(node)
 
-    def kind(self, node: ast.AST, site: Site) -> str:
-        return self.detector.proven.kind(node, site.chain)
+    def value_kind(self, node: ast.AST, site: Site) -> str:
+        return self.detector.proven.value_kind(node, site.chain)
 
     def unproven(self, site: Site) -> tuple[str, str] | None:
         """For a ``likely`` site: which operand is not proven a tensor, and how to prove it."""
@@ -55,8 +55,8 @@ class Reasons:
         for operand in site.operands:
             for node in ast.walk(operand):
                 if (isinstance(node, ast.Name) and node.id not in names
-                        and self.kind(node, site) != TENSOR
-                        and self.detector.optimistic.kind(node, site.chain) == TENSOR):
+                        and self.value_kind(node, site) != TENSOR
+                        and self.detector.optimistic.value_kind(node, site.chain) == TENSOR):
                     names.append(node.id)
         name = names[0] if names else ast.unparse(site.operands[0])
         shown = ", ".join(f"`{n}`" for n in names) or f"`{name}`"
@@ -136,10 +136,10 @@ class Reasons:
         """Both branch values: tensors, free of side effects, of one shape, with operands
         torch.cond can take."""
         for value in values:
-            kind = self.kind(value, site)
-            if kind != TENSOR:
+            value_kind = self.value_kind(value, site)
+            if value_kind != TENSOR:
                 return (f"branch value `{_short(value)}` is not proven to be a tensor "
-                        f"(inferred {kind})", "make both sides tensors (annotate the "
+                        f"(inferred {value_kind})", "make both sides tensors (annotate the "
                         "operands, or convert with `torch.as_tensor`)")
         context = GuardContext(self.detector.proven, site.chain)
         pure = all(is_pure(context, v) for v in values)
@@ -153,9 +153,9 @@ class Reasons:
                     "branch and accept the break")
         for value in values:
             for name in ast.walk(value):
-                if isinstance(name, ast.Name) and self.kind(name, site) not in (
+                if isinstance(name, ast.Name) and self.value_kind(name, site) not in (
                         TENSOR, NUMBER, "object", "tensor_callable"):
-                    return (f"a branch reads `{name.id}` (inferred {self.kind(name, site)}), "
+                    return (f"a branch reads `{name.id}` (inferred {self.value_kind(name, site)}), "
                             "which torch.cond cannot take as an operand",
                             ANNOTATE.format(name=name.id))
         return None
@@ -206,10 +206,10 @@ class Reasons:
             for part in parts:
                 if isinstance(part, ast.Constant):
                     continue
-                kind = self.kind(part, site)
-                if kind not in (TENSOR, NUMBER, SEQUENCE):
+                value_kind = self.value_kind(part, site)
+                if value_kind not in (TENSOR, NUMBER, SEQUENCE):
                     return (f"printed value `{_short(part)}` is not proven to be a tensor, a "
-                            f"number or a string (inferred {kind})",
+                            f"number or a string (inferred {value_kind})",
                             "annotate it, or print a tensor or number derived from it")
         return None
 
@@ -247,8 +247,8 @@ class Reasons:
         what = {ast.If: "an `if`", ast.While: "a `while`", ast.IfExp: "a conditional",
                 ast.Compare: "a comparison", ast.Return: "the return value",
                 ast.Subscript: "an index or slice", ast.Call: "a call"}
-        for kind, text in what.items():
-            if isinstance(consumer, kind):
+        for node_type, text in what.items():
+            if isinstance(consumer, node_type):
                 return (f"the Python number flows into {text}, not only into tensor "
                         "arithmetic", "keep the value a tensor in that code, or turn on "
                         "capture_scalar_outputs")
@@ -307,7 +307,7 @@ def _calls_layers_only(value: ast.expr, site: Site, reasons: Reasons) -> bool:
     """Calls to layers (``self.proj(x)``) are fine in a ``torch.cond`` branch."""
     calls = [n for n in ast.walk(value) if isinstance(n, ast.Call)]
     context = GuardContext(reasons.detector.proven, site.chain)
-    return all(reasons.kind(c.func, site) == "tensor_callable" or is_pure(context, c)
+    return all(reasons.value_kind(c.func, site) == "tensor_callable" or is_pure(context, c)
                for c in calls)
 
 

@@ -23,7 +23,7 @@ from typing import Any
 from ..callgraph import function_scopes
 from ..engine import RewriteError, parse
 from ..enums import Scope
-from ..facts import FUNCTION_SCOPES
+from ..facts.scopes import FUNCTION_SCOPES
 from ..files import is_generated
 from ..matcher import Comments
 from ..rules import Rule, load_pack, packaged_packs
@@ -138,7 +138,7 @@ def audit_text(context: ScanContext, text: str, label: str,
     tree = parse(text)
     detector = Detector(tree, text, options.scope, options.assume_tensor_params, scopes)
     # The facts only test for the substring: most models say is_torchdynamo_compiling.
-    detector.facts.may_compile = may_compile(text)
+    detector.facts.text.may_compile = may_compile(text)
     # Tokenizing is slow: only files that mention eqrewrite can suppress a finding.
     comments = Comments(text) if "eqrewrite" in text else None
     sites = []

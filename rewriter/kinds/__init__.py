@@ -95,13 +95,13 @@ class KindContext:
                 todo += sources.get(name, ())
         return [name for name in candidates if name in reached]
 
-    def kind(self, node: ast.AST) -> ValueKind:
-        """Inferred kind of ``node``."""
-        return self.guards.kind(node)
+    def value_kind(self, node: ast.AST) -> ValueKind:
+        """What ``node`` is inferred to hold (its ``ValueKind``)."""
+        return self.guards.value_kind(node)
 
     def is_tensor(self, node: ast.AST) -> bool:
         """Whether ``node`` is proven a tensor."""
-        return self.kind(node) == TENSOR
+        return self.value_kind(node) == TENSOR
 
     def is_pure(self, node: ast.AST) -> bool:
         """Whether evaluating ``node`` has no side effects."""
@@ -248,7 +248,7 @@ def _scalar_condition(test: ast.expr, context: KindContext) -> tuple[str, Bindin
             return node.func.value
         if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
                 and node.func.id == "bool" and len(node.args) == 1 and not node.keywords
-                and context.kind(node.func) == ValueKind.OBJECT
+                and context.value_kind(node.func) == ValueKind.OBJECT
                 and context.is_tensor(node.args[0])):
             return node.args[0]
         return None
@@ -267,7 +267,7 @@ def _scalar_condition(test: ast.expr, context: KindContext) -> tuple[str, Bindin
         return None
     left, right = test.left, test.comparators[0]
     operator = _COMPARISONS[type(test.ops[0])]
-    if context.kind(right) != ValueKind.NUMBER:
+    if context.value_kind(right) != ValueKind.NUMBER:
         return None
     if flag(left):
         return f"_eqrw_truth($c0, {operator!r}, $c1)", {"c0": left, "c1": right}

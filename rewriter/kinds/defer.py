@@ -72,17 +72,17 @@ class _Template:
 
     def value(self, node: ast.expr) -> str | None:
         """Add one value; return its metavariable text, or None if it cannot be deferred."""
-        kind = self.context.kind(node)
-        if kind not in (TENSOR, NUMBER, SEQUENCE, UNKNOWN):
+        value_kind = self.context.value_kind(node)
+        if value_kind not in (TENSOR, NUMBER, SEQUENCE, UNKNOWN):
             return None  # None, modules, functions: Dynamo could not reorder the call
-        if kind == SEQUENCE and not _is_text_or_shape(node):
+        if value_kind == SEQUENCE and not _is_text_or_shape(node):
             return None  # lists and dicts are not values Dynamo can reorder
         name = f"v{len(self.values)}"
         self.bindings[name] = node
         # A value of unknown kind is formatted exactly as the original would format it;
         # if it is a tensor, it is snapshotted like one (_eqrw_snap checks at run time),
         # and if Dynamo cannot reorder it, the call breaks the graph as the original did.
-        text = f"_eqrw_snap(${name})" if kind in (TENSOR, UNKNOWN) else f"${name}"
+        text = f"_eqrw_snap(${name})" if value_kind in (TENSOR, UNKNOWN) else f"${name}"
         self.values.append(text)
         return text
 
@@ -90,7 +90,7 @@ class _Template:
         """A list, tuple or dict inside an f-string, formatted where it stands
         (``format(value, spec)``, what the f-string does): the text is then a string
         Dynamo can pass on, provided the items are constants."""
-        if self.context.kind(part.value) != SEQUENCE:
+        if self.context.value_kind(part.value) != SEQUENCE:
             return False
         name = f"v{len(self.values)}"
         self.bindings[name] = part.value
@@ -223,7 +223,7 @@ def _logger(call: ast.Call, context: KindContext, builder: _Template) -> str | N
 
 
 def _warn(call: ast.Call, context: KindContext, builder: _Template) -> str | None:
-    if context.facts.qualname(call.func) != "warnings.warn" or not call.args:
+    if context.facts.imports.resolve(call.func) != "warnings.warn" or not call.args:
         return None
     keywords = _literal_keywords(call, {"stacklevel"})
     if keywords is None or len(call.args) > 3:
@@ -252,7 +252,7 @@ def _write(call: ast.Call, context: KindContext, builder: _Template) -> str | No
     if not (isinstance(func, ast.Attribute) and func.attr == "write" and len(call.args) == 1
             and not call.keywords):
         return None
-    stream = context.facts.qualname(func.value)
+    stream = context.facts.imports.resolve(func.value)
     if stream not in ("sys.stdout", "sys.stderr"):
         return None
     if not isinstance(call.args[0], ast.Constant | ast.JoinedStr):

@@ -35,7 +35,7 @@ class InterpolateSize(Kind):
     def propose(self, node: ast.AST, context: KindContext) -> Proposal | None:
         if not isinstance(node, ast.Call):  # node_types: only calls are offered
             return None
-        qualname = context.facts.qualname(node.func)
+        qualname = context.facts.imports.resolve(node.func)
         if qualname is None or qualname not in _NAMES or len(node.args) != 1:
             return None
         keywords = {k.arg: k for k in node.keywords}

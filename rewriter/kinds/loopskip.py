@@ -160,7 +160,7 @@ def _update_safe(value: ast.expr, context: KindContext) -> bool:
         if isinstance(part, ast.BinOp):
             if isinstance(part.op, ast.MatMult):
                 return False
-            if isinstance(part.op, ast.Div | ast.Mod | ast.FloorDiv) and context.kind(
+            if isinstance(part.op, ast.Div | ast.Mod | ast.FloorDiv) and context.value_kind(
                     part.right) != ValueKind.NUMBER:
                 return False
             if isinstance(part.op, ast.Pow) and not (

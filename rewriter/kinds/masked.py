@@ -91,7 +91,7 @@ def _mask_of(index: ast.expr, context: KindContext) -> ast.expr | None:
 def _is_nonzero_as_tuple(call: ast.Call, context: KindContext) -> bool:
     as_tuple = any(k.arg == "as_tuple" and isinstance(k.value, ast.Constant)
                    and k.value.value is True for k in call.keywords)
-    if context.facts.qualname(call.func) == "torch.nonzero":
+    if context.facts.imports.resolve(call.func) == "torch.nonzero":
         return as_tuple and len(call.args) == 1
     return (as_tuple and isinstance(call.func, ast.Attribute) and call.func.attr == "nonzero"
             and not call.args and context.is_tensor(call.func.value))

@@ -139,7 +139,7 @@ def _match_body(loop: ast.For, context: KindContext) -> dict[str, ast.expr] | No
     where = _assign(where_stmt, 2)
     if where is None or not (isinstance(where[1], ast.Call) and len(where[1].args) == 1
                              and not where[1].keywords
-                             and context.facts.qualname(where[1].func) == "torch.where"):
+                             and context.facts.imports.resolve(where[1].func) == "torch.where"):
         return None
     selected = where[1].args[0]
     if (isinstance(selected, ast.Call) and isinstance(selected.func, ast.Attribute)

@@ -33,7 +33,7 @@ class ViewReshape(Kind):
             return None
         sizes = node.args[0].elts if len(node.args) == 1 and isinstance(
             node.args[0], ast.Tuple | ast.List) else node.args
-        if not sizes or not all(context.kind(size) == NUMBER for size in sizes):
+        if not sizes or not all(context.value_kind(size) == NUMBER for size in sizes):
             return None
         if inside_try(node, context):
             return None

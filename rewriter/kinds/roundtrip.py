@@ -36,7 +36,7 @@ class TransposeRoundTrip(Kind):
     def propose(self, node: ast.AST, context: KindContext) -> Proposal | None:
         if not isinstance(node, ast.Call):  # node_types: only calls are offered
             return None
-        qualname = context.facts.qualname(node.func)
+        qualname = context.facts.imports.resolve(node.func)
         if (qualname is None or qualname not in FUNCTIONS or len(node.args) != 1
                 or node.keywords):
             return None

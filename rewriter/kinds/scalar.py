@@ -60,7 +60,7 @@ def feeds_tensor_arithmetic(node: ast.AST, context: KindContext, depth: int = 0)
         return False
     parent = context.parents.get(node)
     if isinstance(parent, ast.BinOp) and isinstance(parent.op, _ARITHMETIC):
-        other = context.kind(parent.right if parent.left is node else parent.left)
+        other = context.value_kind(parent.right if parent.left is node else parent.left)
         if other == TENSOR:
             return True
         return other == "number" and feeds_tensor_arithmetic(parent, context, depth + 1)

@@ -73,7 +73,7 @@ def zero_dim(node: ast.expr, context: KindContext) -> bool:
     if not isinstance(node, ast.Call) or node.keywords:
         return False
     func = node.func
-    qualname = context.facts.qualname(func) or ""
+    qualname = context.facts.imports.resolve(func) or ""
     if qualname.startswith("torch.") and qualname.count(".") == 1:
         name = qualname.split(".")[1]
         return (name in _ZERO_DIM_REDUCTIONS and len(node.args) == 1
@@ -86,9 +86,9 @@ def zero_dim(node: ast.expr, context: KindContext) -> bool:
 
 
 def _zero_dim_with_numbers(operands: list[ast.expr], context: KindContext) -> bool:
-    kinds = [context.kind(o) for o in operands]
-    return all(k in (TENSOR, NUMBER) for k in kinds) and all(
-        zero_dim(o, context) for o, k in zip(operands, kinds) if k == TENSOR)
+    value_kinds = [context.value_kind(o) for o in operands]
+    return all(k in (TENSOR, NUMBER) for k in value_kinds) and all(
+        zero_dim(o, context) for o, k in zip(operands, value_kinds) if k == TENSOR)
 
 
 def scalar_of(node: ast.expr, context: KindContext) -> ast.expr | None:

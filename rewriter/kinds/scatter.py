@@ -166,7 +166,7 @@ def _mask_of_index(index: ast.expr, context: KindContext) -> ast.expr | None:
     if isinstance(index, ast.Tuple) and len(index.elts) == 1:
         index = index.elts[0]
     if isinstance(index, ast.Call):
-        qualname = context.facts.qualname(index.func)
+        qualname = context.facts.imports.resolve(index.func)
         as_tuple = any(k.arg == "as_tuple" and isinstance(k.value, ast.Constant)
                        and k.value.value is True for k in index.keywords)
         if qualname == "torch.where" and len(index.args) == 1 and not index.keywords:
@@ -231,7 +231,7 @@ class _Template:
                 return None
             self.selections += 1
             return f"{self.pick}({self.bind(node.value)})"
-        if (self.context.kind(node) == NUMBER and not self._contains_selection(node)
+        if (self.context.value_kind(node) == NUMBER and not self._contains_selection(node)
                 and self.context.is_pure(node)):
             return self.bind(node)
         if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub | ast.UAdd):
@@ -275,7 +275,7 @@ class _Template:
             self.refuse(f"`{name}` is not in the rule's elementwise table")
             return None
         extra = [a for a in node.args] + [k.value for k in node.keywords]
-        qualname = self.context.facts.qualname(func) or ""
+        qualname = self.context.facts.imports.resolve(func) or ""
         is_function = qualname.rpartition(".")[0] in ("torch", "torch.nn.functional")
         if is_function:
             if not node.args:

@@ -187,7 +187,7 @@ def _where_safe(context: KindContext, node: ast.expr) -> bool:
             continue
         if isinstance(part.op, ast.MatMult):
             return False
-        if isinstance(part.op, ast.Div | ast.Mod | ast.FloorDiv) and context.kind(
+        if isinstance(part.op, ast.Div | ast.Mod | ast.FloorDiv) and context.value_kind(
                 part.right) != "number":
             return False  # a tensor divisor can be 0 where this branch is not taken
         if isinstance(part.op, ast.Pow) and not (
@@ -208,7 +208,7 @@ def _cond_safe(context: KindContext, node: ast.expr) -> bool:
         if isinstance(part, ast.Await | ast.Yield | ast.YieldFrom | ast.NamedExpr | ast.Lambda):
             return False
     for call in _calls(node):
-        callee = context.kind(call.func)
+        callee = context.value_kind(call.func)
         if callee != "tensor_callable" and not context.is_pure(call) and not _pure_method(
                 context, call):
             return False
@@ -222,8 +222,8 @@ def _pure_method(context: KindContext, call: ast.Call) -> bool:
     if not (isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name)
             and func.value.id == "self"):
         return False
-    cls = context.facts.enclosing_class(context.function)
-    method = context.facts.method(cls, func.attr) if cls is not None else None
+    cls = context.facts.definitions.enclosing_class(context.function)
+    method = context.facts.definitions.method(cls, func.attr) if cls is not None else None
     if method is None:
         return False
     for node in ast.walk(method):
@@ -245,10 +245,10 @@ def _free_tensors(context: KindContext, branches: list[ast.expr]) -> list[str] |
     for branch in branches:
         for part in ast.walk(branch):
             if isinstance(part, ast.Name) and part.id not in names and part.id != "self":
-                kind = context.kind(part)
-                if kind == "tensor":
+                value_kind = context.value_kind(part)
+                if value_kind == "tensor":
                     names.append(part.id)
-                elif kind not in ("object", "number", "tensor_callable"):
+                elif value_kind not in ("object", "number", "tensor_callable"):
                     return None  # an operand of unknown kind cannot be passed safely
     return names
 

@@ -38,7 +38,7 @@ class SetitemCopy(Kind):
         value = node.value
         if self.options["value"] == "tensor" and context.is_tensor(value):
             source = "$v"
-        elif (self.options["value"] == "number" and context.kind(value) == NUMBER
+        elif (self.options["value"] == "number" and context.value_kind(value) == NUMBER
               and repeatable(target.value, context) and torch_spelled(context)):
             source = "torch.tensor($v, dtype=$x.dtype)"
         else:
@@ -63,7 +63,7 @@ def _basic(index: ast.expr, context: KindContext) -> bool:
 
 def _basic_piece(piece: ast.expr, context: KindContext) -> bool:
     if isinstance(piece, ast.Slice):
-        return all(part is None or context.kind(part) == NUMBER
+        return all(part is None or context.value_kind(part) == NUMBER
                    for part in (piece.lower, piece.upper, piece.step))
     if isinstance(piece, ast.Constant):
         return piece.value is None or piece.value is Ellipsis or type(piece.value) is int

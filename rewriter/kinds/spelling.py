@@ -16,7 +16,7 @@ from . import KindContext
 def torch_spelled(context: KindContext) -> bool:
     """``torch`` in a template means the torch module here."""
     inference = context.guards.inference
-    return (context.facts.local_name_of("torch") == "torch"
+    return (context.facts.imports.local_name_of("torch") == "torch"
             and inference.lookup("torch", context.guards.chain) in (None, "object"))
 
 
