@@ -90,7 +90,8 @@ def _settings_source(settings: CompileSettings) -> str:
             f"dynamic={settings.dynamic!r}, fullgraph={settings.fullgraph!r}, "
             f"inductor_config={settings.inductor_config!r}, "
             f"dynamo_config={settings.dynamo_config!r}, strict={settings.strict!r}, "
-            f"raises={settings.raises!r}, tolerance_scale={settings.tolerance_scale!r})")
+            f"raises={settings.raises!r}, tolerance_scale={settings.tolerance_scale!r}, "
+            f"inference={settings.inference!r})")
 
 
 def _backend_paths(backend: str) -> list[str]:

@@ -107,8 +107,11 @@ def _close() -> None:
 
 
 def _gen_config(values: dict[str, Any]) -> dict[str, Any]:
-    """GenConfig keywords from JSON-ready values (lists back to tuples and sets)."""
+    """GenConfig keywords from JSON-ready values (lists back to tuples and sets). Without a
+    ``compile_settings`` key the settings are fixed, as in campaigns recorded before the
+    variation (``cli._gen`` writes the key only when varied)."""
     config = dict(values)
+    config.setdefault("compile_settings", "fixed")
     for key in ("statements", "inputs"):
         if key in config:
             config[key] = tuple(config[key])
