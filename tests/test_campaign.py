@@ -307,10 +307,11 @@ def backends(tmp_path_factory) -> Path:
     sys.path.remove(str(folder))
 
 
-def real_run(out: Path, backend: str, seeds, jobs=2, budget=300.0):
+def real_run(out: Path, backend: str, seeds, jobs=2, budget=300.0, gen=None):
     from eqrewrite.oracle.campaign.executors import LocalExecutor
 
-    spec = JobSpec(settings={"backend": backend}, timeout=300, work_root=str(out / "work"))
+    spec = JobSpec(gen=gen or {}, settings={"backend": backend}, timeout=300,
+                   work_root=str(out / "work"))
     finished = store.open_campaign(out, {"settings": spec.settings}, resume=True)
     campaign = Campaign(seeds, out, LocalExecutor(spec, jobs), {"torch": torch.__version__},
                         [], budget, progress=False)
@@ -343,6 +344,29 @@ def test_the_clean_custom_backend_finds_nothing_on_the_same_seeds(backends, tmp_
     assert summary["seeds"]["finished"] == len(seeds)
     assert summary["findings"] == [], summary["findings"]
     assert summary["classes"].get("passed") == len(seeds)
+
+
+def test_a_finding_records_and_replays_the_programs_compile_settings(backends, tmp_path):
+    # Seed 17 draws inference=true and inductor.freezing=true, and uses prod (a reduction).
+    from eqrewrite.oracle.generate import generate
+
+    settings = generate(17).settings
+    assert settings.get("inference") is True
+    summary = real_run(tmp_path / "varied", "planted:reduction", [17], jobs=1,
+                       gen={"compile_settings": "varied"})
+    bugs = [f for f in summary["findings"] if f["class"] == "compiler-bug"]
+    assert bugs, summary["classes"]
+    folder = tmp_path / "varied" / bugs[0]["folder"]
+    record = json.loads((folder / "finding.json").read_text())
+    assert "inference=true" in record["compile_settings"]
+    assert "inductor.freezing=True" in record["compile_settings"]
+    assert "# eqrewrite-oracle: " in (folder / "program.py").read_text()
+    script = (folder / record["reproducer"] / "repro.py").read_text()
+    assert "inference=True" in script and "('freezing', True)" in script
+    env = dict(os.environ, PYTHONPATH=str(backends))
+    replay = subprocess.run([sys.executable, str(folder / record["reproducer"] / "repro.py")],
+                            capture_output=True, text=True, timeout=300, env=env)
+    assert replay.returncode == 1, replay.stdout + replay.stderr
 
 
 def test_the_reduce_step_keeps_to_its_time_budget(backends, tmp_path, monkeypatch):

@@ -185,6 +185,9 @@ def _judged(job: _Job, program: Program, report: TargetReport) -> dict[str, Any]
                               "record": record, "confidence": record.get("confidence")}
     if kind == outcome.PASSED:
         return result
+    # The program's own compile settings (its header's, over the campaign's): a finding
+    # replays only compiled the same way.
+    result["compile_settings"] = settings.describe()
     tree = outcome.finding_tree(record)
     kinds = outcome.divergence(record, tree)
     divergent = kind in (outcome.COMPILER_BUG, outcome.REWRITE_CHANGED, outcome.NONDETERMINISTIC)

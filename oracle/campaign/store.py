@@ -6,7 +6,8 @@ campaign/
   journal.jsonl     one line per finished seed, appended and flushed to disk before the next
   summary.json      counts by class, findings by signature, throughput (rewritten atomically)
   findings/<class>-<signature>/
-      finding.json  the class, signature, seeds, ops, the oracle's record, settings, torch
+      finding.json  the class, signature, seeds, ops, the oracle's record, settings (the
+                    campaign's, and compile_settings: the program's header over them), torch
       program.py    the first program that showed it; rewritten.py when the rewrite changed it
       tree/         the program as the reproducer runs it (the tree where it diverged)
       repro_<name>/ the oracle's reproducer folder (eager vs compiled findings): repro.py
@@ -121,7 +122,7 @@ def write_finding(out: Path, result: Record, context: Record) -> Path:
     record.update(seeds=[result["seed"]], first_seed=result["seed"], file=result.get("file"),
                   reproducer=reproducer, regenerate=context.get("regenerate"),
                   torch=context.get("torch"), settings=context.get("settings"),
-                  oracle=result.get("record"))
+                  compile_settings=result.get("compile_settings"), oracle=result.get("record"))
     write_json(building / "finding.json", record)
     os.replace(building, final)
     return final
