@@ -86,7 +86,8 @@ def parse_seeds(text: str) -> range:
               "(dynamic shapes, no_grad, Inductor/Dynamo switches); fixed: no such settings "
               "(the programs of earlier releases).")
 @click.option("--reduce", "reduce_findings", is_flag=True,
-              help="Run `eqrewrite reduce` on each new compiler-bug finding (when installed).")
+              help="Run `eqrewrite reduce` on each new compiler-bug or compile-error finding "
+              "(when installed).")
 @click.option("--reduce-budget", "reduce_budget", default="10m", show_default=True,
               metavar="DURATION", help="Time for each --reduce (start-up and final check "
               "included); never more than what is left of --time-budget.")
