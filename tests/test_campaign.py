@@ -279,6 +279,20 @@ def clean(gm, example_inputs):
     return gm.forward
 
 
+def _crashing(names):
+    def backend(gm, example_inputs):
+        for node in gm.graph.nodes:
+            name = node.target if node.op == "call_method" else getattr(
+                node.target, "__name__", None) if node.op == "call_function" else None
+            if name in names:
+                raise RuntimeError("planted crash in " + name)
+        return gm.forward
+    return backend
+
+
+crash_reduction = _crashing(set(CLASSES["reduction"]))
+
+
 {assignments}
 '''
 
@@ -394,6 +408,30 @@ def test_the_reduce_step_keeps_to_its_time_budget(backends, tmp_path, monkeypatc
             # Stopped by its budget, or (warm caches, a fast machine) done within it.
             assert ("--time-budget" in (record["stopped"] or "")
                     or (record["stopped"] is None and reduction["seconds"] <= budget + 10)), record
+
+
+def test_a_compile_crash_finding_is_reduced_with_its_error(backends, tmp_path, monkeypatch):
+    from eqrewrite.oracle.campaign.executors import LocalExecutor
+
+    monkeypatch.setenv("PYTHONPATH", str(backends))  # the reduction's processes import it
+    out = tmp_path / "crash"
+    spec = JobSpec(settings={"backend": "planted:crash_reduction"}, timeout=300,
+                   work_root=str(out / "work"))
+    campaign = Campaign(PLANTED["reduction"][:1], out, LocalExecutor(spec, 1),
+                        {"torch": torch.__version__}, [], 600.0, reduce=True, progress=False,
+                        reduce_budget=240.0)
+    summary = Runner(campaign, store.open_campaign(out, {}, resume=True)).run()
+    crashes = [f for f in summary["findings"] if f["class"] == "compile-crash"]
+    assert crashes, summary["classes"]
+    name = crashes[0]["folder"].rpartition("/")[2]
+    folder = out / store.FINDINGS / name
+    record = json.loads((folder / "finding.json").read_text())
+    assert "FAILS = 'compile-error'" in (folder / record["reproducer"] / "repro.py").read_text()
+    assert summary["reductions"][name]["status"] == "reduced", summary["reductions"]
+    reduced = json.loads((folder / "reduced" / "reduction.json").read_text())
+    assert reduced["signature"]["verdict"] == "compile-error"
+    assert "planted crash in" in reduced["signature"]["error"]
+    assert reduced["after"]["statements"] < reduced["before"]["statements"]
 
 
 def test_the_reduce_step_never_outlasts_the_campaign_budget(tmp_path, monkeypatch):
