@@ -32,12 +32,16 @@ SWITCHES: tuple[tuple[str, object, float], ...] = (
     ("inductor.emulate_precision_casts", True, 0.1),  # low-precision rounding as eager does
     ("dynamo.capture_scalar_outputs", True, 0.25),    # .item() as an unbacked symbol
     ("dynamo.capture_dynamic_output_shape_ops", True, 0.2),  # nonzero/unique in the graph
+    # mode="max-autotune-no-cudagraphs" as a switch (any backend ignores it): CPU GEMM
+    # templates for mm/bmm/addmm/conv, benchmarked against ATen
+    ("inductor.max_autotune", True, 0.12),
+    ("inductor.cpp.enable_kernel_profile", True, 0.1),  # kernels record profiler events
 )
 DYNAMIC = ((None, 5), (True, 3), (False, 2))   # torch.compile's dynamic=: default, on, off
 INFERENCE = 0.35                # under torch.no_grad(): an inference graph, no backward
 FREEZING = 0.5                  # of inference programs: parameters folded as constants
 # Not drawn: ``mode=`` (torch.compile hands it to any other backend as a keyword, which a
-# campaign's ``module:function`` backend need not take) and ``fullgraph`` (a program with a
+# campaign's ``module:function`` backend need not take; its Inductor switches are drawn) and ``fullgraph`` (a program with a
 # graph break would fail compiled only, a false compile crash).
 
 
