@@ -41,8 +41,9 @@ DYNAMIC = ((None, 5), (True, 3), (False, 2))   # torch.compile's dynamic=: defau
 INFERENCE = 0.35                # under torch.no_grad(): an inference graph, no backward
 FREEZING = 0.5                  # of inference programs: parameters folded as constants
 # Not drawn: ``mode=`` (torch.compile hands it to any other backend as a keyword, which a
-# campaign's ``module:function`` backend need not take; its Inductor switches are drawn) and ``fullgraph`` (a program with a
-# graph break would fail compiled only, a false compile crash).
+# campaign's ``module:function`` backend need not take; its Inductor switches are drawn)
+# and ``fullgraph`` (a program with a graph break would fail compiled only: a false compile
+# crash).
 
 
 def compile_settings(seed: int, mode: str = VARIED) -> dict[str, object]:
