@@ -123,7 +123,9 @@ def _error(result: Any) -> str | None:
     if result is None or result.exception is None:
         return None
     exception = result.exception
-    return exception.describe() if hasattr(exception, "describe") else exception.message
+    described: str = (exception.describe() if hasattr(exception, "describe")
+                      else exception.message)
+    return described
 
 
 def _forget(trees: Path) -> None:
