@@ -35,7 +35,13 @@ There is no per-run timeout in-process: generated programs are valid and short.
 coverage.py slows Python several times over (each cold compile takes 15-40 s under it), so
 the default is 30 seeds on 2 jobs, about 10-15 minutes on a loaded 2-core machine.
 
-Usage: ``python benchmarks/compiler_coverage.py [--seeds 0:30] [--jobs 2] [--keep DIR]``
+Programs are generated with ``--compile-settings varied`` (the default: each seed's header
+says how it is compiled, ``oracle/generate/compiling.py``) or ``fixed`` (every program
+compiled alike: the figures of releases before the variation). The seeds whose verdict is
+not ``passed`` are listed with their header, to check each candidate by hand.
+
+Usage: ``python benchmarks/compiler_coverage.py [--seeds 0:30] [--jobs 2] [--keep DIR]
+[--compile-settings varied|fixed]``
 (``pip install -e '.[bench]'`` installs coverage).
 """
 
@@ -66,6 +72,8 @@ def _arguments() -> argparse.Namespace:
     parser.add_argument("--seeds", default="0:30", help="START:STOP (default 0:30)")
     parser.add_argument("--jobs", type=int, default=2, help="measuring processes (default 2)")
     parser.add_argument("--keep", type=Path, help="keep the coverage data files here")
+    parser.add_argument("--compile-settings", choices=("varied", "fixed"), default="varied",
+                        help="vary how each program is compiled (default) or not")
     parser.add_argument("--shard", help=argparse.SUPPRESS)   # internal: seeds of one process
     parser.add_argument("--data", type=Path, help=argparse.SUPPRESS)
     return parser.parse_args()
@@ -73,7 +81,7 @@ def _arguments() -> argparse.Namespace:
 
 # -- one measuring process ----------------------------------------------------------------------
 
-def _programs(seeds: range) -> list[tuple[Any, str | None]]:
+def _programs(seeds: range, compile_settings: str) -> list[tuple[Any, str | None]]:
     """Each seed's program and its rewrite by the equivalence pack (None: unchanged)."""
     from eqrewrite.oracle.generate import GenConfig, GenerationError, generate
     from eqrewrite.rewriter.api import RewriteOptions, load_packs, rewrite_text, select_rules
@@ -81,7 +89,7 @@ def _programs(seeds: range) -> list[tuple[Any, str | None]]:
     options = RewriteOptions()
     rules = select_rules([r for pack in load_packs(["equivalences"]) for r in pack.rules],
                          options)
-    config, programs = GenConfig(), []
+    config, programs = GenConfig(compile_settings=compile_settings), []
     for seed in seeds:
         with contextlib.suppress(GenerationError):  # counted by the campaign, not here
             program = generate(seed, config)
@@ -90,15 +98,17 @@ def _programs(seeds: range) -> list[tuple[Any, str | None]]:
     return programs
 
 
-def _validate_all(folder: Path, sources: list[tuple[str, str]]) -> Counter[str]:
+def _validate_all(folder: Path, sources: list[tuple[str, str]]) -> tuple[Counter[str], dict]:
     """Validate each ``(filename, text)`` as a tree of its own, as the campaign's oracle
-    validates a program (two-way: eager twice, compiled, triage); the verdicts counted."""
+    validates a program (two-way: eager twice, compiled, triage); the verdicts counted, and
+    each file whose verdict is not ``passed`` with it."""
     from eqrewrite.oracle import harness
     from eqrewrite.oracle.campaign.inprocess import in_process
     from eqrewrite.oracle.settings import CompileSettings
     from eqrewrite.oracle.targets import find_target
 
     verdicts: Counter[str] = Counter()
+    unpassed: dict[str, str] = {}
     folder.mkdir(parents=True, exist_ok=True)
     _forget_programs(folder.parent)
     options = harness.HarnessOptions(CompileSettings(), {"backend": "inductor"}, count_breaks=False)
@@ -112,8 +122,11 @@ def _validate_all(folder: Path, sources: list[tuple[str, str]]) -> Counter[str]:
         target = find_target(folder, path)
         if target is None:
             raise RuntimeError(f"{path}: no target found")
-        verdicts[runner.validate(target).verdict.value] += 1
-    return verdicts
+        verdict = runner.validate(target).verdict.value
+        verdicts[verdict] += 1
+        if verdict != "passed":
+            unpassed[filename] = verdict
+    return verdicts, unpassed
 
 
 def _forget_programs(work: Path) -> None:
@@ -125,7 +138,7 @@ def _forget_programs(work: Path) -> None:
             del sys.modules[name]
 
 
-def measure(shard: str, data: Path) -> None:
+def measure(shard: str, data: Path, compile_settings: str) -> None:
     """Measure the seeds ``START:STOP`` of one process; data files ``data.<point>``."""
     import coverage
 
@@ -138,7 +151,7 @@ def measure(shard: str, data: Path) -> None:
     worker._warm_up()
     cov.stop()
     _save(cov, data, "start")
-    programs = _programs(range(int(start), int(stop)))
+    programs = _programs(range(int(start), int(stop)), compile_settings)
     work = Path(tempfile.mkdtemp(prefix="eqrewrite-cov-"))
     phases = {"generator": [(p.filename, p.source) for p, _ in programs],
               "pack": [(p.filename, text) for p, text in programs if text is not None]}
@@ -146,13 +159,21 @@ def measure(shard: str, data: Path) -> None:
     for point, sources in phases.items():
         began = time.perf_counter()
         cov.start()
-        verdicts = _validate_all(work / point, sources)
+        verdicts, unpassed = _validate_all(work / point, sources)
         cov.stop()
         _save(cov, data, point)
-        report[point] = {"verdicts": dict(verdicts), "seconds": time.perf_counter() - began}
+        report[point] = {"verdicts": dict(verdicts), "seconds": time.perf_counter() - began,
+                         "unpassed": {name: [verdict, _header(programs, name)]
+                                      for name, verdict in unpassed.items()}}
     shutil.rmtree(work, ignore_errors=True)
     Path(f"{data}.json").write_text(json.dumps(report))
     os._exit(0)  # skip interpreter teardown with torch loaded
+
+
+def _header(programs: list[tuple[Any, str | None]], filename: str) -> str:
+    """The compile settings of the program written as ``filename``."""
+    program = next(p for p, _ in programs if p.filename == filename)
+    return " ".join(f"{k}={v}" for k, v in program.settings.items())
 
 
 def _save(cov: Any, data: Path, point: str) -> None:
@@ -180,7 +201,8 @@ def run_shards(arguments: argparse.Namespace, folder: Path) -> tuple[list[dict],
                TORCHINDUCTOR_CACHE_DIR=str(folder / "inductor-cache"))
     began, processes = time.perf_counter(), []
     for index, shard in enumerate(_shards(arguments.seeds, arguments.jobs)):
-        command = [sys.executable, __file__, "--shard", shard, "--data", str(folder / f"s{index}")]
+        command = [sys.executable, __file__, "--shard", shard, "--data", str(folder / f"s{index}"),
+                   "--compile-settings", arguments.compile_settings]
         processes.append(subprocess.Popen(command, env=env))
     for process in processes:
         if process.wait() != 0:
@@ -233,7 +255,7 @@ def _figures(statements: dict[str, int], points: dict[str, dict[str, set[int]]])
 def main() -> int:
     arguments = _arguments()
     if arguments.shard:
-        measure(arguments.shard, arguments.data)
+        measure(arguments.shard, arguments.data, arguments.compile_settings)
         return 0
     folder = arguments.keep or Path(tempfile.mkdtemp(prefix="eqrewrite-bench-cov-"))
     folder.mkdir(parents=True, exist_ok=True)
@@ -244,7 +266,8 @@ def main() -> int:
     statements = analysed["start"][1]
     programs = sum(r["programs"] for r in reports)
     print(f"torch {TORCH}; seeds {arguments.seeds}, {programs} programs "
-          f"({sum(r['rewritten'] for r in reports)} changed by the pack), {arguments.jobs} "
+          f"({sum(r['rewritten'] for r in reports)} changed by the pack), compile settings "
+          f"{arguments.compile_settings}, {arguments.jobs} "
           f"processes, {wall:.0f} s measuring; load average {load:.1f} at start, "
           f"{os.getloadavg()[0]:.1f} at end; {os.cpu_count()} cores")
     for point in ("generator", "pack"):
@@ -253,6 +276,9 @@ def main() -> int:
             verdicts.update(report[point]["verdicts"])
         seconds = sum(r[point]["seconds"] for r in reports)
         print(f"  {point:<10} verdicts {dict(verdicts)}, {seconds:.0f} s under coverage")
+        for report in reports:
+            for name, (verdict, header) in sorted(report[point]["unpassed"].items()):
+                print(f"    {name}: {verdict} [{header or 'no settings'}]")
     _figures(statements, points)
     if arguments.keep is None:
         shutil.rmtree(folder, ignore_errors=True)

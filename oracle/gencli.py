@@ -64,11 +64,16 @@ def _weights(pairs: tuple[str, ...]) -> tuple[tuple[str, float], ...]:
 @click.option("--strict", is_flag=True, help="Add strict=true to every program's header.")
 @click.option("--generator-outputs", is_flag=True,
               help="Let programs return generators (a known Dynamo bug, #198190).")
+@click.option("--compile-settings", type=click.Choice(["varied", "fixed"]), default="varied",
+              show_default=True, help="varied: each seed's header says how it is compiled "
+              "(dynamic shapes, no_grad, Inductor/Dynamo switches); fixed: no such settings "
+              "(the programs of earlier releases).")
 @click.option("-j", "--jobs", type=click.IntRange(min=1), default=1, show_default=True,
               help="Worker processes.")
 def gen_command(seed: int, count: int, out: Path | None, stats: bool, output_format: str,
                 statements: str, input_count: str, boundary: float, features: tuple[str, ...],
-                ops: str | None, strict: bool, generator_outputs: bool, jobs: int) -> None:
+                ops: str | None, strict: bool, generator_outputs: bool, compile_settings: str,
+                jobs: int) -> None:
     """Generate valid, self-contained PyTorch programs for compiler testing."""
     if out is None and not stats:
         raise click.UsageError("nothing to do: give -o/--out DIR and/or --stats")
@@ -82,7 +87,8 @@ def gen_command(seed: int, count: int, out: Path | None, stats: bool, output_for
     try:
         config = GenConfig(statements=_range(statements), inputs=_range(input_count),
                            boundary=boundary, features=_weights(features), ops=chosen,
-                           strict=strict, generator_outputs=generator_outputs)
+                           strict=strict, generator_outputs=generator_outputs,
+                           compile_settings=compile_settings)
         config.weights()
     except (ValueError, click.BadParameter) as error:
         raise click.UsageError(str(error)) from None
@@ -116,7 +122,8 @@ def _write_manifest(out: Path, config: GenConfig, programs: list[dict[str, Any]]
         "config": {"statements": list(config.statements), "inputs": list(config.inputs),
                    "boundary": config.boundary, "features": dict(config.features),
                    "ops": sorted(config.ops) if config.ops else None,
-                   "strict": config.strict, "generator_outputs": config.generator_outputs},
+                   "strict": config.strict, "generator_outputs": config.generator_outputs,
+                   "compile_settings": config.compile_settings},
         "programs": programs,
         "stats": batch.to_dict(),
     }

@@ -8,11 +8,12 @@ numbers by simpler ones, input dimensions shrunk. Every candidate is judged in a
 checking process (``reduceworker.py``) with the folder's own copy of the oracle core, under a
 time limit, and kept only when
 
-- the verdict is the one the original got (``compiler-bug``), with the same exceptions on
-  both sides;
-- its differences are among the original's (path and kind, e.g. ``exact`` at
-  ``result['output'][1]``) and include the original's first one: the same finding, not a
-  new one;
+- the verdict is the one the original got (``compiler-bug``, or ``compile-error`` for a
+  compile crash's reproducer), with the same exceptions on both sides;
+- for a compiler bug, its differences are among the original's (path and kind, e.g.
+  ``exact`` at ``result['output'][1]``) and include the original's first one: the same
+  finding, not a new one; for a compile crash, the compiled run's error reads the same once
+  numbers, names and paths are masked (the campaign's error signature);
 - for shrunk inputs, every input keeps its dtype, rank and layout class (contiguous,
   channels-last, expanded, offset, empty).
 
@@ -57,7 +58,7 @@ class ReduceError(Exception):
 
 
 class NotReproduced(Exception):
-    """The reproducer does not fail (any more) with a compiler-bug verdict (exit 1)."""
+    """The reproducer does not fail (any more) with its verdict (exit 1)."""
 
 
 @dataclass
@@ -214,26 +215,37 @@ class Checker:
 @dataclass(frozen=True)
 class Signature:
     """What makes a finding the same finding: the verdict, the exceptions of both sides, and
-    the differences (``(path, kind)``), the first of which must stay."""
+    the differences (``(path, kind)``), the first of which must stay; for a compile crash,
+    the compiled run's error with numbers, names and paths masked."""
 
     verdict: str
     exceptions: tuple[str | None, str | None]
     differences: tuple[tuple[str, str], ...]
+    error: str = ""
 
     @classmethod
     def of(cls, answer: dict[str, Any]) -> Signature:
+        from .campaign.outcome import normalise_error
+
+        crashed = answer["verdict"] == "compile-error"
         return cls(answer["verdict"], tuple(answer["exceptions"]),
-                   tuple((path, kind) for path, kind, _ in answer["differences"]))
+                   tuple((path, kind) for path, kind, _ in answer["differences"]),
+                   normalise_error(answer.get("compiled_error") or "") if crashed else "")
 
     def kept_by(self, answer: dict[str, Any] | None) -> bool:
         if answer is None or "error" in answer:
             return False
         other = Signature.of(answer)
-        return (other.verdict == self.verdict and other.exceptions == self.exceptions
-                and bool(other.differences) and self.differences[0] in other.differences
+        if other.verdict != self.verdict or other.exceptions != self.exceptions:
+            return False
+        if self.verdict == "compile-error":
+            return other.error == self.error
+        return (bool(other.differences) and self.differences[0] in other.differences
                 and set(other.differences) <= set(self.differences))
 
     def describe(self) -> str:
+        if self.verdict == "compile-error":
+            return f"{self.verdict}: compiled raised {self.error}"
         path, kind = self.differences[0] if self.differences else ("result", "?")
         thrown = " / ".join(e.rpartition(".")[2] if e else "no exception"
                             for e in self.exceptions)
@@ -292,6 +304,9 @@ class Reduction:
         self.started = time.monotonic() if started is None else started
         self.timeout = budget.timeout or 600.0
         self.signature: Signature | None = None
+        # The verdict the reproducer shows (reproducers written before compile crashes were
+        # reduced show compiler-bug).
+        self.fails: str = checker.description.get("fails", "compiler-bug")
         self.answer: dict[str, Any] | None = None
         self.base_tree: Path | None = None  # the whole source tree, when one file is not enough
         self._seen: dict[tuple[str, bool], bool] = {}
@@ -471,7 +486,8 @@ class Result:
         return {"folder": str(self.folder), "target": self.target,
                 "signature": {"verdict": self.signature.verdict,
                               "exceptions": list(self.signature.exceptions),
-                              "differences": [list(d) for d in self.signature.differences]},
+                              "differences": [list(d) for d in self.signature.differences],
+                              "error": self.signature.error},
                 "before": self.before, "after": self.after,
                 "candidates": {"tried": self.tally.tried, "accepted": self.tally.accepted,
                                "timeouts": self.tally.timeouts, "errors": self.tally.errors,
@@ -565,14 +581,14 @@ def _baseline(reduction: Reduction, root: Path) -> dict[str, Any]:
     timeout = reduction.budget.timeout or START_TIMEOUT
     reduction.timeout = timeout
     answer = reduction.judge(reduction.text, reduction.state)
-    if _failing(answer) is not None and root.is_dir():
+    if _failing(answer, reduction.fails) is not None and root.is_dir():
         whole = reduction.checker.check(root, reduction.state, reduction.capped(timeout))
-        if _failing(whole) is None:
+        if _failing(whole, reduction.fails) is None:
             reduction.base_tree = root
             answer = reduction.judge(reduction.text, reduction.state)
         elif answer is None or "error" in answer:
             answer = whole
-    problem = _failing(answer)
+    problem = _failing(answer, reduction.fails)
     if problem is not None:
         raise NotReproduced(f"{reduction.checker.folder}: {problem}")
     assert answer is not None  # _failing(None) is not None
@@ -581,13 +597,14 @@ def _baseline(reduction: Reduction, root: Path) -> dict[str, Any]:
     return answer
 
 
-def _failing(answer: dict[str, Any] | None) -> str | None:
-    """None when ``answer`` is a compiler-bug verdict, else why the reproducer does not fail."""
+def _failing(answer: dict[str, Any] | None, fails: str = "compiler-bug") -> str | None:
+    """None when ``answer`` has the reproducer's verdict ``fails``, else why it does not
+    fail."""
     if answer is None:
         return "the reproducer timed out or crashed"
     if "error" in answer:
         return f"the reproducer could not run: {answer['error'].splitlines()[-1]}"
-    if answer["verdict"] != "compiler-bug":
+    if answer["verdict"] != fails:
         return f"does not reproduce: the verdict is {answer['verdict']} ({answer['detail']})"
     return None
 
@@ -638,8 +655,11 @@ def _write_minimal(path: Path, reduction: Reduction, description: dict[str, Any]
     from .standalone import Recipe, minimal_script
 
     signature, answer = reduction.finding()
-    first = signature.differences[0]
-    message = next(m for p, k, m in answer["differences"] if (p, k) == first)
+    if signature.differences:
+        first = signature.differences[0]
+        message = next(m for p, k, m in answer["differences"] if (p, k) == first)
+    else:  # a compile crash: the compiled run raises
+        message = answer["detail"]
     recipe = Recipe(
         target=description["target"], settings=description["settings"],
         seed=description["seed"], grad_inputs=answer["grad_inputs"],

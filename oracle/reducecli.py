@@ -35,8 +35,9 @@ if TYPE_CHECKING:  # the minimiser itself is imported only when the command runs
 def reduce_command(folder: Path, max_tests: int, timeout: float | None,
                    time_budget: float | None, out: Path | None, output_format: str,
                    no_verify: bool, quiet: bool) -> None:
-    """Shrink the reproducer in FOLDER (a compiler-bug finding) to the smallest program with
-    the same verdict and signature; write FOLDER/minimal.py and FOLDER/reduced/.
+    """Shrink the reproducer in FOLDER (a compiler-bug or compile-crash finding) to the
+    smallest program with the same verdict and signature; write FOLDER/minimal.py and
+    FOLDER/reduced/.
 
     Exit status: 0 reduced, 1 the folder does not reproduce (or the result did not fail
     again), 2 not a reproducer folder.

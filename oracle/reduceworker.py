@@ -87,7 +87,8 @@ def _describe(repro: Any) -> dict[str, Any]:
                        "form": target.form.value,
                        "file": None if target.file is None else target.file.as_posix(),
                        "inputs": target.inputs, "has_init_inputs": target.has_init_inputs},
-            "settings": asdict(repro.SETTINGS), "extra_paths": repro.EXTRA_PATHS}
+            "settings": asdict(repro.SETTINGS), "extra_paths": repro.EXTRA_PATHS,
+            "fails": getattr(repro, "FAILS", "compiler-bug")}
 
 
 def _check(repro: Any, asked: dict[str, Any], trees: Path) -> dict[str, Any]:
@@ -112,8 +113,19 @@ def _check(repro: Any, asked: dict[str, Any], trees: Path) -> dict[str, Any]:
     return {"verdict": judgement.verdict.value, "detail": judgement.detail,
             "differences": [[d.path, d.kind, d.message] for d in judgement.differences],
             "exceptions": [_exception(eager), _exception(compiled)],
+            "compiled_error": _error(compiled),
             "grad_inputs": bool(eager and eager.grad_inputs),
             "inputs": _inputs(root, request)}
+
+
+def _error(result: Any) -> str | None:
+    """The run's exception on one line (the cause joined to a wrapping first line)."""
+    if result is None or result.exception is None:
+        return None
+    exception = result.exception
+    described: str = (exception.describe() if hasattr(exception, "describe")
+                      else exception.message)
+    return described
 
 
 def _forget(trees: Path) -> None:

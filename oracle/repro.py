@@ -5,8 +5,9 @@ of the oracle modules that build, run and judge a target (``_eqrewrite_oracle/``
 only torch and the target's source tree; it runs the target eagerly twice and compiled once
 with the same seed, weights and settings, judges the difference with the same rules as the
 oracle (exact dtypes exactly, tolerances, NaN signs in strict mode, the float64 reference and
-the sensitivity check) and exits 1 exactly when the verdict is ``compiler-bug``, 0
-otherwise, so it can be attached to a report or bisected over torch versions on its own.
+the sensitivity check) and exits 1 exactly when the verdict is the finding's (``FAILS``:
+``compiler-bug``, or ``compile-error`` for a compiled run that raises where eager does not),
+0 otherwise, so it can be attached to a report or bisected over torch versions on its own.
 """
 
 from __future__ import annotations
@@ -26,8 +27,8 @@ VENDORED = ("settings", "protocol", "compare", "records", "observe", "reference"
 _TEMPLATE = '''\
 """Reproducer written by eqrewrite's oracle for {name}.
 
-Eager and torch.compile ({settings}) disagree. Exits 1 while the oracle's verdict for this
-target is compiler-bug, 0 otherwise. Needs only torch and the source tree below.
+{headline} Exits 1 while the oracle's verdict for this
+target is {verdict}, 0 otherwise. Needs only torch and the source tree below.
 """
 import sys
 from pathlib import Path
@@ -49,17 +50,27 @@ SETTINGS = {settings_value}
 REQUEST = RunRequest(TARGET, SETTINGS, Variant.EAGER, seed={seed},
                      state=STATE.read_bytes() if STATE.exists() else None, deadline=3600.0)
 OPTIONS = CompareOptions(scale={scale!r}, strict={strict!r})
+FAILS = {verdict!r}  # the verdict this reproducer shows
 
 if __name__ == "__main__":
     print(f"torch {{torch.__version__}}; {{SETTINGS.describe()}}")
     verdict = replay(ROOT, REQUEST, OPTIONS)
-    sys.exit(1 if verdict.value == "compiler-bug" else 0)
+    sys.exit(1 if verdict.value == FAILS else 0)
 '''
 
 
+FAILING_VERDICTS = ("compiler-bug", "compile-error")  # what a reproducer can show
+
+
 def write_reproducer(folder: Path, root: Path, request: RunRequest,
-                     options: cmp.CompareOptions) -> Path:
-    """Write ``<folder>/repro_<target>/`` and return the path of its ``repro.py``."""
+                     options: cmp.CompareOptions, verdict: str = "compiler-bug") -> Path:
+    """Write ``<folder>/repro_<target>/`` and return the path of its ``repro.py``, which
+    exits 1 while the verdict is ``verdict``."""
+    if verdict not in FAILING_VERDICTS:
+        raise ValueError(f"a reproducer shows one of {FAILING_VERDICTS}, not {verdict!r}")
+    settings = request.settings.describe()
+    headline = (f"Eager and torch.compile ({settings}) disagree." if verdict == "compiler-bug"
+                else f"torch.compile ({settings}) raises where eager does not.")
     target_dir = folder / f"repro_{re.sub(r'[^A-Za-z0-9_]+', '_', request.target.name)}"
     package = target_dir / "_eqrewrite_oracle"
     package.mkdir(parents=True, exist_ok=True)
@@ -71,7 +82,7 @@ def write_reproducer(folder: Path, root: Path, request: RunRequest,
         (target_dir / "state.pt").write_bytes(request.state)
     script = target_dir / "repro.py"
     script.write_text(_TEMPLATE.format(
-        name=request.target.name, settings=request.settings.describe(), root=str(root),
+        name=request.target.name, headline=headline, verdict=verdict, root=str(root),
         extra_paths=_backend_paths(request.settings.backend),
         target=_target_source(request.target),
         settings_value=_settings_source(request.settings), seed=request.seed,
@@ -90,7 +101,8 @@ def _settings_source(settings: CompileSettings) -> str:
             f"dynamic={settings.dynamic!r}, fullgraph={settings.fullgraph!r}, "
             f"inductor_config={settings.inductor_config!r}, "
             f"dynamo_config={settings.dynamo_config!r}, strict={settings.strict!r}, "
-            f"raises={settings.raises!r}, tolerance_scale={settings.tolerance_scale!r})")
+            f"raises={settings.raises!r}, tolerance_scale={settings.tolerance_scale!r}, "
+            f"inference={settings.inference!r})")
 
 
 def _backend_paths(backend: str) -> list[str]:

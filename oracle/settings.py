@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 DEFAULT_BACKEND = "inductor"  # what torch.compile uses: where nearly all silent bugs live
-_BOOLEAN_KEYS = ("dynamic", "fullgraph", "strict", "raises")
+_BOOLEAN_KEYS = ("dynamic", "fullgraph", "strict", "raises", "inference")
 _PREFIXES = ("inductor.", "dynamo.")
 KNOWN_KEYS = ("backend", "mode", *_BOOLEAN_KEYS, "tolerance-scale")
 
@@ -38,7 +38,9 @@ class CompileSettings:
     """How a target is compiled and judged.
 
     ``strict`` also compares the signs of zero and NaN; ``raises`` declares that the target is
-    meant to raise, so its exception (type and message) is the outcome compared.
+    meant to raise, so its exception (type and message) is the outcome compared;
+    ``inference`` calls the target under ``torch.no_grad()`` in every run and compares no
+    gradients (Inductor then compiles an inference graph, where ``inductor.freezing`` acts).
     """
 
     backend: str = DEFAULT_BACKEND
@@ -50,6 +52,7 @@ class CompileSettings:
     strict: bool = False
     raises: bool = False
     tolerance_scale: float = 1.0
+    inference: bool = False
 
     def merged(self, overrides: dict[str, object]) -> CompileSettings:
         """A copy with ``overrides`` applied (keys as in the header comment)."""
@@ -79,6 +82,7 @@ class CompileSettings:
         parts += [f"{name}={value}" for name, value in (("mode", self.mode),
                   ("dynamic", self.dynamic)) if value is not None]
         parts += ["fullgraph=true"] if self.fullgraph else []
+        parts += ["inference=true"] if self.inference else []
         parts += [f"inductor.{k}={v}" for k, v in self.inductor_config]
         parts += [f"dynamo.{k}={v}" for k, v in self.dynamo_config]
         return " ".join(parts)

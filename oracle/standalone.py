@@ -69,6 +69,7 @@ def _describe(settings: dict[str, Any]) -> str:
     parts = [f"backend={settings['backend']}"]
     parts += [f"{k}={settings[k]}" for k in ("mode", "dynamic") if settings.get(k) is not None]
     parts += ["fullgraph=True"] if settings.get("fullgraph") else []
+    parts += ["under torch.no_grad()"] if settings.get("inference") else []
     parts += [f"inductor.{k}={v}" for k, v in settings.get("inductor_config", ())]
     parts += [f"dynamo.{k}={v}" for k, v in settings.get("dynamo_config", ())]
     return ", ".join(parts)
@@ -82,6 +83,8 @@ def _harness(recipe: Recipe) -> str:
               "def _run(compiled):",
               '    """The program built, compiled or not, and called as the oracle did."""',
               "    torch.manual_seed(SEED)"]
+    if settings.get("inference"):
+        lines += ["    torch.set_grad_enabled(False)  # the oracle ran it under torch.no_grad()"]
     lines += _construct(recipe)
     lines += ["    if compiled:", "        torch._dynamo.reset()",
               f"        fn = torch.compile(fn{_compile_arguments(settings)})"]

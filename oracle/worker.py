@@ -211,7 +211,8 @@ class Session:
 
         started = time.perf_counter()
         tracer = LineTracer(request.coverage)
-        wanted = request.grad_inputs is not False
+        # An inference run has no backward, so its inputs never need grad.
+        wanted = request.grad_inputs is not False and not request.settings.inference
         result = self._attempt(request, tracer, grad_inputs=wanted)
         if request.grad_inputs is None and result.grad_inputs and (
                 result.exception is not None or _backward_failed(result)):
@@ -251,7 +252,8 @@ class Session:
             graded = track_input_grads(inputs) if grad_inputs else []
             torch.manual_seed(request.seed)
             installed = compiler_globals() if variant is Variant.COMPILED else None
-            with tracer, printed, installed or contextlib.nullcontext(set()) as names:
+            with tracer, printed, installed or contextlib.nullcontext(set()) as names, \
+                    _grad_mode(settings):
                 output, exception = _call(fn, inputs)
             called = time.perf_counter()
             observed: dict[str, Any] = {"output": to_plain(output),
@@ -380,6 +382,15 @@ def _configured(settings: CompileSettings) -> Iterator[None]:
 
             stack.enter_context(dynamo_config.patch(dict(settings.dynamo_config)))
         yield
+
+
+def _grad_mode(settings: CompileSettings) -> contextlib.AbstractContextManager[None]:
+    """``torch.no_grad()`` for an inference run (eager, compiled and triage runs alike)."""
+    if not settings.inference:
+        return contextlib.nullcontext()
+    import torch
+
+    return torch.no_grad()
 
 
 def _reference(variant: Variant) -> contextlib.AbstractContextManager[None]:

@@ -279,6 +279,20 @@ def clean(gm, example_inputs):
     return gm.forward
 
 
+def _crashing(names):
+    def backend(gm, example_inputs):
+        for node in gm.graph.nodes:
+            name = node.target if node.op == "call_method" else getattr(
+                node.target, "__name__", None) if node.op == "call_function" else None
+            if name in names:
+                raise RuntimeError("planted crash in " + name)
+        return gm.forward
+    return backend
+
+
+crash_reduction = _crashing(set(CLASSES["reduction"]))
+
+
 {assignments}
 '''
 
@@ -307,10 +321,11 @@ def backends(tmp_path_factory) -> Path:
     sys.path.remove(str(folder))
 
 
-def real_run(out: Path, backend: str, seeds, jobs=2, budget=300.0):
+def real_run(out: Path, backend: str, seeds, jobs=2, budget=300.0, gen=None):
     from eqrewrite.oracle.campaign.executors import LocalExecutor
 
-    spec = JobSpec(settings={"backend": backend}, timeout=300, work_root=str(out / "work"))
+    spec = JobSpec(gen=gen or {}, settings={"backend": backend}, timeout=300,
+                   work_root=str(out / "work"))
     finished = store.open_campaign(out, {"settings": spec.settings}, resume=True)
     campaign = Campaign(seeds, out, LocalExecutor(spec, jobs), {"torch": torch.__version__},
                         [], budget, progress=False)
@@ -345,6 +360,29 @@ def test_the_clean_custom_backend_finds_nothing_on_the_same_seeds(backends, tmp_
     assert summary["classes"].get("passed") == len(seeds)
 
 
+def test_a_finding_records_and_replays_the_programs_compile_settings(backends, tmp_path):
+    # Seed 17 draws inference=true and inductor.freezing=true, and uses prod (a reduction).
+    from eqrewrite.oracle.generate import generate
+
+    settings = generate(17).settings
+    assert settings.get("inference") is True
+    summary = real_run(tmp_path / "varied", "planted:reduction", [17], jobs=1,
+                       gen={"compile_settings": "varied"})
+    bugs = [f for f in summary["findings"] if f["class"] == "compiler-bug"]
+    assert bugs, summary["classes"]
+    folder = tmp_path / "varied" / bugs[0]["folder"]
+    record = json.loads((folder / "finding.json").read_text())
+    assert "inference=true" in record["compile_settings"]
+    assert "inductor.freezing=True" in record["compile_settings"]
+    assert "# eqrewrite-oracle: " in (folder / "program.py").read_text()
+    script = (folder / record["reproducer"] / "repro.py").read_text()
+    assert "inference=True" in script and "('freezing', True)" in script
+    env = dict(os.environ, PYTHONPATH=str(backends))
+    replay = subprocess.run([sys.executable, str(folder / record["reproducer"] / "repro.py")],
+                            capture_output=True, text=True, timeout=300, env=env)
+    assert replay.returncode == 1, replay.stdout + replay.stderr
+
+
 def test_the_reduce_step_keeps_to_its_time_budget(backends, tmp_path, monkeypatch):
     from eqrewrite.oracle.campaign.executors import LocalExecutor
     from eqrewrite.oracle.campaign.runner import REDUCE_GRACE
@@ -370,6 +408,30 @@ def test_the_reduce_step_keeps_to_its_time_budget(backends, tmp_path, monkeypatc
             # Stopped by its budget, or (warm caches, a fast machine) done within it.
             assert ("--time-budget" in (record["stopped"] or "")
                     or (record["stopped"] is None and reduction["seconds"] <= budget + 10)), record
+
+
+def test_a_compile_crash_finding_is_reduced_with_its_error(backends, tmp_path, monkeypatch):
+    from eqrewrite.oracle.campaign.executors import LocalExecutor
+
+    monkeypatch.setenv("PYTHONPATH", str(backends))  # the reduction's processes import it
+    out = tmp_path / "crash"
+    spec = JobSpec(settings={"backend": "planted:crash_reduction"}, timeout=300,
+                   work_root=str(out / "work"))
+    campaign = Campaign(PLANTED["reduction"][:1], out, LocalExecutor(spec, 1),
+                        {"torch": torch.__version__}, [], 600.0, reduce=True, progress=False,
+                        reduce_budget=240.0)
+    summary = Runner(campaign, store.open_campaign(out, {}, resume=True)).run()
+    crashes = [f for f in summary["findings"] if f["class"] == "compile-crash"]
+    assert crashes, summary["classes"]
+    name = crashes[0]["folder"].rpartition("/")[2]
+    folder = out / store.FINDINGS / name
+    record = json.loads((folder / "finding.json").read_text())
+    assert "FAILS = 'compile-error'" in (folder / record["reproducer"] / "repro.py").read_text()
+    assert summary["reductions"][name]["status"] == "reduced", summary["reductions"]
+    reduced = json.loads((folder / "reduced" / "reduction.json").read_text())
+    assert reduced["signature"]["verdict"] == "compile-error"
+    assert "planted crash in" in reduced["signature"]["error"]
+    assert reduced["after"]["statements"] < reduced["before"]["statements"]
 
 
 def test_the_reduce_step_never_outlasts_the_campaign_budget(tmp_path, monkeypatch):

@@ -34,6 +34,15 @@ BACKENDS = FAULTS + '''
 def off_by_one_and_nan(gm, example_inputs):
     """Integer outputs off by one, and a NaN at the first element of floating outputs."""
     return nan_at_first(exact_off_by_one(gm, example_inputs), example_inputs)
+
+
+def crash_on_argmin(gm, example_inputs):
+    """A compile crash: refuses every graph holding an argmin (its node count varies)."""
+    import torch
+
+    if any(node.target in (torch.argmin, "argmin") for node in gm.graph.nodes):
+        raise RuntimeError(f"planted crash: argmin in a graph of {len(gm.graph.nodes)} nodes")
+    return gm.forward
 '''
 
 # An argmin (the planted fault shows in its integer result) amid statements that do not
@@ -86,7 +95,7 @@ def get_inputs():
 
 
 def reproducer(tmp_path: Path, monkeypatch, source: str, name: str, attribute: str,
-               form: TargetForm, backend: str) -> Path:
+               form: TargetForm, backend: str, verdict: str = "compiler-bug") -> Path:
     """A reproducer folder for ``source`` (written as ``tree/<name>``) and a planted backend."""
     (tmp_path / "planted.py").write_text(BACKENDS)
     monkeypatch.syspath_prepend(str(tmp_path))
@@ -97,7 +106,7 @@ def reproducer(tmp_path: Path, monkeypatch, source: str, name: str, attribute: s
     state = _state(tree, name, attribute) if form is TargetForm.MODULE else None
     request = RunRequest(target, CompileSettings(backend=f"planted:{backend}"), Variant.EAGER,
                          seed=0, state=state)
-    script = write_reproducer(tmp_path / "finding", tree, request, CompareOptions())
+    script = write_reproducer(tmp_path / "finding", tree, request, CompareOptions(), verdict)
     return script.parent
 
 
@@ -188,6 +197,41 @@ def test_a_candidate_that_changes_the_signature_is_rejected(tmp_path, monkeypatc
     assert result.signature.differences == (("result['output']", "exact"),)
     run = run_script(result.reduced / "repro.py")
     assert run.returncode == 1 and "compares exactly" in run.stdout
+
+
+def test_a_compile_crash_is_reduced_keeping_its_error(tmp_path, monkeypatch):
+    folder = reproducer(tmp_path, monkeypatch, BULKY, "prog.py", "Program",
+                        TargetForm.MODULE, "crash_on_argmin", verdict="compile-error")
+    original = run_script(folder / "repro.py")
+    assert original.returncode == 1, original.stdout + original.stderr
+    assert "compile-error:" in original.stdout
+    result = reduce_folder(folder.parent, budget=Budget(max_tests=120))
+    assert result.signature.verdict == "compile-error" and result.signature.differences == ()
+    # The node count in the message changes as statements go: masked in the signature.
+    assert "planted crash: argmin in a graph of N nodes" in result.signature.error
+    assert result.after["statements"] < result.before["statements"]
+    reduced = (result.reduced / "tree" / "prog.py").read_text()
+    assert "argmin" in reduced and "cumsum" not in reduced and "tanh" not in reduced, reduced
+    assert result.verified == {"reduced/repro.py": 1, "minimal.py": 1}
+    run = run_script(result.minimal)
+    assert "planted crash: argmin" in run.stdout and "DIFFERS" in run.stdout
+    recorded = json.loads((result.reduced / "reduction.json").read_text())
+    assert recorded["signature"]["error"] == result.signature.error
+
+
+def test_a_compile_crash_signature_needs_the_same_error():
+    def answer(error, exceptions=(None, "torch._dynamo.exc.BackendCompilerFailed"),
+               verdict="compile-error"):
+        return {"verdict": verdict, "exceptions": list(exceptions), "differences": [],
+                "compiled_error": error, "inputs": []}
+
+    base = Signature.of(answer("BackendCompilerFailed: planted crash: argmin in 12 nodes"))
+    assert base.kept_by(answer("BackendCompilerFailed: planted crash: argmin in 5 nodes"))
+    assert not base.kept_by(answer("BackendCompilerFailed: planted crash: argmax in 5 nodes"))
+    assert not base.kept_by(answer("BackendCompilerFailed: planted crash: argmin in 5 nodes",
+                                   exceptions=(None, "builtins.RuntimeError")))
+    assert not base.kept_by(answer("planted crash: argmin in 5 nodes", verdict="compiler-bug"))
+    assert base.describe().startswith("compile-error: compiled raised BackendCompilerFailed")
 
 
 def test_reduction_is_deterministic(tmp_path, monkeypatch):

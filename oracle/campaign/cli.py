@@ -81,8 +81,13 @@ def parse_seeds(text: str) -> range:
 @click.option("--ops", help="Comma-separated op ids: generate with only these ops.")
 @click.option("--feature", "features", multiple=True, metavar="NAME=WEIGHT",
               help="Override a generator feature's weight; repeatable.")
+@click.option("--compile-settings", type=click.Choice(["varied", "fixed"]), default="varied",
+              show_default=True, help="varied: each seed's header says how it is compiled "
+              "(dynamic shapes, no_grad, Inductor/Dynamo switches); fixed: no such settings "
+              "(the programs of earlier releases).")
 @click.option("--reduce", "reduce_findings", is_flag=True,
-              help="Run `eqrewrite reduce` on each new compiler-bug finding (when installed).")
+              help="Run `eqrewrite reduce` on each new compiler-bug or compile-error finding "
+              "(when installed).")
 @click.option("--reduce-budget", "reduce_budget", default="10m", show_default=True,
               metavar="DURATION", help="Time for each --reduce (start-up and final check "
               "included); never more than what is left of --time-budget.")
@@ -93,7 +98,7 @@ def campaign_command(seeds: str, jobs: int, budget: str | None, out: Path, backe
                      known_issues: str | None, executor: str, address: str | None,
                      timeout: float, strict: bool, unsafe: bool, packs: tuple[str, ...],
                      statements: str, ops: str | None, features: tuple[str, ...],
-                     reduce_findings: bool, reduce_budget: str,
+                     compile_settings: str, reduce_findings: bool, reduce_budget: str,
                      progress: bool | None) -> None:
     """Generate programs, rewrite them with the equivalence pack, validate each four ways,
     and keep one folder per unique finding. Exit 1 when there are new findings."""
@@ -109,7 +114,7 @@ def campaign_command(seeds: str, jobs: int, budget: str | None, out: Path, backe
         seconds = parse_duration(budget) if budget else None
         reduce_seconds = parse_duration(reduce_budget)
         settings = _settings(backend, inductor, dynamo)
-        gen = _gen(statements, ops, features)
+        gen = _gen(statements, ops, features, compile_settings)
     except click.BadParameter as error:
         raise click.UsageError(str(error)) from None
     try:
@@ -157,8 +162,11 @@ def _settings(backend: str, inductor: tuple[str, ...],
     return settings
 
 
-def _gen(statements: str, ops: str | None, features: tuple[str, ...]) -> dict[str, Any]:
-    """GenConfig keywords as JSON-ready values (recorded in campaign.json)."""
+def _gen(statements: str, ops: str | None, features: tuple[str, ...],
+         compile_settings: str = "varied") -> dict[str, Any]:
+    """GenConfig keywords as JSON-ready values (recorded in campaign.json). Fixed compile
+    settings are recorded as campaigns before the variation were (by the key's absence), so
+    such a campaign resumes with ``--compile-settings fixed``."""
     from ..generate import GenConfig, default_table
 
     chosen = sorted(o.strip() for o in ops.split(",")) if ops else None
@@ -169,6 +177,8 @@ def _gen(statements: str, ops: str | None, features: tuple[str, ...]) -> dict[st
     gen: dict[str, Any] = {"statements": list(bounds), "features": [list(p) for p in
                                                                     _weights(features)],
                            "ops": chosen}
+    if compile_settings != "fixed":
+        gen["compile_settings"] = compile_settings
     try:
         GenConfig(statements=bounds, features=_weights(features)).weights()
     except ValueError as error:
@@ -182,6 +192,7 @@ def _context(settings: dict[str, object], spec: JobSpec) -> dict[str, Any]:
     options = " ".join(f"--{key} {value}" for key, value in (
         ("statements", ":".join(map(str, spec.gen["statements"]))),
         ("ops", ",".join(spec.gen["ops"] or [])),
+        ("compile-settings", spec.gen.get("compile_settings", "fixed")),
     ) if value) + "".join(f" --feature {name}={weight}" for name, weight in spec.gen["features"])
     return {"torch": torch.__version__, "settings": settings, "rules": list(spec.packs),
             "unsafe": spec.unsafe, "strict": spec.strict, "timeout": spec.timeout,

@@ -107,8 +107,11 @@ def _close() -> None:
 
 
 def _gen_config(values: dict[str, Any]) -> dict[str, Any]:
-    """GenConfig keywords from JSON-ready values (lists back to tuples and sets)."""
+    """GenConfig keywords from JSON-ready values (lists back to tuples and sets). Without a
+    ``compile_settings`` key the settings are fixed, as in campaigns recorded before the
+    variation (``cli._gen`` writes the key only when varied)."""
     config = dict(values)
+    config.setdefault("compile_settings", "fixed")
     for key in ("statements", "inputs"):
         if key in config:
             config[key] = tuple(config[key])
@@ -183,6 +186,9 @@ def _judged(job: _Job, program: Program, report: TargetReport) -> dict[str, Any]
                               "record": record, "confidence": record.get("confidence")}
     if outcome_class == outcome.PASSED:
         return result
+    # The program's own compile settings (its header's, over the campaign's): a finding
+    # replays only compiled the same way.
+    result["compile_settings"] = settings.describe()
     tree = outcome.finding_tree(record)
     divergence_kinds = outcome.divergence(record, tree)
     divergent = outcome_class in (outcome.COMPILER_BUG, outcome.REWRITE_CHANGED,

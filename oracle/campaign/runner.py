@@ -24,7 +24,7 @@ from .outcome import Record
 if TYPE_CHECKING:
     from rich.progress import Progress, TaskID
 
-REDUCE_SECONDS = 600.0  # per new compiler-bug finding, with --reduce (--reduce-budget)
+REDUCE_SECONDS = 600.0  # per new finding reduced, with --reduce (--reduce-budget)
 # After the reduction's own budget, how long it may take to write its result and stop before
 # it is killed (the reduction checks its budget between candidates and cuts the last one off).
 REDUCE_GRACE = 30.0
@@ -61,7 +61,7 @@ class Campaign:
     context: dict[str, Any]       # torch version, settings: copied into finding.json
     known: list[known_issues.KnownIssue] = field(default_factory=list)
     budget: float | None = None   # seconds
-    reduce: bool = False          # run ``eqrewrite reduce`` on new compiler-bug findings
+    reduce: bool = False          # ``eqrewrite reduce`` new compiler-bug and compile-error findings
     progress: bool | None = None  # None: only when stderr is a terminal
     reduce_budget: float = REDUCE_SECONDS  # seconds per finding (the campaign's budget caps it)
 
@@ -144,7 +144,8 @@ class Runner:
             store.add_seed(self.out / store.FINDINGS / store.finding_name(result), result["seed"])
         elif result.get("program"):
             folder = store.write_finding(self.out, result, self.c.context)
-            if self.c.reduce and result["class"] == outcome.COMPILER_BUG:
+            if self.c.reduce and (result["class"] == outcome.COMPILER_BUG
+                                  or result.get("verdict") == "compile-error"):
                 self.reductions[folder.name] = self._reduce(folder)
         self._count_finding(result)
 

@@ -6,11 +6,13 @@ campaign/
   journal.jsonl     one line per finished seed, appended and flushed to disk before the next
   summary.json      counts by class, findings by signature, throughput (rewritten atomically)
   findings/<class>-<signature>/
-      finding.json  the class, signature, seeds, ops, the oracle's record, settings, torch
+      finding.json  the class, signature, seeds, ops, the oracle's record, settings (the
+                    campaign's, and compile_settings: the program's header over them), torch
       program.py    the first program that showed it; rewritten.py when the rewrite changed it
       tree/         the program as the reproducer runs it (the tree where it diverged)
       repro_<name>/ the oracle's reproducer folder (eager vs compiled findings): repro.py
-                    exits 1 while the verdict is compiler-bug; ``eqrewrite reduce`` works on it
+                    exits 1 while the verdict is the finding's (compiler-bug, or
+                    compile-error for a compile crash); ``eqrewrite reduce`` works on it
   work/             the local jobs' folders (current program and rewrite)
 ```
 
@@ -121,7 +123,7 @@ def write_finding(out: Path, result: Record, context: Record) -> Path:
     record.update(seeds=[result["seed"]], first_seed=result["seed"], file=result.get("file"),
                   reproducer=reproducer, regenerate=context.get("regenerate"),
                   torch=context.get("torch"), settings=context.get("settings"),
-                  oracle=result.get("record"))
+                  compile_settings=result.get("compile_settings"), oracle=result.get("record"))
     write_json(building / "finding.json", record)
     os.replace(building, final)
     return final
@@ -130,14 +132,18 @@ def write_finding(out: Path, result: Record, context: Record) -> Path:
 def _reproducer(building: Path, final: Path, result: Record) -> str:
     """The oracle's reproducer folder, replaying the program kept in ``tree/`` (its path as
     it will be once the folder is renamed into place)."""
-    from ..repro import write_reproducer
+    from ..repro import FAILING_VERDICTS, write_reproducer
 
     tree = building / "tree"
     tree.mkdir()
     source = result["rewritten"] if result.get("tree") == "rewritten" and result.get(
         "rewritten") else result["program"]
     (tree / result["file"]).write_text(source, encoding="utf-8")
-    script = write_reproducer(building, final / "tree", result["request"], result["compare"])
+    # A compile crash's reproducer exits 1 while compiling raises (a crashed worker has no
+    # such verdict: its reproducer is the eager-vs-compiled one, as before).
+    verdict = result["verdict"] if result.get("verdict") in FAILING_VERDICTS else "compiler-bug"
+    script = write_reproducer(building, final / "tree", result["request"], result["compare"],
+                              verdict)
     return script.parent.name
 
 

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from .builder import Builder, Draft
+from .compiling import MODES, VARIED, compile_settings
 from .execute import check
 from .features import FEATURES
 from .inputs import InputSpec, draw_input, draw_scalar, draw_shape, related_shape
@@ -42,7 +43,9 @@ class GenConfig:
     ``features.FEATURES``); ``ops`` restricts the op table to some ids; ``strict`` adds
     ``strict=true`` to every header (signs of zero and NaN compared); ``generator_outputs``
     lets programs return a generator (a known Dynamo bug, #198190, off by default so
-    campaigns are not flooded by it).
+    campaigns are not flooded by it); ``compile_settings`` is ``"varied"`` (each seed's
+    header says how it is compiled, see ``compiling.py``) or ``"fixed"`` (no such settings:
+    the programs of releases before the variation, byte for byte).
     """
 
     statements: tuple[int, int] = (5, 12)
@@ -52,8 +55,14 @@ class GenConfig:
     ops: frozenset[str] | None = None
     strict: bool = False
     generator_outputs: bool = False
+    compile_settings: str = VARIED
     max_attempts: int = 25
     table: OpTable = field(default_factory=default_table, compare=False, repr=False)
+
+    def __post_init__(self) -> None:
+        if self.compile_settings not in MODES:
+            raise ValueError(f"compile_settings must be one of {', '.join(MODES)}, "
+                             f"got {self.compile_settings!r}")
 
     def weights(self) -> dict[str, float]:
         """Feature weights after overrides (unknown names are an error)."""
@@ -189,9 +198,7 @@ def render(draft: Draft, seed: int, config: GenConfig,
     as_module = (draft.uses_self or bool(draft.init_lines) or "self." in body_text
                  or rng.random() < 0.6)
     target = MODULE_TARGET if as_module else FUNCTION_TARGET
-    settings = dict(sorted(draft.settings.items()))
-    if config.strict:
-        settings["strict"] = True
+    settings = _settings(draft, seed, config)
     lines = _docstring(draft, seed) + _header(settings) + _imports(draft, body_text)
     lines += [""] + draft.module_lines + ([""] if draft.module_lines else [])
     lines += [""] + (_module(draft) if as_module else _function(draft))
@@ -219,6 +226,13 @@ def _wrap(line: str, width: int = 96) -> str:
         else:
             current = f"{current} {word}" if current else word
     return "\n".join(out + [current])
+
+
+def _settings(draft: Draft, seed: int, config: GenConfig) -> dict[str, Any]:
+    """The header's settings: how the seed is compiled, then what the program's ops need
+    (which win: ``inductor.fallback_random`` for random draws), then ``strict``."""
+    settings = compile_settings(seed, config.compile_settings) | draft.settings
+    return dict(sorted(settings.items())) | ({"strict": True} if config.strict else {})
 
 
 def _header(settings: dict[str, Any]) -> list[str]:
@@ -269,7 +283,7 @@ def _function(draft: Draft) -> list[str]:
 def _program(seed: int, source: str, target: str, builder: Builder, config: GenConfig,
              attempts: int, rejected: list[str]) -> Program:
     draft = builder.draft
-    settings = dict(sorted(draft.settings.items())) | ({"strict": True} if config.strict else {})
     return Program(seed, source, target, builder.focus, dict(sorted(draft.ops.items())),
-                   tuple(sorted(draft.features)), tuple(draft.inputs), settings, attempts,
+                   tuple(sorted(draft.features)), tuple(draft.inputs),
+                   _settings(draft, seed, config), attempts,
                    builder.tried, builder.kept, tuple(rejected))
