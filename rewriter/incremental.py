@@ -75,8 +75,6 @@ def reparse(old_text: str, new_text: str, tree: ast.Module,
     if edited is None:
         return None
     ranges = [(_first_line(tree.body[i]), tree.body[i].end_lineno or 0) for i in edited]
-    if sum(last - first + 1 for first, last in ranges) * 2 > len(new_lines):
-        return None  # most of the file: one whole parse costs less than the checks
     kept_from = 0
     pieces: list[str] = []
     for first, last in ranges:
@@ -105,15 +103,20 @@ def reparse(old_text: str, new_text: str, tree: ast.Module,
 def _edited_statements(body: list[ast.stmt], edits: Sequence[Edit],
                        lines: list[str]) -> list[int] | None:
     """Indexes of the top-level statements holding ``edits``, in order, or None when an
-    edit lies outside the body of a top-level ``def`` or ``class`` (or one such statement
-    shares a line with another)."""
+    edit lies outside the body of a top-level ``def`` or ``class``, one such statement
+    shares a line with another, or they make up most of the file."""
     starts = [_first_line(statement) for statement in body]
     found: set[int] = set()
+    covered = 0  # lines of the statements found: past half the file, a whole parse is cheaper
     for edit in edits:
         index = bisect_right(starts, edit.span[0]) - 1
         if index < 0 or not _inside_body(body[index], edit.span, lines):
             return None
-        found.add(index)
+        if index not in found:
+            found.add(index)
+            covered += (body[index].end_lineno or 0) - starts[index] + 1
+            if covered * 2 > len(lines):
+                return None
     for index in found:
         before = body[index - 1].end_lineno if index else 0
         after = starts[index + 1] if index + 1 < len(body) else None
