@@ -42,7 +42,6 @@ from .matcher import Edit
 from .rules import Rule
 
 _DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
-Definition = ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef
 
 
 @dataclass
