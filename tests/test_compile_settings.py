@@ -262,3 +262,40 @@ def test_the_reproducer_calls_backward_compiled_with_compiled_autograd(tmp_path)
     done = subprocess.run([sys.executable, str(path)], capture_output=True, text=True,
                           timeout=300)
     assert done.returncode == 0, done.stdout + done.stderr
+
+
+NESTED = '''
+# eqrewrite-oracle: backend=counting_backend:count {header}
+import torch
+
+__eqrewrite_target__ = "program"
+
+
+def helper(x0):
+    y = x0.sin()
+    print("a graph break in a called function")
+    return y.cos()
+
+
+def program(x0: torch.Tensor):
+    return helper(x0 * 2) + 1
+
+
+def get_inputs():
+    return [torch.randn(4, 3)]
+'''
+
+
+@pytest.mark.parametrize(("header", "graphs"), [("", 4), ("dynamo.nested_graph_breaks=true", 2)])
+def test_nested_graph_breaks_resume_tracing_in_the_called_function(session_root, header, graphs):
+    # Without the switch the break ends the caller's graph too (mul | sin | cos | add); with
+    # it Dynamo resumes inside helper: mul+sin, then cos+add.
+    (session_root / "counting_backend.py").write_text(COUNTING)
+    path = session_root / "nested.py"  # not prog: another test's prog module may be loaded
+    path.write_text(NESTED.format(header=header))
+    target = find_target(session_root, path)
+    assert target is not None
+    result = Session({"original": str(session_root)}).run(RunRequest(
+        target, CompileSettings().merged(target.settings), Variant.COMPILED, tree="original"))
+    assert result.exception is None and result.failure is None, result
+    assert len((session_root / "graphs.txt").read_text().split()) == graphs

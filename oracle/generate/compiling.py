@@ -40,6 +40,9 @@ SWITCHES: tuple[tuple[str, object, float], ...] = (
     # compiles it (the oracle's compiled run calls backward in a compiled frame for it);
     # drawn for programs with a backward pass only
     ("dynamo.compiled_autograd", True, 0.3),
+    # a graph break inside a called function resumes tracing there, instead of compiling
+    # the callers' frames apart (Dynamo's nested resume functions)
+    ("dynamo.nested_graph_breaks", True, 0.25),
 )
 TRAINING_ONLY = frozenset({"dynamo.compiled_autograd"})  # dropped again from inference seeds
 DYNAMIC = ((None, 5), (True, 3), (False, 2))   # torch.compile's dynamic=: default, on, off
