@@ -154,12 +154,15 @@ def track_input_grads(inputs: Any) -> list[torch.Tensor]:
     return tracked
 
 
-def gradients(output: Any, module: torch.nn.Module | None,
-              inputs: list[torch.Tensor]) -> dict[str, Any] | None:
+def gradients(output: Any, module: torch.nn.Module | None, inputs: list[torch.Tensor],
+              backward: Callable[[torch.Tensor], object] | None = None
+              ) -> dict[str, Any] | None:
     """Backward through a fixed projection of the floating outputs: input and parameter grads.
 
     The projection is drawn in float32 whatever the output's dtype, so a float64 reference
-    run projects with exactly the same numbers."""
+    run projects with exactly the same numbers. ``backward(loss)`` runs the backward pass
+    (``loss.backward()`` by default; a compiled run with Compiled Autograd passes a compiled
+    caller)."""
     outputs = [t for t in tensors(output) if t.is_floating_point() and t.requires_grad]
     if not outputs:
         return None
@@ -170,13 +173,18 @@ def gradients(output: Any, module: torch.nn.Module | None,
         loss = sum((t * torch.randn(t.shape, generator=generator).to(t.dtype)).sum()
                    for t in outputs)
         assert isinstance(loss, torch.Tensor)  # a sum of at least one tensor, never 0
-        loss.backward()  # type: ignore[no-untyped-call]  # torch leaves it unannotated
+        (backward or call_backward)(loss)
     except RuntimeError as error:
         return {"backward_error": str(error)[:500]}
     grads: dict[str, Any] = {f"input{i}": _grad(t) for i, t in enumerate(inputs)}
     if module is not None:
         grads.update({name: _grad(p) for name, p in module.named_parameters()})
     return grads
+
+
+def call_backward(loss: torch.Tensor) -> None:
+    """``loss.backward()``: the eager backward pass, and what a compiled caller traces."""
+    loss.backward()  # type: ignore[no-untyped-call]  # torch leaves it unannotated
 
 
 def _grad(tensor: torch.Tensor) -> torch.Tensor | None:

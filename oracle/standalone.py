@@ -159,13 +159,26 @@ def _gradient_lines(recipe: Recipe) -> list[str]:
              "                if t.is_floating_point() and t.requires_grad]",
              "    if floating:",
              "        projection = torch.Generator().manual_seed(1234)",
-             "        sum((t * torch.randn(t.shape, generator=projection).to(t.dtype)).sum()",
-             "            for t in floating).backward()",
+             "        loss = sum((t * torch.randn(t.shape, generator=projection)"
+             ".to(t.dtype)).sum()",
+             "                   for t in floating)",
+             *_backward_lines(recipe),
              "        result['input grads'] = [t.grad for t in _tensors(args)]"]
     if recipe.target["form"] == "module":
         lines += ["        result['parameter grads'] = {n: p.grad for n, p in "
                   "fn.named_parameters()}"]
     return lines
+
+
+def _backward_lines(recipe: Recipe) -> list[str]:
+    """``loss.backward()``; with Compiled Autograd, compiled runs call it in a compiled frame,
+    as the oracle does (Compiled Autograd traces only a backward called there)."""
+    if not dict(map(tuple, recipe.settings.get("dynamo_config", ()))).get("compiled_autograd"):
+        return ["        loss.backward()"]
+    arguments = _compile_arguments({**recipe.settings, "fullgraph": False})
+    return ["        if compiled:  # Compiled Autograd traces the backward of a compiled frame",
+            f"            torch.compile(lambda l: l.backward(){arguments})(loss)",
+            "        else:", "            loss.backward()"]
 
 
 _COMPARISON = '''\

@@ -29,6 +29,7 @@ import threading
 import time
 import traceback
 from collections.abc import Callable, Iterator
+from dataclasses import replace
 from multiprocessing.connection import Connection
 from pathlib import Path
 from types import ModuleType
@@ -262,12 +263,15 @@ class Session:
                                         "module_state": module_state(source, names)}
             if module is not None:
                 observed["state_after"] = to_plain(dict(module.state_dict()))
+            # The breaks of the compiled call alone: a Compiled Autograd backward is
+            # compiled by Dynamo too, its frame is not the target's.
+            breaks = recorder.report() if recorder is not None else None
             if exception is None:
-                observed["grads"] = gradients(output, module, graded)
+                observed["grads"] = gradients(output, module, graded,
+                                              _backward(variant, settings))
         return RunResult(
             observed=observed, exception=exception, state=state,
-            diagnostics=printed.diagnostics,
-            breaks=recorder.report() if recorder is not None else None,
+            diagnostics=printed.diagnostics, breaks=breaks,
             grad_inputs=bool(graded),
             seconds={"load": loaded - started, "call": called - loaded,
                      "grads": time.perf_counter() - called})
@@ -366,6 +370,20 @@ def compiled(fn: Callable[..., Any], settings: CompileSettings) -> Callable[...,
         backend = getattr(importlib.import_module(module_name), function)
     return torch.compile(fn, backend=backend, mode=settings.mode, dynamic=settings.dynamic,
                          fullgraph=settings.fullgraph)
+
+
+def _backward(variant: Variant, settings: CompileSettings
+              ) -> Callable[[Any], object] | None:
+    """How a compiled run with ``dynamo.compiled_autograd`` calls backward: inside a frame
+    compiled with the run's backend, the only place where Compiled Autograd traces it (a
+    ``loss.backward()`` after the compiled call has returned runs eagerly whatever the
+    switch). The frame itself breaks at ``backward()``, so it is never ``fullgraph``."""
+    if variant is not Variant.COMPILED or not dict(settings.dynamo_config).get(
+            "compiled_autograd"):
+        return None
+    from .observe import call_backward
+
+    return compiled(call_backward, replace(settings, fullgraph=False))
 
 
 @contextlib.contextmanager

@@ -197,3 +197,105 @@ def test_the_reproducer_compiles_with_the_recorded_settings(tmp_path):
     done = subprocess.run([sys.executable, str(path)], capture_output=True, text=True,
                           timeout=300)
     assert done.returncode == 0, done.stdout + done.stderr
+
+
+# -- Compiled Autograd ---------------------------------------------------------------------------
+
+COUNTING = '''
+"""A backend that counts the graphs it is handed (forward, and a traced backward)."""
+
+
+def count(gm, example_inputs):
+    with open("graphs.txt", "a") as graphs:
+        graphs.write(f"{len(gm.graph.nodes)}\\n")
+    return gm.forward
+'''
+
+
+def _graphs_and_grads(root: Path, header: str, variant: Variant):
+    (root / "counting_backend.py").write_text(COUNTING)
+    (root / "graphs.txt").write_text("")
+    path = root / "prog.py"
+    path.write_text(PROGRAM.format(header=f"backend=counting_backend:count {header}"))
+    target = find_target(root, path)
+    assert target is not None
+    result = Session({"original": str(root)}).run(RunRequest(
+        target, CompileSettings().merged(target.settings), variant, tree="original"))
+    assert result.exception is None and result.failure is None, result
+    return (root / "graphs.txt").read_text().split(), result
+
+
+def test_compiled_autograd_compiles_the_backward_with_the_runs_backend(session_root):
+    # Without the switch the backend sees the forward graph only (backward runs eagerly
+    # through its ops); with it, the autograd engine's backward graph too, same gradients.
+    plain, eager = _graphs_and_grads(session_root, "", Variant.EAGER)
+    assert plain == []
+    plain, compiled_run = _graphs_and_grads(session_root, "", Variant.COMPILED)
+    assert len(plain) == 1
+    traced, with_switch = _graphs_and_grads(session_root, "dynamo.compiled_autograd=true",
+                                            Variant.COMPILED)
+    assert len(traced) >= 2 and traced[0] == plain[0]
+    assert with_switch.breaks is not None and with_switch.breaks.graph_count == 1
+    expected = eager.observed["grads"]["input0"]
+    for run in (compiled_run, with_switch):
+        assert torch.allclose(run.observed["grads"]["input0"], expected)
+
+
+def test_compiled_autograd_is_drawn_for_programs_with_a_backward_only():
+    draws = [compile_settings(seed) for seed in range(300)]
+    with_switch = [d for d in draws if d.get("dynamo.compiled_autograd")]
+    assert 30 < len(with_switch) < 100
+    assert not any(d.get("inference") for d in with_switch)
+
+
+def test_the_reproducer_calls_backward_compiled_with_compiled_autograd(tmp_path):
+    settings = CompileSettings(backend="aot_eager", dynamo_config=(("compiled_autograd", True),))
+    recipe = Recipe(target={"form": "function", "attribute": "program",
+                            "inputs": "get_inputs", "has_init_inputs": False},
+                    settings=dataclasses.asdict(settings), seed=0, grad_inputs=True,
+                    grads=True, strict=False, scale=1.0, extra_paths=(), state=None,
+                    headline="a test", torch_version=torch.__version__)
+    script = minimal_script(PROGRAM.format(header="dynamo.compiled_autograd=true"), recipe)
+    assert "torch.compile(lambda l: l.backward(), backend='aot_eager')(loss)" in script
+    path = tmp_path / "minimal.py"
+    path.write_text(script)
+    done = subprocess.run([sys.executable, str(path)], capture_output=True, text=True,
+                          timeout=300)
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+NESTED = '''
+# eqrewrite-oracle: backend=counting_backend:count {header}
+import torch
+
+__eqrewrite_target__ = "program"
+
+
+def helper(x0):
+    y = x0.sin()
+    print("a graph break in a called function")
+    return y.cos()
+
+
+def program(x0: torch.Tensor):
+    return helper(x0 * 2) + 1
+
+
+def get_inputs():
+    return [torch.randn(4, 3)]
+'''
+
+
+@pytest.mark.parametrize(("header", "graphs"), [("", 4), ("dynamo.nested_graph_breaks=true", 2)])
+def test_nested_graph_breaks_resume_tracing_in_the_called_function(session_root, header, graphs):
+    # Without the switch the break ends the caller's graph too (mul | sin | cos | add); with
+    # it Dynamo resumes inside helper: mul+sin, then cos+add.
+    (session_root / "counting_backend.py").write_text(COUNTING)
+    path = session_root / "nested.py"  # not prog: another test's prog module may be loaded
+    path.write_text(NESTED.format(header=header))
+    target = find_target(session_root, path)
+    assert target is not None
+    result = Session({"original": str(session_root)}).run(RunRequest(
+        target, CompileSettings().merged(target.settings), Variant.COMPILED, tree="original"))
+    assert result.exception is None and result.failure is None, result
+    assert len((session_root / "graphs.txt").read_text().split()) == graphs

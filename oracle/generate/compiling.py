@@ -36,7 +36,15 @@ SWITCHES: tuple[tuple[str, object, float], ...] = (
     # templates for mm/bmm/addmm/conv, benchmarked against ATen
     ("inductor.max_autotune", True, 0.12),
     ("inductor.cpp.enable_kernel_profile", True, 0.1),  # kernels record profiler events
+    # Compiled Autograd: Dynamo traces the autograd engine's backward graph and the backend
+    # compiles it (the oracle's compiled run calls backward in a compiled frame for it);
+    # drawn for programs with a backward pass only
+    ("dynamo.compiled_autograd", True, 0.3),
+    # a graph break inside a called function resumes tracing there, instead of compiling
+    # the callers' frames apart (Dynamo's nested resume functions)
+    ("dynamo.nested_graph_breaks", True, 0.25),
 )
+TRAINING_ONLY = frozenset({"dynamo.compiled_autograd"})  # dropped again from inference seeds
 DYNAMIC = ((None, 5), (True, 3), (False, 2))   # torch.compile's dynamic=: default, on, off
 INFERENCE = 0.35                # under torch.no_grad(): an inference graph, no backward
 FREEZING = 0.5                  # of inference programs: parameters folded as constants
@@ -62,6 +70,7 @@ def compile_settings(seed: int, mode: str = VARIED) -> dict[str, object]:
         if rng.random() < FREEZING:
             settings["inductor.freezing"] = True
     for key, value, probability in SWITCHES:
-        if rng.random() < probability:
+        # drawn for every seed all the same, so the switches after it keep their draws
+        if rng.random() < probability and not (key in TRAINING_ONLY and "inference" in settings):
             settings[key] = value
     return settings
