@@ -182,17 +182,26 @@ def test_inference_compiles_and_runs_under_no_grad_without_gradients(session_roo
 def test_the_reproducer_compiles_with_the_recorded_settings(tmp_path):
     settings = CompileSettings(backend="eager", dynamic=True, inference=True,
                                inductor_config=(("cpp.simdlen", 1),))
-    recipe = Recipe(target={"form": "function", "attribute": "program",
-                            "inputs": "get_inputs", "has_init_inputs": False},
-                    settings=dataclasses.asdict(settings), seed=0, grad_inputs=False,
-                    grads=False, strict=False, scale=1.0, extra_paths=(), state=None,
-                    headline="a test", torch_version=torch.__version__)
-    script = minimal_script(PROGRAM.format(header="inference=true"), recipe)
+    script = minimal_script(PROGRAM.format(header="inference=true"),
+                            _recipe(settings, grads=False))
     assert "torch.compile(fn, backend='eager', dynamic=True)" in script
     assert "torch.set_grad_enabled(False)" in script
     assert "torch._inductor.config.cpp.simdlen = 1" in script
     assert "under torch.no_grad()" in script.split('"""')[1]
-    path = tmp_path / "minimal.py"
+    _assert_runs(script, tmp_path)
+
+
+def _recipe(settings: CompileSettings, grads: bool) -> Recipe:
+    """A standalone reproducer's recipe for PROGRAM's function target."""
+    return Recipe(target={"form": "function", "attribute": "program",
+                          "inputs": "get_inputs", "has_init_inputs": False},
+                  settings=dataclasses.asdict(settings), seed=0, grad_inputs=grads,
+                  grads=grads, strict=False, scale=1.0, extra_paths=(), state=None,
+                  headline="a test", torch_version=torch.__version__)
+
+
+def _assert_runs(script: str, folder: Path) -> None:
+    path = folder / "minimal.py"
     path.write_text(script)
     done = subprocess.run([sys.executable, str(path)], capture_output=True, text=True,
                           timeout=300)
@@ -250,18 +259,10 @@ def test_compiled_autograd_is_drawn_for_programs_with_a_backward_only():
 
 def test_the_reproducer_calls_backward_compiled_with_compiled_autograd(tmp_path):
     settings = CompileSettings(backend="aot_eager", dynamo_config=(("compiled_autograd", True),))
-    recipe = Recipe(target={"form": "function", "attribute": "program",
-                            "inputs": "get_inputs", "has_init_inputs": False},
-                    settings=dataclasses.asdict(settings), seed=0, grad_inputs=True,
-                    grads=True, strict=False, scale=1.0, extra_paths=(), state=None,
-                    headline="a test", torch_version=torch.__version__)
-    script = minimal_script(PROGRAM.format(header="dynamo.compiled_autograd=true"), recipe)
+    script = minimal_script(PROGRAM.format(header="dynamo.compiled_autograd=true"),
+                            _recipe(settings, grads=True))
     assert "torch.compile(lambda l: l.backward(), backend='aot_eager')(loss)" in script
-    path = tmp_path / "minimal.py"
-    path.write_text(script)
-    done = subprocess.run([sys.executable, str(path)], capture_output=True, text=True,
-                          timeout=300)
-    assert done.returncode == 0, done.stdout + done.stderr
+    _assert_runs(script, tmp_path)
 
 
 NESTED = '''
