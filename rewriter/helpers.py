@@ -259,28 +259,6 @@ def _eqrw_assert(condition: _eqrw_torch.Tensor, message: _eqrw_typing.Optional[s
         return True
     return bool(condition)
 ''', ("_eqrw_compiling",)),
-    "_eqrw_moe": ('''
-def _eqrw_moe(iterable, final, hidden, mask, weights, experts, dim, dtype, max_factor):
-    """The iterable of a mixture-of-experts dispatch loop (see eqrewrite's README). Traced,
-    when every expert on every token costs at most ``max_factor`` times the routed compute,
-    the loop's result is added into ``final`` here without data-dependent shapes, and the
-    loop gets nothing to iterate."""
-    if not _eqrw_compiling():
-        return iterable()
-    count, top_k = mask.shape[0], mask.shape[1]
-    if (len(experts) != count or final.dim() != 2 or mask.dim() != 3
-            or (max_factor is not None and count > max_factor * top_k)):
-        return iterable()
-    tokens = hidden.reshape(-1, dim)
-    nothing = _eqrw_torch.zeros((), dtype=dtype, device=final.device)
-    for expert in range(count):
-        routed = mask[expert] != 0  # (top_k, tokens)
-        weight = _eqrw_torch.where(routed.transpose(0, 1), weights,
-                                   _eqrw_torch.zeros((), dtype=weights.dtype)).sum(-1)
-        output = (experts[expert](tokens) * weight[:, None]).to(dtype)
-        final.add_(_eqrw_torch.where(routed.any(0)[:, None], output, nothing))
-    return ()
-''', ("_eqrw_compiling",)),
 }
 
 

@@ -135,10 +135,21 @@ def _tensors(value):
 
 
 def expected_decision(path: Path) -> str:
+    return _declared(path)["EXPECTED"]
+
+
+def gradients_on(path: Path) -> bool:
+    """Whether the file runs with gradients (``GRADIENTS = False``: an inference-only
+    rewrite, run and counted under ``torch.no_grad()``)."""
+    return _declared(path).get("GRADIENTS", True)
+
+
+def _declared(path: Path) -> dict:
     namespace: dict = {}
     exec(compile("\n".join(line for line in path.read_text().splitlines()
-                           if line.startswith("EXPECTED")), str(path), "exec"), namespace)
-    return namespace["EXPECTED"]
+                           if line.startswith(("EXPECTED", "GRADIENTS"))), str(path), "exec"),
+         namespace)
+    return namespace
 
 
 def test_corpus_is_large_enough():
@@ -154,6 +165,11 @@ def test_rewrite_decision(name, rewritten_dir):
 
 @pytest.mark.parametrize("name", FILES)
 def test_breaks_removed_and_behaviour_kept(name, rewritten_dir):
+    with torch.set_grad_enabled(gradients_on(CORPUS / name)):
+        _check_breaks_and_behaviour(name, rewritten_dir)
+
+
+def _check_breaks_and_behaviour(name: str, rewritten_dir: Path) -> None:
     original_path, rewritten_path = CORPUS / name, rewritten_dir / name
     fn, inputs, module = build(original_path, "original")
     state = ({k: v.clone() for k, v in fn.state_dict().items()}

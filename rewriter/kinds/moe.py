@@ -1,81 +1,221 @@
 """Mixture-of-experts dispatch loops, traced without dynamic shapes.
 
-Hugging Face's sparse MoE blocks (Mixtral, Qwen2-MoE and the models copied from them)
-route each token to its top-k experts with a loop whose shapes depend on the data::
+Sparse mixture-of-experts blocks route each token to its top-k experts with a loop whose
+shapes depend on the data. The kind recognises the computation, whatever the spelling of
+its parts (transformers 4.4x, 4.5x and 5.x, Switch/NLLB, gpt-oss, GLM-4-MoE...)::
 
-    expert_hit = torch.greater(expert_mask.sum(dim=(-1, -2)), 0).nonzero()   # 4.5x
-    for expert_idx in expert_hit:                 # or: in range(self.num_experts) (4.4x)
-        expert_layer = self.experts[expert_idx]
-        idx, top_x = torch.where(expert_mask[expert_idx].squeeze(0))
-        current_state = hidden_states[None, top_x].reshape(-1, hidden_dim)
-        current_hidden_states = expert_layer(current_state) * routing_weights[top_x, idx, None]
-        final_hidden_states.index_add_(0, top_x, current_hidden_states.to(hidden_states.dtype))
+    hits = (mask.sum(dim=(-1, -2)) > 0).nonzero()     # or: for e in range(num_experts)
+    for e in hits:
+        e = e[0]                                       # optional unwrap of the nonzero row
+        if e == sentinel: continue                     # optional tests on the expert index
+        slot, token = torch.where(mask[e])             # or (token, slot), .squeeze(0), `_`
+        rows = hidden[token]                           # any row-wise computation of
+        out = expert(rows) * weights[token, slot, None]  # the gathered rows and weights
+        final.index_add_(0, token, out.to(final.dtype))
 
-``nonzero``, the one-argument ``torch.where`` and indexing a ModuleList with a tensor each
-break the graph. The loop's iterable (or the ``nonzero`` that feeds it) becomes
-``_eqrw_moe(lambda: <iterable>, final, hidden, mask, weights, experts, dim, dtype)``.
-Eagerly it returns the iterable and the loop runs as written. Traced, it applies every
-expert to every token, keeps each result only where the token is routed to that expert
-(``torch.where``, so a non-finite output of an unrouted token cannot leak), adds the
-contributions into ``final`` in place, expert by expert as the loop does, and returns an
-empty tuple so the loop body does not run. The values are those of the loop up to the
-rounding of the expert's matmuls on a different number of rows.
+``nonzero``, the one-argument ``torch.where`` and a tensor index into a ModuleList each
+break the graph. Up to four small edits, each exact eagerly (its helper runs the original
+expression) and each harmless alone:
 
-Cost: the experts' compute grows by ``num_experts / top_k``. The safe form does the dense
-dispatch only when that factor is at most 4 (Mixtral: 8 experts, top 2) and otherwise
-keeps the loop and its break; the unsafe form has no bound. Without a rewrite, Dynamo's
-``capture_dynamic_output_shape_ops=True`` removes the ``nonzero``/``where`` breaks of the
-``range`` loop (4.4x), but not the tensor index into the ModuleList of the 4.5x loop.
+* the ``nonzero`` becomes ``_eqrw_moe_hits(lambda: <nonzero>, mask, axis, limit)``;
+* the loop iterates ``_eqrw_moe_experts(lambda: <hits>, mask, axis, wrap, limit)``;
+* the route becomes ``_eqrw_moe_route(lambda: torch.where(...), mask, e, axis, limit)``;
+* the added value becomes ``_eqrw_moe_keep(value, mask, e, token, axis, limit)``.
+
+Traced, when the dense form costs at most ``max_factor`` times the routed compute
+(``num_experts <= max_factor * top_k``), the loop visits every expert as a Python int, the
+route selects every token (``token = arange``, ``slot`` = the slot routing it there), the
+row-wise computation runs on all rows, and ``torch.where`` keeps the routed tokens' values
+before they are added: the sum of the loop, in the loop's order, up to the rounding of the
+experts' matmuls on a different number of rows (a non-finite value of an unrouted token
+cannot leak). A token routed twice to one expert (no top-k router does) fails an
+assertion instead of being counted once.
+
+What is proven before rewriting: every statement between the route and the add is an
+assignment of a row-wise expression (gathers by ``token``, elementwise operators, ``@``
+by a non-row operand, last-axis ``chunk``/``split``/slices, smooth activations, linear
+layers, and calls of the module's own experts and methods, which are taken to map each
+row on its own, as MLP experts do), a test of the expert index or of the token count; no
+other side effect; none of the loop's names read after it; the expert index used only as
+an int would be (an index or in a test).
+
+Cost: the experts' compute grows by ``num_experts / top_k``; the unsafe form has no bound.
+Without a rewrite, Dynamo's ``capture_dynamic_output_shape_ops=True`` removes the
+``nonzero``/``where`` breaks of the ``range`` loop, but not the tensor index of a
+ModuleList of the 4.5x loop nor the data-dependent tests of the 5.x loop.
 """
 
 from __future__ import annotations
 
 import ast
+from dataclasses import dataclass
 
 from ..enums import Level
-from ..pattern import dotted_name, same_tree
 from . import Kind, KindContext, Proposal
+
+HELPERS = {
+    "_eqrw_moe_dense": ('''
+def _eqrw_moe_dense(mask, axis, max_factor, training):
+    """Whether a traced dispatch loop over ``mask`` (experts, then slots and tokens in
+    either order: ``axis`` 1 means tokens last) runs densely: every expert on every token
+    costs at most ``max_factor`` times the routed compute, and gradients are off unless
+    ``training`` (densely, an expert without a token gets a zero gradient, not None)."""
+    if not (_eqrw_compiling() and isinstance(mask, _eqrw_torch.Tensor) and mask.dim() == 3
+            and (training or not _eqrw_torch.is_grad_enabled())):
+        return False
+    return max_factor is None or mask.shape[0] <= max_factor * mask.shape[2 - axis]
+''', ("_eqrw_compiling",)),
+    "_eqrw_moe_hits": ('''
+def _eqrw_moe_hits(hits, mask, axis, max_factor, training):
+    """The experts a dispatch loop visits (``hits()``, a ``nonzero``); traced densely, every
+    expert, in the same form (one row per expert), without a data-dependent shape."""
+    if _eqrw_moe_dense(mask, axis, max_factor, training):
+        return _eqrw_torch.arange(mask.shape[0], device=mask.device).unsqueeze(1)
+    return hits()
+''', ("_eqrw_moe_dense",)),
+    "_eqrw_moe_experts": ('''
+def _eqrw_moe_experts(iterable, mask, axis, wrap, max_factor, training):
+    """The iterable of a dispatch loop; traced densely, every expert as a Python int (in a
+    1-tuple when the loop unwraps each row with ``[0]``)."""
+    if _eqrw_moe_dense(mask, axis, max_factor, training):
+        return [(expert,) if wrap else expert for expert in range(mask.shape[0])]
+    return iterable()
+''', ("_eqrw_moe_dense",)),
+    "_eqrw_moe_route": ('''
+def _eqrw_moe_route(where, mask, expert, axis, max_factor, training):
+    """The (slot, token) pairs routed to ``expert`` (``where()``, in its order); traced
+    densely, every token with the slot that routes it there (any slot where none does)."""
+    if not (type(expert) is int and _eqrw_moe_dense(mask, axis, max_factor, training)):
+        return where()
+    routed = mask[expert] != 0
+    slots = 1 - axis
+    _eqrw_torch._assert_async(routed.sum(slots).le(1).all(),
+                              "eqrewrite: a token is routed twice to one expert")
+    token = _eqrw_torch.arange(routed.shape[axis], device=mask.device)
+    slot = routed.to(_eqrw_torch.int64).argmax(slots)
+    return (token, slot) if axis == 0 else (slot, token)
+''', ("_eqrw_moe_dense",)),
+    "_eqrw_moe_keep": ('''
+def _eqrw_moe_keep(value, mask, expert, token, axis, max_factor, training):
+    """The rows a dispatch loop adds for ``expert``; traced densely, zero for every token
+    that is not routed to it (torch.where: a non-finite value there cannot leak)."""
+    if not (type(expert) is int and _eqrw_moe_dense(mask, axis, max_factor, training)):
+        return value
+    keep = (mask[expert] != 0).any(1 - axis)[token]
+    zero = _eqrw_torch.zeros((), dtype=value.dtype, device=value.device)
+    return _eqrw_torch.where(keep.reshape((-1,) + (1,) * (value.dim() - 1)), value, zero)
+''', ("_eqrw_moe_dense",)),
+}
+
+# Row-wise building blocks (see the module docstring). Methods of a row value:
+_ROW_METHODS = frozenset({
+    "float", "half", "bfloat16", "double", "to", "type_as", "contiguous", "clamp",
+    "clamp_min", "clamp_max", "sigmoid", "relu", "tanh", "exp", "neg", "abs", "mul", "add",
+    "sub", "square"})
+_LAST_AXIS_METHODS = frozenset({"chunk", "split", "unbind", "softmax", "log_softmax"})
+_SHAPE_METHODS = frozenset({"view", "reshape"})
+# Functions of row values (their other operands must not be rows):
+_ROW_FUNCTIONS = frozenset({
+    "torch.nn.functional.linear", "torch.nn.functional.silu", "torch.nn.functional.gelu",
+    "torch.nn.functional.relu", "torch.nn.functional.sigmoid", "torch.nn.functional.tanh",
+    "torch.nn.functional.softplus", "torch.nn.functional.mish", "torch.nn.functional.elu",
+    "torch.nn.functional.leaky_relu", "torch.nn.functional.glu", "torch.sigmoid",
+    "torch.tanh", "torch.relu", "torch.matmul", "torch.mul", "torch.add", "torch.clamp"})
+_METADATA = frozenset({"dtype", "device"})
 
 
 class MoeDispatch(Kind):
     name = "moe_dispatch"
-    node_types = (ast.Call,)
-    options_schema = {"max_factor": ("4", "unbounded")}
+    node_types = (ast.Call, ast.Name, ast.Subscript, ast.Assign, ast.Expr)
+    options_schema = {"max_factor": ("4", "unbounded"),
+                      "gradients": ("inference", "zero-for-unrouted")}
 
     def tokens(self) -> frozenset[str]:
         return frozenset({"index_add_"})
 
     def propose(self, node: ast.AST, context: KindContext) -> Proposal | None:
-        if not isinstance(node, ast.Call):  # node_types: only calls are offered
+        found = _role(node, context)
+        if found is None or not isinstance(node, ast.expr | ast.stmt):
             return None
-        parent = context.parents.get(node)
-        loop: ast.For | None
-        if isinstance(parent, ast.For) and parent.iter is node:
-            if _is_name(node.func, "_eqrw_moe"):
-                return None  # already rewritten
-            loop = parent
-        elif (isinstance(parent, ast.Assign) and parent.value is node
-              and _is_nonzero(node)):
-            loop = _loop_over(parent, context)
-        else:
-            return None
-        if loop is None or loop.orelse or not isinstance(loop.target, ast.Name):
-            return None
-        bindings = _match_body(loop, context)
-        if bindings is None:
+        role, loop = found
+        dispatch = _analyse(loop, context)
+        if isinstance(dispatch, str):
+            if role == "add" and dispatch:  # one note per dispatch loop
+                context.note(dispatch)
             return None
         limit = "None" if self.options["max_factor"] == "unbounded" else self.options[
             "max_factor"]
-        # The loop's operands lie outside the replaced node: spelled out (they are names,
-        # dotted attributes or numbers, and mean the same at the iterable as in the body).
-        operands = ", ".join(ast.unparse(bindings[k]) for k in (
-            "final", "hidden", "mask", "weights", "experts", "dim", "dtype"))
-        if node.keywords or any(isinstance(a, ast.Starred) for a in node.args):
-            return None
-        call = "$f($$$a)" if node.args else "$f()"
-        return Proposal(f"_eqrw_moe(lambda: {call}, {operands}, {limit})",
-                        {"f": node.func, "a": list(node.args)}, Level.EXPRESSION,
-                        frozenset({"_eqrw_moe"}))
+        training = self.options["gradients"] == "zero-for-unrouted"
+        return dispatch.proposal(role, node, f"{limit}, {training}")
+
+
+@dataclass
+class _Dispatch:
+    """A recognised dispatch loop: the parts its edits spell out."""
+
+    loop: ast.For
+    mask: ast.Name
+    expert: ast.Name  # the expert index the route subscripts the mask with
+    token: str
+    axis: int  # 1: torch.where gives (slot, token); 0: (token, slot)
+    route: ast.Assign
+    add: ast.Expr
+    hits: ast.Call | None  # the nonzero that the loop iterates, if any
+    wrap: bool  # the loop unwraps each nonzero row with `e = e[0]`
+
+    def proposal(self, role: str, node: ast.expr | ast.stmt, limit: str) -> Proposal | None:
+        """The edit of ``node`` (the loop's part ``role``); ``limit``: the helpers' last
+        arguments (max_factor, training)."""
+        # Names are spelled out: they stand in other statements than the edited one.
+        mask, axis, expert = self.mask.id, self.axis, self.expert.id
+        if role == "hits" and self.hits is not None and node is self.hits:
+            return Proposal(f"_eqrw_moe_hits(lambda: $h, {mask}, {axis}, {limit})",
+                            {"h": self.hits}, Level.EXPRESSION, frozenset({"_eqrw_moe_hits"}))
+        if role == "iter" and self.hits is not None:
+            return Proposal(f"_eqrw_moe_experts(lambda: $i, {mask}, {axis}, {self.wrap}, "
+                            f"{limit})", {"i": self.loop.iter}, Level.EXPRESSION,
+                            frozenset({"_eqrw_moe_experts"}))
+        if role == "route" and node is self.route:
+            target = self.route.targets[0]
+            return Proposal(f"$t = _eqrw_moe_route(lambda: $w, {mask}, {expert}, {axis}, "
+                            f"{limit})", {"t": target, "w": self.route.value},
+                            Level.STATEMENT, frozenset({"_eqrw_moe_route"}))
+        if role == "add" and node is self.add:
+            call = self.add.value
+            assert isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute)
+            return Proposal(f"$f.index_add_($d, $i, _eqrw_moe_keep($v, {mask}, {expert}, "
+                            f"{self.token}, {axis}, {limit}))",
+                            {"f": call.func.value, "d": call.args[0], "i": call.args[1],
+                             "v": call.args[2]},
+                            Level.STATEMENT, frozenset({"_eqrw_moe_keep"}))
+        return None
+
+
+def _role(node: ast.AST, context: KindContext) -> tuple[str, ast.For] | None:
+    """Which part of which candidate loop ``node`` is: its iterable ("iter"), the nonzero
+    that feeds it ("hits"), its route ("route") or its add ("add")."""
+    parent = context.parents.get(node)
+    if isinstance(parent, ast.For) and parent.iter is node:
+        return "iter", parent
+    if isinstance(node, ast.Call) and _is_nonzero(node) and isinstance(parent, ast.Assign):
+        loop = _loop_over(parent, context)
+        return None if loop is None else ("hits", loop)
+    if isinstance(node, ast.Assign) and _is_where(node.value, context):
+        loop = _enclosing_loop(node, context)
+        return None if loop is None else ("route", loop)
+    if isinstance(node, ast.Expr) and _index_add(node) is not None:
+        loop = _enclosing_loop(node, context)
+        return None if loop is None else ("add", loop)
+    return None
+
+
+def _enclosing_loop(node: ast.AST, context: KindContext) -> ast.For | None:
+    parent = context.parents.get(node)
+    while parent is not None and not isinstance(parent, ast.FunctionDef | ast.Lambda):
+        if isinstance(parent, ast.For):
+            return parent
+        parent = context.parents.get(parent)
+    return None
 
 
 def _is_nonzero(call: ast.Call) -> bool:
@@ -84,145 +224,469 @@ def _is_nonzero(call: ast.Call) -> bool:
             and not call.keywords)
 
 
+def _is_where(node: ast.AST, context: KindContext) -> bool:
+    return (isinstance(node, ast.Call) and len(node.args) == 1 and not node.keywords
+            and context.facts.imports.resolve(node.func) == "torch.where")
+
+
+def _index_add(statement: ast.stmt) -> ast.Call | None:
+    """``final.index_add_(0, token, value)`` of an expression statement, or None."""
+    call = statement.value if isinstance(statement, ast.Expr) else None
+    if (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute)
+            and call.func.attr == "index_add_" and isinstance(call.func.value, ast.Name)
+            and len(call.args) == 3 and not call.keywords
+            and isinstance(call.args[0], ast.Constant) and call.args[0].value == 0
+            and isinstance(call.args[1], ast.Name)):
+        return call
+    return None
+
+
+def _hits_name(loop: ast.For) -> str | None:
+    """The name a loop iterates: ``for e in hits`` or ``for e in hits[:]``."""
+    iterable = loop.iter
+    if (isinstance(iterable, ast.Subscript) and isinstance(iterable.slice, ast.Slice)
+            and iterable.slice.lower is iterable.slice.upper is iterable.slice.step is None):
+        iterable = iterable.value
+    return iterable.id if isinstance(iterable, ast.Name) else None
+
+
 def _loop_over(assign: ast.Assign, context: KindContext) -> ast.For | None:
-    """The ``for`` right after ``name = ....nonzero()`` that iterates ``name``, when the
-    name is used nowhere else."""
+    """The loop iterating the name ``assign`` binds to a ``nonzero``, when the name is
+    bound once and used by that loop alone."""
     if len(assign.targets) != 1 or not isinstance(assign.targets[0], ast.Name):
         return None
     name = assign.targets[0].id
-    block = context.parents.get(assign)
-    body = next((getattr(block, f) for f in ("body", "orelse", "finalbody")
-                 if assign in getattr(block, f, [])), None)
-    if body is None:
-        return None
-    following = body[body.index(assign) + 1:]
-    if not following or not isinstance(following[0], ast.For):
-        return None
-    loop = following[0]
     uses = [n for n in ast.walk(context.function) if isinstance(n, ast.Name) and n.id == name]
-    if not (isinstance(loop.iter, ast.Name) and loop.iter.id == name and len(uses) == 2):
-        return None
-    return loop
+    loops = [n for n in ast.walk(context.function)
+             if isinstance(n, ast.For) and _hits_name(n) == name]
+    return loops[0] if len(uses) == 2 and len(loops) == 1 else None
 
 
-def _assign(statement: ast.stmt, count: int) -> tuple[list[str], ast.expr] | None:
-    """``(target names, value)`` of ``a = v`` (count 1) or ``a, b = v`` (count 2)."""
-    if not (isinstance(statement, ast.Assign) and len(statement.targets) == 1):
+def _analyse(loop: ast.For, context: KindContext) -> _Dispatch | str:
+    """The dispatch ``loop`` performs, or why it cannot be rewritten."""
+    if loop.orelse or not isinstance(loop.target, ast.Name):
+        return "the expert loop has an `else` block or unpacks its target"
+    index = loop.target.id
+    routes = [n for n in ast.walk(loop) if isinstance(n, ast.Assign)
+              and _is_where(n.value, context)]
+    adds = [n for n in ast.walk(loop) if isinstance(n, ast.Expr) and _index_add(n)]
+    if not routes or not adds:
+        return ""  # not a dispatch loop: nothing to say
+    if len(routes) != 1 or len(adds) != 1:
+        return "the loop holds more than one `torch.where` route or `index_add_`"
+    route, add = routes[0], adds[0]
+    call = _index_add(add)
+    assert call is not None
+    pair = _route_targets(route)
+    if pair is None:
+        return "the route does not unpack `torch.where` into two names"
+    token = call.args[1].id  # type: ignore[attr-defined]  # _index_add checked it
+    if token not in pair:
+        return "the `index_add_` does not add at the tokens of the route"
+    axis = pair.index(token)
+    hits = _hits(loop, context)
+    if isinstance(hits, str):
+        return hits
+    wrap = _unwraps(loop)
+    routed = _routed_mask(route, loop)
+    if routed is None:
+        return "the route does not select one expert's slice of a mask (`mask[e]`)"
+    mask, expert = routed
+    if not _index_ok(loop, index, wrap, hits is not None, expert, mask.id):
+        return "the expert index is used where a Python int would not behave like it"
+    problem = _body_problem(loop, route, add, call, pair, context)
+    if problem is not None:
+        return problem
+    bound = _bound_in(loop)
+    if {mask.id, call.func.value.id} & bound:  # type: ignore[attr-defined]
+        return "the mask or the result is reassigned inside the loop"
+    if _read_after(bound | {index}, loop, context):
+        return "a name the loop binds is read after it (the dense form binds other values)"
+    return _Dispatch(loop, mask, expert, token, axis, route, add, hits, wrap)
+
+
+def _route_targets(route: ast.Assign) -> tuple[str, str] | None:
+    target = route.targets[0] if len(route.targets) == 1 else None
+    if not (isinstance(target, ast.Tuple) and len(target.elts) == 2
+            and all(isinstance(n, ast.Name) for n in target.elts)):
         return None
-    target = statement.targets[0]
-    names = [target] if count == 1 else (
-        target.elts if isinstance(target, ast.Tuple) else [])
-    ids = [n.id for n in names if isinstance(n, ast.Name)]
-    if len(names) != count or len(ids) != len(names):
+    first, second = (n.id for n in target.elts)  # type: ignore[attr-defined]
+    return (first, second) if first != second else None
+
+
+def _hits(loop: ast.For, context: KindContext) -> ast.Call | None | str:
+    """The ``nonzero`` call the loop iterates (None for a ``range`` loop), or why not."""
+    iterable = loop.iter
+    if (isinstance(iterable, ast.Call) and isinstance(iterable.func, ast.Name)
+            and iterable.func.id == "range" and context.facts.imports.resolve(
+                iterable.func) is None):
         return None
-    return ids, statement.value
+    name = _hits_name(loop)
+    if name is None:
+        return "the loop iterates neither `range(...)` nor a name bound to a `nonzero()`"
+    values = [n.value for n in ast.walk(context.function) if isinstance(n, ast.Assign)
+              and len(n.targets) == 1 and isinstance(n.targets[0], ast.Name)
+              and n.targets[0].id == name]
+    hits = values[0] if len(values) == 1 else None
+    if not (isinstance(hits, ast.Call) and _is_nonzero(hits) and _loop_over(
+            context.parents[hits], context) is loop):  # type: ignore[arg-type]
+        return "the loop's experts are not the `nonzero()` of a name used by the loop alone"
+    if not _reduces_to_experts(hits):
+        return "the `nonzero()` is not of a reduction of the mask over its last two axes"
+    return hits
+
+
+def _reduces_to_experts(hits: ast.Call) -> bool:
+    """``(m.sum(dim=(-1, -2)) > 0).nonzero()`` and the like: the hits are experts."""
+    axes = {(-1, -2), (-2, -1), (1, 2), (2, 1)}
+    for node in ast.walk(hits):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and (
+                node.func.attr in ("sum", "any", "amax", "count_nonzero")):
+            dims = [k.value for k in node.keywords if k.arg == "dim"] + node.args[:1]
+            if len(dims) == 1 and _constant_tuple(dims[0]) in axes:
+                return True
+    return False
+
+
+def _constant_tuple(node: ast.expr) -> tuple[int, ...] | None:
+    try:
+        value = ast.literal_eval(node)
+    except ValueError:
+        return None
+    return value if isinstance(value, tuple) and all(isinstance(v, int) for v in value) else None
+
+
+def _unwraps(loop: ast.For) -> bool:
+    """The loop's first statement is ``e = e[0]`` (a nonzero row to its expert)."""
+    first = loop.body[0]
+    index = loop.target.id  # type: ignore[attr-defined]
+    return (isinstance(first, ast.Assign) and len(first.targets) == 1
+            and _is_name(first.targets[0], index) and isinstance(first.value, ast.Subscript)
+            and _is_name(first.value.value, index)
+            and isinstance(first.value.slice, ast.Constant) and first.value.slice.value == 0)
+
+
+def _routed_mask(route: ast.Assign, loop: ast.For) -> tuple[ast.Name, ast.Name] | None:
+    """``(mask, e)`` of the route's ``torch.where(mask[e])`` (or ``mask[e].squeeze(0)``, or
+    a name bound to ``mask[e]`` in the loop and read by the route alone)."""
+    selected = route.value.args[0]  # type: ignore[attr-defined]
+    if isinstance(selected, ast.Name):
+        aliases = [n for n in ast.walk(loop) if isinstance(n, ast.Assign)
+                   and len(n.targets) == 1 and _is_name(n.targets[0], selected.id)]
+        uses = [n for n in ast.walk(loop) if _is_name(n, selected.id)]
+        if len(aliases) != 1 or len(uses) != 2:
+            return None
+        selected = aliases[0].value
+    if (isinstance(selected, ast.Call) and isinstance(selected.func, ast.Attribute)
+            and selected.func.attr == "squeeze" and len(selected.args) == 1
+            and not selected.keywords and isinstance(selected.args[0], ast.Constant)
+            and selected.args[0].value == 0):
+        selected = selected.func.value
+    if (isinstance(selected, ast.Subscript) and isinstance(selected.value, ast.Name)
+            and isinstance(selected.slice, ast.Name)):
+        return selected.value, selected.slice
+    return None
+
+
+def _index_ok(loop: ast.For, index: str, wrap: bool, from_hits: bool, expert: ast.Name,
+              mask: str) -> bool:
+    """Whether the loop reads its target only where the dense path's Python int (or
+    1-tuple) behaves as the original value does."""
+    if not _is_name(expert, index):
+        return False
+    if not from_hits or wrap:  # range: an int anyway; unwrapped: an int or a 0-d tensor
+        return True
+    # A nonzero row (a 1-element tensor) used directly: only as the mask's subscript or to
+    # pick a module that is then called, where an int picks the same thing.
+    parents = {child: parent for parent in ast.walk(loop)
+               for child in ast.iter_child_nodes(parent)}
+    for node in ast.walk(loop):
+        if not _is_name(node, index) or node is loop.target:
+            continue
+        holder = parents.get(node)
+        if not (isinstance(holder, ast.Subscript) and holder.slice is node):
+            return False
+        if _is_name(holder.value, mask):
+            continue
+        user = parents.get(holder)
+        if isinstance(user, ast.Call) and user.func is holder:
+            continue
+        if not (isinstance(user, ast.Assign) and len(user.targets) == 1
+                and isinstance(user.targets[0], ast.Name)
+                and _only_called(user.targets[0].id, loop, parents)):
+            return False
+    return True
+
+
+def _only_called(name: str, loop: ast.For, parents: dict[ast.AST, ast.AST]) -> bool:
+    for node in ast.walk(loop):
+        if isinstance(node, ast.Name) and node.id == name and isinstance(node.ctx, ast.Load):
+            user = parents.get(node)
+            if not (isinstance(user, ast.Call) and user.func is node):
+                return False
+    return True
+
+
+def _body_problem(loop: ast.For, route: ast.Assign, add: ast.Expr, call: ast.Call,
+                  pair: tuple[str, str], context: KindContext) -> str | None:
+    """Why the statements of ``loop`` are not a row-wise dispatch, or None."""
+    rows = _Rows(set(pair), context)
+    checker = _Statements(loop, route, add, rows)
+    problem = checker.block(loop.body)
+    if problem is None and rows.kind(call.args[2]) is None:
+        problem = "the value added is not a row-wise expression of the routed rows"
+    return problem
+
+
+class _Rows:
+    """Which expressions are rows (one per routed token, computed row by row)."""
+
+    def __init__(self, route_names: set[str], context: KindContext):
+        self.route_names = route_names
+        self.aliases: dict[str, str] = {}  # token_list = token_idx
+        self.names: set[str] = set()  # names holding rows
+        self.callables: set[str] = set()  # names bound to the module's own experts
+        self.context = context
+
+    def canonical(self, name: str) -> str:
+        return self.aliases.get(name, name)
+
+    def kind(self, node: ast.expr) -> bool | None:
+        """True: a row value; False: no row in it (and pure); None: neither."""
+        if isinstance(node, ast.Name):
+            if node.id in self.route_names:
+                return None
+            return node.id in self.names
+        if isinstance(node, ast.Constant):
+            return False
+        if isinstance(node, ast.Subscript):
+            return self._subscript(node)
+        if isinstance(node, ast.BinOp):
+            left, right = self.kind(node.left), self.kind(node.right)
+            if left is None or right is None or (isinstance(node.op, ast.MatMult) and right):
+                return None
+            return left or right
+        if isinstance(node, ast.UnaryOp):
+            return self.kind(node.operand)
+        if isinstance(node, ast.Tuple):
+            kinds = [self.kind(e) for e in node.elts]
+            return None if None in kinds else any(kinds)
+        if isinstance(node, ast.Attribute):
+            inner = self.kind(node.value)
+            if inner is None or (inner and node.attr not in _METADATA):
+                return None
+            return False
+        if isinstance(node, ast.Call):
+            return self._call(node)
+        return self._plain(node)
+
+    def _plain(self, node: ast.expr) -> bool | None:
+        """An expression without rows: it must not read the route or any row, and be pure."""
+        names = {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
+        if names & (self.route_names | self.names) or not self.context.is_pure(node):
+            return None
+        return False
+
+    def _subscript(self, node: ast.Subscript) -> bool | None:
+        parts = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
+        routed = [p for p in parts if isinstance(p, ast.Name) and p.id in self.route_names]
+        if routed:  # a gather: hidden[token], hidden[None, token], weights[token, slot, None]
+            pairs = {self.canonical(r.id) for r in routed}
+            if (self.kind(node.value) is not False or len(pairs) != len(routed)
+                    or not all(_is_none(p) or (not isinstance(p, ast.Slice)
+                                               and self.kind(p) is False)
+                               for p in parts if p not in routed)):
+                return None
+            return True  # one value per routed (slot, token) pair, in the route's order
+        value = self.kind(node.value)
+        if value is None:
+            return None
+        if not value:
+            return self._plain(node)
+        # A row indexed on its last axes only: x[..., :k], x[:, 1::2]
+        first = parts[0]
+        whole = isinstance(first, ast.Slice) and first.lower is first.upper is first.step is None
+        if len(parts) < 2 or not (whole or (isinstance(first, ast.Constant)
+                                            and first.value is Ellipsis)):
+            return None
+        return True if all(self.kind(p) is False for p in parts
+                           if not isinstance(p, ast.Slice)) else None
+
+    def _call(self, node: ast.Call) -> bool | None:
+        func = node.func
+        arguments = [*node.args, *(k.value for k in node.keywords)]
+        kinds = [self.kind(a) for a in arguments]
+        if None in kinds:
+            return None
+        if isinstance(func, ast.Attribute):
+            receiver = self.kind(func.value)
+            if receiver is None:
+                return None
+            if receiver:
+                return self._method(node, func.attr, kinds)
+        if any(kinds[len(node.args):]):  # a row as a keyword argument
+            return None
+        qualname = self.context.facts.imports.resolve(func)
+        if qualname in _ROW_FUNCTIONS:
+            if any(kinds[1:]):
+                return True if qualname in ("torch.mul", "torch.add") else None
+            return bool(kinds and kinds[0])
+        if qualname is None and _own_callable(func, self.callables):
+            return any(kinds)  # the module's experts and methods: row-wise by assumption
+        if not any(kinds):
+            return self._plain(node)
+        return None
+
+    def _method(self, node: ast.Call, method: str, kinds: list[bool | None]) -> bool | None:
+        if any(kinds) and method not in ("mul", "add", "sub"):
+            return None
+        if method in _ROW_METHODS:
+            return True
+        if method in _LAST_AXIS_METHODS:
+            dims = [k.value for k in node.keywords if k.arg == "dim"] + node.args[1:2]
+            return True if len(dims) == 1 and _is_minus_one(dims[0]) else None
+        if method in _SHAPE_METHODS:
+            return True if len(node.args) >= 2 and _is_minus_one(node.args[0]) else None
+        if method == "unsqueeze":
+            return True if len(node.args) == 1 and _is_minus_one(node.args[0]) else None
+        return None
+
+
+def _own_callable(func: ast.expr, callables: set[str]) -> bool:
+    """``self.name``, ``self.experts[e]``, ``self[f"expert_{e}"]`` or a local name bound to
+    one of those in the loop."""
+    if isinstance(func, ast.Name):
+        return func.id in callables
+    if isinstance(func, ast.Subscript):
+        func = func.value
+    while isinstance(func, ast.Attribute):
+        func = func.value
+    return isinstance(func, ast.Name) and func.id == "self"
+
+
+class _Statements:
+    """Checks the statements of a dispatch loop, binding row names as it goes."""
+
+    def __init__(self, loop: ast.For, route: ast.Assign, add: ast.Expr, rows: _Rows):
+        self.loop, self.route, self.add, self.rows = loop, route, add, rows
+
+    def block(self, body: list[ast.stmt]) -> str | None:
+        for statement in body:
+            problem = self.statement(statement)
+            if problem is not None:
+                return problem
+        return None
+
+    def statement(self, node: ast.stmt) -> str | None:
+        if node is self.route or node is self.add:
+            return None
+        if isinstance(node, ast.With):
+            if len(node.items) != 1 or ast.unparse(node.items[0].context_expr) not in (
+                    "torch.no_grad()", "torch.inference_mode()") or node.items[0].optional_vars:
+                return "a `with` block other than `torch.no_grad()` in the loop"
+            return self.block(node.body)
+        if isinstance(node, ast.If):
+            return self._if(node)
+        if isinstance(node, ast.Assign | ast.AugAssign):
+            return self._assign(node)
+        return (f"a `{type(node).__name__.lower()}` statement in the loop (only assignments, "
+                "tests and the dispatch itself)")
+
+    def _assign(self, node: ast.Assign | ast.AugAssign) -> str | None:
+        targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+        names: list[str] = []
+        for target in targets:
+            elements = target.elts if isinstance(target, ast.Tuple) else [target]
+            if not all(isinstance(e, ast.Name) for e in elements):
+                return "an assignment to an attribute or an item in the loop"
+            names += [e.id for e in elements]  # type: ignore[attr-defined]
+        if set(names) & self.rows.route_names:
+            return "the route's names are reassigned"
+        value = node.value
+        if (len(names) == 1 and isinstance(node, ast.Assign) and isinstance(value, ast.Name)
+                and value.id in self.rows.route_names):
+            self.rows.route_names.add(names[0])  # token_list = token_idx
+            self.rows.aliases[names[0]] = self.rows.canonical(value.id)
+            return None
+        if isinstance(node, ast.AugAssign):
+            value = ast.BinOp(ast.Name(names[0], ast.Load()), node.op, node.value)
+        if (isinstance(node, ast.Assign) and _is_name(targets[0], self.loop.target.id)  # type: ignore[attr-defined]
+                and node is self.loop.body[0]):
+            return None  # the unwrap e = e[0]
+        if len(names) == 1 and _own_callable(value, set()) and not isinstance(value, ast.Call):
+            self.rows.callables.add(names[0])  # expert = self.experts[e]
+            return None
+        kind = self.rows.kind(value)
+        if kind is None:
+            return f"`{ast.unparse(node).splitlines()[0]}` is not row-wise"
+        for name in names:
+            (self.rows.names.add if kind else self.rows.names.discard)(name)
+        return None
+
+    def _if(self, node: ast.If) -> str | None:
+        test = node.test
+        empty = _token_count_test(test, self.rows.route_names)
+        if empty is not None:
+            # `if token.numel() == 0: continue` / `if token.numel() > 0: <block>`: densely
+            # every token is selected, and an expert without routed tokens adds zeros.
+            skips = len(node.body) == 1 and isinstance(node.body[0], ast.Continue)
+            if node.orelse or (empty and not skips):
+                return "a test of the token count does more than skip an empty expert"
+            return None if empty else self.block(node.body)
+        if self.rows.kind(test) is not False:
+            return "a test in the loop reads the routed rows"
+        for part in (node.body, node.orelse):
+            if len(part) == 1 and isinstance(part[0], ast.Continue):
+                continue
+            problem = self.block(part)
+            if problem is not None:
+                return problem
+        return None
+
+
+def _token_count_test(test: ast.expr, route_names: set[str]) -> bool | None:
+    """True for ``t.numel() == 0`` / ``t.shape[0] == 0`` (no routed token), False for
+    ``> 0`` / ``!= 0`` (some), None for anything else."""
+    if not (isinstance(test, ast.Compare) and len(test.ops) == 1
+            and isinstance(test.ops[0], ast.Eq | ast.Gt | ast.NotEq)
+            and isinstance(test.comparators[0], ast.Constant)
+            and test.comparators[0].value == 0):
+        return None
+    left = test.left
+    if isinstance(left, ast.Call) and isinstance(left.func, ast.Attribute) and (
+            left.func.attr == "numel" and not left.args):
+        left = left.func.value
+    elif (isinstance(left, ast.Subscript) and isinstance(left.value, ast.Attribute)
+          and left.value.attr == "shape" and isinstance(left.slice, ast.Constant)
+          and left.slice.value == 0):
+        left = left.value.value
+    else:
+        return None
+    if not (isinstance(left, ast.Name) and left.id in route_names):
+        return None
+    return isinstance(test.ops[0], ast.Eq)
+
+
+def _bound_in(loop: ast.For) -> set[str]:
+    return {n.id for n in ast.walk(loop) if isinstance(n, ast.Name)
+            and isinstance(n.ctx, ast.Store)}
+
+
+def _read_after(names: set[str], loop: ast.For, context: KindContext) -> bool:
+    inside = {id(n) for n in ast.walk(loop)}
+    return any(isinstance(n, ast.Name) and n.id in names and id(n) not in inside
+               and isinstance(n.ctx, ast.Load) and n.lineno > loop.lineno
+               for n in ast.walk(context.function))
 
 
 def _is_name(node: ast.AST, name: str) -> bool:
     return isinstance(node, ast.Name) and node.id == name
 
 
-def _match_body(loop: ast.For, context: KindContext) -> dict[str, ast.expr] | None:
-    """Bindings for the helper when the loop body is the dispatch shown above."""
-    body = loop.body
-    if len(body) != 5 or not isinstance(loop.target, ast.Name):
-        return None
-    index = loop.target.id
-    layer_stmt, where_stmt, state_stmt, out_stmt, add_stmt = body
-    # expert_layer = self.experts[expert_idx]
-    layer = _assign(layer_stmt, 1)
-    if layer is None or not (isinstance(layer[1], ast.Subscript)
-                             and _is_name(layer[1].slice, index)):
-        return None
-    experts = layer[1].value
-    # idx, top_x = torch.where(expert_mask[expert_idx]) (or [...].squeeze(0))
-    where = _assign(where_stmt, 2)
-    if where is None or not (isinstance(where[1], ast.Call) and len(where[1].args) == 1
-                             and not where[1].keywords
-                             and context.facts.imports.resolve(where[1].func) == "torch.where"):
-        return None
-    selected = where[1].args[0]
-    if (isinstance(selected, ast.Call) and isinstance(selected.func, ast.Attribute)
-            and selected.func.attr == "squeeze" and len(selected.args) == 1
-            and isinstance(selected.args[0], ast.Constant) and selected.args[0].value == 0):
-        selected = selected.func.value
-    if not (isinstance(selected, ast.Subscript) and _is_name(selected.slice, index)
-            and isinstance(selected.value, ast.Name)):
-        return None
-    mask = selected.value
-    slot, token = where[0]
-    # current_state = hidden_states[None, top_x].reshape(-1, hidden_dim)
-    state = _assign(state_stmt, 1)
-    call = state[1] if state else None
-    if state is None or not (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute)
-            and call.func.attr == "reshape" and len(call.args) == 2
-            and _is_minus_one(call.args[0]) and isinstance(call.func.value, ast.Subscript)):
-        return None
-    gathered = call.func.value
-    if not (isinstance(gathered.value, ast.Name) and isinstance(gathered.slice, ast.Tuple)
-            and len(gathered.slice.elts) == 2 and _is_none(gathered.slice.elts[0])
-            and _is_name(gathered.slice.elts[1], token)):
-        return None
-    hidden, dim = gathered.value, call.args[1]
-    # current_hidden_states = expert_layer(current_state) * routing_weights[top_x, idx, None]
-    out = _assign(out_stmt, 1)
-    product = out[1] if out else None
-    if out is None or not (isinstance(product, ast.BinOp) and isinstance(product.op, ast.Mult)
-            and isinstance(product.left, ast.Call) and _is_name(product.left.func, layer[0][0])
-            and len(product.left.args) == 1 and not product.left.keywords
-            and _is_name(product.left.args[0], state[0][0])
-            and isinstance(product.right, ast.Subscript)
-            and isinstance(product.right.value, ast.Name)
-            and isinstance(product.right.slice, ast.Tuple)
-            and len(product.right.slice.elts) == 3
-            and _is_name(product.right.slice.elts[0], token)
-            and _is_name(product.right.slice.elts[1], slot)
-            and _is_none(product.right.slice.elts[2])):
-        return None
-    weights = product.right.value
-    # final_hidden_states.index_add_(0, top_x, current_hidden_states.to(dtype))
-    add = add_stmt.value if isinstance(add_stmt, ast.Expr) else None
-    if not (isinstance(add, ast.Call) and isinstance(add.func, ast.Attribute)
-            and add.func.attr == "index_add_" and isinstance(add.func.value, ast.Name)
-            and len(add.args) == 3 and not add.keywords
-            and isinstance(add.args[0], ast.Constant) and add.args[0].value == 0
-            and _is_name(add.args[1], token)):
-        return None
-    moved = add.args[2]
-    if not (isinstance(moved, ast.Call) and isinstance(moved.func, ast.Attribute)
-            and moved.func.attr == "to" and len(moved.args) == 1 and not moved.keywords
-            and _is_name(moved.func.value, out[0][0])):
-        return None
-    final, dtype = add.func.value, moved.args[0]
-    locals_of_loop = {index, layer[0][0], slot, token, state[0][0], out[0][0]}
-    if not _only_inside(locals_of_loop, loop, context):
-        return None
-    if not all(_simple(n) for n in (experts, dim, dtype)) or len(
-            {final.id, hidden.id, mask.id, weights.id}) != 4:
-        return None
-    if same_tree(final, hidden):
-        return None
-    return {"final": final, "hidden": hidden, "mask": mask, "weights": weights,
-            "experts": experts, "dim": dim, "dtype": dtype}
+def _is_none(node: ast.AST) -> bool:
+    return isinstance(node, ast.Constant) and node.value is None
 
 
 def _is_minus_one(node: ast.AST) -> bool:
     return (isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub)
             and isinstance(node.operand, ast.Constant) and node.operand.value == 1)
-
-
-def _is_none(node: ast.AST) -> bool:
-    return isinstance(node, ast.Constant) and node.value is None
-
-
-def _simple(node: ast.AST) -> bool:
-    """A name, a dotted attribute or a number: evaluated twice, it means the same."""
-    return dotted_name(node) is not None or (isinstance(node, ast.Constant)
-                                             and isinstance(node.value, int))
-
-
-def _only_inside(names: set[str], loop: ast.For, context: KindContext) -> bool:
-    """The loop's own variables are not read after it: the dense path never binds them."""
-    inside = {id(n) for n in ast.walk(loop)}
-    return not any(isinstance(n, ast.Name) and n.id in names and id(n) not in inside
-                   for n in ast.walk(context.function))

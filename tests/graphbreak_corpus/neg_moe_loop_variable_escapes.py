@@ -11,6 +11,7 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 EXPECTED = "unchanged"
+GRADIENTS = False  # the dense dispatch is inference-only (see moe-dense-dispatch)
 
 
 class SparseMoeBlock(nn.Module):

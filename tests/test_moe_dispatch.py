@@ -1,0 +1,142 @@
+"""The mixture-of-experts kind (rewriter/kinds/moe.py) on what its examples do not show:
+the gradient policy of the safe and the training rule, a token routed twice to one expert,
+a non-finite expert output at an unrouted token, and the notes it leaves."""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+import torch
+from eqrewrite.rewriter.engine import RewriteOptions, rewrite_source, select_rules
+from eqrewrite.rewriter.rules import load_pack
+
+EVERYWHERE = RewriteOptions(scope=frozenset({"everywhere"}))
+
+# The transformers 5.x form: 3-D expert weights, a sentinel class, unwrapped nonzero rows.
+SOURCE = textwrap.dedent('''
+    import torch
+    import torch.nn.functional as F
+
+
+    class Experts(torch.nn.Module):
+        def __init__(self, experts=4, hidden=4):
+            super().__init__()
+            self.num_experts = experts
+            self.up = torch.nn.Parameter(torch.randn(experts, hidden, hidden))
+
+        def forward(self, hidden_states, top_k_index, top_k_weights):
+            final = torch.zeros_like(hidden_states)
+            with torch.no_grad():
+                expert_mask = F.one_hot(top_k_index, num_classes=self.num_experts + 1)
+                expert_mask = expert_mask.permute(2, 1, 0)
+                expert_hit = torch.greater(expert_mask.sum(dim=(-1, -2)), 0).nonzero()
+            for expert_idx in expert_hit:
+                expert_idx = expert_idx[0]
+                if expert_idx == self.num_experts:
+                    continue
+                top_k_pos, token_idx = torch.where(expert_mask[expert_idx])
+                current = 1.0 / F.linear(hidden_states[token_idx], self.up[expert_idx])
+                current = current * top_k_weights[token_idx, top_k_pos, None]
+                final.index_add_(0, token_idx, current.to(final.dtype))
+            return final
+''')
+
+
+def _module(rule_ids: set[str], unsafe: bool = False):
+    rules = [r for r in select_rules(load_pack("graphbreaks").rules,
+                                     RewriteOptions(scope=frozenset({"everywhere"}),
+                                                    unsafe=unsafe))
+             if r.id in rule_ids]
+    text = rewrite_source(SOURCE, rules, EVERYWHERE).text
+    assert "_eqrw_moe_keep(" in text
+    namespace: dict = {}
+    exec(compile(text, "<rewritten>", "exec"), namespace)
+    torch.manual_seed(0)
+    return namespace["Experts"]()
+
+
+def _routing(tokens: int = 6):
+    """Top-2 routing over experts 0-2 (expert 3 gets no token)."""
+    index = torch.tensor([[0, 1], [1, 2], [2, 0], [0, 2], [1, 0], [2, 1]])[:tokens]
+    return index, torch.full(index.shape, 0.5)
+
+
+def _graphs(module, *inputs) -> int:
+    torch._dynamo.reset()
+    return torch._dynamo.explain(module)(*inputs).graph_count
+
+
+def test_the_safe_rule_traces_densely_only_without_gradients():
+    module = _module({"moe-dense-dispatch"})
+    hidden = torch.randn(6, 4)
+    index, weights = _routing()
+    with torch.no_grad():
+        assert _graphs(module, hidden, index, weights) == 1
+    assert _graphs(module, hidden, index, weights) > 1  # the loop and its breaks, as written
+    # With gradients the compiled run is the loop: the unrouted expert has no gradient.
+    torch._dynamo.reset()
+    compiled = torch.compile(module, backend="aot_eager")
+    compiled(hidden, index, weights).sum().backward()
+    assert module.up.grad is not None and module.up.grad[3].abs().sum() == 0
+
+
+def test_the_training_rule_traces_with_gradients_and_matches_them():
+    module = _module({"moe-dense-dispatch-training"}, unsafe=True)
+    hidden = torch.randn(6, 4)
+    index, weights = _routing()
+    eager = module(hidden, index, weights)
+    eager.sum().backward()
+    expected = module.up.grad.clone()
+    module.up.grad = None
+    assert _graphs(module, hidden, index, weights) == 1
+    torch._dynamo.reset()
+    compiled = torch.compile(module, backend="aot_eager", fullgraph=True)
+    got = compiled(hidden, index, weights)
+    got.sum().backward()
+    torch.testing.assert_close(got, eager)
+    torch.testing.assert_close(module.up.grad, expected)
+
+
+def test_an_unrouted_token_cannot_leak_a_non_finite_value():
+    module = _module({"moe-dense-dispatch"})
+    hidden = torch.randn(6, 4)
+    with torch.no_grad():
+        module.up[0, :, 0] = 0.0
+        hidden[1] = torch.tensor([0.0, 1.0, 1.0, 1.0])  # 1/0 = inf at expert 0 only
+        index, weights = _routing()  # token 1 goes to experts 1 and 2, not 0
+        eager = module(hidden, index, weights)
+        torch._dynamo.reset()
+        compiled = torch.compile(module, backend="aot_eager", fullgraph=True)
+        got = compiled(hidden, index, weights)
+    assert torch.isfinite(eager).all()
+    torch.testing.assert_close(got, eager)
+
+
+def test_a_token_routed_twice_to_one_expert_fails_instead_of_counting_once():
+    module = _module({"moe-dense-dispatch"})
+    hidden = torch.randn(3, 4)
+    index = torch.tensor([[0, 0], [1, 2], [2, 1]])
+    weights = torch.full(index.shape, 0.5)
+    with torch.no_grad():
+        module(hidden, index, weights)  # eagerly: the loop, whatever the routing
+        torch._dynamo.reset()
+        compiled = torch.compile(module, backend="aot_eager", fullgraph=True)
+        with pytest.raises(RuntimeError, match="routed twice"):
+            compiled(hidden, index, weights)
+
+
+@pytest.mark.parametrize("statement, reason", [
+    ("current = current - current.mean(0)", "is not row-wise"),
+    ("print(current)", "statement in the loop"),
+    ("current = current[0]", "is not row-wise"),
+])
+def test_a_loop_that_is_not_a_row_wise_dispatch_is_left_with_a_note(statement, reason):
+    anchor = "            current = current * top_k_weights"
+    source = SOURCE.replace(anchor, f"            {statement}\n{anchor}")
+    assert statement in source
+    rules = [r for r in select_rules(load_pack("graphbreaks").rules, EVERYWHERE)
+             if r.id == "moe-dense-dispatch"]
+    result = rewrite_source(source, rules, EVERYWHERE)
+    assert "_eqrw_moe_route" not in result.text and "_eqrw_moe_keep" not in result.text
+    assert any(reason in note.message for note in result.notes), result.notes
