@@ -264,7 +264,7 @@ def _decode_step(module: Any, model: Model, kwargs: dict) -> tuple[Any, dict]:
     with torch.no_grad():
         prefill = module(**kwargs, use_cache=True)
     cache = prefill.past_key_values
-    crop = getattr(cache, "crop", None)
+    crop = _cropper(cache)
     token = torch.randint(2, 128, (BATCH, 1), generator=torch.Generator().manual_seed(7))
     if model.inputs == "text":
         def step(input_ids, attention_mask):
@@ -284,6 +284,22 @@ def _decode_step(module: Any, model: Model, kwargs: dict) -> tuple[Any, dict]:
                       past_key_values=cache, use_cache=True)
 
     return seq2seq_step, {"encoder_hidden": encoder, "decoder_input_ids": token}
+
+
+def _cropper(cache: Any) -> Callable[[int], None] | None:
+    """``crop(length)``: cut a ``Cache`` back to ``length`` tokens, or None for legacy
+    tuples. transformers 5.x's ``crop`` takes only the (negative) number of tokens to
+    remove; 4.x's takes that or the length to keep."""
+    crop = getattr(cache, "crop", None)
+    if crop is None:
+        return None
+
+    def to_length(length: int) -> None:
+        extra = cache.get_seq_length() - length
+        if extra > 0:
+            crop(-extra)  # a negative argument removes tokens in 4.x as well
+
+    return to_length
 
 
 def case_names() -> list[str]:
