@@ -71,10 +71,14 @@ _CAPS: dict[str, int] = {
                     EXPERTS),
     **dict.fromkeys(("num_experts_per_tok", "moe_topk", "num_selected_experts"), TOP_K),
     **dict.fromkeys(("n_group", "topk_group"), 1),  # expert groups must divide the experts
+    # Multi-head latent attention (DeepSeek-V2 and after): its own head sizes and ranks.
+    **dict.fromkeys(("qk_rope_head_dim", "qk_nope_head_dim"), HEAD_DIM // 2),
+    **dict.fromkeys(("v_head_dim", "kv_lora_rank"), HEAD_DIM),
+    "q_lora_rank": 2 * HEAD_DIM,
     "image_size": IMAGE,
 }
-# Set outright (also upwards) so that width = heads x head size.
-_EXACT: dict[str, int] = dict.fromkeys(("head_dim", "d_kv", "kv_channels"), HEAD_DIM)
+# Head sizes that are width / heads in the default config: set so that they stay so.
+_HEAD_SIZES = ("head_dim", "d_kv", "kv_channels")
 _LAYER_KEYS = ("num_hidden_layers", "num_layers", "n_layer", "n_layers", "encoder_layers",
                "decoder_layers", "num_decoder_layers", "num_encoder_layers")
 _TOKEN_SUFFIXES = ("_token_id", "_token_index")
@@ -109,28 +113,42 @@ def _shrink_token(value: Any, spare: dict[int, int]) -> Any:
     return spare.setdefault(value, VOCAB - 1 - len(spare))
 
 
-def shrink(values: Mapping[str, Any], spare: dict[int, int] | None = None) -> dict[str, Any]:
+def _derived_head_size(values: Mapping[str, Any], key: str) -> bool:
+    """Whether ``values[key]`` is the default width divided by the default head count."""
+    width = next((values[k] for k in ("hidden_size", "d_model", "n_embd") if _is_int(
+        values.get(k))), None)
+    heads = next((values[k] for k in ("num_attention_heads", "num_heads", "n_head") if _is_int(
+        values.get(k))), None)
+    return bool(width and heads) and values[key] * heads == width
+
+
+def shrink(values: Mapping[str, Any], spare: dict[int, int] | None = None,
+           layers: bool = True) -> dict[str, Any]:
     """The fields of a config's ``to_dict()`` to change for a tiny model.
 
-    Size fields are capped (``_CAPS``), head sizes set (``_EXACT``), special token ids moved
-    below the vocabulary, per-layer lists (as long as a layer count) cut to LAYERS entries, and
-    nested sub-configs (dicts with a ``model_type``) shrunk the same way and returned whole,
-    since a composite config rebuilds them from the dict.
+    Size fields are capped (``_CAPS``), head sizes kept at width / heads where the default has
+    them so, special token ids moved below the vocabulary, and nested sub-configs (dicts with
+    a ``model_type``) shrunk the same way and returned whole, since a composite config
+    rebuilds them from the dict. With ``layers`` layer counts are capped too and per-layer
+    lists (as long as a layer count) cut to their first LAYERS entries; without, both are kept
+    (hybrid models whose first layers hold no attention need their whole layer pattern).
     """
     spare = {} if spare is None else spare
     changes: dict[str, Any] = {}
     for key, value in values.items():
         if _is_sub_config(value):
-            changes[key] = {**value, **shrink(value, spare)}
-        elif key in _CAPS and _is_int(value) and value > _CAPS[key]:
+            changes[key] = {**value, **shrink(value, spare, layers)}
+        elif (key in _CAPS and _is_int(value) and value > _CAPS[key]
+              and (layers or key not in _LAYER_KEYS)):
             changes[key] = _CAPS[key]
-        elif key in _EXACT and _is_int(value):
-            changes[key] = _EXACT[key]
+        elif key in _HEAD_SIZES and _is_int(value) and _derived_head_size(values, key):
+            changes[key] = HEAD_DIM
         elif key.endswith(_TOKEN_SUFFIXES) and _shrink_token(value, spare) != value:
             changes[key] = _shrink_token(value, spare)
     layer_counts = {values[k] for k in _LAYER_KEYS if _is_int(values.get(k))} - {LAYERS}
     for key, value in values.items():
-        if isinstance(value, list) and len(value) in layer_counts and len(value) > LAYERS:
+        if (layers and isinstance(value, list) and len(value) in layer_counts
+                and len(value) > LAYERS):
             changes.setdefault(key, value[:LAYERS])
     return changes
 
@@ -176,55 +194,96 @@ def _field(config: Any, name: str, default: int) -> int:
     return default
 
 
-def _main_input(model: Any, config: Any) -> dict:
-    """The model's main input, shaped from its config; ValueError if not inferable."""
+def _main_inputs(model: Any, config: Any) -> list[dict]:
+    """Candidate main inputs of the model, shaped from its config, in the order tried (raw
+    audio with and without a channel axis, images and videos); ValueError if none fits."""
     import torch
 
     name = model.main_input_name
     if name == "input_ids":
         ids = _token_ids(special_ids(config.to_dict()))
-        return {"input_ids": ids, "attention_mask": torch.ones(BATCH, SEQ, dtype=torch.long)}
+        return [{"input_ids": ids, "attention_mask": torch.ones(BATCH, SEQ, dtype=torch.long)}]
     if name in ("pixel_values", "pixel_values_videos"):
-        size = _field(config, "image_size", IMAGE)
-        return {name: _randn(BATCH, _field(config, "num_channels", 3), size, size)}
+        size, channels = _field(config, "image_size", IMAGE), _field(config, "num_channels", 3)
+        frames = _field(config, "num_frames", 2)
+        return [{name: _randn(BATCH, channels, size, size)},
+                {name: _randn(BATCH, frames, channels, size, size)}]
     if name == "input_features":
         mels = _field(config, "num_mel_bins", 0)
         if mels:
-            return {name: _randn(BATCH, mels, 2 * _field(config, "max_source_positions", 64))}
-        return {name: _randn(BATCH, 4 * SEQ, _field(config, "input_feat_per_channel", 80))}
+            return [{name: _randn(BATCH, mels, 2 * _field(config, "max_source_positions", 64))}]
+        return [{name: _randn(BATCH, 4 * SEQ, _field(config, "input_feat_per_channel", 80))}]
     if name == "input_values":
-        return {name: _randn(BATCH, 4000)}
+        return [{name: _randn(BATCH, 4000)}, {name: _randn(BATCH, 1, 4000)}]
     raise ValueError(f"main input {name!r}: no generic shape")
 
 
-def _forward_kwargs(model: Any, config: Any) -> dict:
-    """Main input plus the optional ones the forward takes: attention mask, decoder ids."""
-    kwargs = _main_input(model, config)
+def _with_optional_inputs(kwargs: dict, model: Any, config: Any) -> dict:
+    """``kwargs`` less an attention mask the forward does not take, plus decoder ids for an
+    encoder-decoder model."""
     params = inspect.signature(model.forward).parameters
     if "attention_mask" in kwargs and "attention_mask" not in params:
-        del kwargs["attention_mask"]
+        kwargs = {k: v for k, v in kwargs.items() if k != "attention_mask"}
     if getattr(config, "is_encoder_decoder", False) and "decoder_input_ids" in params:
-        kwargs["decoder_input_ids"] = _token_ids(special_ids(config.to_dict())).flip(1)
+        kwargs = {**kwargs, "decoder_input_ids": _token_ids(special_ids(config.to_dict())).flip(1)}
     return kwargs
 
 
-def build_transformers(tf: Any, family: str, variant: str) -> tuple[Any, dict]:
-    """``(callable, kwargs)`` of one transformers case, from a shrunk default config."""
-    default = tf.AutoConfig.for_model(family)
-    config = tf.AutoConfig.for_model(family, **shrink(default.to_dict()))
+def _runs(fn: Any, kwargs: dict) -> None:
+    """Call ``fn(**kwargs)`` eagerly without gradients, twice: counting calls it again, so a
+    decode step must start from the same cache every time (raises what it raises)."""
+    import torch
+
+    with torch.no_grad():
+        fn(**kwargs)
+        fn(**kwargs)
+
+
+def build_transformers(tf: Any, family: str, variant: str) -> tuple[Any, dict, dict]:
+    """``(callable, kwargs, notes)`` of one transformers case that runs eagerly.
+
+    The config is the default one shrunk with its layer count capped, else (hybrid models)
+    kept; the inputs the first candidate that runs. Raises the first error if nothing runs.
+    """
+    default = tf.AutoConfig.for_model(family).to_dict()
     auto = tf.AutoModelForCausalLM if variant == "decode" else tf.AutoModel
-    model = auto.from_config(config).eval()
-    kwargs = _forward_kwargs(model, config)
-    if variant == "decode":
-        return hgb._decode_step(model, True, kwargs)
-    return model, kwargs
+    errors = []
+    for layers in (True, False):
+        try:
+            config = tf.AutoConfig.for_model(family, **shrink(default, layers=layers))
+            torch_seed()
+            model = auto.from_config(config).eval()
+            for candidate in _main_inputs(model, config):
+                try:
+                    kwargs = _with_optional_inputs(candidate, model, config)
+                    fn, kwargs = (hgb._decode_step(model, True, kwargs) if variant == "decode"
+                                  else (model, kwargs))
+                    _runs(fn, kwargs)
+                    return fn, kwargs, {"layers_capped": layers}
+                except Exception as error:  # the next candidate input may fit
+                    errors.append(error)
+        except Exception as error:  # the next config may build
+            errors.append(error)
+    raise errors[0]
 
 
-def build_timm(timm: Any, family: str, variant: str) -> tuple[Any, dict]:
-    """``(model, kwargs)`` of one timm case: the family's model, its default input size."""
-    model = timm.create_model(_timm_model(timm, family), pretrained=False).eval()
+def torch_seed() -> None:
+    """Seed torch's global generator (weights are drawn from it)."""
+    import torch
+
+    torch.manual_seed(0)
+
+
+def build_timm(timm: Any, family: str, variant: str) -> tuple[Any, dict, dict]:
+    """``(model, kwargs, notes)`` of one timm case: the family's model, its default input
+    size."""
+    name = _timm_model(timm, family)
+    torch_seed()
+    model = timm.create_model(name, pretrained=False).eval()
     _, height, width = model.pretrained_cfg.get("input_size", (3, 224, 224))
-    return model, {"x": _randn(BATCH, 3, height, width)}
+    kwargs = {"x": _randn(BATCH, 3, height, width)}
+    _runs(model, kwargs)
+    return model, kwargs, {"model": name}
 
 
 def _timm_model(timm: Any, family: str) -> str:
@@ -250,7 +309,7 @@ class Library:
 
     package: str
     families: Callable[[Any], dict[str, tuple[str, ...]]]  # family -> its variants
-    build: Callable[[Any, str, str], tuple[Any, dict]]
+    build: Callable[[Any, str, str], tuple[Any, dict, dict]]
 
 
 def _transformers_families(tf: Any) -> dict[str, tuple[str, ...]]:
@@ -275,20 +334,19 @@ def run_worker(spec: dict) -> dict:
     """Build one case from one tree (a "skipped" record if it fails) and count its breaks."""
     import torch
 
-    library = LIBRARIES[spec["library"]]
+    # LIBRARIES is keyed by package name.
+    library = LIBRARIES[spec["package"]]
     package = hgb._import_tree(spec["tree_parent"], library.package)
     torch.set_num_threads(spec["threads"])
-    torch.manual_seed(0)
     family, variant = spec["case"].rsplit(":", 1)
     try:
-        model, kwargs = library.build(package, family, variant)
-        with torch.no_grad():
-            model(**kwargs)
+        model, kwargs, notes = library.build(package, family, variant)
     except Exception as error:  # any failure: not buildable generically
         message = str(error).strip().splitlines()[0][:300] if str(error).strip() else ""
         return {"case": spec["case"], "tree": spec["tree"],
                 "skipped": f"{type(error).__name__}: {message}"}
-    return hgb.measure(model, kwargs, spec, package)
+    torch_seed()
+    return {**hgb.measure(model, kwargs, spec, package), **notes}
 
 
 # --------------------------------------------------------------------------------------------

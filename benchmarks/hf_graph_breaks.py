@@ -687,7 +687,7 @@ def run_case(tree: str, tree_parent: Path, case: str, workdir: Path, args: argpa
         if kept is not None:
             return {"case": case, "tree": tree, **kept}
     spec = {"job": "count", "tree": tree, "tree_parent": str(tree_parent.resolve()),
-            "case": case, "threads": args.threads,
+            "case": case, "package": package, "threads": args.threads,
             "record": bool(args.record_profile) and tree == "orig",
             "outputs_file": str(workdir / "outputs" / f"{tree}_{case}.pt")}
     result = _run_worker_process(spec, workdir / "outputs" / f"{tree}_{case}.json",
