@@ -38,6 +38,7 @@ Models live in ``MODELS`` (a tiny config and the classes), variants in ``_build_
 from __future__ import annotations
 
 import argparse
+import filecmp
 import importlib.util
 import json
 import logging
@@ -252,10 +253,10 @@ def _build_variant(name: str, variant: str) -> tuple[Any, dict]:
         target = kwargs.get("decoder_input_ids", kwargs.get("input_ids"))
         kwargs.pop("decoder_input_ids", None)
         return module, {**kwargs, "labels": target}
-    return _decode_step(module, model, kwargs)
+    return _decode_step(module, model.inputs == "text", kwargs)
 
 
-def _decode_step(module: Any, model: Model, kwargs: dict) -> tuple[Any, dict]:
+def _decode_step(module: Any, text: bool, kwargs: dict) -> tuple[Any, dict]:
     """A prefill run eagerly, then one cached decoding step. The step crops the cache back to
     the prefill length first, so every call (counting, timing) starts from the same cache;
     older releases return legacy tuples, which no call mutates."""
@@ -264,12 +265,18 @@ def _decode_step(module: Any, model: Model, kwargs: dict) -> tuple[Any, dict]:
     with torch.no_grad():
         prefill = module(**kwargs, use_cache=True)
     cache = prefill.past_key_values
-    crop = _cropper(cache)
+    crop = getattr(cache, "crop", None)
+
+    def rewind() -> None:
+        # A negative crop removes that many tokens in every release (5.x refuses positive ones).
+        extra = cache.get_seq_length() - SEQ if crop is not None else 0
+        if extra > 0:
+            crop(-extra)
+
     token = torch.randint(2, 128, (BATCH, 1), generator=torch.Generator().manual_seed(7))
-    if model.inputs == "text":
+    if text:
         def step(input_ids, attention_mask):
-            if crop is not None:
-                crop(SEQ)
+            rewind()
             return module(input_ids=input_ids, attention_mask=attention_mask,
                           past_key_values=cache, use_cache=True)
 
@@ -278,28 +285,11 @@ def _decode_step(module: Any, model: Model, kwargs: dict) -> tuple[Any, dict]:
     encoder = prefill.encoder_last_hidden_state
 
     def seq2seq_step(encoder_hidden, decoder_input_ids):
-        if crop is not None:
-            crop(SEQ)
+        rewind()
         return module(encoder_outputs=(encoder_hidden,), decoder_input_ids=decoder_input_ids,
                       past_key_values=cache, use_cache=True)
 
     return seq2seq_step, {"encoder_hidden": encoder, "decoder_input_ids": token}
-
-
-def _cropper(cache: Any) -> Callable[[int], None] | None:
-    """``crop(length)``: cut a ``Cache`` back to ``length`` tokens, or None for legacy
-    tuples. transformers 5.x's ``crop`` takes only the (negative) number of tokens to
-    remove; 4.x's takes that or the length to keep."""
-    crop = getattr(cache, "crop", None)
-    if crop is None:
-        return None
-
-    def to_length(length: int) -> None:
-        extra = cache.get_seq_length() - length
-        if extra > 0:
-            crop(-extra)  # a negative argument removes tokens in 4.x as well
-
-    return to_length
 
 
 def case_names() -> list[str]:
@@ -445,33 +435,41 @@ def _count(count_graph_breaks: Callable, model: Any, kwargs: dict
     return report, crash, suppressed
 
 
-def _import_tree(tree_parent: str) -> Any:
-    """Import ``transformers`` from ``tree_parent`` (forgetting any copy imported before)."""
+def _import_tree(tree_parent: str, package: str = "transformers") -> Any:
+    """Import ``package`` from ``tree_parent`` (forgetting any copy imported before)."""
     import importlib
 
-    for name in [m for m in sys.modules if m == "transformers" or m.startswith("transformers.")]:
+    for name in [m for m in sys.modules if m == package or m.startswith(package + ".")]:
         del sys.modules[name]
     sys.path.insert(0, tree_parent)
     try:
-        transformers = importlib.import_module("transformers")
+        module = importlib.import_module(package)
     finally:
         sys.path.remove(tree_parent)
-    module_file = os.path.abspath(transformers.__file__)
-    if not module_file.startswith(os.path.join(tree_parent, "transformers") + os.sep):
+    module_file = os.path.abspath(module.__file__ or "")
+    if not module_file.startswith(os.path.join(tree_parent, package) + os.sep):
         raise RuntimeError(f"imported {module_file}, expected a copy under {tree_parent}")
-    return transformers
+    return module
 
 
 def run_worker(spec: dict) -> dict:
     """Build one case from one tree and count its breaks; the JSON-able result."""
-    tree_parent = spec["tree_parent"]
     import torch
-    from eqrewrite.oracle.graphbreaks import count_graph_breaks
 
-    transformers = _import_tree(tree_parent)
+    transformers = _import_tree(spec["tree_parent"])
     torch.set_num_threads(spec["threads"])
     torch.manual_seed(0)
     model, kwargs = CASES[spec["case"]].build()
+    return measure(model, kwargs, spec, transformers)
+
+
+def measure(model: Any, kwargs: dict, spec: dict, package: Any) -> dict:
+    """Eager outputs (saved to ``spec["outputs_file"]``) and graph breaks of ``model(**kwargs)``
+    built from the tree ``spec["tree_parent"]`` of ``package``; the JSON-able result."""
+    import torch
+    from eqrewrite.oracle.graphbreaks import count_graph_breaks
+
+    tree_parent, name = spec["tree_parent"], package.__name__
     with torch.no_grad():
         eager = _tensors(model(**kwargs))
     traced = None
@@ -484,8 +482,8 @@ def run_worker(spec: dict) -> dict:
         report, crash, suppressed = _count(count_graph_breaks, model, kwargs)
     result: dict[str, Any] = {
         "case": spec["case"], "tree": spec["tree"],
-        "transformers_file": os.path.abspath(transformers.__file__),
-        "transformers_version": transformers.__version__, "torch_version": torch.__version__,
+        f"{name}_file": os.path.abspath(package.__file__),
+        f"{name}_version": package.__version__, "torch_version": torch.__version__,
         # A frame on which Dynamo crashes runs eagerly (suppress_errors): one more break.
         "breaks": report.breaks + len(suppressed), "graph_count": report.graph_count,
         "explain_breaks": report.explain_breaks, "break_events": report.break_events,
@@ -599,21 +597,32 @@ def _exclude_globs(orig: Path, cases: list[str]) -> list[str]:
     return globs + ["*_tf_*.py", "*_flax_*.py", "*tf_utils.py", "*flax_utils.py"]
 
 
-def prepare_trees(workdir: Path, pack: str, scope: str, cases: list[str], reuse: bool,
-                  extra: list[str]) -> dict:
-    """Copy installed transformers to orig/, rewrite it into rew/; a summary of the rewrite."""
-    spec = importlib.util.find_spec("transformers")  # the installed copy, not imported
+def copy_original(workdir: Path, package: str, reuse: bool) -> Path:
+    """Copy the installed ``package`` to ``workdir/orig/`` (unless ``reuse`` and it is there)."""
+    spec = importlib.util.find_spec(package)  # the installed copy, not imported
     if spec is None or not spec.origin:
-        _fail("transformers is not installed (pip install transformers==4.46.3)")
-    src = Path(spec.origin).parent
-    orig, rew = workdir / "orig" / "transformers", workdir / "rew" / "transformers"
+        _fail(f"{package} is not installed (e.g. pip install transformers==4.46.3)")
+    src, orig = Path(spec.origin).parent, workdir / "orig" / package
+    if reuse and (orig / "__init__.py").is_file() and filecmp.cmp(
+            src / "__init__.py", orig / "__init__.py", shallow=False):  # same release
+        return orig
+    if orig.exists():
+        shutil.rmtree(orig)
+    shutil.copytree(src, orig,
+                    ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+    return orig
+
+
+def prepare_trees(workdir: Path, pack: str, scope: str, cases: list[str], reuse: bool,
+                  extra: list[str], package: str = "transformers") -> dict:
+    """Copy the installed ``package`` to orig/, rewrite it into rew/; a summary of the rewrite."""
+    orig, rew = workdir / "orig" / package, workdir / "rew" / package
     if reuse and orig.is_dir() and rew.is_dir():
         print(f"reusing {orig} and {rew}", file=sys.stderr)
         return {"reused": True}
-    for folder in (orig, rew):
-        if folder.exists():
-            shutil.rmtree(folder)
-    shutil.copytree(src, orig, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+    if rew.exists():
+        shutil.rmtree(rew)
+    copy_original(workdir, package, False)
     cmd = [shutil.which("eqrewrite") or "eqrewrite", str(orig), "--rules", pack,
            "--out", str(rew), "--no-cache", "--quiet", "--format", "json", *extra]
     if scope == "cases":
@@ -646,12 +655,13 @@ def prepare_trees(workdir: Path, pack: str, scope: str, cases: list[str], reuse:
 
 
 def _run_worker_process(spec: dict, result_file: Path, tree_parents: list[str],
-                        args: argparse.Namespace) -> dict:
-    """Run this script as a worker on ``spec`` in a fresh interpreter; its result or an error."""
+                        args: argparse.Namespace, script: str = __file__) -> dict:
+    """Run ``script`` (this one by default) as a worker on ``spec`` in a fresh interpreter; its
+    result or an error."""
     result_file.unlink(missing_ok=True)
     env = dict(os.environ, HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1",
                OMP_NUM_THREADS=str(args.threads))
-    cmd = [sys.executable, os.path.abspath(__file__), "--worker", json.dumps(spec),
+    cmd = [sys.executable, os.path.abspath(script), "--worker", json.dumps(spec),
            "--worker-out", str(result_file)]
     start = time.perf_counter()
     try:
@@ -667,27 +677,28 @@ def _run_worker_process(spec: dict, result_file: Path, tree_parents: list[str],
     return result
 
 
-def run_case(tree: str, tree_parent: Path, case: str, workdir: Path, args: argparse.Namespace
-             ) -> dict:
-    """Count one (tree, case) pair's breaks in a fresh interpreter (or take the record an
-    earlier run left in the workdir: ``--reuse-original``, ``--reuse-records``)."""
+def run_case(tree: str, tree_parent: Path, case: str, workdir: Path, args: argparse.Namespace,
+             script: str = __file__, package: str = "transformers") -> dict:
+    """Count one (tree, case) pair's breaks in a fresh interpreter running ``script`` (or take
+    the record an earlier run left in the workdir: ``--reuse-original``, ``--reuse-records``)."""
     reuse = (args.reuse_records and args.reuse_trees) or (tree == "orig" and args.reuse_original)
     if reuse and not (tree == "orig" and args.record_profile):
-        kept = _kept_record(workdir, tree, case)
+        kept = _kept_record(workdir, tree, case, package)
         if kept is not None:
             return {"case": case, "tree": tree, **kept}
     spec = {"job": "count", "tree": tree, "tree_parent": str(tree_parent.resolve()),
-            "case": case, "threads": args.threads,
+            "case": case, "package": package, "threads": args.threads,
             "record": bool(args.record_profile) and tree == "orig",
             "outputs_file": str(workdir / "outputs" / f"{tree}_{case}.pt")}
     result = _run_worker_process(spec, workdir / "outputs" / f"{tree}_{case}.json",
-                                 [spec["tree_parent"]], args)
+                                 [spec["tree_parent"]], args, script)
     return {"case": case, "tree": tree, **result}
 
 
-def _kept_record(workdir: Path, tree: str, case: str) -> dict | None:
+def _kept_record(workdir: Path, tree: str, case: str, package: str = "transformers"
+                 ) -> dict | None:
     """The record of ``case`` in ``tree`` from an earlier run in ``workdir``, if it succeeded
-    with the transformers and torch versions installed now. The original tree is the
+    with the ``package`` and torch versions installed now. The original tree is the
     installed package, so its breaks and outputs do not depend on the rule pack; the
     rewritten tree is the same only while it is reused (``--reuse-trees``)."""
     from importlib.metadata import version
@@ -699,7 +710,7 @@ def _kept_record(workdir: Path, tree: str, case: str) -> dict | None:
     except (OSError, ValueError):
         return None
     if ("error" in record or not outputs_file.is_file()
-            or record.get("transformers_version") != version("transformers")
+            or record.get(f"{package}_version") != version(package)
             or record.get("torch_version") != version("torch")):
         return None
     print(f"  ({tree}: record kept from an earlier run, {record_file.name})",

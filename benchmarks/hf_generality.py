@@ -1,0 +1,548 @@
+"""Graph breaks before and after a rule pack on every model family a library has.
+
+``hf_graph_breaks.py`` measures nine hand-written transformers models; a pack tuned on them may
+not carry over. This benchmark enumerates every family generically and splits them in two
+halves by a hash of the name (``dev``: the half rules may be developed on; ``held-out``: the
+half that says whether they generalise), so no one picks the families by whether they break.
+
+Libraries (``--library``):
+
+* ``transformers``: every model type of ``MODEL_MAPPING_NAMES``, built with
+  ``AutoModel.from_config`` from ``AutoConfig.for_model(model_type)`` shrunk by ``shrink``
+  (width 64, 4 heads, 2 layers, vocabulary 128, ... nested sub-configs alike), inputs from the
+  model's ``main_input_name``. Variants: ``forward`` for every family and, for the causal LMs
+  (``MODEL_FOR_CAUSAL_LM_MAPPING_NAMES``), ``decode``: one cached step after an eager prefill.
+* ``timm``: one model per timm module (the one with the fewest parameters, counted on the meta
+  device), ``pretrained=False``, its default input size, batch 2. Variant ``forward``.
+
+Each (tree, case) pair runs in a fresh worker process (``hf_graph_breaks.run_case``) that
+imports the package from ``WORKDIR/LIBRARY/orig`` or ``.../rew``; a family whose model cannot
+be built or run eagerly is reported as skipped, with the error. The rewritten tree is measured
+only on the cases that break in the original one (``--check-unbroken``: on every case, to see
+that none gains breaks). ``--original-only`` measures the original tree alone: the quick scan.
+
+The transformers release is whichever is importable (e.g. ``PYTHONPATH=/work/tf/v5.24.0``);
+timm likewise (with a torchvision that imports on the installed torch).
+
+Examples::
+
+    python benchmarks/hf_generality.py --original-only --workdir W --jobs 2 --json scan.json
+    python benchmarks/hf_generality.py --workdir W --reuse-original --split held-out
+    python benchmarks/hf_generality.py --library timm --families resnet,vision_transformer
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import inspect
+import json
+import sys
+import tempfile
+from collections.abc import Callable, Mapping
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import hf_graph_breaks as hgb
+
+BATCH, SEQ = hgb.BATCH, hgb.SEQ
+WIDTH, HEADS, KV_HEADS, HEAD_DIM, FFN, LAYERS, VOCAB = 64, 4, 2, 16, 64, 2, 128
+POSITIONS, IMAGE, EXPERTS, TOP_K = 128, 64, 4, 2
+SPLITS = ("dev", "held-out")
+
+# Config fields and the value they shrink to (only ever down: a smaller default is kept).
+_CAPS: dict[str, int] = {
+    **dict.fromkeys(("hidden_size", "d_model", "n_embd", "embed_dim", "dim", "word_embed_proj_dim",
+                     "projection_dim"), WIDTH),
+    **dict.fromkeys(("num_hidden_layers", "num_layers", "n_layer", "n_layers", "encoder_layers",
+                     "decoder_layers", "num_decoder_layers", "num_encoder_layers"), LAYERS),
+    **dict.fromkeys(("num_attention_heads", "n_head", "n_heads", "num_heads",
+                     "encoder_attention_heads", "decoder_attention_heads"), HEADS),
+    **dict.fromkeys(("num_key_value_heads", "num_kv_heads", "multi_query_group_num"), KV_HEADS),
+    **dict.fromkeys(("intermediate_size", "ffn_dim", "encoder_ffn_dim", "decoder_ffn_dim", "d_ff",
+                     "n_inner", "hidden_dim", "moe_intermediate_size", "ffn_hidden_size",
+                     "shared_expert_intermediate_size"), FFN),
+    **dict.fromkeys(("vocab_size", "decoder_vocab_size"), VOCAB),
+    **dict.fromkeys(("max_position_embeddings", "n_positions", "max_source_positions",
+                     "max_target_positions"), POSITIONS),
+    **dict.fromkeys(("num_experts", "num_local_experts", "n_routed_experts", "moe_num_experts"),
+                    EXPERTS),
+    **dict.fromkeys(("num_experts_per_tok", "moe_topk", "num_selected_experts"), TOP_K),
+    **dict.fromkeys(("n_group", "topk_group"), 1),  # expert groups must divide the experts
+    # Multi-head latent attention (DeepSeek-V2 and after): its own head sizes and ranks.
+    **dict.fromkeys(("qk_rope_head_dim", "qk_nope_head_dim"), HEAD_DIM // 2),
+    **dict.fromkeys(("v_head_dim", "kv_lora_rank"), HEAD_DIM),
+    "q_lora_rank": 2 * HEAD_DIM,
+    "image_size": IMAGE,
+}
+# Head sizes that are width / heads in the default config: set so that they stay so.
+_HEAD_SIZES = ("head_dim", "d_kv", "kv_channels")
+_LAYER_KEYS = ("num_hidden_layers", "num_layers", "n_layer", "n_layers", "encoder_layers",
+               "decoder_layers", "num_decoder_layers", "num_encoder_layers")
+_TOKEN_SUFFIXES = ("_token_id", "_token_index")
+
+
+# --------------------------------------------------------------------------------------------
+# Pure parts: the split and the config shrinker (no torch, no transformers)
+# --------------------------------------------------------------------------------------------
+
+def split_of(family: str) -> str:
+    """"dev" or "held-out", fixed by the first byte of the family name's SHA-256."""
+    return SPLITS[hashlib.sha256(family.encode()).digest()[0] % 2]
+
+
+def _is_int(value: Any) -> bool:
+    """An int that is not a bool."""
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _is_sub_config(value: Any) -> bool:
+    """A nested config as ``to_dict()`` writes it: a dict that names its model type."""
+    return isinstance(value, dict) and "model_type" in value
+
+
+def _shrink_token(value: Any, spare: dict[int, int]) -> Any:
+    """A special token id (or list of ids) moved below VOCAB; ``spare`` maps each id moved
+    to the one it got, counting down from VOCAB - 1 so that distinct ids stay distinct."""
+    if isinstance(value, list):
+        return [_shrink_token(v, spare) for v in value]
+    if not _is_int(value) or value < VOCAB:
+        return value
+    return spare.setdefault(value, VOCAB - 1 - len(spare))
+
+
+def _derived_head_size(values: Mapping[str, Any], key: str) -> bool:
+    """Whether ``values[key]`` is the default width divided by the default head count."""
+    width = next((values[k] for k in ("hidden_size", "d_model", "n_embd") if _is_int(
+        values.get(k))), None)
+    heads = next((values[k] for k in ("num_attention_heads", "num_heads", "n_head") if _is_int(
+        values.get(k))), None)
+    return bool(width and heads) and values[key] * heads == width
+
+
+def shrink(values: Mapping[str, Any], spare: dict[int, int] | None = None,
+           layers: bool = True) -> dict[str, Any]:
+    """The fields of a config's ``to_dict()`` to change for a tiny model.
+
+    Size fields are capped (``_CAPS``), head sizes kept at width / heads where the default has
+    them so, special token ids moved below the vocabulary, and nested sub-configs (dicts with
+    a ``model_type``) shrunk the same way and returned whole, since a composite config
+    rebuilds them from the dict. With ``layers`` layer counts are capped too and per-layer
+    lists (as long as a layer count) cut to their first LAYERS entries; without, both are kept
+    (hybrid models whose first layers hold no attention need their whole layer pattern).
+    """
+    spare = {} if spare is None else spare
+    changes: dict[str, Any] = {}
+    for key, value in values.items():
+        if _is_sub_config(value):
+            changes[key] = {**value, **shrink(value, spare, layers)}
+        elif (key in _CAPS and _is_int(value) and value > _CAPS[key]
+              and (layers or key not in _LAYER_KEYS)):
+            changes[key] = _CAPS[key]
+        elif key in _HEAD_SIZES and _is_int(value) and _derived_head_size(values, key):
+            changes[key] = HEAD_DIM
+        elif key.endswith(_TOKEN_SUFFIXES) and _shrink_token(value, spare) != value:
+            changes[key] = _shrink_token(value, spare)
+    layer_counts = {values[k] for k in _LAYER_KEYS if _is_int(values.get(k))} - {LAYERS}
+    for key, value in values.items():
+        if (layers and isinstance(value, list) and len(value) in layer_counts
+                and len(value) > LAYERS):
+            changes.setdefault(key, value[:LAYERS])
+    return changes
+
+
+def special_ids(values: Mapping[str, Any]) -> set[int]:
+    """Every special token id of a config dict and its sub-configs (kept out of the inputs)."""
+    found: set[int] = set()
+    for key, value in values.items():
+        if _is_sub_config(value):
+            found |= special_ids(value)
+        elif key.endswith(_TOKEN_SUFFIXES):
+            found |= {v for v in (value if isinstance(value, list) else [value]) if _is_int(v)}
+    return found
+
+
+# --------------------------------------------------------------------------------------------
+# Builders (run in the worker process; the library is imported from the tree)
+# --------------------------------------------------------------------------------------------
+
+def _token_ids(avoid: set[int], vocab: int = VOCAB) -> Any:
+    """Seeded token ids (BATCH, SEQ) in [2, vocab) avoiding the special ids."""
+    import torch
+
+    pool = torch.tensor([i for i in range(2, vocab) if i not in avoid])
+    gen = torch.Generator().manual_seed(1234)
+    return pool[torch.randint(0, len(pool), (BATCH, SEQ), generator=gen)]
+
+
+def _randn(*shape: int) -> Any:
+    """Seeded standard normal values."""
+    import torch
+
+    return torch.randn(*shape, generator=torch.Generator().manual_seed(1234))
+
+
+def _field(config: Any, name: str, default: int) -> int:
+    """``config.name``, else the same field of its vision/audio sub-config, else default."""
+    for owner in (config, getattr(config, "vision_config", None),
+                  getattr(config, "audio_config", None), getattr(config, "encoder", None)):
+        value = getattr(owner, name, None)
+        if _is_int(value):
+            return int(value)
+    return default
+
+
+def _main_inputs(model: Any, config: Any) -> list[dict]:
+    """Candidate main inputs of the model, shaped from its config, in the order tried (raw
+    audio with and without a channel axis, images and videos); ValueError if none fits."""
+    import torch
+
+    name = model.main_input_name
+    if name == "input_ids":
+        ids = _token_ids(special_ids(config.to_dict()))
+        return [{"input_ids": ids, "attention_mask": torch.ones(BATCH, SEQ, dtype=torch.long)}]
+    if name in ("pixel_values", "pixel_values_videos"):
+        size, channels = _field(config, "image_size", IMAGE), _field(config, "num_channels", 3)
+        frames = _field(config, "num_frames", 2)
+        return [{name: _randn(BATCH, channels, size, size)},
+                {name: _randn(BATCH, frames, channels, size, size)}]
+    if name == "input_features":
+        mels = _field(config, "num_mel_bins", 0)
+        if mels:
+            return [{name: _randn(BATCH, mels, 2 * _field(config, "max_source_positions", 64))}]
+        return [{name: _randn(BATCH, 4 * SEQ, _field(config, "input_feat_per_channel", 80))}]
+    if name == "input_values":
+        return [{name: _randn(BATCH, 4000)}, {name: _randn(BATCH, 1, 4000)}]
+    raise ValueError(f"main input {name!r}: no generic shape")
+
+
+def _with_optional_inputs(kwargs: dict, model: Any, config: Any) -> dict:
+    """``kwargs`` less an attention mask the forward does not take, plus decoder ids for an
+    encoder-decoder model."""
+    params = inspect.signature(model.forward).parameters
+    if "attention_mask" in kwargs and "attention_mask" not in params:
+        kwargs = {k: v for k, v in kwargs.items() if k != "attention_mask"}
+    if getattr(config, "is_encoder_decoder", False) and "decoder_input_ids" in params:
+        kwargs = {**kwargs, "decoder_input_ids": _token_ids(special_ids(config.to_dict())).flip(1)}
+    return kwargs
+
+
+def _runs(fn: Any, kwargs: dict) -> None:
+    """Call ``fn(**kwargs)`` eagerly without gradients, twice: counting calls it again, so a
+    decode step must start from the same cache every time (raises what it raises)."""
+    import torch
+
+    with torch.no_grad():
+        fn(**kwargs)
+        fn(**kwargs)
+
+
+def build_transformers(tf: Any, family: str, variant: str) -> tuple[Any, dict, dict]:
+    """``(callable, kwargs, notes)`` of one transformers case that runs eagerly.
+
+    The config is the default one shrunk with its layer count capped, else (hybrid models)
+    kept; the inputs the first candidate that runs. Raises the first error if nothing runs.
+    """
+    default = tf.AutoConfig.for_model(family).to_dict()
+    auto = tf.AutoModelForCausalLM if variant == "decode" else tf.AutoModel
+    errors = []
+    for layers in (True, False):
+        try:
+            config = tf.AutoConfig.for_model(family, **shrink(default, layers=layers))
+            torch_seed()
+            model = auto.from_config(config).eval()
+            for candidate in _main_inputs(model, config):
+                try:
+                    kwargs = _with_optional_inputs(candidate, model, config)
+                    fn, kwargs = (hgb._decode_step(model, True, kwargs) if variant == "decode"
+                                  else (model, kwargs))
+                    _runs(fn, kwargs)
+                    return fn, kwargs, {"layers_capped": layers}
+                except Exception as error:  # the next candidate input may fit
+                    errors.append(error)
+        except Exception as error:  # the next config may build
+            errors.append(error)
+    raise errors[0]
+
+
+def torch_seed() -> None:
+    """Seed torch's global generator (weights are drawn from it)."""
+    import torch
+
+    torch.manual_seed(0)
+
+
+def build_timm(timm: Any, family: str, variant: str) -> tuple[Any, dict, dict]:
+    """``(model, kwargs, notes)`` of one timm case: the family's model, its default input
+    size."""
+    name = _timm_model(timm, family)
+    torch_seed()
+    model = timm.create_model(name, pretrained=False).eval()
+    _, height, width = model.pretrained_cfg.get("input_size", (3, 224, 224))
+    kwargs = {"x": _randn(BATCH, 3, height, width)}
+    _runs(model, kwargs)
+    return model, kwargs, {"model": name}
+
+
+def _timm_model(timm: Any, family: str) -> str:
+    """The model of a timm module with the fewest parameters (built on the meta device)."""
+    import torch
+
+    sizes = {}
+    for name in timm.list_models(module=family):
+        try:
+            with torch.device("meta"):
+                model = timm.create_model(name, pretrained=False)
+        except Exception:  # a model that cannot be built does not represent the module
+            continue
+        sizes[name] = sum(p.numel() for p in model.parameters())
+    if not sizes:
+        raise ValueError(f"no model of timm module {family!r} builds")
+    return min(sizes, key=lambda name: (sizes[name], name))
+
+
+@dataclass(frozen=True)
+class Library:
+    """A measured library: its package, how to list its families and build a case."""
+
+    package: str
+    families: Callable[[Any], dict[str, tuple[str, ...]]]  # family -> its variants
+    build: Callable[[Any, str, str], tuple[Any, dict, dict]]
+
+
+def _transformers_families(tf: Any) -> dict[str, tuple[str, ...]]:
+    """Every AutoModel model type; causal LMs also get "decode"."""
+    from transformers.models.auto import modeling_auto
+
+    causal = modeling_auto.MODEL_FOR_CAUSAL_LM_MAPPING_NAMES
+    return {name: ("forward", "decode") if name in causal else ("forward",)
+            for name in sorted(modeling_auto.MODEL_MAPPING_NAMES)}
+
+
+def _timm_families(timm: Any) -> dict[str, tuple[str, ...]]:
+    """Every timm module that registers models."""
+    return {name: ("forward",) for name in sorted(timm.list_modules())}
+
+
+LIBRARIES = {"transformers": Library("transformers", _transformers_families, build_transformers),
+             "timm": Library("timm", _timm_families, build_timm)}
+
+
+def run_worker(spec: dict) -> dict:
+    """Build one case from one tree (a "skipped" record if it fails) and count its breaks."""
+    import torch
+
+    # LIBRARIES is keyed by package name.
+    library = LIBRARIES[spec["package"]]
+    package = hgb._import_tree(spec["tree_parent"], library.package)
+    torch.set_num_threads(spec["threads"])
+    family, variant = spec["case"].rsplit(":", 1)
+    try:
+        model, kwargs, notes = library.build(package, family, variant)
+    except Exception as error:  # any failure: not buildable generically
+        message = str(error).strip().splitlines()[0][:300] if str(error).strip() else ""
+        return {"case": spec["case"], "tree": spec["tree"],
+                "skipped": f"{type(error).__name__}: {message}"}
+    torch_seed()
+    return {**hgb.measure(model, kwargs, spec, package), **notes}
+
+
+# --------------------------------------------------------------------------------------------
+# Parent
+# --------------------------------------------------------------------------------------------
+
+def select_families(all_families: dict[str, tuple[str, ...]], split: str, chosen: str
+                    ) -> dict[str, tuple[str, ...]]:
+    """The families of ``--split`` (dev, held-out, all), narrowed to ``--families`` if given."""
+    wanted = {f.strip() for f in chosen.split(",") if f.strip()}
+    unknown = wanted - set(all_families)
+    if unknown:
+        hgb._fail(f"unknown families: {', '.join(sorted(unknown))}")
+    return {f: v for f, v in all_families.items()
+            if (split == "all" or split_of(f) == split) and (not wanted or f in wanted)}
+
+
+def _run_all(tree: str, cases: list[str], workdir: Path, args: argparse.Namespace
+             ) -> dict[str, dict]:
+    """Every case in one tree, ``--jobs`` worker processes at a time."""
+    def one(case: str) -> dict:
+        print(f"{case} [{tree}] ...", file=sys.stderr, flush=True)
+        result = hgb.run_case(tree, workdir / tree, case, workdir, args, __file__,
+                              LIBRARIES[args.library].package)
+        if "error" in result:
+            print(f"  {case} [{tree}] FAILED: {result['error']}\n"
+                  f"{result.get('stderr_tail', '')[-800:]}", file=sys.stderr)
+        return result
+
+    with ThreadPoolExecutor(max_workers=args.jobs) as pool:
+        return dict(zip(cases, pool.map(one, cases)))
+
+
+def _status(record: dict | None) -> str:
+    """"ok", "skipped" or "error" for one worker record (None: not measured)."""
+    if record is None:
+        return "not measured"
+    return "skipped" if "skipped" in record else "error" if "error" in record else "ok"
+
+
+def _top_reasons(record: dict, count: int = 3) -> list[str]:
+    """The most frequent break reasons of a record, one line each."""
+    return [f"{r['count']}x {r['gb_type'] or r['reason']} at {r['frame']}: {r['source']}"
+            for r in (record.get("reasons") or [])[:count]]
+
+
+def summarize(cases: list[str], orig: dict[str, dict], rew: dict[str, dict]) -> dict:
+    """Totals per split and overall, skipped and failed cases, output mismatches, gains."""
+    import torch
+
+    per_split: dict[str, dict[str, int]] = {s: {"cases": 0, "breaking": 0, "before": 0,
+                                                  "after": 0} for s in SPLITS}
+    report: dict[str, Any] = {"skipped": {}, "errors": {}, "breaking": {}, "mismatches": {},
+                              "gained": {}, "per_split": per_split}
+    for case in cases:
+        before, after = orig.get(case), rew.get(case)
+        status = _status(before)
+        if status != "ok":
+            report["skipped" if status == "skipped" else "errors"][case] = (
+                before or {}).get("skipped") or (before or {}).get("error")
+            continue
+        split = per_split[split_of(case.rsplit(":", 1)[0])]
+        split["cases"] += 1
+        if before["breaks"]:
+            report["breaking"][case] = {"breaks": before["breaks"], "split": split_of(
+                case.rsplit(":", 1)[0]), "reasons": _top_reasons(before)}
+        if _status(after) != "ok":
+            if after is not None:
+                report["errors"][case + " [rew]"] = after.get("skipped") or after.get("error")
+            continue
+        if before["breaks"]:
+            split["breaking"] += 1
+            split["before"] += before["breaks"]
+            split["after"] += after["breaks"]
+            report["breaking"][case]["after"] = after["breaks"]
+        match = hgb._compare(torch.load(before["outputs_file"]), torch.load(after["outputs_file"]))
+        if match["verdict"] != "equal":
+            report["mismatches"][case] = match
+        if after["breaks"] > before["breaks"]:
+            report["gained"][case] = {"before": before["breaks"], "after": after["breaks"],
+                                      "reasons": _top_reasons(after)}
+    return report
+
+
+def _percent(before: int, after: int) -> str:
+    """Breaks removed, in percent of before."""
+    return f"{100.0 * (before - after) / before:.0f} %" if before else "-"
+
+
+def print_report(report: dict, families: dict[str, tuple[str, ...]], original_only: bool
+                 ) -> None:
+    """The split, the breaking cases with their top reasons, totals, skips and problems."""
+    for split in SPLITS:
+        names = [f for f in families if split_of(f) == split]
+        print(f"{split} ({len(names)} families): {', '.join(names)}\n")
+    print("breaking cases (original tree):")
+    for case, info in report["breaking"].items():
+        after = "" if original_only else f" -> {info.get('after', '?')}"
+        print(f"  {case:36} {info['split']:8} {info['breaks']}{after}")
+        for line in info["reasons"]:
+            print(f"      {line[:220]}")
+    print()
+    for split, t in report["per_split"].items():
+        print(f"{split:8}: {t['cases']} cases measured, {t['breaking']} breaking"
+              + ("" if original_only else f", breaks {t['before']} -> {t['after']} "
+                 f"({_percent(t['before'], t['after'])} removed)"))
+    if not original_only:
+        before = sum(t["before"] for t in report["per_split"].values())
+        after = sum(t["after"] for t in report["per_split"].values())
+        print(f"total   : breaks {before} -> {after} ({_percent(before, after)} removed)")
+    for title, key in (("skipped (could not be built or run eagerly)", "skipped"),
+                       ("failed (worker error)", "errors"),
+                       ("eager outputs differ between the trees", "mismatches"),
+                       ("gained breaks", "gained")):
+        print(f"\n{title}: {len(report[key])}")
+        for case, why in report[key].items():
+            print(f"  {case}: {why}")
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Parse options; run as the benchmark driver or as a one-case worker."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--library", choices=sorted(LIBRARIES), default="transformers")
+    parser.add_argument("--rules", default="graphbreaks",
+                        help="rule pack name or path (default: graphbreaks)")
+    parser.add_argument("--split", choices=[*SPLITS, "all"], default="all")
+    parser.add_argument("--families", default="", help="comma-separated families (default: all)")
+    parser.add_argument("--workdir", type=Path,
+                        help="folder for the trees and records (default: a temp folder, kept)")
+    parser.add_argument("--original-only", action="store_true",
+                        help="measure the original tree only: which families break")
+    parser.add_argument("--check-unbroken", action="store_true",
+                        help="measure the rewritten tree on unbroken cases too (gained breaks)")
+    parser.add_argument("--reuse-original", action="store_true",
+                        help="take the original tree's records from an earlier run in the "
+                             "workdir when the package and torch versions match")
+    parser.add_argument("--reuse-trees", action="store_true",
+                        help="reuse the workdir's orig/ and rew/ trees if both exist")
+    parser.add_argument("--json", type=Path, help="write the full results to this JSON file")
+    parser.add_argument("--jobs", type=int, default=1, help="worker processes at a time")
+    parser.add_argument("--timeout", type=float, default=600.0,
+                        help="seconds per worker process (default: 600)")
+    parser.add_argument("--threads", type=int, default=1, help="torch threads per worker")
+    parser.add_argument("--worker", help=argparse.SUPPRESS)
+    parser.add_argument("--worker-out", help=argparse.SUPPRESS)
+    parser.set_defaults(reuse_records=False, record_profile=None)
+    args = parser.parse_args(argv)
+    if args.worker:
+        Path(args.worker_out).write_text(json.dumps(run_worker(json.loads(args.worker)),
+                                                    indent=1))
+        return 0
+    return run(args)
+
+
+def run(args: argparse.Namespace) -> int:
+    """The benchmark driver: list, split, measure the original tree, then the rewritten one."""
+    import importlib
+
+    library = LIBRARIES[args.library]
+    families = select_families(library.families(importlib.import_module(library.package)),
+                               args.split, args.families)
+    cases = [f"{family}:{variant}" for family, variants in families.items()
+             for variant in variants]
+    root = (args.workdir or Path(tempfile.mkdtemp(prefix="generality-"))).resolve()
+    workdir = root / args.library
+    (workdir / "outputs").mkdir(parents=True, exist_ok=True)
+    pack = hgb._check_pack(args.rules)
+    rewrite = None
+    if args.original_only:
+        hgb.copy_original(workdir, library.package, args.reuse_original)
+    else:
+        rewrite = hgb.prepare_trees(workdir, pack, "all", [], args.reuse_trees, [],
+                                    library.package)
+    orig = _run_all("orig", cases, workdir, args)
+    rew: dict[str, dict] = {}
+    if not args.original_only:
+        chosen = [c for c in cases if _status(orig[c]) == "ok"
+                  and (orig[c]["breaks"] or args.check_unbroken)]
+        rew = _run_all("rew", chosen, workdir, args)
+    report = summarize(cases, orig, rew)
+    print_report(report, families, args.original_only)
+    if args.json:
+        args.json.write_text(json.dumps(
+            {"library": args.library, "version": _version(library.package), "rules": pack,
+             "workdir": str(root), "rewrite": rewrite, "split": {f: split_of(f) for f in families},
+             "report": report, "orig": orig, "rew": rew}, indent=1))
+        print(f"\nresults written to {args.json}")
+    return 1 if report["errors"] or report["mismatches"] or report["gained"] else 0
+
+
+def _version(package: str) -> str:
+    """The installed version of ``package``."""
+    from importlib.metadata import version
+
+    return version(package)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
