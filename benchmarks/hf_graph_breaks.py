@@ -52,6 +52,7 @@ import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -172,6 +173,49 @@ def _gpt2_config(attention: str | None) -> Any:
                          **_attention(attention))
 
 
+def _phi3_config(attention: str | None, longrope: bool = False) -> Any:
+    """A tiny Phi3Config; with ``longrope``, LongRoPE scaling past 32 positions (Phi-3
+    128k's rotary embedding, which picks its factors from the positions' maximum)."""
+    import transformers as tf
+
+    scaling = ({"rope_scaling": {"type": "longrope", "short_factor": [1.0] * 4,
+                                 "long_factor": [2.0] * 4},
+                "original_max_position_embeddings": 32} if longrope else {})
+    return tf.Phi3Config(vocab_size=128, hidden_size=32, intermediate_size=64,
+                         num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2,
+                         max_position_embeddings=64, pad_token_id=0, bos_token_id=1,
+                         eos_token_id=1, **scaling, **_attention(attention))
+
+
+def _bart_like_config(cls: str, attention: str | None) -> Any:
+    """A tiny BART-family config (BART, Blenderbot, Pegasus share its fields)."""
+    import transformers as tf
+
+    return getattr(tf, cls)(vocab_size=128, d_model=32, encoder_layers=2, decoder_layers=2,
+                            encoder_attention_heads=4, decoder_attention_heads=4,
+                            encoder_ffn_dim=64, decoder_ffn_dim=64, max_position_embeddings=64,
+                            pad_token_id=0, bos_token_id=1, eos_token_id=1,
+                            decoder_start_token_id=1, forced_eos_token_id=None,
+                            **_attention(attention))
+
+
+AUDIO_TOKEN = 127  # Qwen2-Audio's placeholder token in the tiny vocabulary
+
+
+def _qwen2_audio_config(attention: str | None) -> Any:
+    """A tiny Qwen2AudioConfig: 8 mel bins, 32 frames (8 audio features per clip)."""
+    import transformers as tf
+
+    audio = {"num_mel_bins": 8, "encoder_layers": 2, "encoder_attention_heads": 4,
+             "encoder_ffn_dim": 64, "d_model": 32, "max_source_positions": 16}
+    text = {"model_type": "qwen2", "vocab_size": 128, "hidden_size": 32,
+            "intermediate_size": 64, "num_hidden_layers": 2, "num_attention_heads": 4,
+            "num_key_value_heads": 2, "max_position_embeddings": 128}
+    return tf.Qwen2AudioConfig(audio_config=audio, text_config=text,
+                               audio_token_index=AUDIO_TOKEN, ignore_index=-100,
+                               **_attention(attention))
+
+
 def _attention(attention: str | None) -> dict:
     """Config keyword choosing the attention implementation (none: the model's default)."""
     return {"attn_implementation": attention} if attention else {}
@@ -185,7 +229,7 @@ class Model:
     base: str  # e.g. "LlamaModel"
     head: str  # the class that takes labels, e.g. "LlamaForCausalLM"
     folders: tuple[str, ...]  # under transformers/models/, for --rewrite-scope cases
-    inputs: str = "text"  # text | seq2seq | speech
+    inputs: str = "text"  # text | seq2seq | speech | audio_text
     decoder: bool = False  # has a decode step with a key/value cache
     eager_variant: bool = True  # has a separate eager-attention implementation
     control: bool = False  # expected to have no break in its plain forward
@@ -205,6 +249,19 @@ MODELS: dict[str, Model] = {
                      decoder=True),
     "qwen2_moe": Model(_qwen2_moe_config, "Qwen2MoeModel", "Qwen2MoeForCausalLM",
                        ("qwen2_moe",), decoder=True),
+    "phi3": Model(_phi3_config, "Phi3Model", "Phi3ForCausalLM", ("phi3",), decoder=True),
+    "phi3_longrope": Model(partial(_phi3_config, longrope=True), "Phi3Model",
+                           "Phi3ForCausalLM", ("phi3",), decoder=True),
+    "bart": Model(partial(_bart_like_config, "BartConfig"), "BartModel",
+                  "BartForConditionalGeneration", ("bart",), "seq2seq", decoder=True),
+    "blenderbot": Model(partial(_bart_like_config, "BlenderbotConfig"), "BlenderbotModel",
+                        "BlenderbotForConditionalGeneration", ("blenderbot",), "seq2seq",
+                        decoder=True),
+    "pegasus": Model(partial(_bart_like_config, "PegasusConfig"), "PegasusModel",
+                     "PegasusForConditionalGeneration", ("pegasus",), "seq2seq", decoder=True),
+    "qwen2_audio": Model(_qwen2_audio_config, "Qwen2AudioForConditionalGeneration",
+                         "Qwen2AudioForConditionalGeneration", ("qwen2_audio", "qwen2"),
+                         "audio_text"),
     "bert": Model(_bert_config, "BertModel", "BertForMaskedLM", ("bert",), control=True),
     "gpt2": Model(_gpt2_config, "GPT2Model", "GPT2LMHeadModel", ("gpt2",), decoder=True,
                   control=True),
@@ -223,6 +280,13 @@ def _model_inputs(model: Model) -> dict:
         gen = torch.Generator().manual_seed(1234)
         return {"input_features": torch.randn(BATCH, 8, 2 * 16, generator=gen),
                 "decoder_input_ids": _ids(128)}
+    if model.inputs == "audio_text":  # one placeholder per clip, expanded by the model
+        gen = torch.Generator().manual_seed(1234)
+        ids = _ids(AUDIO_TOKEN)
+        ids[:, 1] = AUDIO_TOKEN
+        return {"input_ids": ids, "attention_mask": _ones(),
+                "input_features": torch.randn(BATCH, 8, 32, generator=gen),
+                "feature_attention_mask": torch.ones(BATCH, 32, dtype=torch.long)}
     if model.inputs == "seq2seq":
         ids = _ids(128)
         return {"input_ids": ids, "attention_mask": _ones(), "decoder_input_ids": ids.flip(1)}
