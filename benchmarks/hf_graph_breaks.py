@@ -15,9 +15,12 @@ starts a fresh Python process that
   ``oracle.graphbreaks.count_graph_breaks(..., backend="eager")``,
 * writes a JSON record and the output tensors (``torch.save``) for the parent.
 
-Then, unless ``--skip-latency``, every case whose breaks all went away is timed in one more
-process that imports both trees, compiles both models with ``--backend`` (Inductor by
-default) and times them in alternation (two warm-up calls, then the median of ``--repeats``).
+Then, unless ``--skip-latency``, every case whose breaks dropped is timed on ``--device``
+(``cpu`` by default, ``cuda`` on a GPU machine, unchanged otherwise): steady state in one
+more process that imports both trees, compiles both models with ``--backend`` (Inductor by
+default) and times them in alternation (two warm-up calls, then the median of
+``--repeats``); cold start (the first call, compilation included, GraphMend's other figure)
+``--cold-repeats`` times per tree, each in a fresh process with an empty Inductor cache.
 
 The parent prints one row per case (breaks before/after, fullgraph before/after, whether the
 eager outputs of the two trees match, compiled latency ratio after/before), totals compared
@@ -29,6 +32,7 @@ Examples::
     python benchmarks/hf_graph_breaks.py                      # rules/graphbreaks.yaml
     python benchmarks/hf_graph_breaks.py --rules default --models t5,bert --skip-latency
     python benchmarks/hf_graph_breaks.py --backend aot_eager --json /tmp/hf.json
+    python benchmarks/hf_graph_breaks.py --device cuda --models mixtral,llama --cold-repeats 3
     python benchmarks/hf_graph_breaks.py --record-profile traced.txt --skip-latency
     python benchmarks/hf_graph_breaks.py --eqrewrite-args "--scope traced:traced.txt"
 
@@ -293,16 +297,17 @@ def _model_inputs(model: Model) -> dict:
     return {"input_ids": _ids(128), "attention_mask": _ones()}
 
 
-def _build_variant(name: str, variant: str) -> tuple[Any, dict]:
-    """``(callable, keyword arguments)`` of one case; the callable is a module or a closure."""
+def _build_variant(name: str, variant: str, device: str = "cpu") -> tuple[Any, dict]:
+    """``(callable, keyword arguments)`` of one case on ``device``; the callable is a module
+    or a closure. Weights and inputs are drawn on the CPU (the same on every device)."""
     import torch
     import transformers as tf
 
     model = MODELS[name]
     config = model.config("eager" if variant == "attn_eager" else None)
-    kwargs = _model_inputs(model)
+    kwargs = {key: value.to(device) for key, value in _model_inputs(model).items()}
     if variant in ("forward", "attn", "attn_eager", "global"):
-        module = getattr(tf, model.base)(config)
+        module = getattr(tf, model.base)(config).to(device)
         if variant.startswith("attn"):
             kwargs["output_attentions"] = True
         if variant == "global":
@@ -310,17 +315,18 @@ def _build_variant(name: str, variant: str) -> tuple[Any, dict]:
             glob[:, 0] = 1
             glob[:, 5] = 1
             glob[1, 9] = 1
-            kwargs["global_attention_mask"] = glob
+            kwargs["global_attention_mask"] = glob.to(device)
         return module.eval(), kwargs
-    module = getattr(tf, model.head)(config).eval()
+    module = getattr(tf, model.head)(config).to(device).eval()
     if variant == "labels":
         target = kwargs.get("decoder_input_ids", kwargs.get("input_ids"))
         kwargs.pop("decoder_input_ids", None)
         return module, {**kwargs, "labels": target}
-    return _decode_step(module, model.inputs == "text", kwargs)
+    return _decode_step(module, model.inputs == "text", kwargs, device)
 
 
-def _decode_step(module: Any, text: bool, kwargs: dict) -> tuple[Any, dict]:
+def _decode_step(module: Any, text: bool, kwargs: dict, device: str = "cpu"
+                 ) -> tuple[Any, dict]:
     """A prefill run eagerly, then one cached decoding step. The step crops the cache back to
     the prefill length first, so every call (counting, timing) starts from the same cache;
     older releases return legacy tuples, which no call mutates."""
@@ -337,7 +343,8 @@ def _decode_step(module: Any, text: bool, kwargs: dict) -> tuple[Any, dict]:
         if extra > 0:
             crop(-extra)
 
-    token = torch.randint(2, 128, (BATCH, 1), generator=torch.Generator().manual_seed(7))
+    token = torch.randint(2, 128, (BATCH, 1), generator=torch.Generator().manual_seed(7)
+                          ).to(device)
     if text:
         def step(input_ids, attention_mask):
             rewind()
@@ -345,7 +352,8 @@ def _decode_step(module: Any, text: bool, kwargs: dict) -> tuple[Any, dict]:
                           past_key_values=cache, use_cache=True)
 
         return step, {"input_ids": token,
-                      "attention_mask": torch.ones(BATCH, SEQ + 1, dtype=torch.long)}
+                      "attention_mask": torch.ones(BATCH, SEQ + 1, dtype=torch.long,
+                                                   device=device)}
     encoder = prefill.encoder_last_hidden_state
 
     def seq2seq_step(encoder_hidden, decoder_input_ids):
@@ -375,13 +383,13 @@ def case_names() -> list[str]:
 class Case:
     """One benchmark case: a builder and the transformers model folders it uses."""
 
-    build: Callable[[], tuple[Any, dict]]
+    build: Callable[..., tuple[Any, dict]]  # build(device="cpu")
     folders: tuple[str, ...]
     control: bool = False  # expected to have no break
 
 
 CASES: dict[str, Case] = {
-    case: Case(lambda case=case: _build_variant(*case.split(":")),
+    case: Case(lambda device="cpu", case=case: _build_variant(*case.split(":"), device),
                MODELS[case.split(":")[0]].folders,
                control=MODELS[case.split(":")[0]].control and case.endswith(":forward"))
     for case in case_names()}
@@ -523,7 +531,7 @@ def run_worker(spec: dict) -> dict:
     transformers = _import_tree(spec["tree_parent"])
     torch.set_num_threads(spec["threads"])
     torch.manual_seed(0)
-    model, kwargs = CASES[spec["case"]].build()
+    model, kwargs = CASES[spec["case"]].build(spec.get("device", "cpu"))
     return measure(model, kwargs, spec, transformers)
 
 
@@ -562,8 +570,26 @@ def measure(model: Any, kwargs: dict, spec: dict, package: Any) -> dict:
     return result
 
 
+def _timer(device: str) -> Callable[[Callable[[], Any]], tuple[float, Any]]:
+    """``time(call) -> (seconds, result)``, waiting for the device's queued work."""
+    import torch
+
+    def sync() -> None:
+        if device.startswith("cuda"):
+            torch.cuda.synchronize()
+
+    def time_call(call: Callable[[], Any]) -> tuple[float, Any]:
+        sync()
+        start = time.perf_counter()
+        result = call()
+        sync()
+        return time.perf_counter() - start, result
+
+    return time_call
+
+
 def run_latency_worker(spec: dict) -> dict:
-    """Compiled latency of one case from both trees in this one process.
+    """Steady-state compiled latency of one case from both trees in this one process.
 
     Both trees are imported (one after the other, as distinct module objects), both models
     are compiled with the same backend, warmed up, then timed in alternation (before, after,
@@ -573,14 +599,15 @@ def run_latency_worker(spec: dict) -> dict:
     import torch._dynamo
 
     torch.set_num_threads(spec["threads"])
+    device = spec.get("device", "cpu")
+    time_call = _timer(device)
     callables = {}
     for tree, parent in (("orig", spec["orig_parent"]), ("rew", spec["rew_parent"])):
         _import_tree(parent)
         torch.manual_seed(0)
-        callables[tree] = CASES[spec["case"]].build()
+        callables[tree] = CASES[spec["case"]].build(device)
     torch._dynamo.reset()
     times: dict[str, list[float]] = {"orig": [], "rew": []}
-    first: dict[str, float] = {}
     agree = {}
     with torch.no_grad():
         compiled = {tree: torch.compile(fn, backend=spec["backend"])
@@ -588,22 +615,36 @@ def run_latency_worker(spec: dict) -> dict:
         for tree, fn in compiled.items():
             kwargs = callables[tree][1]
             eager = _tensors(callables[tree][0](**kwargs))
-            start = time.perf_counter()
-            out = fn(**kwargs)
-            first[tree] = time.perf_counter() - start
-            agree[tree] = _compare(eager, _tensors(out), COMPILED_RTOL, COMPILED_ATOL)
+            agree[tree] = _compare([t.cpu() for t in eager],
+                                   [t.cpu() for t in _tensors(fn(**kwargs))],
+                                   COMPILED_RTOL, COMPILED_ATOL)
             for _ in range(WARMUP - 1):
                 fn(**kwargs)
         for _ in range(spec["repeats"]):
             for tree, fn in compiled.items():
                 kwargs = callables[tree][1]
-                start = time.perf_counter()
-                fn(**kwargs)
-                times[tree].append(time.perf_counter() - start)
-    return {tree: {"backend": spec["backend"], "median_s": statistics.median(times[tree]),
-                   "min_s": min(times[tree]), "times_s": times[tree],
-                   "first_call_s": first[tree], "compiled_vs_eager": agree[tree]}
+                times[tree].append(time_call(lambda fn=fn, kwargs=kwargs: fn(**kwargs))[0])
+    return {tree: {"backend": spec["backend"], "device": device,
+                   "median_s": statistics.median(times[tree]), "min_s": min(times[tree]),
+                   "times_s": times[tree], "compiled_vs_eager": agree[tree]}
             for tree in times}
+
+
+def run_cold_worker(spec: dict) -> dict:
+    """Cold start of one case from one tree: the first compiled call, compilation included,
+    in a fresh process whose Inductor cache folder is empty (``spec["cache_dir"]``)."""
+    os.environ["TORCHINDUCTOR_CACHE_DIR"] = spec["cache_dir"]
+    os.environ["TRITON_CACHE_DIR"] = os.path.join(spec["cache_dir"], "triton")
+    import torch
+
+    torch.set_num_threads(spec["threads"])
+    _import_tree(spec["tree_parent"])
+    torch.manual_seed(0)
+    fn, kwargs = CASES[spec["case"]].build(spec.get("device", "cpu"))
+    compiled = torch.compile(fn, backend=spec["backend"])
+    with torch.no_grad():
+        seconds, _ = _timer(spec.get("device", "cpu"))(lambda: compiled(**kwargs))
+    return {"first_call_s": seconds, "backend": spec["backend"]}
 
 
 # --------------------------------------------------------------------------------------------
@@ -752,6 +793,7 @@ def run_case(tree: str, tree_parent: Path, case: str, workdir: Path, args: argpa
             return {"case": case, "tree": tree, **kept}
     spec = {"job": "count", "tree": tree, "tree_parent": str(tree_parent.resolve()),
             "case": case, "package": package, "threads": args.threads,
+            "device": getattr(args, "device", "cpu"),
             "record": bool(args.record_profile) and tree == "orig",
             "outputs_file": str(workdir / "outputs" / f"{tree}_{case}.pt")}
     result = _run_worker_process(spec, workdir / "outputs" / f"{tree}_{case}.json",
@@ -783,12 +825,31 @@ def _kept_record(workdir: Path, tree: str, case: str, package: str = "transforme
 
 
 def run_latency(case: str, workdir: Path, args: argparse.Namespace) -> dict:
-    """Time one case from both trees in one fresh interpreter (see run_latency_worker)."""
+    """Steady-state latency of one case from both trees in one fresh interpreter (see
+    run_latency_worker), then ``--cold-repeats`` cold starts of each tree, alternating, each
+    in a fresh interpreter with an empty compile cache (see run_cold_worker)."""
+    parents = {tree: str((workdir / tree).resolve()) for tree in ("orig", "rew")}
     spec = {"job": "latency", "case": case, "backend": args.backend, "threads": args.threads,
-            "repeats": args.repeats, "orig_parent": str((workdir / "orig").resolve()),
-            "rew_parent": str((workdir / "rew").resolve())}
-    return _run_worker_process(spec, workdir / "outputs" / f"latency_{case}.json",
-                               [spec["orig_parent"], spec["rew_parent"]], args)
+            "repeats": args.repeats, "device": args.device, "orig_parent": parents["orig"],
+            "rew_parent": parents["rew"]}
+    result = _run_worker_process(spec, workdir / "outputs" / f"latency_{case}.json",
+                                 list(parents.values()), args)
+    if "error" in result:
+        return result
+    for attempt in range(args.cold_repeats):
+        for tree, parent in parents.items():
+            cache = tempfile.mkdtemp(prefix=f"cold-{tree}-", dir=workdir)
+            cold = _run_worker_process(
+                {"job": "cold", "case": case, "backend": args.backend, "device": args.device,
+                 "threads": args.threads, "tree_parent": parent, "cache_dir": cache},
+                workdir / "outputs" / f"cold_{tree}_{attempt}_{case}.json", [parent], args)
+            shutil.rmtree(cache, ignore_errors=True)
+            if "error" in cold:
+                return {"error": f"cold start ({tree}): {cold['error']}"}
+            result[tree].setdefault("cold_runs_s", []).append(cold["first_call_s"])
+    for tree in parents:
+        result[tree]["cold_s"] = statistics.median(result[tree]["cold_runs_s"])
+    return result
 
 
 def _fmt_ratio(latency: dict | None) -> str:
@@ -849,19 +910,29 @@ def _print_reasons(results: dict[str, dict[str, dict]]) -> None:
 
 
 def _print_latency(latencies: dict[str, dict]) -> None:
-    """Compiled latency of the cases whose breaks all went away, and the geometric mean."""
+    """Cold-start and steady-state compiled latency of the cases whose breaks dropped, and
+    the geometric means of after/before."""
     timed = {c: t for c, t in latencies.items() if "error" not in t}
     if not timed:
         return
-    print("\ncompiled latency (median ms, both trees in one process, alternating calls):")
-    ratios = []
+    device = next(iter(timed.values()))["orig"].get("device", "cpu")
+    print(f"\ncompiled latency on {device}: cold = first call in a fresh process with an "
+          "empty compile cache (compilation included), steady = median of repeated calls "
+          "(both trees in one process, alternating):")
+    steady, cold = [], []
     for case, timing in timed.items():
-        before, after = timing["orig"]["median_s"], timing["rew"]["median_s"]
-        ratios.append(after / before)
-        print(f"  {case:24} before {1e3 * before:8.2f}  after {1e3 * after:8.2f}  "
-              f"after/before {after / before:.2f}")
-    mean = statistics.geometric_mean(ratios)
-    print(f"  geometric mean of after/before over {len(ratios)} cases: {mean:.2f}")
+        before, after = timing["orig"], timing["rew"]
+        steady.append(after["median_s"] / before["median_s"])
+        line = (f"  {case:24} steady before {1e3 * before['median_s']:8.2f} ms  after "
+                f"{1e3 * after['median_s']:8.2f} ms  after/before {steady[-1]:.2f}")
+        if "cold_s" in before:
+            cold.append(after["cold_s"] / before["cold_s"])
+            line += (f" | cold before {before['cold_s']:6.2f} s  after {after['cold_s']:6.2f} s"
+                     f"  after/before {cold[-1]:.2f}")
+        print(line)
+    print(f"  geometric mean of after/before over {len(steady)} cases: steady "
+          f"{statistics.geometric_mean(steady):.2f}"
+          + (f", cold {statistics.geometric_mean(cold):.2f}" if cold else ""))
     for case, timing in latencies.items():
         if "error" in timing:
             print(f"  {case}: latency run failed: {timing['error']}")
@@ -880,6 +951,12 @@ def main(argv: list[str] | None = None) -> int:
                              "'--scope traced:profile.txt'")
     parser.add_argument("--backend", default="inductor",
                         help="torch.compile backend for latency (inductor, aot_eager, eager)")
+    parser.add_argument("--device", default="cpu",
+                        help="device the models run on, for the break counts and the latency "
+                             "(cpu, cuda, cuda:1...)")
+    parser.add_argument("--cold-repeats", type=int, default=1,
+                        help="cold starts per tree and case, each in a fresh process with an "
+                             "empty compile cache; the median is kept (default: 1)")
     parser.add_argument("--skip-latency", action="store_true",
                         help="do not time compiled runs (otherwise: cases whose breaks all went "
                              "away, both trees timed in one process)")
@@ -917,7 +994,8 @@ def main(argv: list[str] | None = None) -> int:
 
     if args.worker:
         spec = json.loads(args.worker)
-        result = (run_latency_worker if spec["job"] == "latency" else run_worker)(spec)
+        jobs = {"count": run_worker, "latency": run_latency_worker, "cold": run_cold_worker}
+        result = jobs[spec["job"]](spec)
         Path(args.worker_out).write_text(json.dumps(result, indent=1))
         return 0
 
@@ -957,7 +1035,7 @@ def main(argv: list[str] | None = None) -> int:
             orig, rew = results[case]["orig"], results[case]["rew"]
             if args.skip_latency or "error" in orig or "error" in rew:
                 continue
-            if orig["breaks"] > 0 and rew["breaks"] == 0:
+            if rew["breaks"] < orig["breaks"]:  # every case whose breaks dropped
                 print(f"{case} latency, both trees ...", file=sys.stderr, flush=True)
                 latencies[case] = run_latency(case, workdir, args)
         rows, comparison = [], {}
