@@ -273,7 +273,11 @@ MODELS: dict[str, Model] = {
 # forward: the base model; labels: the head with labels (loss); attn / attn_eager:
 # output_attentions=True with the default (sdpa) and the eager attention implementation;
 # global: Longformer's global attention; decode: one cached decoding step after a prefill.
-VARIANTS = ("forward", "labels", "attn", "attn_eager", "global", "decode")
+VARIANTS = ("forward", "labels", "attn", "attn_eager", "global", "decode", "decode_legacy")
+
+
+class NotApplicable(Exception):
+    """A variant the installed release does not have (legacy cache tuples in 5.x)."""
 
 
 def _model_inputs(model: Model) -> dict:
@@ -322,19 +326,20 @@ def _build_variant(name: str, variant: str, device: str = "cpu") -> tuple[Any, d
         target = kwargs.get("decoder_input_ids", kwargs.get("input_ids"))
         kwargs.pop("decoder_input_ids", None)
         return module, {**kwargs, "labels": target}
-    return _decode_step(module, model.inputs == "text", kwargs, device)
+    return _decode_step(module, model.inputs == "text", kwargs, device,
+                        legacy=variant == "decode_legacy")
 
 
-def _decode_step(module: Any, text: bool, kwargs: dict, device: str = "cpu"
-                 ) -> tuple[Any, dict]:
+def _decode_step(module: Any, text: bool, kwargs: dict, device: str = "cpu",
+                 legacy: bool = False) -> tuple[Any, dict]:
     """A prefill run eagerly, then one cached decoding step. The step crops the cache back to
     the prefill length first, so every call (counting, timing) starts from the same cache;
-    older releases return legacy tuples, which no call mutates."""
+    with ``legacy`` the cache is passed as legacy tuples, which no call mutates."""
     import torch
 
     with torch.no_grad():
         prefill = module(**kwargs, use_cache=True)
-    cache = prefill.past_key_values
+    cache = _cache_form(module, prefill.past_key_values, legacy)
     crop = getattr(cache, "crop", None)
 
     def rewind() -> None:
@@ -364,6 +369,28 @@ def _decode_step(module: Any, text: bool, kwargs: dict, device: str = "cpu"
     return seq2seq_step, {"encoder_hidden": encoder, "decoder_input_ids": token}
 
 
+def _cache_form(module: Any, cache: Any, legacy: bool) -> Any:
+    """The prefill's cache in the form a variant passes back: a ``Cache`` object
+    (``decode``) or legacy tuples (``decode_legacy``). 4.4x models return tuples unless given
+    a ``Cache``; those without ``Cache`` support have no ``decode`` variant, and 5.x has no
+    legacy tuples."""
+    import transformers
+
+    if legacy:
+        if isinstance(cache, tuple):
+            return cache
+        if not hasattr(cache, "to_legacy_cache"):
+            raise NotApplicable("no legacy cache tuples in this release")
+        return cache.to_legacy_cache()
+    if not isinstance(cache, tuple):
+        return cache
+    if not getattr(module, "_supports_cache_class", False):
+        raise NotApplicable("this model takes no Cache object in this release")
+    if len(cache[0]) == 4:  # self-attention and cross-attention keys and values per layer
+        return transformers.EncoderDecoderCache.from_legacy_cache(cache)
+    return transformers.DynamicCache.from_legacy_cache(cache)
+
+
 def case_names() -> list[str]:
     """Every "model:variant" case, in table order."""
     names = []
@@ -373,7 +400,7 @@ def case_names() -> list[str]:
                 continue
             if variant == "attn_eager" and not model.eager_variant:
                 continue
-            if variant == "decode" and not model.decoder:
+            if variant.startswith("decode") and not model.decoder:
                 continue
             names.append(f"{name}:{variant}")
     return names
@@ -531,7 +558,10 @@ def run_worker(spec: dict) -> dict:
     transformers = _import_tree(spec["tree_parent"])
     torch.set_num_threads(spec["threads"])
     torch.manual_seed(0)
-    model, kwargs = CASES[spec["case"]].build(spec.get("device", "cpu"))
+    try:
+        model, kwargs = CASES[spec["case"]].build(spec.get("device", "cpu"))
+    except NotApplicable as reason:
+        return {"not_applicable": str(reason)}
     return measure(model, kwargs, spec, transformers)
 
 
@@ -865,6 +895,9 @@ def _row(case: str, before: dict, after: dict, latency: dict | None
     """One printed table row and the per-case comparison record."""
     import torch
 
+    if "not_applicable" in before:
+        return [case, "n/a", "n/a", "-", before["not_applicable"], "-"], {
+            "not_applicable": before["not_applicable"]}
     if "error" in before or "error" in after:
         which = "before" if "error" in before else "after"
         record = {"error": (before if which == "before" else after)["error"]}
@@ -1033,7 +1066,7 @@ def main(argv: list[str] | None = None) -> int:
         latencies: dict[str, dict] = {}
         for case in cases:
             orig, rew = results[case]["orig"], results[case]["rew"]
-            if args.skip_latency or "error" in orig or "error" in rew:
+            if args.skip_latency or {"error", "not_applicable"} & (set(orig) | set(rew)):
                 continue
             if rew["breaks"] < orig["breaks"]:  # every case whose breaks dropped
                 print(f"{case} latency, both trees ...", file=sys.stderr, flush=True)
@@ -1048,7 +1081,7 @@ def main(argv: list[str] | None = None) -> int:
               f"torch.equal on every output tensor, 'allclose' = rtol {RTOL}, atol {ATOL}\n")
         _print_table(rows)
         _print_latency(latencies)
-        ok = [c for c in cases if "error" not in comparison[c]]
+        ok = [c for c in cases if not {"error", "not_applicable"} & set(comparison[c])]
         before = sum(results[c]["orig"]["breaks"] for c in ok)
         after = sum(results[c]["rew"]["breaks"] for c in ok)
         removed = 100.0 * (before - after) / before if before else 0.0
