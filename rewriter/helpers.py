@@ -194,7 +194,8 @@ def _eqrw_compare(tensor, operator, number):
 
     compare = {"<": _operator.lt, "<=": _operator.le, ">": _operator.gt,
                ">=": _operator.ge, "==": _operator.eq, "!=": _operator.ne}.get(operator)
-    if _eqrw_compiling() and tensor.numel() == 1:
+    if (_eqrw_compiling() and isinstance(tensor, _eqrw_torch.Tensor)
+            and tensor.numel() == 1):
         value = tensor.reshape(())
         if compare is None:
             return value != 0

@@ -47,11 +47,11 @@ class Select(Kind):
         if proposal is not None or self.options["form"] == "same_call":
             return with_compare(proposal)
         # Not proven: perhaps only because unannotated parameters are of unknown kind.
-        # Proven with them taken as tensors, a select with a plain condition becomes a
-        # run-time dispatch on their types (_eqrw_select, _eqrw_select_cond).
+        # Proven with them taken as tensors, it becomes a run-time dispatch on their types.
         assumed = context.assuming()
         proposal = self._propose(node, assumed) if assumed is not None else None
-        dispatched = None if proposal is None else _dispatch(proposal, context)
+        dispatched = None if proposal is None or not isinstance(node, ast.If | ast.IfExp) else (
+            _dispatch(node, proposal, context))
         if dispatched is None and self.options["form"] == "assign" and isinstance(node, ast.If):
             _diagnose(node, context)  # once per `if`: by the first select rule
         return dispatched
@@ -90,32 +90,36 @@ class Select(Kind):
         return None
 
 
-# The traced forms a proven select takes, and the run-time dispatch that replaces each
-# when the proof assumed unannotated parameters to be tensors. Only a plain condition
-# (``$c0``, evaluated as written) qualifies: ``~``/``&``/``|`` mean something else for
-# Python values.
-_DISPATCHES = {
-    "_eqrw_where($c0, $a, $b)": "_eqrw_select(({names}), $c0, lambda: $a, lambda: $b)",
-    "_eqrw_cond($c0, ": "_eqrw_select_cond(({names}), $c0, ",
-}
-
-
-def _dispatch(proposal: Proposal, context: KindContext) -> Proposal | None:
+def _dispatch(node: ast.If | ast.IfExp, proposal: Proposal,
+              context: KindContext) -> Proposal | None:
     """``proposal`` (proven with unannotated parameters taken as tensors) behind a run-time
     check that the parameters its operands come from are tensors: otherwise the helpers
-    run the original ``if`` (one branch evaluated, whatever the parameters hold)."""
-    operands = [proposal.bindings[k] for k in ("c0", "a", "b")]
+    run the original ``if`` (one branch evaluated, whatever the parameters hold). Only a
+    condition evaluated as written qualifies: a tensor (``$c0``), or ``_eqrw_compare`` /
+    ``_eqrw_truth`` of ``.item()``/``bool()`` (the original comparison eagerly), not ``~``,
+    ``&`` or ``|`` (which mean something else for Python values), nor ``.tolist()``
+    (read as ``.item()``, the same only for a one-element tensor)."""
+    assumed = context.assuming()
+    condition = None if assumed is None else tensor_condition(node.test, assumed)
+    if condition is None or any(isinstance(n, ast.Attribute) and n.attr == "tolist"
+                                for n in ast.walk(node.test)):
+        return None
+    test = condition[0]
+    if not (test == "$c0" or test.startswith(("_eqrw_compare($c0,", "_eqrw_truth($c0,"))):
+        return None
+    operands = [proposal.bindings[k] for k in (*condition[1], "a", "b")]
     parameters = context.parameters_behind(
         [b for b in operands if isinstance(b, ast.expr)])  # (each binds one expression)
     if not parameters:
         return None
     names = ", ".join(parameters) + ("," if len(parameters) == 1 else "")
-    for traced, checked in _DISPATCHES.items():
-        helper = checked.partition("(")[0]
+    for traced, checked in ((f"_eqrw_where({test}, $a, $b)",
+                             f"_eqrw_select(({names}), {test}, lambda: $a, lambda: $b)"),
+                            (f"_eqrw_cond({test}, ", f"_eqrw_select_cond(({names}), {test}, ")):
         if traced in proposal.template:
-            proposal.template = proposal.template.replace(traced, checked.format(names=names))
-            proposal.helpers = frozenset({helper})
-            return proposal
+            proposal.template = proposal.template.replace(traced, checked)
+            proposal.helpers = frozenset({checked.partition("(")[0]})
+            return with_compare(proposal)
     return None
 
 
