@@ -121,6 +121,18 @@ SOURCE = textwrap.dedent('''
                 return x
 
 
+    class RowGate(nn.Module):
+        def forward(self, x):
+            out = []
+            for row in x:
+                if row.sum() > 0:
+                    y = row * 2
+                else:
+                    y = row - 1
+                out.append(y)
+            return sum(out)
+
+
     class NotGate(nn.Module):
         def forward(self, x):
             return x * 2 if not x > 0 else x
@@ -184,6 +196,8 @@ FIXED = {
                       [(torch.tensor([1.0, 2.0]),), (torch.tensor([-1.0, 0.5]),)]),
     "PeakHalve": ("_eqrw_select((x,), _eqrw_truth(peak, '>', 1.0), lambda: (x / 2), lambda: x)",
                   [(torch.tensor([3.0, 2.0]),), (torch.tensor([0.5, -1.0]),)]),
+    "RowGate": ("_eqrw_select((x,), row.sum() > 0, lambda: (row * 2), lambda: (row - 1))",
+                [(torch.tensor([[1.0, -2.0], [0.5, 0.25]]),)]),
 }
 UNCHANGED = ["NotGate", "BothGate", "ListGate", "CountScale", "IndexSum", "ItemEscapes"]
 
@@ -206,6 +220,7 @@ NON_TENSORS = {
     "LeakyFix": NUMBERS,
     "MeanThreshold": NUMBERS,
     "PeakHalve": NUMBERS,
+    "RowGate": NUMBERS + [(np.array([[1.0, -2.0], [0.5, 0.25]]),), ([[1.0], [2.0]],)],
 }
 CASES = [(name, args) for name, cases in NON_TENSORS.items() for args in cases]
 
