@@ -174,6 +174,16 @@ def _eqrw_select(parameters, condition, if_true, if_false):
         return _eqrw_where(condition, if_true(), if_false())
     return if_true() if condition else if_false()
 ''', ("_eqrw_where",)),
+    "_eqrw_select_cond": ('''
+def _eqrw_select_cond(parameters, condition, if_true, if_false, operands):
+    """``if_true(*operands) if condition else if_false(*operands)``: one branch evaluated,
+    as written. Traced, when the parameters the rewrite took for tensors are tensors,
+    torch.cond, as ``_eqrw_cond`` (branches that call layers or non-elementwise methods)."""
+    if (_eqrw_compiling() and isinstance(condition, _eqrw_torch.Tensor)
+            and all(isinstance(p, _eqrw_torch.Tensor) for p in parameters)):
+        return _eqrw_cond(condition, if_true, if_false, operands)
+    return if_true(*operands) if condition else if_false(*operands)
+''', ("_eqrw_cond",)),
     "_eqrw_compare": ('''
 def _eqrw_compare(tensor, operator, number):
     """``tensor.item() <operator> number`` (``bool(tensor)`` for "truth"): a Python bool.
@@ -184,7 +194,8 @@ def _eqrw_compare(tensor, operator, number):
 
     compare = {"<": _operator.lt, "<=": _operator.le, ">": _operator.gt,
                ">=": _operator.ge, "==": _operator.eq, "!=": _operator.ne}.get(operator)
-    if _eqrw_compiling() and tensor.numel() == 1:
+    if (_eqrw_compiling() and isinstance(tensor, _eqrw_torch.Tensor)
+            and tensor.numel() == 1):
         value = tensor.reshape(())
         if compare is None:
             return value != 0

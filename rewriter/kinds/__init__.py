@@ -77,14 +77,12 @@ class KindContext:
         candidates = [a.arg for a in without_default
                       if a.annotation is None and a.arg not in ("self", "cls")]
         sources: dict[str, set[str]] = {}
-        for node in ast.walk(function):
-            if isinstance(node, ast.Assign | ast.AugAssign | ast.AnnAssign) and node.value:
-                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-                used = {n.id for n in ast.walk(node.value) if isinstance(n, ast.Name)}
-                for target in targets:
-                    for bound in ast.walk(target):
-                        if isinstance(bound, ast.Name):
-                            sources.setdefault(bound.id, set()).update(used)
+        for targets, value in _bindings_in(function):
+            used = {n.id for n in ast.walk(value) if isinstance(n, ast.Name)}
+            for target in targets:
+                for bound in ast.walk(target):
+                    if isinstance(bound, ast.Name):
+                        sources.setdefault(bound.id, set()).update(used)
         reached: set[str] = set()
         todo = [n.id for node in nodes for n in ast.walk(node)
                                 if isinstance(n, ast.Name)]
@@ -127,6 +125,23 @@ class KindContext:
             for child in ast.iter_child_nodes(parent):
                 found[child] = parent
         return found
+
+
+def _bindings_in(function: ast.AST) -> list[tuple[list[ast.expr], ast.expr]]:
+    """``(targets, value)`` for every way ``function`` binds names from a value: assignments,
+    ``for`` loops and comprehensions (from what they iterate), ``with ... as`` and ``:=``.
+    A local bound any of these ways carries the parameters its value reads."""
+    found: list[tuple[list[ast.expr], ast.expr]] = []
+    for node in ast.walk(function):
+        if isinstance(node, ast.Assign):
+            found.append((node.targets, node.value))
+        elif isinstance(node, ast.AugAssign | ast.AnnAssign | ast.NamedExpr) and node.value:
+            found.append(([node.target], node.value))
+        elif isinstance(node, ast.For | ast.AsyncFor | ast.comprehension):
+            found.append(([node.target], node.iter))
+        elif isinstance(node, ast.withitem) and node.optional_vars is not None:
+            found.append(([node.optional_vars], node.context_expr))
+    return found
 
 
 class Kind:

@@ -8,6 +8,14 @@ the mask has x's shape, keeps the original expression otherwise (and always
 eagerly), raises like the original on an empty max/min, and returns NaN for the
 mean of nothing like the original. ``numel`` is rewritten only where its value
 meets a tensor in arithmetic, since it becomes a 0-d tensor when traced.
+
+When ``x`` or the mask is proven a tensor only with unannotated parameters taken as
+tensors (``x[x > 0].sum()`` in ``forward(self, x)``), the same rewrite is made: the helper
+takes the torch.where path only when traced and both are tensors, and otherwise evaluates
+the original expression, so numbers, lists and numpy arrays get exactly the original's
+result or exception. A parameter named like a mask (``mask``, ``attention_mask``) is taken
+as the mask there: the helper checks its dtype when traced. ``numel`` is left alone: its
+traced value, a tensor, would meet a number or an array where the original gave an int.
 """
 
 from __future__ import annotations
@@ -27,7 +35,9 @@ HELPERS = {
     "_eqrw_masked": ('''
 def _eqrw_masked(x, mask, reduction):
     """``getattr(x[mask], reduction)()``; traced with torch.where when the mask covers x."""
-    if not (_eqrw_compiling() and mask.dtype == _eqrw_torch.bool and mask.shape == x.shape):
+    if not (_eqrw_compiling() and isinstance(x, _eqrw_torch.Tensor)
+            and isinstance(mask, _eqrw_torch.Tensor) and mask.dtype == _eqrw_torch.bool
+            and mask.shape == x.shape):
         return getattr(x[mask], reduction)()
     if reduction == "numel":
         return mask.sum()
@@ -65,14 +75,40 @@ class MaskedReduction(Kind):
                 and not node.keywords and isinstance(func.value, ast.Subscript)):
             return None
         selection = func.value
+        if func.attr == "numel" and not feeds_tensor_arithmetic(node, context):
+            return None
         mask = _mask_of(selection.slice, context)
         if mask is None or not context.is_tensor(selection.value):
-            return None
-        if func.attr == "numel" and not feeds_tensor_arithmetic(node, context):
+            mask = _assumed_mask(node, selection, context)
+        if mask is None:
             return None
         return Proposal(f"_eqrw_masked($x, $mask, {func.attr!r})",
                         {"x": selection.value, "mask": mask}, Level.EXPRESSION,
                         frozenset({"_eqrw_masked"}))
+
+
+def _assumed_mask(node: ast.Call, selection: ast.Subscript,
+                  context: KindContext) -> ast.expr | None:
+    """The mask of ``x[mask].<reduction>()`` proven with unannotated parameters taken as
+    tensors (the helper checks x and the mask at run time), or a parameter named like a
+    mask; None for ``numel`` (see the module's docstring) or when nothing is proven."""
+    assumed = context.assuming()
+    if assumed is None or not isinstance(node.func, ast.Attribute) or (
+            node.func.attr == "numel") or not assumed.is_tensor(selection.value):
+        return None
+    mask = _mask_of(selection.slice, assumed)
+    if mask is None and _mask_parameter(selection.slice, context):
+        mask = selection.slice
+    return mask
+
+
+def _mask_parameter(index: ast.expr, context: KindContext) -> bool:
+    """An unannotated parameter named like a mask, never rebound in the function."""
+    if not (isinstance(index, ast.Name) and "mask" in index.id.lower()
+            and context.parameters_behind([index]) == [index.id]):
+        return False
+    return not any(isinstance(n, ast.Name) and n.id == index.id
+                   and not isinstance(n.ctx, ast.Load) for n in ast.walk(context.function))
 
 
 def _mask_of(index: ast.expr, context: KindContext) -> ast.expr | None:

@@ -16,6 +16,11 @@ leaves the graph the same way. Two shapes are handled:
 
 When a use of the name is anything else (printed, returned, ``range(n)``, a block of
 statements no select expresses: Longformer's ``is_global_attn``), the assignment stays.
+
+``t.item()`` of a tensor proven only with unannotated parameters taken as tensors is
+rewritten the same way when every use is a condition the selects rewrite with their
+run-time dispatch: ``_eqrw_item`` gives ``t.item()`` unless traced with a tensor ``t``, and
+``_eqrw_truth`` compares a Python value exactly as the original did.
 """
 
 from __future__ import annotations
@@ -158,11 +163,19 @@ class ScalarFlag(Kind):
         target = node.targets[0]
         if not isinstance(target, ast.Name):
             return None
-        tensor = scalar_of(node.value, context)
+        proof = context
+        if scalar_of(node.value, context) is None and (assumed := context.assuming()) and (
+                _item_call(node.value)):
+            # Proven only with unannotated parameters taken as tensors: `_eqrw_item` checks
+            # the value is a tensor when traced, `.item()` otherwise, and the conditions
+            # (`_eqrw_truth`) compare either. `.tolist()` is not: it reads as `.item()`
+            # only on a one-element tensor.
+            proof = assumed
+        tensor = scalar_of(node.value, proof)
         if tensor is None:
             self._diagnose(node, context)
             return None
-        if flag_value(target, context) is not node.value:
+        if flag_value(target, proof) is not node.value:
             return None
         uses = [n for n in ast.walk(context.function) if isinstance(n, ast.Name)
                 and n.id == target.id and isinstance(n.ctx, ast.Load)]
@@ -179,6 +192,12 @@ class ScalarFlag(Kind):
                 and context.is_tensor(value.func.value)):
             context.note("`.tolist()` of a tensor not proven 0-d (a reduction over every "
                          "element): it may return a list, so it is not read as a number")
+
+
+def _item_call(value: ast.expr) -> bool:
+    """``value`` is ``<something>.item()``."""
+    return (isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute)
+            and value.func.attr == "item" and not value.args and not value.keywords)
 
 
 def _rewritten_condition(use: ast.Name, context: KindContext) -> bool:
@@ -198,5 +217,5 @@ def _rewritten_condition(use: ast.Name, context: KindContext) -> bool:
     kinds: list[Kind] = [Select({"form": f}) for f in forms]
     if isinstance(parent, ast.If):
         kinds.append(Guard({"form": "raise"}))
-    quiet = KindContext(context.guards)  # trial proposals: no notes
+    quiet = KindContext(context.guards, context.assumed)  # trial proposals: no notes
     return any(kind.propose(parent, quiet) is not None for kind in kinds)

@@ -27,6 +27,10 @@ Two tables of operations (``options: {ops: exact | pointwise}``):
   ``0 * f'(x)``, which is NaN where ``f'`` is infinite or NaN (``sqrt``/``log`` at 0 or
   below, ``exp`` overflowing, a product with an infinite factor): unsafe.
 
+Unannotated parameters (``out = x * 1.0; out[x < 0] = x[x < 0] * 0.1`` in ``forward(self,
+x)``) are taken as tensors for the proof: the traced checks above fall back to the original
+statement for numbers, lists and numpy arrays, which eagerly run it as written.
+
 ``f`` runs on every element, not only the selected ones: the cost is ``numel / selected``
 times the selection's (the whole tensor), with no gather or scatter.
 """
@@ -96,6 +100,15 @@ class MaskScatter(Kind):
         return frozenset({"] =", "index_put_"})
 
     def propose(self, node: ast.AST, context: KindContext) -> Proposal | None:
+        proposal = self._propose(node, context)
+        if proposal is None and (assumed := context.assuming()) is not None:
+            # Proven with unannotated parameters taken as tensors: the helper's traced path
+            # checks that the mask, ``out`` and every selected value are tensors, and runs
+            # the original statement otherwise (the assumed context records no notes).
+            proposal = self._propose(node, assumed)
+        return proposal
+
+    def _propose(self, node: ast.AST, context: KindContext) -> Proposal | None:
         found = _scatter_parts(node)
         if found is None:
             return None

@@ -6,11 +6,13 @@ become ``_eqrw_where`` (torch.where when traced); branches that call layers beco
 ``_eqrw_cond`` (torch.cond, which evaluates one branch only). Eager execution is
 unchanged either way: the helpers take the original path unless compiling.
 
-When the proof fails only because unannotated parameters are of unknown kind, an
-elementwise select with a plain condition becomes ``_eqrw_select((params...), c,
-lambda: A, lambda: B)``: traced with tensor parameters (Dynamo specialises the
-``isinstance`` checks), torch.where; otherwise ``A if c else B`` exactly, one branch
-evaluated, whatever the parameters hold (numbers, lists, numpy arrays...).
+When the proof fails only because unannotated parameters are of unknown kind (directly
+or through locals computed from them), a select with a plain condition becomes
+``_eqrw_select((params...), c, lambda: A, lambda: B)`` (elementwise branches) or
+``_eqrw_select_cond((params...), c, lambda x: A, lambda x: B, (x,))`` (branches that call
+layers): traced with tensor parameters (Dynamo specialises the ``isinstance`` checks),
+torch.where or torch.cond; otherwise ``A if c else B`` exactly, one branch evaluated,
+whatever the parameters hold (numbers, lists, numpy arrays...).
 """
 
 from __future__ import annotations
@@ -45,25 +47,14 @@ class Select(Kind):
         if proposal is not None or self.options["form"] == "same_call":
             return with_compare(proposal)
         # Not proven: perhaps only because unannotated parameters are of unknown kind.
-        # Proven with them taken as tensors, an elementwise select with a plain condition
-        # becomes a run-time dispatch on their types (see _eqrw_select).
+        # Proven with them taken as tensors, it becomes a run-time dispatch on their types.
         assumed = context.assuming()
         proposal = self._propose(node, assumed) if assumed is not None else None
-        where = "_eqrw_where($c0, $a, $b)"
-        if proposal is None or where not in proposal.template:
-            if self.options["form"] == "assign" and isinstance(node, ast.If):
-                _diagnose(node, context)  # once per `if`: by the first select rule
-            return None
-        operands = [proposal.bindings[k] for k in ("c0", "a", "b")]
-        parameters = context.parameters_behind(
-            [b for b in operands if isinstance(b, ast.expr)])  # (each binds one expression)
-        if not parameters:
-            return None
-        names = ", ".join(parameters) + ("," if len(parameters) == 1 else "")
-        proposal.template = proposal.template.replace(
-            where, f"_eqrw_select(({names}), $c0, lambda: $a, lambda: $b)")
-        proposal.helpers = frozenset({"_eqrw_select"})
-        return proposal
+        dispatched = None if proposal is None or not isinstance(node, ast.If | ast.IfExp) else (
+            _dispatch(node, proposal, context))
+        if dispatched is None and self.options["form"] == "assign" and isinstance(node, ast.If):
+            _diagnose(node, context)  # once per `if`: by the first select rule
+        return dispatched
 
     def _propose(self, node: ast.AST, context: KindContext) -> Proposal | None:
         form = self.options["form"]
@@ -97,6 +88,39 @@ class Select(Kind):
         if form == "same_call" and other is not None:
             return _same_call(context, condition, single, other)
         return None
+
+
+def _dispatch(node: ast.If | ast.IfExp, proposal: Proposal,
+              context: KindContext) -> Proposal | None:
+    """``proposal`` (proven with unannotated parameters taken as tensors) behind a run-time
+    check that the parameters its operands come from are tensors: otherwise the helpers
+    run the original ``if`` (one branch evaluated, whatever the parameters hold). Only a
+    condition evaluated as written qualifies: a tensor (``$c0``), or ``_eqrw_compare`` /
+    ``_eqrw_truth`` of ``.item()``/``bool()`` (the original comparison eagerly), not ``~``,
+    ``&`` or ``|`` (which mean something else for Python values), nor ``.tolist()``
+    (read as ``.item()``, the same only for a one-element tensor)."""
+    assumed = context.assuming()
+    condition = None if assumed is None else tensor_condition(node.test, assumed)
+    if condition is None or any(isinstance(n, ast.Attribute) and n.attr == "tolist"
+                                for n in ast.walk(node.test)):
+        return None
+    test = condition[0]
+    if not (test == "$c0" or test.startswith(("_eqrw_compare($c0,", "_eqrw_truth($c0,"))):
+        return None
+    operands = [proposal.bindings[k] for k in (*condition[1], "a", "b")]
+    parameters = context.parameters_behind(
+        [b for b in operands if isinstance(b, ast.expr)])  # (each binds one expression)
+    if not parameters:
+        return None
+    names = ", ".join(parameters) + ("," if len(parameters) == 1 else "")
+    for traced, checked in ((f"_eqrw_where({test}, $a, $b)",
+                             f"_eqrw_select(({names}), {test}, lambda: $a, lambda: $b)"),
+                            (f"_eqrw_cond({test}, ", f"_eqrw_select_cond(({names}), {test}, ")):
+        if traced in proposal.template:
+            proposal.template = proposal.template.replace(traced, checked)
+            proposal.helpers = frozenset({checked.partition("(")[0]})
+            return with_compare(proposal)
+    return None
 
 
 def _only(body: list[ast.stmt]) -> ast.stmt | None:
