@@ -68,7 +68,7 @@ def undefined_helpers(text: str) -> list[str]:
     import re
 
     called = set(re.findall(rf"\b({PREFIX}\w+)\(", text))
-    defined = set(re.findall(rf"^def ({PREFIX}\w+)\(", text, flags=re.MULTILINE))
+    defined = set(re.findall(rf"^(?:def|class) ({PREFIX}\w+)\b", text, flags=re.MULTILINE))
     return sorted(called - defined)
 
 

@@ -5,8 +5,8 @@ shapes depend on the data. The kind recognises the computation, whatever the spe
 its parts (transformers 4.4x, 4.5x and 5.x, Switch/NLLB, gpt-oss, GLM-4-MoE...)::
 
     hits = (mask.sum(dim=(-1, -2)) > 0).nonzero()     # or: for e in range(num_experts)
-    for e in hits:
-        e = e[0]                                       # optional unwrap of the nonzero row
+    for e in hits:                                     # (or .nonzero().squeeze(-1))
+        e = e[0]                                       # or int(e.item()), or e used as is
         if e == sentinel: continue                     # optional tests on the expert index
         slot, token = torch.where(mask[e])             # or (token, slot), .squeeze(0), `_`
         rows = hidden[token]                           # any row-wise computation of
@@ -17,13 +17,14 @@ its parts (transformers 4.4x, 4.5x and 5.x, Switch/NLLB, gpt-oss, GLM-4-MoE...):
 break the graph. Up to four small edits, each exact eagerly (its helper runs the original
 expression) and each harmless alone:
 
-* the ``nonzero`` becomes ``_eqrw_moe_hits(lambda: <nonzero>, mask, axis, limit)``;
-* the loop iterates ``_eqrw_moe_experts(lambda: <hits>, mask, axis, wrap, limit)``;
+* the ``nonzero`` becomes ``_eqrw_moe_hits(lambda: <nonzero>, mask, axis, rows, limit)``;
+* the loop iterates ``_eqrw_moe_experts(lambda: <hits>, mask, axis, limit)``;
 * the route becomes ``_eqrw_moe_route(lambda: torch.where(...), mask, e, axis, limit)``;
 * the added value becomes ``_eqrw_moe_keep(value, mask, e, token, axis, limit)``.
 
 Traced, when the dense form costs at most ``max_factor`` times the routed compute
-(``num_experts <= max_factor * top_k``), the loop visits every expert as a Python int, the
+(``num_experts <= max_factor * top_k``), the loop visits every expert as a Python int
+(``_eqrw_moe_index``, which also answers ``e[0]`` and ``e.item()`` as a nonzero row does), the
 route selects every token (``token = arange``, ``slot`` = the slot routing it there), the
 row-wise computation runs on all rows, and ``torch.where`` keeps the routed tokens' values
 before they are added: the sum of the loop, in the loop's order, up to the rounding of the
@@ -36,8 +37,9 @@ assignment of a row-wise expression (gathers by ``token``, elementwise operators
 by a non-row operand, last-axis ``chunk``/``split``/slices, smooth activations, linear
 layers, and calls of the module's own experts and methods, which are taken to map each
 row on its own, as MLP experts do), a test of the expert index or of the token count; no
-other side effect; none of the loop's names read after it; the expert index used only as
-an int would be (an index or in a test).
+other side effect; none of the loop's names read after it; a nonzero row read only as an
+int answers alike (``e[0]``, ``e.item()``, ``int(e)``, the mask's subscript, a module
+picked and called).
 
 Cost: the experts' compute grows by ``num_experts / top_k``; the unsafe form has no bound.
 Without a rewrite, Dynamo's ``capture_dynamic_output_shape_ops=True`` removes the
@@ -50,6 +52,7 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass
 
+from .. import knowledge as K
 from ..enums import Level
 from . import Kind, KindContext, Proposal
 
@@ -66,26 +69,50 @@ def _eqrw_moe_dense(mask, axis, max_factor, training):
     return max_factor is None or mask.shape[0] <= max_factor * mask.shape[2 - axis]
 ''', ("_eqrw_compiling",)),
     "_eqrw_moe_hits": ('''
-def _eqrw_moe_hits(hits, mask, axis, max_factor, training):
+def _eqrw_moe_hits(hits, mask, axis, rows, max_factor, training):
     """The experts a dispatch loop visits (``hits()``, a ``nonzero``); traced densely, every
-    expert, in the same form (one row per expert), without a data-dependent shape."""
+    expert, in the same form (one row per expert when ``rows``, else a flat index list),
+    without a data-dependent shape."""
     if _eqrw_moe_dense(mask, axis, max_factor, training):
-        return _eqrw_torch.arange(mask.shape[0], device=mask.device).unsqueeze(1)
+        every = _eqrw_torch.arange(mask.shape[0], device=mask.device)
+        return every.unsqueeze(1) if rows else every
     return hits()
 ''', ("_eqrw_moe_dense",)),
     "_eqrw_moe_experts": ('''
-def _eqrw_moe_experts(iterable, mask, axis, wrap, max_factor, training):
-    """The iterable of a dispatch loop; traced densely, every expert as a Python int (in a
-    1-tuple when the loop unwraps each row with ``[0]``)."""
+def _eqrw_moe_experts(iterable, mask, axis, max_factor, training):
+    """The iterable of a dispatch loop; traced densely, every expert as an int that also
+    reads as the loop's nonzero row does (``e[0]``, ``e.item()``)."""
     if _eqrw_moe_dense(mask, axis, max_factor, training):
-        return [(expert,) if wrap else expert for expert in range(mask.shape[0])]
+        return [_eqrw_moe_index(expert) for expert in range(mask.shape[0])]
     return iterable()
-''', ("_eqrw_moe_dense",)),
+
+''', ("_eqrw_moe_dense", "_eqrw_moe_index")),
+    "_eqrw_moe_index": ('''
+class _eqrw_moe_index(int):
+    """An expert number standing for a nonzero row or element: ``e[0]`` and ``e.item()``
+    give the int, and it indexes what the row indexes."""
+
+    __slots__ = ()
+
+    def item(self):
+        return int(self)
+
+    def __getitem__(self, index):
+        if index != 0:
+            raise IndexError(index)
+        return int(self)
+''', ()),
+    "_eqrw_moe_expert": ('''
+def _eqrw_moe_expert(expert):
+    """The dense loop's expert as an int, or None for the loop's own values (tensors)."""
+    return int(expert) if isinstance(expert, int) and not isinstance(expert, bool) else None
+''', ()),
     "_eqrw_moe_route": ('''
 def _eqrw_moe_route(where, mask, expert, axis, max_factor, training):
     """The (slot, token) pairs routed to ``expert`` (``where()``, in its order); traced
     densely, every token with the slot that routes it there (any slot where none does)."""
-    if not (type(expert) is int and _eqrw_moe_dense(mask, axis, max_factor, training)):
+    expert = _eqrw_moe_expert(expert)
+    if expert is None or not _eqrw_moe_dense(mask, axis, max_factor, training):
         return where()
     routed = mask[expert] != 0
     slots = 1 - axis
@@ -94,17 +121,18 @@ def _eqrw_moe_route(where, mask, expert, axis, max_factor, training):
     token = _eqrw_torch.arange(routed.shape[axis], device=mask.device)
     slot = routed.to(_eqrw_torch.int64).argmax(slots)
     return (token, slot) if axis == 0 else (slot, token)
-''', ("_eqrw_moe_dense",)),
+''', ("_eqrw_moe_dense", "_eqrw_moe_expert")),
     "_eqrw_moe_keep": ('''
 def _eqrw_moe_keep(value, mask, expert, token, axis, max_factor, training):
     """The rows a dispatch loop adds for ``expert``; traced densely, zero for every token
     that is not routed to it (torch.where: a non-finite value there cannot leak)."""
-    if not (type(expert) is int and _eqrw_moe_dense(mask, axis, max_factor, training)):
+    expert = _eqrw_moe_expert(expert)
+    if expert is None or not _eqrw_moe_dense(mask, axis, max_factor, training):
         return value
     keep = (mask[expert] != 0).any(1 - axis)[token]
     zero = _eqrw_torch.zeros((), dtype=value.dtype, device=value.device)
     return _eqrw_torch.where(keep.reshape((-1,) + (1,) * (value.dim() - 1)), value, zero)
-''', ("_eqrw_moe_dense",)),
+''', ("_eqrw_moe_dense", "_eqrw_moe_expert")),
 }
 
 # Row-wise building blocks (see the module docstring). Methods of a row value:
@@ -150,6 +178,15 @@ class MoeDispatch(Kind):
 
 
 @dataclass
+class _Hits:
+    """The experts a loop iterates: ``value`` (``m.nonzero()``, maybe flattened), one row
+    per expert (``rows``) or a flat list of indices."""
+
+    value: ast.expr
+    rows: bool
+
+
+@dataclass
 class _Dispatch:
     """A recognised dispatch loop: the parts its edits spell out."""
 
@@ -160,20 +197,20 @@ class _Dispatch:
     axis: int  # 1: torch.where gives (slot, token); 0: (token, slot)
     route: ast.Assign
     add: ast.Expr
-    hits: ast.Call | None  # the nonzero that the loop iterates, if any
-    wrap: bool  # the loop unwraps each nonzero row with `e = e[0]`
+    hits: _Hits | None  # the nonzero that the loop iterates, if any
 
     def proposal(self, role: str, node: ast.expr | ast.stmt, limit: str) -> Proposal | None:
         """The edit of ``node`` (the loop's part ``role``); ``limit``: the helpers' last
         arguments (max_factor, training)."""
         # Names are spelled out: they stand in other statements than the edited one.
         mask, axis, expert = self.mask.id, self.axis, self.expert.id
-        if role == "hits" and self.hits is not None and node is self.hits:
-            return Proposal(f"_eqrw_moe_hits(lambda: $h, {mask}, {axis}, {limit})",
-                            {"h": self.hits}, Level.EXPRESSION, frozenset({"_eqrw_moe_hits"}))
+        if role == "hits" and self.hits is not None and node is self.hits.value:
+            return Proposal(f"_eqrw_moe_hits(lambda: $h, {mask}, {axis}, {self.hits.rows}, "
+                            f"{limit})", {"h": node}, Level.EXPRESSION,
+                            frozenset({"_eqrw_moe_hits"}))
         if role == "iter" and self.hits is not None:
-            return Proposal(f"_eqrw_moe_experts(lambda: $i, {mask}, {axis}, {self.wrap}, "
-                            f"{limit})", {"i": self.loop.iter}, Level.EXPRESSION,
+            return Proposal(f"_eqrw_moe_experts(lambda: $i, {mask}, {axis}, {limit})",
+                            {"i": self.loop.iter}, Level.EXPRESSION,
                             frozenset({"_eqrw_moe_experts"}))
         if role == "route" and node is self.route:
             target = self.route.targets[0]
@@ -197,7 +234,8 @@ def _role(node: ast.AST, context: KindContext) -> tuple[str, ast.For] | None:
     parent = context.parents.get(node)
     if isinstance(parent, ast.For) and parent.iter is node:
         return "iter", parent
-    if isinstance(node, ast.Call) and _is_nonzero(node) and isinstance(parent, ast.Assign):
+    if (isinstance(node, ast.Call) and isinstance(parent, ast.Assign)
+            and _hits_form(node, context) is not None):
         loop = _loop_over(parent, context)
         return None if loop is None else ("hits", loop)
     if isinstance(node, ast.Assign) and _is_where(node.value, context):
@@ -218,10 +256,27 @@ def _enclosing_loop(node: ast.AST, context: KindContext) -> ast.For | None:
     return None
 
 
-def _is_nonzero(call: ast.Call) -> bool:
-    func = call.func
-    return (isinstance(func, ast.Attribute) and func.attr == "nonzero" and not call.args
-            and not call.keywords)
+def _hits_form(value: ast.expr, context: KindContext) -> _Hits | None:
+    """``value`` as the experts of a loop: ``m.nonzero()`` (``as_tuple=False``,
+    ``torch.nonzero(m)``): one row per expert; followed by ``.squeeze(-1)``/``.flatten()``
+    /``.view(-1)``: a flat list."""
+    flat = (isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute)
+            and not value.keywords and (
+                (value.func.attr == "squeeze" and len(value.args) == 1
+                 and (_is_minus_one(value.args[0]) or _is_int(value.args[0], 1)))
+                or (value.func.attr == "flatten" and not value.args)
+                or (value.func.attr in ("view", "reshape") and len(value.args) == 1
+                    and _is_minus_one(value.args[0]))))
+    call = value.func.value if flat else value  # type: ignore[attr-defined]
+    if not isinstance(call, ast.Call) or any(
+            k.arg != "as_tuple" or not (isinstance(k.value, ast.Constant)
+                                        and k.value.value is False) for k in call.keywords):
+        return None
+    method = (isinstance(call.func, ast.Attribute) and call.func.attr == "nonzero"
+              and not call.args)
+    function = (context.facts.imports.resolve(call.func) == "torch.nonzero"
+                and len(call.args) == 1)
+    return _Hits(value, not flat) if method or function else None
 
 
 def _is_where(node: ast.AST, context: KindContext) -> bool:
@@ -287,12 +342,11 @@ def _analyse(loop: ast.For, context: KindContext) -> _Dispatch | str:
     hits = _hits(loop, context)
     if isinstance(hits, str):
         return hits
-    wrap = _unwraps(loop)
     routed = _routed_mask(route, loop)
     if routed is None:
         return "the route does not select one expert's slice of a mask (`mask[e]`)"
     mask, expert = routed
-    if not _index_ok(loop, index, wrap, hits is not None, expert, mask.id):
+    if hits is not None and not _reads_like_an_index(loop, index, expert, mask.id):
         return "the expert index is used where a Python int would not behave like it"
     problem = _body_problem(loop, route, add, call, pair, context)
     if problem is not None:
@@ -302,7 +356,7 @@ def _analyse(loop: ast.For, context: KindContext) -> _Dispatch | str:
         return "the mask or the result is reassigned inside the loop"
     if _read_after(bound | {index}, loop, context):
         return "a name the loop binds is read after it (the dense form binds other values)"
-    return _Dispatch(loop, mask, expert, token, axis, route, add, hits, wrap)
+    return _Dispatch(loop, mask, expert, token, axis, route, add, hits)
 
 
 def _route_targets(route: ast.Assign) -> tuple[str, str] | None:
@@ -314,8 +368,8 @@ def _route_targets(route: ast.Assign) -> tuple[str, str] | None:
     return (first, second) if first != second else None
 
 
-def _hits(loop: ast.For, context: KindContext) -> ast.Call | None | str:
-    """The ``nonzero`` call the loop iterates (None for a ``range`` loop), or why not."""
+def _hits(loop: ast.For, context: KindContext) -> _Hits | None | str:
+    """The ``nonzero`` the loop iterates (None for a ``range`` loop), or why not."""
     iterable = loop.iter
     if (isinstance(iterable, ast.Call) and isinstance(iterable.func, ast.Name)
             and iterable.func.id == "range" and context.facts.imports.resolve(
@@ -324,19 +378,17 @@ def _hits(loop: ast.For, context: KindContext) -> ast.Call | None | str:
     name = _hits_name(loop)
     if name is None:
         return "the loop iterates neither `range(...)` nor a name bound to a `nonzero()`"
-    values = [n.value for n in ast.walk(context.function) if isinstance(n, ast.Assign)
-              and len(n.targets) == 1 and isinstance(n.targets[0], ast.Name)
-              and n.targets[0].id == name]
-    hits = values[0] if len(values) == 1 else None
-    if not (isinstance(hits, ast.Call) and _is_nonzero(hits) and _loop_over(
-            context.parents[hits], context) is loop):  # type: ignore[arg-type]
+    assigns = [n for n in ast.walk(context.function) if isinstance(n, ast.Assign)
+               and len(n.targets) == 1 and _is_name(n.targets[0], name)]
+    hits = _hits_form(assigns[0].value, context) if len(assigns) == 1 else None
+    if hits is None or _loop_over(assigns[0], context) is not loop:
         return "the loop's experts are not the `nonzero()` of a name used by the loop alone"
-    if not _reduces_to_experts(hits):
+    if not _reduces_to_experts(hits.value):
         return "the `nonzero()` is not of a reduction of the mask over its last two axes"
     return hits
 
 
-def _reduces_to_experts(hits: ast.Call) -> bool:
+def _reduces_to_experts(hits: ast.expr) -> bool:
     """``(m.sum(dim=(-1, -2)) > 0).nonzero()`` and the like: the hits are experts."""
     axes = {(-1, -2), (-2, -1), (1, 2), (2, 1)}
     for node in ast.walk(hits):
@@ -354,16 +406,6 @@ def _constant_tuple(node: ast.expr) -> tuple[int, ...] | None:
     except ValueError:
         return None
     return value if isinstance(value, tuple) and all(isinstance(v, int) for v in value) else None
-
-
-def _unwraps(loop: ast.For) -> bool:
-    """The loop's first statement is ``e = e[0]`` (a nonzero row to its expert)."""
-    first = loop.body[0]
-    index = loop.target.id  # type: ignore[attr-defined]
-    return (isinstance(first, ast.Assign) and len(first.targets) == 1
-            and _is_name(first.targets[0], index) and isinstance(first.value, ast.Subscript)
-            and _is_name(first.value.value, index)
-            and isinstance(first.value.slice, ast.Constant) and first.value.slice.value == 0)
 
 
 def _routed_mask(route: ast.Assign, loop: ast.For) -> tuple[ast.Name, ast.Name] | None:
@@ -388,33 +430,61 @@ def _routed_mask(route: ast.Assign, loop: ast.For) -> tuple[ast.Name, ast.Name] 
     return None
 
 
-def _index_ok(loop: ast.For, index: str, wrap: bool, from_hits: bool, expert: ast.Name,
-              mask: str) -> bool:
-    """Whether the loop reads its target only where the dense path's Python int (or
-    1-tuple) behaves as the original value does."""
-    if not _is_name(expert, index):
-        return False
-    if not from_hits or wrap:  # range: an int anyway; unwrapped: an int or a 0-d tensor
-        return True
-    # A nonzero row (a 1-element tensor) used directly: only as the mask's subscript or to
-    # pick a module that is then called, where an int picks the same thing.
+def _reads_like_an_index(loop: ast.For, index: str, expert: ast.Name, mask: str) -> bool:
+    """Whether the loop reads each nonzero row (``index``) only in ways that the dense
+    loop's ``_eqrw_moe_index`` (an int) answers alike: ``e[0]``, ``e.item()``, ``int(e)``
+    (directly or unwrapped into a name first), as the mask's subscript in the route, or to
+    pick a module that is then called. The route must use ``e`` or its unwrapped name."""
+    first = loop.body[0]
+    if (isinstance(first, ast.Assign) and len(first.targets) == 1
+            and _is_name(first.targets[0], index) and _unwraps(first.value, loop)):
+        return True  # e = e[0] first: every later read is of an int (a 0-d tensor eagerly)
     parents = {child: parent for parent in ast.walk(loop)
                for child in ast.iter_child_nodes(parent)}
+    unwrapped = {index}
     for node in ast.walk(loop):
         if not _is_name(node, index) or node is loop.target:
             continue
-        holder = parents.get(node)
-        if not (isinstance(holder, ast.Subscript) and holder.slice is node):
+        read = _read_of(node, parents, loop, mask)
+        if read is None:
             return False
+        if isinstance(read, str):
+            unwrapped.add(read)
+    return expert.id in unwrapped
+
+
+def _read_of(node: ast.AST, parents: dict[ast.AST, ast.AST], loop: ast.For, mask: str
+             ) -> str | bool | None:
+    """How the loop reads a nonzero row: True for a read an int answers alike, the name it
+    is unwrapped into (``d = int(e.item())``), None for any other read."""
+    holder = parents.get(node)
+    value: ast.AST = node
+    if isinstance(holder, ast.Subscript) and holder.slice is node:
         if _is_name(holder.value, mask):
-            continue
+            return True  # mask[e]: the route, replaced
         user = parents.get(holder)
         if isinstance(user, ast.Call) and user.func is holder:
-            continue
-        if not (isinstance(user, ast.Assign) and len(user.targets) == 1
-                and isinstance(user.targets[0], ast.Name)
-                and _only_called(user.targets[0].id, loop, parents)):
-            return False
+            return True  # self.experts[e](x)
+        return True if (isinstance(user, ast.Assign) and len(user.targets) == 1
+                        and isinstance(user.targets[0], ast.Name)
+                        and _only_called(user.targets[0].id, loop, parents)) else None
+    if isinstance(holder, ast.Subscript) and _is_int(holder.slice, 0):
+        value = holder  # e[0]
+    elif (isinstance(holder, ast.Attribute) and holder.attr == "item"
+          and isinstance(parents.get(holder), ast.Call) and not parents[holder].args):  # type: ignore[attr-defined]
+        value = parents[holder]  # e.item()
+    elif not (isinstance(holder, ast.Call) and _is_name(holder.func, "int")
+              and holder.args == [node]):
+        return None
+    else:
+        value = holder  # int(e)
+    outer = parents.get(value)
+    if (isinstance(outer, ast.Call) and _is_name(outer.func, "int")
+            and outer.args == [value]):
+        value, outer = outer, parents.get(outer)  # int(e.item())
+    if (isinstance(outer, ast.Assign) and len(outer.targets) == 1
+            and isinstance(outer.targets[0], ast.Name)):
+        return outer.targets[0].id
     return True
 
 
@@ -481,9 +551,12 @@ class _Rows:
         return self._plain(node)
 
     def _plain(self, node: ast.expr) -> bool | None:
-        """An expression without rows: it must not read the route or any row, and be pure."""
+        """An expression without rows: it must not read the route or any row, and be pure
+        (the dense loop evaluates it for every expert, not only those hit)."""
         names = {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
-        if names & (self.route_names | self.names) or not self.context.is_pure(node):
+        if names & (self.route_names | self.names) or not all(
+                self.context.is_pure(call) or _parameter_method(call)
+                for call in ast.walk(node) if isinstance(call, ast.Call)):
             return None
         return False
 
@@ -552,6 +625,18 @@ class _Rows:
         return None
 
 
+def _parameter_method(call: ast.Call) -> bool:
+    """A pure tensor method of the module's own attribute (``self.w1.view(shape)``), which
+    the inference cannot prove a tensor."""
+    func = call.func
+    if not (isinstance(func, ast.Attribute) and func.attr in K.TENSOR_METHODS - K.RANDOM):
+        return False
+    receiver = func.value
+    while isinstance(receiver, ast.Attribute):
+        receiver = receiver.value
+    return _is_name(receiver, "self") and isinstance(func.value, ast.Attribute)
+
+
 def _own_callable(func: ast.expr, callables: set[str]) -> bool:
     """``self.name``, ``self.experts[e]``, ``self[f"expert_{e}"]`` or a local name bound to
     one of those in the loop."""
@@ -610,9 +695,8 @@ class _Statements:
             return None
         if isinstance(node, ast.AugAssign):
             value = ast.BinOp(ast.Name(names[0], ast.Load()), node.op, node.value)
-        if (isinstance(node, ast.Assign) and _is_name(targets[0], self.loop.target.id)  # type: ignore[attr-defined]
-                and node is self.loop.body[0]):
-            return None  # the unwrap e = e[0]
+        if isinstance(node, ast.Assign) and _unwraps(value, self.loop):
+            return None  # e = e[0], d = int(e.item()): an int, or a 0-d tensor eagerly
         if len(names) == 1 and _own_callable(value, set()) and not isinstance(value, ast.Call):
             self.rows.callables.add(names[0])  # expert = self.experts[e]
             return None
@@ -685,6 +769,25 @@ def _is_name(node: ast.AST, name: str) -> bool:
 
 def _is_none(node: ast.AST) -> bool:
     return isinstance(node, ast.Constant) and node.value is None
+
+
+def _unwraps(value: ast.expr, loop: ast.For) -> bool:
+    """``e[0]``, ``e.item()``, ``int(e.item())`` or ``int(e)`` of the loop's target."""
+    index = loop.target.id  # type: ignore[attr-defined]
+    if isinstance(value, ast.Call) and _is_name(value.func, "int") and len(value.args) == 1:
+        value = value.args[0]
+        if _is_name(value, index):
+            return True
+    if isinstance(value, ast.Subscript):
+        return _is_name(value.value, index) and _is_int(value.slice, 0)
+    return (isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute)
+            and value.func.attr == "item" and not value.args
+            and _is_name(value.func.value, index))
+
+
+def _is_int(node: ast.AST, value: int) -> bool:
+    return (isinstance(node, ast.Constant) and type(node.value) is int
+            and node.value == value)
 
 
 def _is_minus_one(node: ast.AST) -> bool:
