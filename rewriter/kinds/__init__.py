@@ -244,7 +244,7 @@ def with_compare(proposal: Proposal | None) -> Proposal | None:
     return proposal
 
 
-_COMPARISONS = {ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">=", ast.Eq: "==",
+COMPARISONS = {ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">=", ast.Eq: "==",
                 ast.NotEq: "!="}
 
 
@@ -278,10 +278,10 @@ def _scalar_condition(test: ast.expr, context: KindContext) -> tuple[str, Bindin
     if flag(test):
         return "_eqrw_truth($c0, 'truth', None)", {"c0": test}
     if not (isinstance(test, ast.Compare) and len(test.ops) == 1
-            and type(test.ops[0]) in _COMPARISONS):
+            and type(test.ops[0]) in COMPARISONS):
         return None
     left, right = test.left, test.comparators[0]
-    operator = _COMPARISONS[type(test.ops[0])]
+    operator = COMPARISONS[type(test.ops[0])]
     if context.value_kind(right) != ValueKind.NUMBER:
         return None
     if flag(left):

@@ -19,7 +19,8 @@ from typing import Literal
 from ..enums import Level
 from ..helpers import SCRIPTED_EXCEPTIONS
 from ..pattern import Bindings
-from . import Kind, KindContext, Proposal, tensor_condition, with_compare
+from . import COMPARISONS, Kind, KindContext, Proposal, tensor_condition, with_compare
+from .spelling import number_literal
 
 # The exceptions _eqrw_check raises by name under TorchScript (see helpers.py).
 _EXCEPTIONS = frozenset(SCRIPTED_EXCEPTIONS) | {"RuntimeError"}
@@ -39,6 +40,8 @@ class Guard(Kind):
             # The helpers check isinstance(condition, Tensor) themselves, so a condition of
             # unknown kind that is a tensor when the parameters are is checked as written.
             proposal = self._propose(node, assumed, _plain_condition)
+        if proposal is None:
+            proposal = self._propose(node, context, _item_comparison)
         return with_compare(proposal)
 
     def _propose(self, node: ast.AST, context: KindContext,
@@ -71,6 +74,23 @@ def _plain_condition(test: ast.expr, context: KindContext) -> tuple[str, Binding
     """A single tensor-valued test, kept as written (no ``~``/``&``/``|`` conversion,
     which is right for tensors only)."""
     return ("$c0", {"c0": test}) if context.is_tensor(test) else None
+
+
+def _item_comparison(test: ast.expr, context: KindContext) -> tuple[str, Bindings] | None:
+    """``t.item() <op> y`` (``assert lengths.max().item() <= slen``) whatever ``t`` and
+    ``y`` hold: ``_eqrw_compare(t, op, y)`` computes exactly that eagerly, and compares in
+    the graph only when tracing finds a tensor ``t`` and a number ``y`` it represents
+    exactly. ``y`` must be a name or a number: the helper reads ``t.item()`` after ``y``."""
+    if not (isinstance(test, ast.Compare) and len(test.ops) == 1
+            and type(test.ops[0]) in COMPARISONS):
+        return None
+    item, right = test.left, test.comparators[0]
+    if not (isinstance(item, ast.Call) and isinstance(item.func, ast.Attribute)
+            and item.func.attr == "item" and not item.args and not item.keywords
+            and (isinstance(right, ast.Name) or number_literal(right) is not None)):
+        return None
+    operator = COMPARISONS[type(test.ops[0])]
+    return f"_eqrw_compare($c0, {operator!r}, $c1)", {"c0": item.func.value, "c1": right}
 
 
 def _literal(node: ast.AST | None) -> str | Literal[False] | None:
