@@ -73,7 +73,7 @@ _CAPS: dict[str, int] = {
     **dict.fromkeys(("n_group", "topk_group"), 1),  # expert groups must divide the experts
     # Multi-head latent attention (DeepSeek-V2 and after): its own head sizes and ranks.
     **dict.fromkeys(("qk_rope_head_dim", "qk_nope_head_dim"), HEAD_DIM // 2),
-    **dict.fromkeys(("v_head_dim", "kv_lora_rank"), HEAD_DIM),
+    **dict.fromkeys(("v_head_dim", "kv_lora_rank", "rotary_dim"), HEAD_DIM),
     "q_lora_rank": 2 * HEAD_DIM,
     "image_size": IMAGE,
 }
@@ -194,12 +194,11 @@ def _field(config: Any, name: str, default: int) -> int:
     return default
 
 
-def _main_inputs(model: Any, config: Any) -> list[dict]:
-    """Candidate main inputs of the model, shaped from its config, in the order tried (raw
-    audio with and without a channel axis, images and videos); ValueError if none fits."""
+def _input_candidates(name: str, config: Any) -> list[dict]:
+    """Candidate values of the input ``name``, shaped from the config, in the order tried (raw
+    audio with and without a channel axis, images and videos); ValueError if none is known."""
     import torch
 
-    name = model.main_input_name
     if name == "input_ids":
         ids = _token_ids(special_ids(config.to_dict()))
         return [{"input_ids": ids, "attention_mask": torch.ones(BATCH, SEQ, dtype=torch.long)}]
@@ -216,6 +215,22 @@ def _main_inputs(model: Any, config: Any) -> list[dict]:
     if name == "input_values":
         return [{name: _randn(BATCH, 4000)}, {name: _randn(BATCH, 1, 4000)}]
     raise ValueError(f"main input {name!r}: no generic shape")
+
+
+_KNOWN_INPUTS = ("input_ids", "pixel_values", "input_features", "input_values")
+
+
+def _inputs(model: Any, config: Any) -> list[dict]:
+    """Candidate inputs: the main input's candidates alone, then each with the first candidate
+    of every other known input the forward takes (dual encoders such as CLIP need both)."""
+    main = model.main_input_name
+    alone = _input_candidates(main, config)
+    params = inspect.signature(model.forward).parameters
+    others: dict = {}
+    for name in _KNOWN_INPUTS:
+        if name != main and name in params:
+            others.update(_input_candidates(name, config)[0])
+    return alone + [{**candidate, **others} for candidate in alone] if others else alone
 
 
 def _with_optional_inputs(kwargs: dict, model: Any, config: Any) -> dict:
@@ -253,7 +268,7 @@ def build_transformers(tf: Any, family: str, variant: str) -> tuple[Any, dict, d
             config = tf.AutoConfig.for_model(family, **shrink(default, layers=layers))
             torch_seed()
             model = auto.from_config(config).eval()
-            for candidate in _main_inputs(model, config):
+            for candidate in _inputs(model, config):
                 try:
                     kwargs = _with_optional_inputs(candidate, model, config)
                     fn, kwargs = (hgb._decode_step(model, True, kwargs) if variant == "decode"
@@ -380,6 +395,16 @@ def _run_all(tree: str, cases: list[str], workdir: Path, args: argparse.Namespac
         return dict(zip(cases, pool.map(one, cases)))
 
 
+def _why(record: dict) -> str:
+    """Why a worker gave no measurement: the skip reason, or its error and the last line of
+    its stderr (the exception)."""
+    if "skipped" in record:
+        return str(record["skipped"])
+    lines = [ln for ln in record.get("stderr_tail", "").splitlines() if ln.strip()]
+    return f"{record.get('error')}: {lines[-1].strip()[:300]}" if lines else str(
+        record.get("error"))
+
+
 def _status(record: dict | None) -> str:
     """"ok", "skipped" or "error" for one worker record (None: not measured)."""
     if record is None:
@@ -405,8 +430,7 @@ def summarize(cases: list[str], orig: dict[str, dict], rew: dict[str, dict]) -> 
         before, after = orig.get(case), rew.get(case)
         status = _status(before)
         if status != "ok":
-            report["skipped" if status == "skipped" else "errors"][case] = (
-                before or {}).get("skipped") or (before or {}).get("error")
+            report["skipped" if status == "skipped" else "errors"][case] = _why(before or {})
             continue
         split = per_split[split_of(case.rsplit(":", 1)[0])]
         split["cases"] += 1
@@ -415,7 +439,7 @@ def summarize(cases: list[str], orig: dict[str, dict], rew: dict[str, dict]) -> 
                 case.rsplit(":", 1)[0]), "reasons": _top_reasons(before)}
         if _status(after) != "ok":
             if after is not None:
-                report["errors"][case + " [rew]"] = after.get("skipped") or after.get("error")
+                report["errors"][case + " [rew]"] = _why(after)
             continue
         if before["breaks"]:
             split["breaking"] += 1
