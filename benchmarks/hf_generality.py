@@ -64,7 +64,6 @@ _CAPS: dict[str, int] = {
     **dict.fromkeys(("intermediate_size", "ffn_dim", "encoder_ffn_dim", "decoder_ffn_dim", "d_ff",
                      "n_inner", "hidden_dim", "moe_intermediate_size", "ffn_hidden_size",
                      "shared_expert_intermediate_size"), FFN),
-    **dict.fromkeys(("vocab_size", "decoder_vocab_size"), VOCAB),
     **dict.fromkeys(("max_position_embeddings", "n_positions", "max_source_positions",
                      "max_target_positions"), POSITIONS),
     **dict.fromkeys(("num_experts", "num_local_experts", "n_routed_experts", "moe_num_experts"),
@@ -113,6 +112,11 @@ def _shrink_token(value: Any, spare: dict[int, int]) -> Any:
     return spare.setdefault(value, VOCAB - 1 - len(spare))
 
 
+def _is_vocabulary(key: str) -> bool:
+    """A vocabulary size field: vocab_size, vocab_size_per_layer_input, decoder_vocab_size."""
+    return key == "vocab_size" or key.startswith("vocab_size_") or key.endswith("_vocab_size")
+
+
 def _derived_head_size(values: Mapping[str, Any], key: str) -> bool:
     """Whether ``values[key]`` is the default width divided by the default head count."""
     width = next((values[k] for k in ("hidden_size", "d_model", "n_embd") if _is_int(
@@ -141,6 +145,8 @@ def shrink(values: Mapping[str, Any], spare: dict[int, int] | None = None,
         elif (key in _CAPS and _is_int(value) and value > _CAPS[key]
               and (layers or key not in _LAYER_KEYS)):
             changes[key] = _CAPS[key]
+        elif _is_vocabulary(key) and _is_int(value) and value > VOCAB:
+            changes[key] = VOCAB
         elif key in _HEAD_SIZES and _is_int(value) and _derived_head_size(values, key):
             changes[key] = HEAD_DIM
         elif key.endswith(_TOKEN_SUFFIXES) and _shrink_token(value, spare) != value:
