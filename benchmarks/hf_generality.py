@@ -331,6 +331,7 @@ class Library:
     package: str
     families: Callable[[Any], dict[str, tuple[str, ...]]]  # family -> its variants
     build: Callable[[Any, str, str], tuple[Any, dict, dict]]
+    code: Callable[[Any, str], str]  # a family's code in the package, as an --exclude glob
 
 
 def _transformers_families(tf: Any) -> dict[str, tuple[str, ...]]:
@@ -342,13 +343,22 @@ def _transformers_families(tf: Any) -> dict[str, tuple[str, ...]]:
             for name in sorted(modeling_auto.MODEL_MAPPING_NAMES)}
 
 
+def _transformers_code(tf: Any, family: str) -> str:
+    """The model folder of a transformers model type."""
+    from transformers.models.auto import configuration_auto
+
+    return f"models/{configuration_auto.model_type_to_module_name(family)}/"
+
+
 def _timm_families(timm: Any) -> dict[str, tuple[str, ...]]:
     """Every timm module that registers models."""
     return {name: ("forward",) for name in sorted(timm.list_modules())}
 
 
-LIBRARIES = {"transformers": Library("transformers", _transformers_families, build_transformers),
-             "timm": Library("timm", _timm_families, build_timm)}
+LIBRARIES = {"transformers": Library("transformers", _transformers_families, build_transformers,
+                                     _transformers_code),
+             "timm": Library("timm", _timm_families, build_timm,
+                             lambda timm, family: f"models/{family}.py")}
 
 
 def run_worker(spec: dict) -> dict:
@@ -383,6 +393,15 @@ def select_families(all_families: dict[str, tuple[str, ...]], split: str, chosen
         hgb._fail(f"unknown families: {', '.join(sorted(unknown))}")
     return {f: v for f, v in all_families.items()
             if (split == "all" or split_of(f) == split) and (not wanted or f in wanted)}
+
+
+def scope_excludes(library: Library, package: Any, all_families: list[str],
+                   chosen: list[str]) -> list[str]:
+    """eqrewrite ``--exclude`` arguments that leave out the code of every family not chosen
+    (code a chosen family shares with another stays in)."""
+    keep = {library.code(package, family) for family in chosen}
+    code = sorted({library.code(package, family) for family in all_families} - keep)
+    return [arg for glob in code for arg in ("--exclude", glob)]
 
 
 def _run_all(tree: str, cases: list[str], workdir: Path, args: argparse.Namespace
@@ -513,6 +532,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--reuse-original", action="store_true",
                         help="take the original tree's records from an earlier run in the "
                              "workdir when the package and torch versions match")
+    parser.add_argument("--rewrite-scope", choices=["all", "families"], default="all",
+                        help="rewrite the whole package (default) or leave out the code of the "
+                             "families not selected (faster; a family's breaks in another "
+                             "family's code are then not rewritten)")
     parser.add_argument("--reuse-trees", action="store_true",
                         help="reuse the workdir's orig/ and rew/ trees if both exist")
     parser.add_argument("--json", type=Path, help="write the full results to this JSON file")
@@ -536,8 +559,9 @@ def run(args: argparse.Namespace) -> int:
     import importlib
 
     library = LIBRARIES[args.library]
-    families = select_families(library.families(importlib.import_module(library.package)),
-                               args.split, args.families)
+    package = importlib.import_module(library.package)
+    every = library.families(package)
+    families = select_families(every, args.split, args.families)
     cases = [f"{family}:{variant}" for family, variants in families.items()
              for variant in variants]
     root = (args.workdir or Path(tempfile.mkdtemp(prefix="generality-"))).resolve()
@@ -548,7 +572,9 @@ def run(args: argparse.Namespace) -> int:
     if args.original_only:
         hgb.copy_original(workdir, library.package, args.reuse_original)
     else:
-        rewrite = hgb.prepare_trees(workdir, pack, "all", [], args.reuse_trees, [],
+        excludes = (scope_excludes(library, package, list(every), list(families))
+                    if args.rewrite_scope == "families" else [])
+        rewrite = hgb.prepare_trees(workdir, pack, "all", [], args.reuse_trees, excludes,
                                     library.package)
     orig = _run_all("orig", cases, workdir, args)
     rew: dict[str, dict] = {}
