@@ -447,8 +447,10 @@ def summarize(cases: list[str], orig: dict[str, dict], rew: dict[str, dict]) -> 
     """Totals per split and overall, skipped and failed cases, output mismatches, gains."""
     import torch
 
-    per_split: dict[str, dict[str, int]] = {s: {"cases": 0, "breaking": 0, "before": 0,
-                                                  "after": 0} for s in SPLITS}
+    # breaking / breaks: the original tree; compared, before, after: the breaking cases
+    # measured in both trees.
+    per_split: dict[str, dict[str, int]] = {s: dict.fromkeys(
+        ("cases", "breaking", "breaks", "compared", "before", "after"), 0) for s in SPLITS}
     report: dict[str, Any] = {"skipped": {}, "errors": {}, "breaking": {}, "mismatches": {},
                               "gained": {}, "per_split": per_split}
     for case in cases:
@@ -460,6 +462,8 @@ def summarize(cases: list[str], orig: dict[str, dict], rew: dict[str, dict]) -> 
         split = per_split[split_of(case.rsplit(":", 1)[0])]
         split["cases"] += 1
         if before["breaks"]:
+            split["breaking"] += 1
+            split["breaks"] += before["breaks"]
             report["breaking"][case] = {"breaks": before["breaks"], "split": split_of(
                 case.rsplit(":", 1)[0]), "reasons": _top_reasons(before)}
         if _status(after) != "ok":
@@ -467,7 +471,7 @@ def summarize(cases: list[str], orig: dict[str, dict], rew: dict[str, dict]) -> 
                 report["errors"][case + " [rew]"] = _why(after)
             continue
         if before["breaks"]:
-            split["breaking"] += 1
+            split["compared"] += 1
             split["before"] += before["breaks"]
             split["after"] += after["breaks"]
             report["breaking"][case]["after"] = after["breaks"]
@@ -499,9 +503,11 @@ def print_report(report: dict, families: dict[str, tuple[str, ...]], original_on
             print(f"      {line[:220]}")
     print()
     for split, t in report["per_split"].items():
-        print(f"{split:8}: {t['cases']} cases measured, {t['breaking']} breaking"
-              + ("" if original_only else f", breaks {t['before']} -> {t['after']} "
-                 f"({_percent(t['before'], t['after'])} removed)"))
+        print(f"{split:8}: {t['cases']} cases measured, {t['breaking']} breaking with "
+              f"{t['breaks']} breaks" + ("" if original_only else
+                                         f"; {t['compared']} compared: {t['before']} -> "
+                                         f"{t['after']} ({_percent(t['before'], t['after'])} "
+                                         "removed)"))
     if not original_only:
         before = sum(t["before"] for t in report["per_split"].values())
         after = sum(t["after"] for t in report["per_split"].values())
