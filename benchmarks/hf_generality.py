@@ -64,7 +64,6 @@ _CAPS: dict[str, int] = {
     **dict.fromkeys(("intermediate_size", "ffn_dim", "encoder_ffn_dim", "decoder_ffn_dim", "d_ff",
                      "n_inner", "hidden_dim", "moe_intermediate_size", "ffn_hidden_size",
                      "shared_expert_intermediate_size"), FFN),
-    **dict.fromkeys(("vocab_size", "decoder_vocab_size"), VOCAB),
     **dict.fromkeys(("max_position_embeddings", "n_positions", "max_source_positions",
                      "max_target_positions"), POSITIONS),
     **dict.fromkeys(("num_experts", "num_local_experts", "n_routed_experts", "moe_num_experts"),
@@ -73,7 +72,7 @@ _CAPS: dict[str, int] = {
     **dict.fromkeys(("n_group", "topk_group"), 1),  # expert groups must divide the experts
     # Multi-head latent attention (DeepSeek-V2 and after): its own head sizes and ranks.
     **dict.fromkeys(("qk_rope_head_dim", "qk_nope_head_dim"), HEAD_DIM // 2),
-    **dict.fromkeys(("v_head_dim", "kv_lora_rank"), HEAD_DIM),
+    **dict.fromkeys(("v_head_dim", "kv_lora_rank", "rotary_dim"), HEAD_DIM),
     "q_lora_rank": 2 * HEAD_DIM,
     "image_size": IMAGE,
 }
@@ -113,6 +112,11 @@ def _shrink_token(value: Any, spare: dict[int, int]) -> Any:
     return spare.setdefault(value, VOCAB - 1 - len(spare))
 
 
+def _is_vocabulary(key: str) -> bool:
+    """A vocabulary size field: vocab_size, vocab_size_per_layer_input, decoder_vocab_size."""
+    return key == "vocab_size" or key.startswith("vocab_size_") or key.endswith("_vocab_size")
+
+
 def _derived_head_size(values: Mapping[str, Any], key: str) -> bool:
     """Whether ``values[key]`` is the default width divided by the default head count."""
     width = next((values[k] for k in ("hidden_size", "d_model", "n_embd") if _is_int(
@@ -141,6 +145,8 @@ def shrink(values: Mapping[str, Any], spare: dict[int, int] | None = None,
         elif (key in _CAPS and _is_int(value) and value > _CAPS[key]
               and (layers or key not in _LAYER_KEYS)):
             changes[key] = _CAPS[key]
+        elif _is_vocabulary(key) and _is_int(value) and value > VOCAB:
+            changes[key] = VOCAB
         elif key in _HEAD_SIZES and _is_int(value) and _derived_head_size(values, key):
             changes[key] = HEAD_DIM
         elif key.endswith(_TOKEN_SUFFIXES) and _shrink_token(value, spare) != value:
@@ -194,12 +200,11 @@ def _field(config: Any, name: str, default: int) -> int:
     return default
 
 
-def _main_inputs(model: Any, config: Any) -> list[dict]:
-    """Candidate main inputs of the model, shaped from its config, in the order tried (raw
-    audio with and without a channel axis, images and videos); ValueError if none fits."""
+def _input_candidates(name: str, config: Any) -> list[dict]:
+    """Candidate values of the input ``name``, shaped from the config, in the order tried (raw
+    audio with and without a channel axis, images and videos); ValueError if none is known."""
     import torch
 
-    name = model.main_input_name
     if name == "input_ids":
         ids = _token_ids(special_ids(config.to_dict()))
         return [{"input_ids": ids, "attention_mask": torch.ones(BATCH, SEQ, dtype=torch.long)}]
@@ -216,6 +221,22 @@ def _main_inputs(model: Any, config: Any) -> list[dict]:
     if name == "input_values":
         return [{name: _randn(BATCH, 4000)}, {name: _randn(BATCH, 1, 4000)}]
     raise ValueError(f"main input {name!r}: no generic shape")
+
+
+_KNOWN_INPUTS = ("input_ids", "pixel_values", "input_features", "input_values")
+
+
+def _inputs(model: Any, config: Any) -> list[dict]:
+    """Candidate inputs: the main input's candidates alone, then each with the first candidate
+    of every other known input the forward takes (dual encoders such as CLIP need both)."""
+    main = model.main_input_name
+    alone = _input_candidates(main, config)
+    params = inspect.signature(model.forward).parameters
+    others: dict = {}
+    for name in _KNOWN_INPUTS:
+        if name != main and name in params:
+            others.update(_input_candidates(name, config)[0])
+    return alone + [{**candidate, **others} for candidate in alone] if others else alone
 
 
 def _with_optional_inputs(kwargs: dict, model: Any, config: Any) -> dict:
@@ -253,7 +274,7 @@ def build_transformers(tf: Any, family: str, variant: str) -> tuple[Any, dict, d
             config = tf.AutoConfig.for_model(family, **shrink(default, layers=layers))
             torch_seed()
             model = auto.from_config(config).eval()
-            for candidate in _main_inputs(model, config):
+            for candidate in _inputs(model, config):
                 try:
                     kwargs = _with_optional_inputs(candidate, model, config)
                     fn, kwargs = (hgb._decode_step(model, True, kwargs) if variant == "decode"
@@ -310,6 +331,7 @@ class Library:
     package: str
     families: Callable[[Any], dict[str, tuple[str, ...]]]  # family -> its variants
     build: Callable[[Any, str, str], tuple[Any, dict, dict]]
+    code: Callable[[Any, str], str]  # a family's code in the package, as an --exclude glob
 
 
 def _transformers_families(tf: Any) -> dict[str, tuple[str, ...]]:
@@ -321,13 +343,22 @@ def _transformers_families(tf: Any) -> dict[str, tuple[str, ...]]:
             for name in sorted(modeling_auto.MODEL_MAPPING_NAMES)}
 
 
+def _transformers_code(tf: Any, family: str) -> str:
+    """The model folder of a transformers model type."""
+    from transformers.models.auto import configuration_auto
+
+    return f"models/{configuration_auto.model_type_to_module_name(family)}/"
+
+
 def _timm_families(timm: Any) -> dict[str, tuple[str, ...]]:
     """Every timm module that registers models."""
     return {name: ("forward",) for name in sorted(timm.list_modules())}
 
 
-LIBRARIES = {"transformers": Library("transformers", _transformers_families, build_transformers),
-             "timm": Library("timm", _timm_families, build_timm)}
+LIBRARIES = {"transformers": Library("transformers", _transformers_families, build_transformers,
+                                     _transformers_code),
+             "timm": Library("timm", _timm_families, build_timm,
+                             lambda timm, family: f"models/{family}.py")}
 
 
 def run_worker(spec: dict) -> dict:
@@ -364,6 +395,15 @@ def select_families(all_families: dict[str, tuple[str, ...]], split: str, chosen
             if (split == "all" or split_of(f) == split) and (not wanted or f in wanted)}
 
 
+def scope_excludes(library: Library, package: Any, all_families: list[str],
+                   chosen: list[str]) -> list[str]:
+    """eqrewrite ``--exclude`` arguments that leave out the code of every family not chosen
+    (code a chosen family shares with another stays in)."""
+    keep = {library.code(package, family) for family in chosen}
+    code = sorted({library.code(package, family) for family in all_families} - keep)
+    return [arg for glob in code for arg in ("--exclude", glob)]
+
+
 def _run_all(tree: str, cases: list[str], workdir: Path, args: argparse.Namespace
              ) -> dict[str, dict]:
     """Every case in one tree, ``--jobs`` worker processes at a time."""
@@ -378,6 +418,16 @@ def _run_all(tree: str, cases: list[str], workdir: Path, args: argparse.Namespac
 
     with ThreadPoolExecutor(max_workers=args.jobs) as pool:
         return dict(zip(cases, pool.map(one, cases)))
+
+
+def _why(record: dict) -> str:
+    """Why a worker gave no measurement: the skip reason, or its error and the last line of
+    its stderr (the exception)."""
+    if "skipped" in record:
+        return str(record["skipped"])
+    lines = [ln for ln in record.get("stderr_tail", "").splitlines() if ln.strip()]
+    return f"{record.get('error')}: {lines[-1].strip()[:300]}" if lines else str(
+        record.get("error"))
 
 
 def _status(record: dict | None) -> str:
@@ -397,28 +447,31 @@ def summarize(cases: list[str], orig: dict[str, dict], rew: dict[str, dict]) -> 
     """Totals per split and overall, skipped and failed cases, output mismatches, gains."""
     import torch
 
-    per_split: dict[str, dict[str, int]] = {s: {"cases": 0, "breaking": 0, "before": 0,
-                                                  "after": 0} for s in SPLITS}
+    # breaking / breaks: the original tree; compared, before, after: the breaking cases
+    # measured in both trees.
+    per_split: dict[str, dict[str, int]] = {s: dict.fromkeys(
+        ("cases", "breaking", "breaks", "compared", "before", "after"), 0) for s in SPLITS}
     report: dict[str, Any] = {"skipped": {}, "errors": {}, "breaking": {}, "mismatches": {},
                               "gained": {}, "per_split": per_split}
     for case in cases:
         before, after = orig.get(case), rew.get(case)
         status = _status(before)
         if status != "ok":
-            report["skipped" if status == "skipped" else "errors"][case] = (
-                before or {}).get("skipped") or (before or {}).get("error")
+            report["skipped" if status == "skipped" else "errors"][case] = _why(before or {})
             continue
         split = per_split[split_of(case.rsplit(":", 1)[0])]
         split["cases"] += 1
         if before["breaks"]:
+            split["breaking"] += 1
+            split["breaks"] += before["breaks"]
             report["breaking"][case] = {"breaks": before["breaks"], "split": split_of(
                 case.rsplit(":", 1)[0]), "reasons": _top_reasons(before)}
         if _status(after) != "ok":
             if after is not None:
-                report["errors"][case + " [rew]"] = after.get("skipped") or after.get("error")
+                report["errors"][case + " [rew]"] = _why(after)
             continue
         if before["breaks"]:
-            split["breaking"] += 1
+            split["compared"] += 1
             split["before"] += before["breaks"]
             split["after"] += after["breaks"]
             report["breaking"][case]["after"] = after["breaks"]
@@ -450,9 +503,11 @@ def print_report(report: dict, families: dict[str, tuple[str, ...]], original_on
             print(f"      {line[:220]}")
     print()
     for split, t in report["per_split"].items():
-        print(f"{split:8}: {t['cases']} cases measured, {t['breaking']} breaking"
-              + ("" if original_only else f", breaks {t['before']} -> {t['after']} "
-                 f"({_percent(t['before'], t['after'])} removed)"))
+        print(f"{split:8}: {t['cases']} cases measured, {t['breaking']} breaking with "
+              f"{t['breaks']} breaks" + ("" if original_only else
+                                         f"; {t['compared']} compared: {t['before']} -> "
+                                         f"{t['after']} ({_percent(t['before'], t['after'])} "
+                                         "removed)"))
     if not original_only:
         before = sum(t["before"] for t in report["per_split"].values())
         after = sum(t["after"] for t in report["per_split"].values())
@@ -483,6 +538,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--reuse-original", action="store_true",
                         help="take the original tree's records from an earlier run in the "
                              "workdir when the package and torch versions match")
+    parser.add_argument("--rewrite-scope", choices=["all", "families"], default="all",
+                        help="rewrite the whole package (default) or leave out the code of the "
+                             "families not selected (faster; a family's breaks in another "
+                             "family's code are then not rewritten)")
     parser.add_argument("--reuse-trees", action="store_true",
                         help="reuse the workdir's orig/ and rew/ trees if both exist")
     parser.add_argument("--json", type=Path, help="write the full results to this JSON file")
@@ -506,8 +565,9 @@ def run(args: argparse.Namespace) -> int:
     import importlib
 
     library = LIBRARIES[args.library]
-    families = select_families(library.families(importlib.import_module(library.package)),
-                               args.split, args.families)
+    package = importlib.import_module(library.package)
+    every = library.families(package)
+    families = select_families(every, args.split, args.families)
     cases = [f"{family}:{variant}" for family, variants in families.items()
              for variant in variants]
     root = (args.workdir or Path(tempfile.mkdtemp(prefix="generality-"))).resolve()
@@ -518,7 +578,9 @@ def run(args: argparse.Namespace) -> int:
     if args.original_only:
         hgb.copy_original(workdir, library.package, args.reuse_original)
     else:
-        rewrite = hgb.prepare_trees(workdir, pack, "all", [], args.reuse_trees, [],
+        excludes = (scope_excludes(library, package, list(every), list(families))
+                    if args.rewrite_scope == "families" else [])
+        rewrite = hgb.prepare_trees(workdir, pack, "all", [], args.reuse_trees, excludes,
                                     library.package)
     orig = _run_all("orig", cases, workdir, args)
     rew: dict[str, dict] = {}
