@@ -140,3 +140,22 @@ def test_a_loop_that_is_not_a_row_wise_dispatch_is_left_with_a_note(statement, r
     result = rewrite_source(source, rules, EVERYWHERE)
     assert "_eqrw_moe_route" not in result.text and "_eqrw_moe_keep" not in result.text
     assert any(reason in note.message for note in result.notes), result.notes
+
+
+@pytest.mark.parametrize("old, new", [
+    ("final.index_add_(0, token_idx, current.to(final.dtype))",
+     "final.index_add_(0, token_idx, current.to(final.dtype))  # eqrewrite: ignore"),
+    ("top_k_pos, token_idx = torch.where(expert_mask[expert_idx])",
+     "top_k_pos, token_idx = torch.where(  # the routed pairs\n"
+     "                expert_mask[expert_idx])"),
+])
+def test_either_all_edits_of_a_loop_apply_or_none(old, new):
+    # The route without the add would add every token: one refused edit refuses them all.
+    source = SOURCE.replace(old, new)
+    assert new in source
+    rules = [r for r in select_rules(load_pack("graphbreaks").rules, EVERYWHERE)
+             if r.id == "moe-dense-dispatch"]
+    result = rewrite_source(source, rules, EVERYWHERE)
+    assert "_eqrw_moe" not in result.text
+    if "ignore" not in new:  # an ignored line's note is suppressed with it
+        assert any("must all apply" in note.message for note in result.notes), result.notes

@@ -351,12 +351,30 @@ def _analyse(loop: ast.For, context: KindContext) -> _Dispatch | str:
     problem = _body_problem(loop, route, add, call, pair, context)
     if problem is not None:
         return problem
+    edited: list[ast.expr | ast.stmt] = [route, add, loop.iter]
+    if hits is not None:
+        edited.append(hits.value)
+    if not _plain_lines(edited, context):
+        return ("a line the rewrite edits spans several lines or holds a comment (the "
+                "edits must all apply or none)")
     bound = _bound_in(loop)
     if {mask.id, call.func.value.id} & bound:  # type: ignore[attr-defined]
         return "the mask or the result is reassigned inside the loop"
     if _read_after(bound | {index}, loop, context):
         return "a name the loop binds is read after it (the dense form binds other values)"
     return _Dispatch(loop, mask, expert, token, axis, route, add, hits)
+
+
+def _plain_lines(nodes: list[ast.expr | ast.stmt], context: KindContext) -> bool:
+    """Every node on one line without a ``#``: then no comment or ``# eqrewrite: ignore``
+    can make the matcher refuse one of the loop's edits while it applies the others (the
+    route without the add would add unrouted tokens)."""
+    source = context.facts.text.source
+    if source is None:
+        return False
+    lines = source.splitlines()
+    return all(node.lineno == node.end_lineno and "#" not in lines[node.lineno - 1]
+               for node in nodes)
 
 
 def _route_targets(route: ast.Assign) -> tuple[str, str] | None:
