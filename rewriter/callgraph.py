@@ -26,23 +26,26 @@ It over-approximates on purpose: the graph-break helpers run the original code e
 a rewrite in a function that also runs untraced changes nothing there.
 
 Each file is first reduced to a ``Summary`` (names only, picklable, computed in parallel
-worker processes); the reachability is then solved over the summaries.
+worker processes, and cached on disk by ``summaries.py``); the reachability is then solved
+over the summaries.
 """
 
 from __future__ import annotations
 
 import ast
-import os
 from collections.abc import Iterable, Iterator
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from .enums import Scope
 from .facts import ModuleFacts
 from .facts.definitions import definition_qualname
 from .pattern import dotted_name
-from .workers import WorkerPool
+
+if TYPE_CHECKING:
+    from .summaries import SummaryStore
 
 _DEFS = ast.FunctionDef | ast.AsyncFunctionDef
 # Methods that run when an object is built, called or indexed.
@@ -568,27 +571,13 @@ class _Solver:
         return self._registered
 
 
-def _no_setup() -> None:
-    """Workers need no preparation: each summary reads its own file."""
+def traced_functions(paths: list[str], jobs: int | None = None,
+                     store: SummaryStore | None = None) -> dict[str, frozenset[str]]:
+    """Qualified names of the functions Dynamo may trace, by path, over the files ``paths``;
+    with a ``store``, from the summaries cached on disk where the files did not change."""
+    from .summaries import SummaryStore  # the store builds on this module
 
-
-def _summarize_file(path: str) -> Summary | None:
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError):
-        return None
-    return summarize(path, text)
-
-
-def traced_functions(paths: list[str], jobs: int | None = None) -> dict[str, frozenset[str]]:
-    """Qualified names of the functions Dynamo may trace, by path, over the files ``paths``."""
-    workers = min(jobs or os.cpu_count() or 1, max(1, len(paths) // 64))
-    if workers > 1:
-        with WorkerPool(workers, _no_setup) as pool:  # workers die with this process
-            summaries = list(pool.map(_summarize_file, paths, chunksize=32))
-    else:
-        summaries = [_summarize_file(p) for p in paths]
-    return CallGraph(s for s in summaries if s is not None).traced()
+    return (store or SummaryStore(None)).traced(paths, jobs)
 
 
 # -- profiles: the functions a recorded run saw Dynamo trace ---------------------------------
@@ -623,11 +612,12 @@ def profiled_functions(paths: list[str], profiles: Iterable[str]) -> dict[str, f
 
 
 def function_scopes(paths: list[str], needed: AbstractSet[str], profiles: Iterable[str] = (),
-                    jobs: int | None = None) -> dict[str, dict[str, frozenset[str]]]:
+                    jobs: int | None = None, store: SummaryStore | None = None
+                    ) -> dict[str, dict[str, frozenset[str]]]:
     """For each scope name in ``needed`` ("traced", "profiled"): qualified names by path."""
     scopes: dict[str, dict[str, frozenset[str]]] = {}
     if Scope.TRACED in needed:
-        scopes[Scope.TRACED] = traced_functions(paths, jobs)
+        scopes[Scope.TRACED] = traced_functions(paths, jobs, store)
     if Scope.PROFILED in needed:
         scopes[Scope.PROFILED] = profiled_functions(paths, profiles)
     return scopes
