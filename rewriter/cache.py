@@ -154,9 +154,10 @@ def scope_facts(scopes: dict[str, dict[str, frozenset[str]]], path: str) -> str:
 class Cache:
     """Per-file outcomes for one combination of tool build, packs and options."""
 
-    def __init__(self, folder: Path, key_parts: list[str]):
+    def __init__(self, folder: Path, key_parts: list[str], command: str = "cache"):
+        """The cache of ``command`` ("cache": rewriting, "audit") for ``key_parts``."""
         self.folder = folder
-        self.path = cache_file(folder, "cache", key_parts)
+        self.path = cache_file(folder, command, key_parts)
         self.entries: dict[str, Entry] = {}
         loaded = load_json(self.path)
         if isinstance(loaded, dict):

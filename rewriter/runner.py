@@ -15,7 +15,7 @@ import os
 import sys
 from dataclasses import astuple, dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from . import files
 from .cache import Cache, Entry, digest, scope_facts, stamp_of
@@ -293,8 +293,9 @@ def _cached(work: Work, job: Job, cache: Cache) -> FileResult | None:
     entry = cache.fresh(work.path, scope_facts(job.scopes, str(work.path)))
     if entry is None:
         return None
+    outcome: Any = entry.outcome
     try:
-        changed, edits, notes = entry.outcome  # type: ignore[misc]
+        changed, edits, notes = outcome
         result = FileResult(str(work.path), Status.CHANGED if changed else Status.UNCHANGED,
                             edits=tuple(EditRecord(*e) for e in edits),
                             notes=tuple(NoteRecord(*n) for n in notes), stamp=entry.stamp)

@@ -272,7 +272,7 @@ class SummaryStore:
         """Load the stored summaries, summarise what is missing, solve, store them."""
         bodies = self._load_bodies()
         bodies.update((path, (summary_digest(body), body)) for path, body in fresh.items())
-        missing = []
+        missing: list[tuple[str, str, str | None]] = []
         for path in paths:
             record = self.records.get(path)
             if record is not None and record.summary is not None and (
