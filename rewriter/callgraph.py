@@ -333,6 +333,7 @@ class CallGraph:
         self._bases: dict[tuple[str, str], list[tuple[Summary, str]]] = {}
         self._members: dict[tuple[str, str], list[Target]] = {}
         self._methods: dict[tuple[str, str], dict[str, list[tuple[Summary, str]]]] = {}
+        self._resolved: dict[tuple[str, str], list[Target]] = {}
 
     # -- resolution -----------------------------------------------------------
 
@@ -374,7 +375,15 @@ class CallGraph:
         return found
 
     def resolve(self, module: Summary, reference: str) -> list[Target]:
-        """Definitions a dotted reference made in ``module`` means."""
+        """Definitions a dotted reference made in ``module`` means (each reference resolved
+        once: the members and bases it reads are remembered anyway, so a second resolution
+        would read the same)."""
+        key = (module.path, reference)
+        if key not in self._resolved:
+            self._resolved[key] = self._resolve(module, reference)
+        return self._resolved[key]
+
+    def _resolve(self, module: Summary, reference: str) -> list[Target]:
         first, *rest = reference.split(".")
         found = self._member(module, first)
         for attribute in rest:

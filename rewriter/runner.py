@@ -22,7 +22,7 @@ from .cache import Cache, Entry, digest, scope_facts, stamp_of
 from .callgraph import function_scopes
 from .diffs import unified_diff
 from .engine import RewriteError, RewriteOptions, parse, rewrite_source, select_rules
-from .facts.scopes import FUNCTION_SCOPES
+from .facts.scopes import FUNCTION_SCOPES, may_be_in_scope
 from .files import WriteError
 from .formatting import format_with_black
 from .progress import file_progress, line_progress
@@ -212,14 +212,17 @@ def _failed(path: Path, error: Exception,
 
 def _rewrite(source: Source, rules: list[Rule], path: str, context: Context
              ) -> tuple[str, tuple[EditRecord, ...], tuple[NoteRecord, ...]]:
-    candidates = could_match(source.text, rules)
+    options = _file_options(context.job, path)
+    # A rule that no code of this file is in the scope of can neither edit nor note.
+    candidates = [rule for rule in could_match(source.text, rules)
+                  if may_be_in_scope(source.text, rule.scope, options.function_scopes)]
     if not candidates:
         parse(source.text)  # still report syntax errors in files no rule concerns
         return source.text, (), ()
     long = context.show_progress and len(source.text) >= LONG_FILE
     lines = source.text.count("\n") + 1 if long else 0
     with line_progress(lines, long) as (progress, applying):
-        rewrite = rewrite_source(source.text, candidates, _file_options(context.job, path),
+        rewrite = rewrite_source(source.text, candidates, options,
                                  progress=progress, applying=applying,
                                  spread=_spread_for(source.text, context.spread_jobs))
     notes = tuple(NoteRecord(n.rule, n.line, n.col, n.message) for n in rewrite.notes)

@@ -30,6 +30,28 @@ def known_scopes() -> frozenset[Scope]:
     return _RULE_SCOPES
 
 
+def may_be_in_scope(text: str, scope: AbstractSet[str],
+                    function_scopes: dict[str, frozenset[str]] | None) -> bool:
+    """Whether some code of the module ``text`` may lie in ``scope``: False only when none
+    can (no ``forward`` method without the word, nothing compiled without ``compile`` or
+    ``optimize``, which ``TextIndex.may_compile`` requires too, and no function of this
+    file in the function scopes computed over the run), so that a rule of that scope need
+    not walk the module at all."""
+    for name in scope:
+        if name == _FORWARD:
+            if "forward" in text:
+                return True
+        elif name == _COMPILED:
+            if "compile" in text or "optimize" in text:
+                return True
+        elif name in FUNCTION_SCOPES:
+            if function_scopes is None or function_scopes.get(name, True):
+                return True  # (a scope not given is computed from the module itself)
+        else:
+            return True  # everywhere
+    return False
+
+
 class Scopes:
     """Scope tests for the nodes of one module."""
 
