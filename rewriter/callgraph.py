@@ -334,6 +334,7 @@ class CallGraph:
         self._members: dict[tuple[str, str], list[Target]] = {}
         self._methods: dict[tuple[str, str], dict[str, list[tuple[Summary, str]]]] = {}
         self._resolved: dict[tuple[str, str], list[Target]] = {}
+        self._own: dict[tuple[str, str], list[tuple[str, list[tuple[Summary, str]]]]] = {}
 
     # -- resolution -----------------------------------------------------------
 
@@ -420,10 +421,23 @@ class CallGraph:
         if key not in self._methods:
             found: dict[str, list[tuple[Summary, str]]] = {}
             for owner, klass in self.bases(module, cls):
-                for name, qualnames in owner.classes[klass].methods.items():
-                    found.setdefault(name, []).extend((owner, q) for q in qualnames)
+                for name, methods in self._own_methods(owner, klass):
+                    if name in found:
+                        found[name] = found[name] + methods
+                    else:
+                        found[name] = methods  # shared, never changed: every merge copies
             self._methods[key] = found
         return self._methods[key]
+
+    def _own_methods(self, module: Summary, cls: str) -> list[tuple[str, list[tuple[Summary,
+                                                                                  str]]]]:
+        """The methods ``cls`` defines itself, by name (built once: a base class's methods
+        are merged into every subclass's)."""
+        key = (module.path, cls)
+        if key not in self._own:
+            self._own[key] = [(name, [(module, q) for q in qualnames])
+                              for name, qualnames in module.classes[cls].methods.items()]
+        return self._own[key]
 
     # -- reachability ---------------------------------------------------------
 
