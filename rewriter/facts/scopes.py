@@ -66,11 +66,20 @@ class Scopes:
         # (a single text rewritten on its own) is computed from this module alone.
         self.function_scopes = dict(function_scopes or {})
         self._in_function_scope: dict[tuple[str, tuple[ast.AST, ...]], bool] = {}
+        self._in_scope: dict[tuple[frozenset[str], tuple[ast.AST, ...]], bool] = {}
         self.global_names = global_names
         self.nonlocal_names = nonlocal_names
 
     def in_scope(self, scope: AbstractSet[str], chain: tuple[ast.AST, ...]) -> bool:
-        """Whether a node whose enclosing functions are ``chain`` lies in ``scope``."""
+        """Whether a node whose enclosing functions are ``chain`` lies in ``scope`` (asked
+        for every node a rule is tried on, of the few chains a module has: remembered)."""
+        key = (scope if isinstance(scope, frozenset) else frozenset(scope), chain)
+        found = self._in_scope.get(key)
+        if found is None:
+            found = self._in_scope[key] = self._decide(scope, chain)
+        return found
+
+    def _decide(self, scope: AbstractSet[str], chain: tuple[ast.AST, ...]) -> bool:
         if any(getattr(f, "name", "").startswith(HELPER_PREFIX) for f in chain):
             return False  # the inserted helpers hold the original code: never rewritten
         if _EVERYWHERE in scope:
