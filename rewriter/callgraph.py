@@ -26,23 +26,26 @@ It over-approximates on purpose: the graph-break helpers run the original code e
 a rewrite in a function that also runs untraced changes nothing there.
 
 Each file is first reduced to a ``Summary`` (names only, picklable, computed in parallel
-worker processes); the reachability is then solved over the summaries.
+worker processes, and cached on disk by ``summaries.py``); the reachability is then solved
+over the summaries.
 """
 
 from __future__ import annotations
 
 import ast
-import os
 from collections.abc import Iterable, Iterator
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from .enums import Scope
 from .facts import ModuleFacts
 from .facts.definitions import definition_qualname
 from .pattern import dotted_name
-from .workers import WorkerPool
+
+if TYPE_CHECKING:
+    from .summaries import SummaryStore
 
 _DEFS = ast.FunctionDef | ast.AsyncFunctionDef
 # Methods that run when an object is built, called or indexed.
@@ -330,6 +333,8 @@ class CallGraph:
         self._bases: dict[tuple[str, str], list[tuple[Summary, str]]] = {}
         self._members: dict[tuple[str, str], list[Target]] = {}
         self._methods: dict[tuple[str, str], dict[str, list[tuple[Summary, str]]]] = {}
+        self._resolved: dict[tuple[str, str], list[Target]] = {}
+        self._own: dict[tuple[str, str], list[tuple[str, list[tuple[Summary, str]]]]] = {}
 
     # -- resolution -----------------------------------------------------------
 
@@ -371,7 +376,15 @@ class CallGraph:
         return found
 
     def resolve(self, module: Summary, reference: str) -> list[Target]:
-        """Definitions a dotted reference made in ``module`` means."""
+        """Definitions a dotted reference made in ``module`` means (each reference resolved
+        once: the members and bases it reads are remembered anyway, so a second resolution
+        would read the same)."""
+        key = (module.path, reference)
+        if key not in self._resolved:
+            self._resolved[key] = self._resolve(module, reference)
+        return self._resolved[key]
+
+    def _resolve(self, module: Summary, reference: str) -> list[Target]:
         first, *rest = reference.split(".")
         found = self._member(module, first)
         for attribute in rest:
@@ -408,10 +421,23 @@ class CallGraph:
         if key not in self._methods:
             found: dict[str, list[tuple[Summary, str]]] = {}
             for owner, klass in self.bases(module, cls):
-                for name, qualnames in owner.classes[klass].methods.items():
-                    found.setdefault(name, []).extend((owner, q) for q in qualnames)
+                for name, methods in self._own_methods(owner, klass):
+                    if name in found:
+                        found[name] = found[name] + methods
+                    else:
+                        found[name] = methods  # shared, never changed: every merge copies
             self._methods[key] = found
         return self._methods[key]
+
+    def _own_methods(self, module: Summary, cls: str) -> list[tuple[str, list[tuple[Summary,
+                                                                                  str]]]]:
+        """The methods ``cls`` defines itself, by name (built once: a base class's methods
+        are merged into every subclass's)."""
+        key = (module.path, cls)
+        if key not in self._own:
+            self._own[key] = [(name, [(module, q) for q in qualnames])
+                              for name, qualnames in module.classes[cls].methods.items()]
+        return self._own[key]
 
     # -- reachability ---------------------------------------------------------
 
@@ -568,27 +594,13 @@ class _Solver:
         return self._registered
 
 
-def _no_setup() -> None:
-    """Workers need no preparation: each summary reads its own file."""
+def traced_functions(paths: list[str], jobs: int | None = None,
+                     store: SummaryStore | None = None) -> dict[str, frozenset[str]]:
+    """Qualified names of the functions Dynamo may trace, by path, over the files ``paths``;
+    with a ``store``, from the summaries cached on disk where the files did not change."""
+    from .summaries import SummaryStore  # the store builds on this module
 
-
-def _summarize_file(path: str) -> Summary | None:
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError):
-        return None
-    return summarize(path, text)
-
-
-def traced_functions(paths: list[str], jobs: int | None = None) -> dict[str, frozenset[str]]:
-    """Qualified names of the functions Dynamo may trace, by path, over the files ``paths``."""
-    workers = min(jobs or os.cpu_count() or 1, max(1, len(paths) // 64))
-    if workers > 1:
-        with WorkerPool(workers, _no_setup) as pool:  # workers die with this process
-            summaries = list(pool.map(_summarize_file, paths, chunksize=32))
-    else:
-        summaries = [_summarize_file(p) for p in paths]
-    return CallGraph(s for s in summaries if s is not None).traced()
+    return (store or SummaryStore(None)).traced(paths, jobs)
 
 
 # -- profiles: the functions a recorded run saw Dynamo trace ---------------------------------
@@ -623,11 +635,12 @@ def profiled_functions(paths: list[str], profiles: Iterable[str]) -> dict[str, f
 
 
 def function_scopes(paths: list[str], needed: AbstractSet[str], profiles: Iterable[str] = (),
-                    jobs: int | None = None) -> dict[str, dict[str, frozenset[str]]]:
+                    jobs: int | None = None, store: SummaryStore | None = None
+                    ) -> dict[str, dict[str, frozenset[str]]]:
     """For each scope name in ``needed`` ("traced", "profiled"): qualified names by path."""
     scopes: dict[str, dict[str, frozenset[str]]] = {}
     if Scope.TRACED in needed:
-        scopes[Scope.TRACED] = traced_functions(paths, jobs)
+        scopes[Scope.TRACED] = traced_functions(paths, jobs, store)
     if Scope.PROFILED in needed:
         scopes[Scope.PROFILED] = profiled_functions(paths, profiles)
     return scopes

@@ -13,14 +13,14 @@ import difflib
 import sys
 import textwrap
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import click
 
 from . import __version__
 from .cache import Cache, canonical, default_cache_dir
 from .config import Config, ConfigError, find_project_root, load_config
-from .discovery import discover
+from .discovery import discover, package_files
 from .engine import RewriteOptions, select_rules
 from .enums import Scope
 from .facts.scopes import known_scopes
@@ -30,6 +30,9 @@ from .results import FileResult, Mode, Status
 from .rules import Rule, RuleError, RulePack, load_pack, packaged_packs
 from .workers import Interrupted, interruptible
 from .worklist import PlanError, plan
+
+if TYPE_CHECKING:
+    from .runner import Job
 
 EXIT_CHANGES, EXIT_USAGE, EXIT_FILE_ERROR = 1, 2, 123
 
@@ -163,7 +166,7 @@ def rewrite_command(paths: tuple[Path, ...], rule_specs: tuple[str, ...], check:
     """Rewrite the Python files under PATHS with the selected rule packs (the default
     command: 'eqrewrite PATH...' runs it)."""
     from . import report
-    from .runner import Job, prepare_scopes, run
+    from .runner import Job, run
 
     if not paths:
         _fail("no paths given; try 'eqrewrite src/ --diff' or 'eqrewrite --help'")
@@ -200,11 +203,13 @@ def rewrite_command(paths: tuple[Path, ...], rule_specs: tuple[str, ...], check:
             if not quiet:
                 _say_empty_folders(paths, files)
             items = plan(files, list(paths), out_root)
-            job = prepare_scopes(job, files, jobs)
+            folder = cache_dir or default_cache_dir(root)
+            job = _with_scopes(job, files, paths, config, excludes, root, jobs,
+                               None if no_cache else folder)
             cache = None if no_cache or use_black else Cache(
-                cache_dir or default_cache_dir(root),
-                [p.digest for p in packs] + [canonical(options), canonical(set(job.ignore)),
-                                             canonical(job.scopes)])
+                folder,
+                # Each file's slice of job.scopes is part of its own entry (cache.scope_facts).
+                [p.digest for p in packs] + [canonical(options), canonical(set(job.ignore))])
             results = run(items, job, cache, jobs, progress=not quiet
                           and mode is not Mode.CHECK and output_format == "text")
     except PlanError as error:
@@ -226,6 +231,21 @@ def rewrite_command(paths: tuple[Path, ...], rule_specs: tuple[str, ...], check:
         click.echo(report.to_json(results, mode, records) if output_format == "json" else
                    report.to_sarif(results, [r for p in packs for r in p.rules]))
     sys.exit(_exit_code(results, mode, status))
+
+
+def _with_scopes(job: Job, files: list[Path], paths: tuple[Path, ...], config: Config,
+                 excludes: tuple[str, ...], root: Path, jobs: int | None,
+                 cache_folder: Path | None) -> Job:
+    """``job`` with its function scopes: the call graph for ``traced`` covers the packages
+    holding the files too, its summaries kept in ``cache_folder`` (None: no cache)."""
+    from .runner import needed_scopes, prepare_scopes
+    from .summaries import SummaryStore
+
+    context = package_files(files, list(paths), config.include, config.exclude
+                            + config.extend_exclude + list(excludes), root) if (
+        Scope.TRACED in needed_scopes(job)) else []
+    store = None if cache_folder is None else SummaryStore(cache_folder)
+    return prepare_scopes(job, files, jobs, context, store)
 
 
 def _mode(check: bool, diff: bool, out_root: Path | None) -> Mode:

@@ -125,3 +125,24 @@ def _keep_folder(folder: Path, base: Path, excludes: pathspec.GitIgnoreSpec, ign
     if excludes.match_file(_relative(folder, base) + "/"):
         return False
     return not (use_gitignore and ignores.ignored(Path(os.path.abspath(folder)), True))
+
+
+def package_files(files: list[Path], paths: list[Path], include: list[str],
+                  exclude: list[str], base: Path) -> list[Path]:
+    """The Python files of the packages holding ``files`` that ``files`` lacks: what a call
+    graph over ``files`` needs besides them (a hook given three files of a package still
+    follows calls through the whole package). A package is a file's outermost folder with
+    an ``__init__.py``; one inside a folder of ``paths`` was walked already."""
+    walked = [Path(os.path.abspath(p)) for p in paths if p.is_dir()]
+    roots: set[Path] = set()
+    for file in files:
+        folder = Path(os.path.abspath(file)).parent
+        if not (folder / "__init__.py").is_file():
+            continue
+        while (folder.parent / "__init__.py").is_file() and folder.parent != folder:
+            folder = folder.parent
+        if not any(folder == w or w in folder.parents for w in walked):
+            roots.add(folder)
+    known = {os.path.abspath(f) for f in files}
+    return [f for f in discover(sorted(roots), include, exclude, base)
+            if os.path.abspath(f) not in known]

@@ -98,5 +98,5 @@ class FileResult:
     diff: str = ""
     written: bool = False  # whether a file was written: the source, or its --out copy
     output: str | None = None  # where --out puts the file (written or already up to date)
-    stamp: Stamp | None = None  # set when the file is now known clean
+    stamp: Stamp | None = None  # the processed text's, when the cache may keep this outcome
     notes: tuple[NoteRecord, ...] = ()  # graph breaks left alone, and why

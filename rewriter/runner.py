@@ -13,16 +13,16 @@ from __future__ import annotations
 import multiprocessing
 import os
 import sys
-from dataclasses import dataclass, field, replace
+from dataclasses import astuple, dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from . import files
-from .cache import Cache, digest
+from .cache import Cache, Entry, digest, scope_facts, stamp_of
 from .callgraph import function_scopes
 from .diffs import unified_diff
 from .engine import RewriteError, RewriteOptions, parse, rewrite_source, select_rules
-from .facts.scopes import FUNCTION_SCOPES
+from .facts.scopes import FUNCTION_SCOPES, may_be_in_scope
 from .files import WriteError
 from .formatting import format_with_black
 from .progress import file_progress, line_progress
@@ -33,9 +33,10 @@ from .workers import WorkerPool
 from .worklist import Item, MirrorLink, Skip, Work
 
 if TYPE_CHECKING:  # libcst (which apply.py needs) loads only when a file has edits
-    from collections.abc import Iterator
+    from collections.abc import Iterator, Sequence
 
     from .apply import ChunkApplier, Spread
+    from .summaries import SummaryStore
 
 PARALLEL_THRESHOLD = 16  # fewer files than this run in-process
 LONG_FILE = 1_000_000  # characters: a file this long shows its own progress, line by line
@@ -101,15 +102,26 @@ def selected_rules(job: Job) -> list[Rule]:
     return select_rules(rules, job.options)
 
 
-def prepare_scopes(job: Job, paths: list[Path], jobs: int | None = None) -> Job:
+def needed_scopes(job: Job) -> set[str]:
+    """The function scopes (``traced``, ``profiled``) the job's rules use."""
+    return {name for rule in selected_rules(job) for name in rule.scope
+            if name in FUNCTION_SCOPES}
+
+
+def prepare_scopes(job: Job, paths: list[Path], jobs: int | None = None,
+                   context: Sequence[Path] = (), store: SummaryStore | None = None) -> Job:
     """``job`` with the function scopes (``traced``, ``profiled``) its rules use, computed
-    over every file of the run: a call in one file can put a function of another in scope."""
-    needed = {name for rule in selected_rules(job) for name in rule.scope
-              if name in FUNCTION_SCOPES}
+    over every file of the run and the ``context`` files (the rest of their packages): a
+    call in one file can put a function of another in scope. ``store`` caches summaries."""
+    needed = needed_scopes(job)
     if not needed:
         return job
-    return replace(job, scopes=function_scopes([str(p) for p in paths], needed,
-                                               job.options.profiles, jobs))
+    graph = [str(p) for p in [*paths, *context]]
+    scopes = function_scopes(graph, needed, job.options.profiles, jobs, store)
+    processed = {str(p) for p in paths}
+    return replace(job, scopes={name: {path: names for path, names in by_path.items()
+                                       if path in processed}
+                                for name, by_path in scopes.items()})
 
 
 def could_match(text: str, rules: list[Rule]) -> list[Rule]:
@@ -146,12 +158,12 @@ def _process(context: Context, path: Path, destination: Path | None) -> FileResu
     except Exception as error:  # noqa: BLE001 - still copied, so the --out tree is complete
         copy = (destination, data, info) if destination is not None else None
         return _failed(path, error, copy)
+    # The stamp of the text processed: the cache keeps this outcome, notes included.
+    stamp = stamp_of(info, digest(data))
     if not edits:
-        # A file with notes is not cached as clean: its notes are printed on every run.
-        clean = None if notes else (info.st_mtime_ns, info.st_size, digest(data))
-        result = FileResult(str(path), Status.UNCHANGED, stamp=clean, notes=notes)
+        result = FileResult(str(path), Status.UNCHANGED, stamp=stamp, notes=notes)
         return result if destination is None else _with_copy(result, destination, data, info)
-    result = FileResult(str(path), Status.CHANGED, edits=edits, notes=notes)
+    result = FileResult(str(path), Status.CHANGED, edits=edits, notes=notes, stamp=stamp)
     new_data = encode(source, new_text)
     mode = context.job.mode
     if mode is Mode.DIFF:
@@ -161,9 +173,8 @@ def _process(context: Context, path: Path, destination: Path | None) -> FileResu
             return FileResult(str(path), Status.SKIPPED,
                               error=HARD_LINKED.format(n=info.st_nlink))
         files.write_checked(path, new_data)
-        after = path.stat()
-        return replace(result, written=True,
-                       stamp=(after.st_mtime_ns, after.st_size, digest(new_data)))
+        # Not cached: the new text's notes and facts are not known until it is processed.
+        return replace(result, written=True, stamp=None)
     if mode is Mode.OUT and destination is not None:
         return _with_copy(result, destination, new_data, info)
     return result
@@ -201,14 +212,17 @@ def _failed(path: Path, error: Exception,
 
 def _rewrite(source: Source, rules: list[Rule], path: str, context: Context
              ) -> tuple[str, tuple[EditRecord, ...], tuple[NoteRecord, ...]]:
-    candidates = could_match(source.text, rules)
+    options = _file_options(context.job, path)
+    # A rule that no code of this file is in the scope of can neither edit nor note.
+    candidates = [rule for rule in could_match(source.text, rules)
+                  if may_be_in_scope(source.text, rule.scope, options.function_scopes)]
     if not candidates:
         parse(source.text)  # still report syntax errors in files no rule concerns
         return source.text, (), ()
     long = context.show_progress and len(source.text) >= LONG_FILE
     lines = source.text.count("\n") + 1 if long else 0
     with line_progress(lines, long) as (progress, applying):
-        rewrite = rewrite_source(source.text, candidates, _file_options(context.job, path),
+        rewrite = rewrite_source(source.text, candidates, options,
                                  progress=progress, applying=applying,
                                  spread=_spread_for(source.text, context.spread_jobs))
     notes = tuple(NoteRecord(n.rule, n.line, n.col, n.message) for n in rewrite.notes)
@@ -260,9 +274,8 @@ def run(items: list[Item], job: Job, cache: Cache | None, jobs: int | None = Non
             results[index] = FileResult(str(item.path), Status.SKIPPED, error=item.reason)
         elif isinstance(item, MirrorLink):
             results[index] = _mirror(item)
-        elif cache is not None and _fresh(item, cache):
-            results[index] = FileResult(str(item.path), Status.UNCHANGED,
-                                        stamp=cache.lookup(item.path))
+        elif cache is not None and (cached := _cached(item, job, cache)) is not None:
+            results[index] = cached
         else:
             todo.append((index, item))
     results.update(_run_work(todo, job, jobs, progress))
@@ -270,19 +283,37 @@ def run(items: list[Item], job: Job, cache: Cache | None, jobs: int | None = Non
         for index, result in results.items():
             item = items[index]
             if isinstance(item, Work) and item.destination is None:
-                cache.record(item.path, result.stamp)
+                cache.record(item.path, _entry(result, job))
         cache.save()
     return [results[index] for index in range(len(items))]
 
 
-def _fresh(work: Work, cache: Cache) -> bool:
-    """Whether the cache knows ``work``'s file as clean (never for an --out copy)."""
+def _cached(work: Work, job: Job, cache: Cache) -> FileResult | None:
+    """The cached outcome of ``work``'s file, when its content and facts are those recorded
+    (never for an --out copy; a file rules edit only for --check, which writes nothing)."""
     if work.destination is not None:
-        return False
+        return None
+    entry = cache.fresh(work.path, scope_facts(job.scopes, str(work.path)))
+    if entry is None:
+        return None
+    outcome: Any = entry.outcome
     try:
-        return cache.is_fresh(work.path, work.path.stat())
-    except OSError:
-        return False
+        changed, edits, notes = outcome
+        result = FileResult(str(work.path), Status.CHANGED if changed else Status.UNCHANGED,
+                            edits=tuple(EditRecord(*e) for e in edits),
+                            notes=tuple(NoteRecord(*n) for n in notes), stamp=entry.stamp)
+    except (TypeError, ValueError):
+        return None  # not an outcome this version stores: a miss
+    return None if changed and job.mode is not Mode.CHECK else result
+
+
+def _entry(result: FileResult, job: Job) -> Entry | None:
+    """What the cache keeps of ``result``: nothing unless its outcome may be replayed."""
+    if result.stamp is None or result.status not in (Status.UNCHANGED, Status.CHANGED):
+        return None
+    outcome = [result.status is Status.CHANGED, [astuple(e) for e in result.edits],
+               [astuple(n) for n in result.notes]]
+    return Entry(result.stamp, scope_facts(job.scopes, result.path), outcome)
 
 
 def _run_work(todo: list[tuple[int, Work]], job: Job, jobs: int | None,

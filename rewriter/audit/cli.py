@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 
 import click
 
+from ..cache import default_cache_dir
 from ..config import Config, ConfigError, find_project_root, load_config
 from ..plugins import AuditRun, AuditStep, Registry
 from ..rules import RuleError, load_pack
@@ -76,6 +77,10 @@ def _list_patterns(ctx: click.Context, _param: click.Parameter, value: bool) -> 
 @click.option("--exit-zero", is_flag=True, help="Exit 0 even when there are findings.")
 @click.option("-j", "--jobs", type=click.IntRange(min=1),
               help="Worker processes (default: cores, as for rewriting).")
+@click.option("--no-cache", is_flag=True, help="Neither read nor write the cache.")
+@click.option("--cache-dir", type=click.Path(file_okay=False, path_type=Path),
+              help="Where to keep the cache (default: .eqrewrite_cache in the project, as "
+                   "for rewriting).")
 @click.option("-q", "--quiet", is_flag=True, help="No progress or summary on stderr.")
 @click.option("--list-patterns", is_flag=True, expose_value=False, is_eager=True,
               callback=_list_patterns, help="List the break patterns and exit.")
@@ -83,7 +88,7 @@ def audit_command(paths: tuple[Path, ...], rule_specs: tuple[str, ...], scopes: 
                   assume_tensor_params: bool | None, trust_scalar_annotations: bool | None,
                   ignored: tuple[str, ...], excludes: tuple[str, ...], output_format: str | None,
                   outputs: tuple[Path, ...], baseline: Path | None, exit_zero: bool,
-                  jobs: int | None, quiet: bool,
+                  jobs: int | None, no_cache: bool, cache_dir: Path | None, quiet: bool,
                   **plugin_flags: Any) -> None:
     """Report where the code under PATHS breaks torch.compile graphs, why, and what fixes
     each break: a rule, a Dynamo setting, or a human."""
@@ -102,9 +107,10 @@ def audit_command(paths: tuple[Path, ...], rule_specs: tuple[str, ...], scopes: 
         _fail(str(error))
     packs = _packs(list(rule_specs) or audit.rules)
     started = time.perf_counter()
+    cache_folder = None if no_cache else cache_dir or default_cache_dir(root)
     document, files, options = _static(paths, root, config, audit, packs, scopes,
                                        (assume_tensor_params, trust_scalar_annotations),
-                                       ignored, excludes, jobs)
+                                       ignored, excludes, (jobs, cache_folder))
     document["summary"]["seconds"] = round(time.perf_counter() - started, 3)
     status = _dynamic(steps, plugin_flags, AuditRun(
         paths, root, files, packs, bool(rule_specs), options, document,
@@ -140,11 +146,12 @@ def _packs(specs: list[str]) -> list[str]:
 def _static(paths: tuple[Path, ...], root: Path, config: Config, audit: AuditConfig,
             packs: list[str], scopes: tuple[str, ...],
             switches: tuple[bool | None, bool | None], ignored: tuple[str, ...],
-            excludes: tuple[str, ...], jobs: int | None
+            excludes: tuple[str, ...], running: tuple[int | None, Path | None]
             ) -> tuple[dict[str, Any], list[Path], RewriteOptions]:
     """Discover the files and audit them: (document, files, rewrite options).
-    ``switches``: --assume-tensor-params and --trust-scalar-annotations (None: not given)."""
-    from ..discovery import discover
+    ``switches``: --assume-tensor-params and --trust-scalar-annotations (None: not given);
+    ``running``: the worker count and the cache folder (None: no cache)."""
+    from ..discovery import discover, package_files
     from ..engine import RewriteOptions
     from ..enums import Scope
     from .document import build
@@ -164,11 +171,14 @@ def _static(paths: tuple[Path, ...], root: Path, config: Config, audit: AuditCon
     scan = ScanOptions(tuple(packs), scope, options.scope, assume,
                        frozenset(ignored) | frozenset(audit.ignore),
                        trust_scalar_annotations=trust)
-    files = list(discover(list(paths), config.include, config.exclude + config.extend_exclude
-                          + audit.exclude + list(excludes), root))
+    exclude = config.exclude + config.extend_exclude + audit.exclude + list(excludes)
+    files = list(discover(list(paths), config.include, exclude, root))
     labelled = [(f, _label(f, root)) for f in files]
+    # The traced scope follows calls through the whole packages holding the files.
+    context = package_files(files, list(paths), config.include, exclude, root) if (
+        "traced" in scope) else []
     started = time.perf_counter()
-    audits = audit_files(labelled, scan, jobs)
+    audits = audit_files(labelled, scan, *running, context)
     settings = {"paths": [_label(p, root) for p in paths], "scope": sorted(scope),
                 "rules": [Path(p).name for p in packs], "assume_tensor_params": assume,
                 "trust_scalar_annotations": trust, "ignore": sorted(scan.ignore)}

@@ -15,11 +15,12 @@ import contextlib
 import gc
 import os
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from ..cache import Cache, Entry, Stamp, canonical, digest, scope_facts, stamp_of
 from ..callgraph import function_scopes
 from ..engine import RewriteError, parse
 from ..enums import Scope
@@ -28,6 +29,7 @@ from ..files import is_generated
 from ..matcher import Comments
 from ..rules import Rule, load_pack, packaged_packs
 from ..sources import SourceError, decode
+from ..summaries import SummaryStore
 from ..workers import WorkerPool
 from .catalogue import PATTERNS
 from .detect import Detector, Site, position
@@ -65,6 +67,7 @@ class FileAudit:
     findings: list[dict[str, Any]] = field(default_factory=list)
     suppressed: int = 0
     error: dict[str, Any] | None = None
+    stamp: Stamp | None = None  # the audited text's, when the cache may keep this outcome
 
 
 @dataclass(frozen=True)
@@ -225,10 +228,13 @@ def _record(site: Site, resolution: Resolution, resolver: Resolver, label: str) 
 def audit_file(context: ScanContext, path: Path, label: str) -> FileAudit:
     """Read, decode and audit one file; every failure is this file's error record."""
     try:
-        data = path.read_bytes()
+        with open(path, "rb") as handle:
+            stat = os.fstat(handle.fileno())
+            data = handle.read()
+        stamp = stamp_of(stat, digest(data))
         if is_generated(data):
-            return FileAudit(label)
-        return audit_text(context, decode(data).text, label, str(path))
+            return FileAudit(label, stamp=stamp)
+        return replace(audit_text(context, decode(data).text, label, str(path)), stamp=stamp)
     except OSError as error:
         return _failed(label, f"cannot read: {error.strerror or error}")
     except (SourceError, RewriteError) as error:
@@ -251,15 +257,66 @@ def _audit_pair(pair: tuple[str, str]) -> FileAudit:
 
 
 def audit_files(files: list[tuple[Path, str]], options: ScanOptions,
-                jobs: int | None = None) -> list[FileAudit]:
-    """Audit ``(path, label)`` pairs, in parallel for many files; results in order."""
-    workers = min(jobs or os.cpu_count() or 1, len(files))
+                jobs: int | None = None, cache_folder: Path | None = None,
+                context: Sequence[Path] = ()) -> list[FileAudit]:
+    """Audit ``(path, label)`` pairs, in parallel for many files; results in order.
+
+    The call graph of ``--scope traced`` covers the ``context`` files too (the rest of the
+    packages); with a ``cache_folder``, its summaries and each file's outcome are cached
+    there (keyed by the file's content and its slice of the function scopes)."""
     pairs = [(str(path), label) for path, label in files]
     needed = {name for name in options.scope if name in FUNCTION_SCOPES}
     if needed and not options.function_scopes:
-        options = replace(options, function_scopes=function_scopes(
-            [path for path, _ in pairs], needed, (), jobs))
-    if workers > 1 and len(files) >= PARALLEL_THRESHOLD:
+        store = None if cache_folder is None else SummaryStore(cache_folder)
+        scopes = function_scopes([path for path, _ in pairs] + [str(p) for p in context],
+                                 needed, (), jobs, store)
+        audited = {path for path, _ in pairs}
+        options = replace(options, function_scopes={
+            name: {p: names for p, names in by_path.items() if p in audited}
+            for name, by_path in scopes.items()})
+    cache = None if cache_folder is None else Cache(cache_folder, _key(options), "audit")
+    results: dict[int, FileAudit] = {}
+    for index, (path, label) in enumerate(pairs):
+        if cache is not None and (cached := _cached(cache, path, label, options)) is not None:
+            results[index] = cached
+    todo = [index for index in range(len(pairs)) if index not in results]
+    results.update(zip(todo, _audit_all([pairs[i] for i in todo], options, jobs)))
+    if cache is not None:
+        for index in todo:
+            cache.record(Path(pairs[index][0]), _entry(results[index], pairs[index][0], options))
+        cache.save()
+    return [results[i] for i in range(len(pairs))]
+
+
+def _key(options: ScanOptions) -> list[str]:
+    """The audit cache's key: the packs' content and every option but the function scopes
+    (each file's slice of those is in its own entry)."""
+    packs = [digest(Path(pack).read_bytes()) for pack in options.packs]
+    return [*packs, canonical(replace(options, packs=(), function_scopes={}))]
+
+
+def _cached(cache: Cache, path: str, label: str, options: ScanOptions) -> FileAudit | None:
+    """The cached audit of ``path`` when its content, label and facts are those recorded."""
+    entry = cache.fresh(Path(path), scope_facts(options.function_scopes, path))
+    outcome: Any = None if entry is None else entry.outcome
+    if not (isinstance(outcome, list) and len(outcome) == 3 and outcome[0] == label):
+        return None
+    return FileAudit(label, list(outcome[1]), int(outcome[2]))
+
+
+def _entry(audit: FileAudit, path: str, options: ScanOptions) -> Entry | None:
+    """What the cache keeps of ``audit``: nothing for an error (it may be the disk's)."""
+    if audit.stamp is None or audit.error is not None:
+        return None
+    return Entry(audit.stamp, scope_facts(options.function_scopes, path),
+                 [audit.file, audit.findings, audit.suppressed])
+
+
+def _audit_all(pairs: list[tuple[str, str]], options: ScanOptions,
+               jobs: int | None) -> list[FileAudit]:
+    """Audit ``pairs``, in a pool of workers when there are many."""
+    workers = min(jobs or os.cpu_count() or 1, len(pairs))
+    if workers > 1 and len(pairs) >= PARALLEL_THRESHOLD:
         return _audit_in_pool(pairs, options, workers)
     context = ScanContext.load(options)
     with _fewer_collections():

@@ -30,6 +30,28 @@ def known_scopes() -> frozenset[Scope]:
     return _RULE_SCOPES
 
 
+def may_be_in_scope(text: str, scope: AbstractSet[str],
+                    function_scopes: dict[str, frozenset[str]] | None) -> bool:
+    """Whether some code of the module ``text`` may lie in ``scope``: False only when none
+    can (no ``forward`` method without the word, nothing compiled without ``compile`` or
+    ``optimize``, which ``TextIndex.may_compile`` requires too, and no function of this
+    file in the function scopes computed over the run), so that a rule of that scope need
+    not walk the module at all."""
+    for name in scope:
+        if name == _FORWARD:
+            if "forward" in text:
+                return True
+        elif name == _COMPILED:
+            if "compile" in text or "optimize" in text:
+                return True
+        elif name in FUNCTION_SCOPES:
+            if function_scopes is None or function_scopes.get(name, True):
+                return True  # (a scope not given is computed from the module itself)
+        else:
+            return True  # everywhere
+    return False
+
+
 class Scopes:
     """Scope tests for the nodes of one module."""
 
@@ -44,11 +66,20 @@ class Scopes:
         # (a single text rewritten on its own) is computed from this module alone.
         self.function_scopes = dict(function_scopes or {})
         self._in_function_scope: dict[tuple[str, tuple[ast.AST, ...]], bool] = {}
+        self._in_scope: dict[tuple[frozenset[str], tuple[ast.AST, ...]], bool] = {}
         self.global_names = global_names
         self.nonlocal_names = nonlocal_names
 
     def in_scope(self, scope: AbstractSet[str], chain: tuple[ast.AST, ...]) -> bool:
-        """Whether a node whose enclosing functions are ``chain`` lies in ``scope``."""
+        """Whether a node whose enclosing functions are ``chain`` lies in ``scope`` (asked
+        for every node a rule is tried on, of the few chains a module has: remembered)."""
+        key = (scope if isinstance(scope, frozenset) else frozenset(scope), chain)
+        found = self._in_scope.get(key)
+        if found is None:
+            found = self._in_scope[key] = self._decide(scope, chain)
+        return found
+
+    def _decide(self, scope: AbstractSet[str], chain: tuple[ast.AST, ...]) -> bool:
         if any(getattr(f, "name", "").startswith(HELPER_PREFIX) for f in chain):
             return False  # the inserted helpers hold the original code: never rewritten
         if _EVERYWHERE in scope:

@@ -1,0 +1,195 @@
+"""The graph-break pack's speed on a real package: cold, warm, after edits, as a hook, audited.
+
+The corpus is a copy of a package (default: transformers 4.57.6's sources at
+``/work/tf/v4.57.6/transformers``) inside a throwaway project folder (a ``pyproject.toml``
+beside it, so the cache lives in ``project/.eqrewrite_cache`` as it would in a user's
+repository). Timed, in one run of this script, every command a subprocess run from the
+project folder:
+
+* the ``ast.parse`` bound: one process parsing every file of the copy and nothing else;
+* cold: ``eqrewrite PACKAGE --rules graphbreaks --check --format json -j 2`` with an empty
+  cache (the default graph-break command: ``traced`` scope included);
+* warm: the same again, nothing changed;
+* after a comment is appended to one model file (no summary changes: the stored traced
+  scope answers), and after a function is appended to it (its summary changes: the scope
+  is solved again from the cached summaries);
+* the ``eqrewrite-check`` pre-commit hook with the graph-break pack
+  (``eqrewrite --check --rules graphbreaks F1 F2 F3``, as pre-commit calls it), given three
+  model files just edited (a function appended to each), with the cache warm;
+* ``eqrewrite audit PACKAGE --format json``, cold then warm, and the same with
+  ``--scope traced``.
+
+Each run's report must list the same edits and notes as the cold run's (the edits in the
+files appended to keep their lines: text is only added at the end). Wall-clock and CPU
+time (user + system of the child processes) are printed with the machine's load average;
+CPU ratios are to the bound measured in the same run.
+
+Usage: ``python benchmarks/graphbreak_speed.py [--tree PATH] [--workdir DIR] [-j N]``.
+Exit status 1 when a report differs; missed targets are printed, not failed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+TREE = Path("/work/tf/v4.57.6/transformers")
+EDITED = ["models/llama/modeling_llama.py", "models/mistral/modeling_mistral.py",
+          "models/qwen2/modeling_qwen2.py"]
+TARGETS = {"cold CPU / bound": 3.0, "warm wall s": 2.0, "one file edited wall s": 5.0,
+           "hook wall s": 3.0, "audit warm wall s": 5.0}
+PARSE_ALL = """
+import ast, pathlib, sys
+for path in sorted(pathlib.Path(sys.argv[1]).rglob("*.py")):
+    try:
+        ast.parse(path.read_bytes())
+    except (SyntaxError, ValueError):
+        pass
+"""
+
+
+@dataclass
+class Timing:
+    """One timed command: wall and CPU seconds, exit status, stdout."""
+
+    wall: float
+    cpu: float
+    returncode: int
+    stdout: str
+
+
+def children_cpu() -> float:
+    """User plus system CPU time of the waited-for children so far."""
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def timed(command: list[str], cwd: Path) -> Timing:
+    """Run ``command`` in ``cwd`` and time it."""
+    cpu, start = children_cpu(), time.perf_counter()
+    done = subprocess.run(command, cwd=cwd, capture_output=True, text=True, check=False)
+    if done.returncode not in (0, 1):
+        sys.exit(f"{' '.join(command)} exited {done.returncode}:\n{done.stderr[-3000:]}")
+    return Timing(time.perf_counter() - start, children_cpu() - cpu, done.returncode,
+                  done.stdout)
+
+
+def eqrewrite() -> list[str]:
+    """How to start eqrewrite from this interpreter."""
+    return [sys.executable, "-m", "eqrewrite.rewriter"]
+
+
+def outcome(stdout: str, skip: tuple[str, ...] = ()) -> tuple[list[str], list[str]]:
+    """The edits and notes of a ``--format json`` report, sorted, without lines of the
+    files in ``skip`` (their text moved) but with their rules."""
+    document = json.loads(stdout)
+    records = []
+    for key in ("edits", "notes"):
+        rows = []
+        for row in document[key]:
+            if row["file"].endswith(skip):
+                row = {"file": row["file"], "rule": row["rule"]}
+            rows.append(json.dumps(row, sort_keys=True))
+        records.append(sorted(rows))
+    return records[0], records[1]
+
+
+def load() -> str:
+    """The load averages, as ``uptime`` prints them."""
+    one, five, fifteen = os.getloadavg()
+    return f"load {one:.2f} {five:.2f} {fifteen:.2f} on {os.cpu_count()} cores"
+
+
+def append(path: Path, text: str) -> None:
+    """Add ``text`` at the end of ``path`` (every earlier line keeps its place)."""
+    with path.open("a", encoding="utf-8") as handle:
+        handle.write(text)
+
+
+def main() -> None:
+    """Run the measurements and print them."""
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--tree", type=Path, default=TREE)
+    parser.add_argument("--workdir", type=Path)
+    parser.add_argument("-j", "--jobs", type=int, default=2)
+    args = parser.parse_args()
+    work = Path(tempfile.mkdtemp(prefix="eqrw-gb-", dir=args.workdir))
+    try:
+        sys.exit(measure(args.tree, work, args.jobs))
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def measure(tree: Path, project: Path, jobs: int) -> int:
+    """Every measurement over a copy of ``tree`` in ``project``; the exit status."""
+    (project / "pyproject.toml").write_text("[project]\nname = 'bench'\n")
+    package = project / tree.name
+    shutil.copytree(tree, package, symlinks=True)
+    rows: list[tuple[str, Timing]] = []
+    failures: list[str] = []
+    check = [*eqrewrite(), tree.name, "--rules", "graphbreaks", "--check", "--format", "json",
+             "-q", "-j", str(jobs)]
+    print(f"{len(list(package.rglob('*.py')))} files; {load()}", flush=True)
+    bound = timed([sys.executable, "-c", PARSE_ALL, tree.name], project)
+    rows.append(("ast.parse bound", bound))
+    cold = timed(check, project)
+    rows.append(("cold (empty cache)", cold))
+
+    def again(label: str, command: list[str], skip: tuple[str, ...] = ()) -> Timing:
+        timing = timed(command, project)
+        rows.append((label, timing))
+        if outcome(timing.stdout, skip) != outcome(cold.stdout, skip):
+            failures.append(f"{label}: the report differs from the cold run's")
+        print(f"  {label}: {timing.wall:.2f} s wall; {load()}", flush=True)
+        return timing
+
+    warm = again("warm, nothing changed", check)
+    model = package / EDITED[0]
+    append(model, "# a comment\n")
+    commented = again("one model file: comment appended", check)
+    append(model, "\n\ndef _bench_added():\n    return 1\n")
+    edited = again("one model file: function appended", check, (EDITED[0],))
+    for name in EDITED:
+        append(package / name, "\n\ndef _bench_hook_edit():\n    return 2\n")
+    hook = timed([*eqrewrite(), "--check", "--rules", "graphbreaks", "--format", "json",
+                  "-q", *[f"{tree.name}/{name}" for name in EDITED]], project)
+    rows.append(("eqrewrite-check hook, 3 edited files", hook))
+    hook_outcome = outcome(hook.stdout, tuple(EDITED))
+    expected = [[r for r in part if any(json.loads(r)["file"].endswith(n) for n in EDITED)]
+                for part in outcome(cold.stdout, tuple(EDITED))]
+    if list(hook_outcome) != expected:
+        failures.append("hook: its report differs from the cold run's for those files")
+    audit = [*eqrewrite(), "audit", tree.name, "--format", "json", "-q", "--exit-zero",
+             "-j", str(jobs)]
+    rows.append(("audit cold", timed(audit, project)))
+    audit_warm = timed(audit, project)
+    rows.append(("audit warm", audit_warm))
+    rows.append(("audit --scope traced cold", timed([*audit, "--scope", "traced"], project)))
+    rows.append(("audit --scope traced warm", timed([*audit, "--scope", "traced"], project)))
+    print(f"\n{'command':42} {'wall s':>8} {'CPU s':>8} {'CPU/bound':>10}")
+    for label, timing in rows:
+        print(f"{label:42} {timing.wall:8.2f} {timing.cpu:8.2f} "
+              f"{timing.cpu / bound.cpu:10.2f}")
+    measured = {"cold CPU / bound": cold.cpu / bound.cpu, "warm wall s": warm.wall,
+                "one file edited wall s": max(commented.wall, edited.wall),
+                "hook wall s": hook.wall, "audit warm wall s": audit_warm.wall}
+    print(f"\n{load()}")
+    for name, target in TARGETS.items():
+        verdict = "met" if measured[name] <= target else "MISSED"
+        print(f"target {name} <= {target}: {measured[name]:.2f} {verdict}")
+    for failure in failures:
+        print(f"FAILED: {failure}")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    main()

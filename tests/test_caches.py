@@ -1,0 +1,269 @@
+"""The caches never serve a stale result: per-file outcomes, call-graph summaries, audits.
+
+A file's cached outcome depends on its bytes and on the facts other files decide (whether
+its functions are traced): a file whose callers change is processed again even though its
+own bytes did not, and its notes come back from the cache as they would from a run.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from eqrewrite.rewriter import cache as cache_module
+from eqrewrite.rewriter import runner
+from eqrewrite.rewriter.audit import scan
+from eqrewrite.rewriter.cli import main
+from eqrewrite.rewriter.summaries import SummaryStore
+
+UTIL = '''import torch
+
+
+def helper(scores: torch.Tensor, flags: torch.Tensor):
+    print(scores)
+    if scores.max() > 3:
+        return None
+    return scores
+'''
+CALLING = '''import torch
+
+from .util import helper
+
+
+class Model(torch.nn.Module):
+    def forward(self, x):
+        return helper(x, x)
+'''
+NOT_CALLING = CALLING.replace("return helper(x, x)", "return x")
+NOTE = "select-assign"
+
+
+@pytest.fixture
+def package(tmp_path: Path) -> Path:
+    """``pkg/`` whose ``model.py`` calls ``util.helper`` from a forward (so it is traced)."""
+    folder = tmp_path / "pkg"
+    folder.mkdir()
+    (folder / "__init__.py").write_text("")
+    (folder / "util.py").write_text(UTIL)
+    (folder / "model.py").write_text(NOT_CALLING)
+    return folder
+
+
+@pytest.fixture
+def processed(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The paths the runner really processes (not answered from the cache)."""
+    seen: list[str] = []
+    original = runner._process
+
+    def counting(context, path, destination):  # type: ignore[no-untyped-def]
+        seen.append(Path(path).name)
+        return original(context, path, destination)
+
+    monkeypatch.setattr(runner, "_process", counting)
+    return seen
+
+
+def check(paths: list[Path], cache: Path, *extra: str) -> dict:
+    """``eqrewrite PATHS --rules graphbreaks --check --format json`` with ``cache``."""
+    result = CliRunner().invoke(main, [*map(str, paths), "--rules", "graphbreaks", "--check",
+                                       "--format", "json", "-j", "1", "--cache-dir",
+                                       str(cache), *extra])
+    assert result.exit_code in (0, 1), result.output
+    return json.loads(result.stdout)
+
+
+def util_outcome(document: dict) -> tuple[str, list[str], list[str]]:
+    """util.py's status, the rules of its edits and of its notes."""
+    [record] = [f for f in document["files"] if f["path"].endswith("util.py")]
+    edits = [e["rule"] for e in document["edits"] if e["file"].endswith("util.py")]
+    notes = [n["rule"] for n in document["notes"] if n["file"].endswith("util.py")]
+    return record["status"], edits, notes
+
+
+def test_a_file_whose_callers_change_is_rewritten_though_its_bytes_did_not(
+        package: Path, tmp_path: Path, processed: list[str]) -> None:
+    cache = tmp_path / "cache"
+    assert util_outcome(check([package], cache)) == ("unchanged", [], [])
+    processed.clear()
+    assert util_outcome(check([package], cache)) == ("unchanged", [], [])
+    assert processed == []  # nothing changed: everything from the cache
+    (package / "model.py").write_text(CALLING)  # util.helper becomes traced
+    assert util_outcome(check([package], cache)) == ("changed", ["defer-print"], [NOTE])
+    assert sorted(processed) == ["model.py", "util.py"]
+    processed.clear()
+    # Served from the cache, notes included, as the uncached run reports them.
+    assert util_outcome(check([package], cache)) == ("changed", ["defer-print"], [NOTE])
+    assert processed == []
+    (package / "model.py").write_text(NOT_CALLING)  # and stops being traced
+    assert util_outcome(check([package], cache)) == ("unchanged", [], [])
+    assert sorted(processed) == ["model.py", "util.py"]
+
+
+def test_notes_come_back_from_the_cache(package: Path, tmp_path: Path,
+                                        processed: list[str]) -> None:
+    (package / "util.py").write_text(UTIL.replace("    print(scores)\n", ""))
+    (package / "model.py").write_text(CALLING)
+    cache = tmp_path / "cache"
+    first = check([package], cache)
+    processed.clear()
+    second = check([package], cache)
+    assert processed == [] and util_outcome(second) == ("unchanged", [], [NOTE])
+    assert second["notes"] == first["notes"]
+
+
+def test_a_hook_given_one_file_follows_calls_through_its_package(
+        package: Path, tmp_path: Path) -> None:
+    (package / "model.py").write_text(CALLING)
+    cache = tmp_path / "cache"
+    document = check([package / "util.py"], cache)
+    assert [f["path"] for f in document["files"]] == [str(package / "util.py")]
+    assert util_outcome(document) == ("changed", ["defer-print"], [NOTE])
+    # The caller, outside the given files, changes: the given file's facts do.
+    (package / "model.py").write_text(NOT_CALLING)
+    assert util_outcome(check([package / "util.py"], cache)) == ("unchanged", [], [])
+
+
+def test_a_file_changed_within_its_mtime_tick_is_not_served_stale(
+        package: Path, tmp_path: Path, processed: list[str]) -> None:
+    cache = tmp_path / "cache"
+    (package / "model.py").write_text(CALLING)
+    check([package], cache)
+    util = package / "util.py"
+    before = util.stat()
+    util.write_text(UTIL.replace("print(scores)", "print(-flags)"))  # same size
+    os.utime(util, ns=(before.st_atime_ns, before.st_mtime_ns))
+    assert util.stat().st_size == before.st_size  # the stat cannot tell
+    processed.clear()
+    document = check([package], cache)
+    assert processed == ["util.py"]
+    [edit] = [e for e in document["edits"] if e["file"].endswith("util.py")]
+    assert "flags" in edit["after"]
+
+
+def test_a_touched_file_is_not_processed_again(package: Path, tmp_path: Path,
+                                               processed: list[str]) -> None:
+    cache = tmp_path / "cache"
+    check([package], cache)
+    os.utime(package / "util.py", ns=(1_000_000_000, 1_000_000_000))
+    processed.clear()
+    check([package], cache)
+    assert processed == []
+
+
+def test_a_pack_change_invalidates_the_outcomes(package: Path, tmp_path: Path,
+                                                processed: list[str]) -> None:
+    pack = tmp_path / "pack.yaml"
+    pack.write_text(Path(cache_module.packaged_packs()["graphbreaks.yaml"]).read_text())
+    cache = tmp_path / "cache"
+    check([package], cache, "--rules", str(pack))
+    processed.clear()
+    check([package], cache, "--rules", str(pack))
+    assert processed == []
+    pack.write_text(pack.read_text() + "\n# edited\n")
+    check([package], cache, "--rules", str(pack))
+    assert sorted(processed) == ["__init__.py", "model.py", "util.py"]
+
+
+def test_a_damaged_cache_is_a_miss(package: Path, tmp_path: Path,
+                                   processed: list[str]) -> None:
+    cache = tmp_path / "cache"
+    first = check([package], cache)
+    for path in cache.glob("*-*.*"):
+        path.write_bytes(path.read_bytes()[: len(path.read_bytes()) // 2])
+    processed.clear()
+    assert check([package], cache)["files"] == first["files"]
+    assert sorted(processed) == ["__init__.py", "model.py", "util.py"]
+
+
+# -- the summary store ---------------------------------------------------------------------
+
+
+def traced(store: SummaryStore, package: Path) -> dict[str, frozenset[str]]:
+    """The store's traced scope over the package, by file name."""
+    paths = sorted(str(p) for p in package.glob("*.py"))
+    return {Path(p).name: names for p, names in store.traced(paths, jobs=1).items()}
+
+
+def test_a_changed_file_is_summarised_alone(package: Path, tmp_path: Path) -> None:
+    folder = tmp_path / "cache"
+    assert "util.py" not in traced(SummaryStore(folder), package)
+    store = SummaryStore(folder)
+    assert "util.py" not in traced(store, package)
+    assert store.summarised == []
+    (package / "model.py").write_text(CALLING)
+    store = SummaryStore(folder)
+    assert traced(store, package)["util.py"] == {"helper"}
+    assert [Path(p).name for p in store.summarised] == ["model.py"]
+    # A comment changes no summary: the stored scope answers without a solve.
+    (package / "model.py").write_text(CALLING + "# a comment\n")
+    store = SummaryStore(folder)
+    assert traced(store, package)["util.py"] == {"helper"}
+    assert [Path(p).name for p in store.summarised] == ["model.py"]
+
+
+def test_a_lost_summary_is_summarised_again(package: Path, tmp_path: Path) -> None:
+    folder = tmp_path / "cache"
+    traced(SummaryStore(folder), package)
+    for bodies in folder.glob("callgraph-*.marshal"):
+        bodies.write_bytes(b"damaged")
+    (package / "model.py").write_text(CALLING)
+    store = SummaryStore(folder)
+    assert traced(store, package)["util.py"] == {"helper"}
+    assert sorted(Path(p).name for p in store.summarised) == [
+        "__init__.py", "model.py", "util.py"]
+
+
+def test_a_new_build_does_not_read_the_old_summaries(
+        package: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    folder = tmp_path / "cache"
+    traced(SummaryStore(folder), package)
+    monkeypatch.setattr(cache_module, "__version__", "0.0.0-other")
+    cache_module.tool_digest.cache_clear()
+    try:
+        store = SummaryStore(folder)
+        traced(store, package)
+        assert len(store.summarised) == 3
+    finally:
+        monkeypatch.undo()
+        cache_module.tool_digest.cache_clear()
+
+
+# -- the audit -----------------------------------------------------------------------------
+
+
+def audit(paths: list[Path], cache: Path) -> dict:
+    """``eqrewrite audit PATHS --scope traced --format json`` with ``cache``."""
+    result = CliRunner().invoke(main, ["audit", *map(str, paths), "--scope", "traced",
+                                       "--format", "json", "-j", "1", "--exit-zero",
+                                       "--cache-dir", str(cache)])
+    assert result.exit_code == 0, result.output
+    return json.loads(result.stdout)
+
+
+def test_the_audit_answers_from_its_cache_and_follows_the_facts(
+        package: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    audited: list[str] = []
+    original = scan.audit_file
+
+    def counting(context, path, label):  # type: ignore[no-untyped-def]
+        audited.append(Path(path).name)
+        return original(context, path, label)
+
+    monkeypatch.setattr(scan, "audit_file", counting)
+    cache = tmp_path / "cache"
+
+    def util_findings(document: dict) -> list[str]:
+        return [f["pattern"] for f in document["findings"] if f["file"].endswith("util.py")]
+
+    assert util_findings(audit([package], cache)) == []
+    audited.clear()
+    assert util_findings(audit([package], cache)) == []
+    assert audited == []
+    (package / "model.py").write_text(CALLING)
+    found = util_findings(audit([package], cache))
+    assert "print" in found and sorted(audited) == ["model.py", "util.py"]
+    audited.clear()
+    assert util_findings(audit([package], cache)) == found and audited == []
