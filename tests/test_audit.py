@@ -244,19 +244,17 @@ def test_unannotated_select_is_fixed_by_run_time_dispatch(tmp_path):
     assert finding["why_not"] is None
 
 
-def test_unproven_operand_names_the_operand_and_the_remedy(tmp_path):
+def test_an_unannotated_operand_is_fixed_by_the_rule_with_its_run_time_check(tmp_path):
+    # Before the run-time dispatch covered masked reductions, this finding named the operand
+    # and `--assume-tensor-params` as the remedy; the rule now rewrites it by default.
     (finding,) = _why(tmp_path, '''\
         import torch
         class M(torch.nn.Module):
             def forward(self, x):
                 return x[x > 0].sum()
         ''')
-    why = finding["why_not"]
-    assert finding["confidence"] == "likely" and finding["fix"] == "setting"
-    assert why["stage"] == "operand"
-    assert "`x` is not proven to be a tensor (unannotated)" in why["reason"]
-    assert "--assume-tensor-params" in why["remedy"]
-    assert "then `masked-reduction` rewrites it" in why["remedy"]
+    assert finding["confidence"] == "likely" and finding["fix"] == "rule"
+    assert finding["rule"] == "masked-reduction" and finding["why_not"] is None
 
 
 @pytest.mark.parametrize(("body", "reason"), [
