@@ -17,6 +17,7 @@ from __future__ import annotations
 import ast
 import importlib
 import pkgutil
+import weakref
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache, cached_property
@@ -119,12 +120,26 @@ class KindContext:
 
     @cached_property
     def parents(self) -> dict[ast.AST, ast.AST]:
-        """Parent of every node in the enclosing function."""
-        found: dict[ast.AST, ast.AST] = {}
-        for parent in ast.walk(self.function):
+        """Parent of every node in the enclosing function (computed once per function:
+        every rule and node of that function asks, and the tree is never changed while it
+        is matched)."""
+        return _parents_of(self.function)
+
+
+# Keyed weakly by the function node: a later round parses a new tree, and the old one goes.
+_PARENTS: weakref.WeakKeyDictionary[ast.AST, dict[ast.AST, ast.AST]] = (
+    weakref.WeakKeyDictionary())
+
+
+def _parents_of(function: ast.AST) -> dict[ast.AST, ast.AST]:
+    found = _PARENTS.get(function)
+    if found is None:
+        found = {}
+        for parent in ast.walk(function):
             for child in ast.iter_child_nodes(parent):
                 found[child] = parent
-        return found
+        _PARENTS[function] = found
+    return found
 
 
 def _bindings_in(function: ast.AST) -> list[tuple[list[ast.expr], ast.expr]]:
