@@ -118,27 +118,43 @@ class KindContext:
                      if isinstance(f, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda)]
         return functions[-1] if functions else self.facts.tree
 
+    def walk(self) -> list[ast.AST]:
+        """Every node of the enclosing function in ``ast.walk``'s order, walked once per
+        function and shared by every rule and node there (see ``_walked``)."""
+        return _walked(self.function)
+
     @cached_property
     def parents(self) -> dict[ast.AST, ast.AST]:
-        """Parent of every node in the enclosing function (computed once per function:
-        every rule and node of that function asks, and the tree is never changed while it
-        is matched)."""
+        """Parent of every node in the enclosing function (computed once per function)."""
         return _parents_of(self.function)
 
 
-# Keyed weakly by the function node: a later round parses a new tree, and the old one goes.
+# Kept per function node, weakly: a function's nodes never change while it is matched, and a
+# later round parses a new tree (the old one goes). A module's body may be spliced between
+# rounds (incremental.py), so top-level code is walked anew each time.
+_WALKS: weakref.WeakKeyDictionary[ast.AST, list[ast.AST]] = weakref.WeakKeyDictionary()
 _PARENTS: weakref.WeakKeyDictionary[ast.AST, dict[ast.AST, ast.AST]] = (
     weakref.WeakKeyDictionary())
 
 
+def _walked(function: ast.AST) -> list[ast.AST]:
+    if isinstance(function, ast.Module):
+        return list(ast.walk(function))
+    nodes = _WALKS.get(function)
+    if nodes is None:
+        nodes = _WALKS[function] = list(ast.walk(function))
+    return nodes
+
+
 def _parents_of(function: ast.AST) -> dict[ast.AST, ast.AST]:
-    found = _PARENTS.get(function)
+    found = None if isinstance(function, ast.Module) else _PARENTS.get(function)
     if found is None:
         found = {}
-        for parent in ast.walk(function):
+        for parent in _walked(function):
             for child in ast.iter_child_nodes(parent):
                 found[child] = parent
-        _PARENTS[function] = found
+        if not isinstance(function, ast.Module):
+            _PARENTS[function] = found
     return found
 
 
@@ -147,7 +163,7 @@ def _bindings_in(function: ast.AST) -> list[tuple[list[ast.expr], ast.expr]]:
     ``for`` loops and comprehensions (from what they iterate), ``with ... as`` and ``:=``.
     A local bound any of these ways carries the parameters its value reads."""
     found: list[tuple[list[ast.expr], ast.expr]] = []
-    for node in ast.walk(function):
+    for node in _walked(function):
         if isinstance(node, ast.Assign):
             found.append((node.targets, node.value))
         elif isinstance(node, ast.AugAssign | ast.AnnAssign | ast.NamedExpr) and node.value:
@@ -203,7 +219,7 @@ def is_boolean(node: ast.expr, context: KindContext) -> bool:
     if not context.is_tensor(node):
         return False
     if isinstance(node, ast.Name):
-        values = [n.value for n in ast.walk(context.function) if isinstance(n, ast.Assign)
+        values = [n.value for n in context.walk() if isinstance(n, ast.Assign)
                   and any(isinstance(t, ast.Name) and t.id == node.id for t in n.targets)]
         return len(values) == 1 and is_boolean(values[0], context)
     if isinstance(node, ast.Compare):

@@ -108,7 +108,7 @@ def _mask_parameter(index: ast.expr, context: KindContext) -> bool:
             and context.parameters_behind([index]) == [index.id]):
         return False
     return not any(isinstance(n, ast.Name) and n.id == index.id
-                   and not isinstance(n.ctx, ast.Load) for n in ast.walk(context.function))
+                   and not isinstance(n.ctx, ast.Load) for n in context.walk())
 
 
 def _mask_of(index: ast.expr, context: KindContext) -> ast.expr | None:

@@ -311,8 +311,8 @@ def _loop_over(assign: ast.Assign, context: KindContext) -> ast.For | None:
     if len(assign.targets) != 1 or not isinstance(assign.targets[0], ast.Name):
         return None
     name = assign.targets[0].id
-    uses = [n for n in ast.walk(context.function) if isinstance(n, ast.Name) and n.id == name]
-    loops = [n for n in ast.walk(context.function)
+    uses = [n for n in context.walk() if isinstance(n, ast.Name) and n.id == name]
+    loops = [n for n in context.walk()
              if isinstance(n, ast.For) and _hits_name(n) == name]
     return loops[0] if len(uses) == 2 and len(loops) == 1 else None
 
@@ -396,7 +396,7 @@ def _hits(loop: ast.For, context: KindContext) -> _Hits | None | str:
     name = _hits_name(loop)
     if name is None:
         return "the loop iterates neither `range(...)` nor a name bound to a `nonzero()`"
-    assigns = [n for n in ast.walk(context.function) if isinstance(n, ast.Assign)
+    assigns = [n for n in context.walk() if isinstance(n, ast.Assign)
                and len(n.targets) == 1 and _is_name(n.targets[0], name)]
     hits = _hits_form(assigns[0].value, context) if len(assigns) == 1 else None
     if hits is None or _loop_over(assigns[0], context) is not loop:
@@ -778,7 +778,7 @@ def _read_after(names: set[str], loop: ast.For, context: KindContext) -> bool:
     inside = {id(n) for n in ast.walk(loop)}
     return any(isinstance(n, ast.Name) and n.id in names and id(n) not in inside
                and isinstance(n.ctx, ast.Load) and n.lineno > loop.lineno
-               for n in ast.walk(context.function))
+               for n in context.walk())
 
 
 def _is_name(node: ast.AST, name: str) -> bool:

@@ -98,7 +98,7 @@ def tensor_partners(node: ast.AST, context: KindContext, depth: int = 0) -> list
     if isinstance(parent, ast.Assign) and len(parent.targets) == 1 and isinstance(
             parent.targets[0], ast.Name):
         name = parent.targets[0].id
-        uses = [n for n in ast.walk(context.function) if isinstance(n, ast.Name)
+        uses = [n for n in context.walk() if isinstance(n, ast.Name)
                 and n.id == name]
         loads = [n for n in uses if isinstance(n.ctx, ast.Load)]
         if len(uses) - len(loads) != 1:

@@ -112,7 +112,7 @@ def _assignments(name: str, context: KindContext) -> list[ast.AST]:
     """Every node of the function that binds ``name`` (assignment targets, loop variables,
     imports, nested definitions...)."""
     found: list[ast.AST] = []
-    for node in ast.walk(context.function):
+    for node in context.walk():
         if isinstance(node, ast.Name) and node.id == name and not isinstance(node.ctx,
                                                                               ast.Load):
             found.append(node)
@@ -177,7 +177,7 @@ class ScalarFlag(Kind):
             return None
         if flag_value(target, proof) is not node.value:
             return None
-        uses = [n for n in ast.walk(context.function) if isinstance(n, ast.Name)
+        uses = [n for n in context.walk() if isinstance(n, ast.Name)
                 and n.id == target.id and isinstance(n.ctx, ast.Load)]
         if not uses or not all(_rewritten_condition(use, context) for use in uses):
             return None

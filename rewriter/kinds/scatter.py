@@ -198,7 +198,7 @@ def _mask_of_index(index: ast.expr, context: KindContext) -> ast.expr | None:
 def _selected_earlier(value: ast.expr, index: ast.expr, context: KindContext) -> bool:
     """The index, or a name in the value, holds a selection made by another statement."""
     def assigned(name: ast.AST) -> list[ast.expr]:
-        return [n.value for n in ast.walk(context.function) if isinstance(n, ast.Assign)
+        return [n.value for n in context.walk() if isinstance(n, ast.Assign)
                 and any(isinstance(t, ast.Name) and isinstance(name, ast.Name)
                         and t.id == name.id for t in n.targets)]
 

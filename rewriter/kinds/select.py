@@ -151,7 +151,7 @@ def _bound_before(context: KindContext, name: str, node: ast.stmt) -> bool:
             a.arg for a in function.args.args + function.args.kwonlyargs}:
         return True
     return any(isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Store)
-               and n.lineno < node.lineno for n in ast.walk(function))
+               and n.lineno < node.lineno for n in context.walk())
 
 
 def _select(context: KindContext, condition: tuple[str, Bindings], if_true: ast.expr,
@@ -284,7 +284,7 @@ def _aliases_mutated(context: KindContext, branches: list[ast.expr]) -> bool:
     aliased |= {b.attr for b in branches if isinstance(b, ast.Attribute)}
     if not aliased:
         return False
-    for node in ast.walk(context.function):
+    for node in context.walk():
         target = None
         if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
                 and node.func.attr.endswith(_MUTATING_SUFFIX)
@@ -338,7 +338,7 @@ def _from_tensor(test: ast.expr, context: KindContext) -> bool:
                 and node.func.attr in ("item", "tolist") and context.is_tensor(node.func.value)):
             return True
         if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
-            values = [n.value for n in ast.walk(context.function) if isinstance(n, ast.Assign)
+            values = [n.value for n in context.walk() if isinstance(n, ast.Assign)
                       and any(isinstance(t, ast.Name) and t.id == node.id for t in n.targets)]
             if values and all(isinstance(v, ast.Call) and isinstance(v.func, ast.Attribute)
                               and v.func.attr in ("item", "tolist")
