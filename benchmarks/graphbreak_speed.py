@@ -1,7 +1,7 @@
 """The graph-break pack's speed on a real package: cold, warm, after edits, as a hook, audited.
 
-The corpus is a copy of a package (default: transformers 4.57.6's sources at
-``/work/tf/v4.57.6/transformers``) inside a throwaway project folder (a ``pyproject.toml``
+The corpus is a copy of a package (default: the installed transformers; the figures in the
+README are transformers 4.57.6's sources) inside a throwaway project folder (a ``pyproject.toml``
 beside it, so the cache lives in ``project/.eqrewrite_cache`` as it would in a user's
 repository). Timed, in one run of this script, every command a subprocess run from the
 project folder:
@@ -42,19 +42,23 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-TREE = Path("/work/tf/v4.57.6/transformers")
+from rewrite_throughput import PARSE_ALL  # the same bound, measured the same way
+
 EDITED = ["models/llama/modeling_llama.py", "models/mistral/modeling_mistral.py",
           "models/qwen2/modeling_qwen2.py"]
 TARGETS = {"cold CPU / bound": 3.0, "warm wall s": 2.0, "one file edited wall s": 5.0,
            "hook wall s": 3.0, "audit warm wall s": 5.0}
-PARSE_ALL = """
-import ast, pathlib, sys
-for path in sorted(pathlib.Path(sys.argv[1]).rglob("*.py")):
-    try:
-        ast.parse(path.read_bytes())
-    except (SyntaxError, ValueError):
-        pass
-"""
+
+
+def _installed_transformers() -> Path:
+    """The installed transformers package's folder (never imported), or exit with a hint."""
+    import importlib.util
+
+    spec = importlib.util.find_spec("transformers")
+    if spec is None or not spec.origin:
+        sys.exit("error: transformers is not installed; pass --tree PATH "
+                 "(e.g. pip install transformers==4.57.6)")
+    return Path(spec.origin).parent
 
 
 @dataclass
@@ -118,13 +122,14 @@ def append(path: Path, text: str) -> None:
 def main() -> None:
     """Run the measurements and print them."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--tree", type=Path, default=TREE)
+    parser.add_argument("--tree", type=Path, default=None,
+                        help="the package to copy (default: the installed transformers)")
     parser.add_argument("--workdir", type=Path)
     parser.add_argument("-j", "--jobs", type=int, default=2)
     args = parser.parse_args()
     work = Path(tempfile.mkdtemp(prefix="eqrw-gb-", dir=args.workdir))
     try:
-        sys.exit(measure(args.tree, work, args.jobs))
+        sys.exit(measure(args.tree or _installed_transformers(), work, args.jobs))
     finally:
         shutil.rmtree(work, ignore_errors=True)
 

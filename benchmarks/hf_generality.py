@@ -21,7 +21,8 @@ be built or run eagerly is reported as skipped, with the error. The rewritten tr
 only on the cases that break in the original one (``--check-unbroken``: on every case, to see
 that none gains breaks). ``--original-only`` measures the original tree alone: the quick scan.
 
-The transformers release is whichever is importable (e.g. ``PYTHONPATH=/work/tf/v5.24.0``);
+The transformers release is whichever is importable (e.g. ``PYTHONPATH=DIR`` with a
+``pip install --target DIR transformers==5.24.0`` folder);
 timm likewise (with a torchvision that imports on the installed torch).
 
 Examples::

@@ -15,7 +15,7 @@ fixed scratch path (so that the paths in the reports are the same from build to 
 Usage::
 
     python benchmarks/output_equality.py manifest --eqrewrite PATH/TO/eqrewrite \\
-        --tree /work/tf/v4.57.6/transformers -o before.json
+        --tree PATH/TO/transformers -o before.json
     python benchmarks/output_equality.py compare before.json after.json
 
 ``compare`` exits 1 and names the first differing entries when the manifests differ.

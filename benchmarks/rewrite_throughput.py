@@ -180,7 +180,7 @@ def relative_to_corpus(corpus: Corpus, shown: str) -> Path:
 
 # -- ast.parse bound and ast-grep --------------------------------------------
 
-_PARSE_ALL = """
+PARSE_ALL = """
 import ast, pathlib, sys
 for path in sorted(pathlib.Path(sys.argv[1]).rglob("*.py")):
     try:
@@ -192,7 +192,7 @@ for path in sorted(pathlib.Path(sys.argv[1]).rglob("*.py")):
 
 def run_parse_bound(corpus: Corpus) -> Timing:
     """Time one process doing nothing but ``ast.parse`` of every file."""
-    return timed([sys.executable, "-c", _PARSE_ALL, str(corpus.root)])
+    return timed([sys.executable, "-c", PARSE_ALL, str(corpus.root)])
 
 
 def ast_grep_command() -> str | None:

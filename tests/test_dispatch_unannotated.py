@@ -11,9 +11,7 @@ rewritten path, must stay as they are.
 from __future__ import annotations
 
 import ast
-import contextlib
 import importlib.util
-import io
 import sys
 import textwrap
 from types import ModuleType
@@ -23,7 +21,7 @@ import pytest
 import torch
 from eqrewrite.oracle.graphbreaks import count_graph_breaks
 from eqrewrite.rewriter.api import rewrite_text
-from test_dispatch import DEFAULT, RULES, same
+from test_dispatch import DEFAULT, RULES, outcome, same
 
 SOURCE = textwrap.dedent('''
     import torch
@@ -247,17 +245,6 @@ def forward_source(text: str, name: str) -> str:
     tree = ast.parse(text)
     return next(str(ast.get_source_segment(text, n)) for n in tree.body
                 if isinstance(n, ast.ClassDef) and n.name == name)
-
-
-def outcome(model, *args):
-    """(returned value or exception type and message, printed text)."""
-    out = io.StringIO()
-    with contextlib.redirect_stdout(out):
-        try:
-            result = ("ok", model(*args))
-        except Exception as error:  # noqa: BLE001 - the exception is what is compared
-            result = ("error", type(error).__name__, str(error))
-    return result, out.getvalue()
 
 
 @pytest.mark.parametrize("name", FIXED)
