@@ -15,7 +15,9 @@ its parts (transformers 4.4x, 4.5x and 5.x, Switch/NLLB, gpt-oss, GLM-4-MoE...):
 
 ``nonzero``, the one-argument ``torch.where`` and a tensor index into a ModuleList each
 break the graph. Up to four small edits, each exact eagerly (its helper runs the original
-expression) and each harmless alone:
+expression); traced, they are right only together (the route without the keep would add
+unrouted tokens), so they are proposed only when every edited line is a single line without
+a comment, where the matcher refuses none of them:
 
 * the ``nonzero`` becomes ``_eqrw_moe_hits(lambda: <nonzero>, mask, axis, rows, limit)``;
 * the loop iterates ``_eqrw_moe_experts(lambda: <hits>, mask, axis, limit)``;
