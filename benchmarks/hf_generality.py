@@ -11,7 +11,11 @@ Libraries (``--library``):
   ``AutoModel.from_config`` from ``AutoConfig.for_model(model_type)`` shrunk by ``shrink``
   (width 64, 4 heads, 2 layers, vocabulary 128, ... nested sub-configs alike), inputs from the
   model's ``main_input_name``. Variants: ``forward`` for every family and, for the causal LMs
-  (``MODEL_FOR_CAUSAL_LM_MAPPING_NAMES``), ``decode``: one cached step after an eager prefill.
+  (``MODEL_FOR_CAUSAL_LM_MAPPING_NAMES``), ``decode``: one cached step after an eager prefill;
+  for the families whose experts layer can switch implementation (5.x's
+  ``@use_experts_implementation``), ``experts_eager``: ``forward`` with
+  ``experts_implementation="eager"``, the per-expert dispatch loop (5.x picks ``grouped_mm``
+  by default where it can; the loop is what runs where it cannot, and what 4.x always runs).
 * ``timm``: one model per timm module (the one with the fewest parameters, counted on the meta
   device), ``pretrained=False``, its default input size, batch 2. Variant ``forward``.
 
@@ -269,12 +273,13 @@ def build_transformers(tf: Any, family: str, variant: str) -> tuple[Any, dict, d
     """
     default = tf.AutoConfig.for_model(family).to_dict()
     auto = tf.AutoModelForCausalLM if variant == "decode" else tf.AutoModel
+    options = {"experts_implementation": "eager"} if variant == "experts_eager" else {}
     errors = []
     for layers in (True, False):
         try:
             config = tf.AutoConfig.for_model(family, **shrink(default, layers=layers))
             torch_seed()
-            model = auto.from_config(config).eval()
+            model = auto.from_config(config, **options).eval()
             for candidate in _inputs(model, config):
                 try:
                     kwargs = _with_optional_inputs(candidate, model, config)
@@ -336,12 +341,23 @@ class Library:
 
 
 def _transformers_families(tf: Any) -> dict[str, tuple[str, ...]]:
-    """Every AutoModel model type; causal LMs also get "decode"."""
+    """Every AutoModel model type; causal LMs also get "decode", families with a switchable
+    experts layer "experts_eager"."""
     from transformers.models.auto import modeling_auto
 
     causal = modeling_auto.MODEL_FOR_CAUSAL_LM_MAPPING_NAMES
-    return {name: ("forward", "decode") if name in causal else ("forward",)
+    root = Path(tf.__file__).parent
+    return {name: ("forward",) + (("decode",) if name in causal else ())
+            + (("experts_eager",) if _switchable_experts(root / _transformers_code(tf, name))
+               else ())
             for name in sorted(modeling_auto.MODEL_MAPPING_NAMES)}
+
+
+def _switchable_experts(folder: Path) -> bool:
+    """Whether a model folder's code declares an experts layer whose implementation can be
+    chosen (the decorator transformers 5.x puts on it; read as text, nothing imported)."""
+    return any("@use_experts_implementation" in path.read_text(encoding="utf-8")
+               for path in folder.glob("modeling_*.py"))
 
 
 def _transformers_code(tf: Any, family: str) -> str:

@@ -76,13 +76,15 @@ def test_the_shipped_kinds_are_all_found():
     assert set(kinds.registry()) == {
         "select", "guard", "defer", "item_scalar", "masked_reduction", "moe_dispatch",
         "scalar_flag", "skip_continue", "mask_scatter", "float_literal",
-        "interpolate_size", "setitem_copy", "view_reshape", "transpose_round_trip", "tensor_check"}
+        "interpolate_size", "setitem_copy", "view_reshape", "transpose_round_trip", "tensor_check",
+        "attribute_refresh"}
     assert kinds.registry() is kinds.registry()  # discovered once per process
     # helpers that live beside their kinds join those of helpers.py
     assert set(kinds.helper_sources()) == {
         "_eqrw_item", "_eqrw_masked", "_eqrw_truth", "_eqrw_skip", "_eqrw_mask_scatter",
         "_eqrw_moe_dense", "_eqrw_moe_hits", "_eqrw_moe_experts", "_eqrw_moe_route",
-        "_eqrw_moe_keep", "_eqrw_moe_expert", "_eqrw_moe_index", "_eqrw_check_tensor_all"}
+        "_eqrw_moe_keep", "_eqrw_moe_expert", "_eqrw_moe_index", "_eqrw_check_tensor_all",
+        "_eqrw_refresh"}
     assert {"_eqrw_item", "_eqrw_masked", "_eqrw_where"} <= set(helpers.registered())
 
 
