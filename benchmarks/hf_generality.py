@@ -34,6 +34,8 @@ Examples::
     python benchmarks/hf_generality.py --original-only --workdir W --jobs 2 --json scan.json
     python benchmarks/hf_generality.py --workdir W --reuse-original --split held-out
     python benchmarks/hf_generality.py --library timm --families resnet,vision_transformer
+    python benchmarks/hf_generality.py --workdir W2 --families jetmoe \\
+        --dynamo-config capture_scalar_outputs=true
 """
 
 from __future__ import annotations
@@ -386,15 +388,24 @@ def run_worker(spec: dict) -> dict:
     library = LIBRARIES[spec["package"]]
     package = hgb._import_tree(spec["tree_parent"], library.package)
     torch.set_num_threads(spec["threads"])
+    hgb._apply_dynamo_settings(spec)
     family, variant = spec["case"].rsplit(":", 1)
     try:
         model, kwargs, notes = library.build(package, family, variant)
     except Exception as error:  # any failure: not buildable generically
-        message = str(error).strip().splitlines()[0][:300] if str(error).strip() else ""
-        return {"case": spec["case"], "tree": spec["tree"],
-                "skipped": f"{type(error).__name__}: {message}"}
+        return {"case": spec["case"], "tree": spec["tree"], "skipped": _first_line(error)}
     torch_seed()
-    return {**hgb.measure(model, kwargs, spec, package), **notes}
+    try:
+        return {**hgb.measure(model, kwargs, spec, package), **notes}
+    except Exception as error:  # runs eagerly (built above), fails once Dynamo traces it
+        return {"case": spec["case"], "tree": spec["tree"],
+                "skipped": f"fails under Dynamo only: {_first_line(error)}"}
+
+
+def _first_line(error: Exception) -> str:
+    """``Type: first line of the message`` (300 characters at most)."""
+    text = str(error).strip()
+    return f"{type(error).__name__}: {text.splitlines()[0][:300] if text else ''}"
 
 
 # --------------------------------------------------------------------------------------------
@@ -566,6 +577,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--timeout", type=float, default=600.0,
                         help="seconds per worker process (default: 600)")
     parser.add_argument("--threads", type=int, default=1, help="torch threads per worker")
+    parser.add_argument("--dynamo-config", action="append", default=[], metavar="KEY=VALUE",
+                        help="a torch._dynamo.config switch set in every worker, both trees "
+                             "(repeatable; e.g. capture_scalar_outputs=true, the switches the "
+                             "audit names for the breaks no rewrite removes)")
     parser.add_argument("--worker", help=argparse.SUPPRESS)
     parser.add_argument("--worker-out", help=argparse.SUPPRESS)
     parser.set_defaults(reuse_records=False, record_profile=None)
@@ -610,6 +625,7 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         args.json.write_text(json.dumps(
             {"library": args.library, "version": _version(library.package), "rules": pack,
+             "dynamo_config": hgb.dynamo_settings(args),
              "workdir": str(root), "rewrite": rewrite, "split": {f: split_of(f) for f in families},
              "report": report, "orig": orig, "rew": rew}, indent=1))
         print(f"\nresults written to {args.json}")

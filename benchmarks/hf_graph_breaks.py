@@ -593,6 +593,7 @@ def measure(model: Any, kwargs: dict, spec: dict, package: Any) -> dict:
         "skipped_frames": report.skipped_frames, "dynamo_crash": crash,
         "reasons": _reasons(report, tree_parent, suppressed),
         "outputs_file": spec["outputs_file"], "n_outputs": len(eager),
+        "dynamo_config": spec.get("dynamo_config", {}),
     }
     if traced is not None:
         result["traced"] = traced.entries()
@@ -818,23 +819,42 @@ def run_case(tree: str, tree_parent: Path, case: str, workdir: Path, args: argpa
     the record an earlier run left in the workdir: ``--reuse-original``, ``--reuse-records``)."""
     reuse = (args.reuse_records and args.reuse_trees) or (tree == "orig" and args.reuse_original)
     if reuse and not (tree == "orig" and args.record_profile):
-        kept = _kept_record(workdir, tree, case, package)
+        kept = _kept_record(workdir, tree, case, package, dynamo_settings(args))
         if kept is not None:
             return {"case": case, "tree": tree, **kept}
     spec = {"job": "count", "tree": tree, "tree_parent": str(tree_parent.resolve()),
             "case": case, "package": package, "threads": args.threads,
             "device": getattr(args, "device", "cpu"),
             "record": bool(args.record_profile) and tree == "orig",
+            "dynamo_config": dynamo_settings(args),
             "outputs_file": str(workdir / "outputs" / f"{tree}_{case}.pt")}
     result = _run_worker_process(spec, workdir / "outputs" / f"{tree}_{case}.json",
                                  [spec["tree_parent"]], args, script)
     return {"case": case, "tree": tree, **result}
 
 
-def _kept_record(workdir: Path, tree: str, case: str, package: str = "transformers"
-                 ) -> dict | None:
+def dynamo_settings(args: argparse.Namespace) -> dict[str, object]:
+    """``--dynamo-config KEY=VALUE`` switches as a dict (none unless the driver takes them)."""
+    from eqrewrite.oracle.settings import parse_settings
+
+    return parse_settings(getattr(args, "dynamo_config", None) or [])
+
+
+def _apply_dynamo_settings(spec: dict) -> None:
+    """Set the worker's ``torch._dynamo.config`` switches (an unknown one fails loudly)."""
+    import torch._dynamo
+
+    for key, value in spec.get("dynamo_config", {}).items():
+        if not hasattr(torch._dynamo.config, key):
+            raise SystemExit(f"unknown torch._dynamo.config switch: {key}")
+        setattr(torch._dynamo.config, key, value)
+
+
+def _kept_record(workdir: Path, tree: str, case: str, package: str = "transformers",
+                 settings: dict[str, object] | None = None) -> dict | None:
     """The record of ``case`` in ``tree`` from an earlier run in ``workdir``, if it succeeded
-    with the ``package`` and torch versions installed now. The original tree is the
+    with the ``package`` and torch versions installed now and the same Dynamo switches
+    (``settings``). The original tree is the
     installed package, so its breaks and outputs do not depend on the rule pack; the
     rewritten tree is the same only while it is reused (``--reuse-trees``)."""
     from importlib.metadata import version
@@ -847,7 +867,8 @@ def _kept_record(workdir: Path, tree: str, case: str, package: str = "transforme
         return None
     if ("error" in record or not outputs_file.is_file()
             or record.get(f"{package}_version") != version(package)
-            or record.get("torch_version") != version("torch")):
+            or record.get("torch_version") != version("torch")
+            or record.get("dynamo_config", {}) != (settings or {})):
         return None
     print(f"  ({tree}: record kept from an earlier run, {record_file.name})",
           file=sys.stderr)
