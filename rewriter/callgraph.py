@@ -42,6 +42,7 @@ from typing import TYPE_CHECKING
 from .enums import Scope
 from .facts import ModuleFacts
 from .facts.definitions import definition_qualname
+from .nodes import descendants
 from .pattern import dotted_name
 
 if TYPE_CHECKING:
@@ -217,14 +218,19 @@ class _Summarizer:
             target = decorator.func if isinstance(decorator, ast.Call) else decorator
             if (reference := dotted_name(target)) is not None:
                 summary.decorators.append(reference)
-        self._body(function, summary)
+        cls = self.summary.classes.get(definition_qualname(chain)) if isinstance(
+            owner, ast.ClassDef) else None
+        self._body(function, summary, cls)
         for child in _direct_defs(function):
             if isinstance(child, ast.ClassDef):
                 self._class(child, inner)
             else:
                 self._function(child, inner)
 
-    def _body(self, function: ast.AST, summary: FunctionSummary) -> None:
+    def _body(self, function: ast.AST, summary: FunctionSummary,
+              cls: ClassSummary | None = None) -> None:
+        """What ``function`` calls, builds, reads and stores; for a method (``cls``), also
+        what it assigns to ``self.<name>`` from a call (the class's ``self_values``)."""
         if isinstance(function, _DEFS):
             arguments = function.args
             annotated = [a.annotation for a in arguments.posonlyargs + arguments.args
@@ -234,7 +240,7 @@ class _Summarizer:
             for annotation in annotated + returns:
                 summary.annotations |= {r for r in map(dotted_name, ast.walk(annotation))
                                         if r}
-        for node in ast.walk(function):
+        for node in descendants(function):
             if isinstance(node, ast.Call):
                 if isinstance(node.func, ast.Attribute):
                     if not node.func.attr.startswith("__"):  # super().__init__(): not a call
@@ -256,6 +262,9 @@ class _Summarizer:
                 for target in node.targets:
                     if isinstance(target, ast.Subscript) and isinstance(target.value, ast.Name):
                         summary.stores.add(target.value.id)
+            if cls is not None and isinstance(node, ast.Assign | ast.AnnAssign) and isinstance(
+                    node.value, ast.Call):
+                _self_values(cls, node, node.value)
 
     def _class(self, cls: ast.ClassDef, chain: tuple[ast.AST, ...]) -> None:
         inner = chain + (cls,)
@@ -269,20 +278,21 @@ class _Summarizer:
                 summary.methods.setdefault(statement.name, []).append(
                     definition_qualname(inner + (statement,)))
                 self._function(statement, inner)
-                for node in ast.walk(statement):
-                    if isinstance(node, ast.Assign | ast.AnnAssign) and isinstance(
-                            node.value, ast.Call):
-                        targets = node.targets if isinstance(node, ast.Assign) else [
-                            node.target]
-                        callee = dotted_name(node.value.func)
-                        for target in targets:
-                            if callee and isinstance(target, ast.Attribute) and isinstance(
-                                    target.value, ast.Name) and target.value.id == "self":
-                                summary.self_values.setdefault(target.attr, []).append(callee)
             elif isinstance(statement, ast.ClassDef):
                 self._class(statement, inner)
             elif isinstance(statement, ast.Assign | ast.AnnAssign) and statement.value:
                 summary.listed += _listed(statement.value)
+
+
+def _self_values(cls: ClassSummary, node: ast.Assign | ast.AnnAssign, value: ast.Call) -> None:
+    """Record ``self.<name> = <callee>(...)`` in ``cls.self_values``."""
+    callee = dotted_name(value.func)
+    if not callee:
+        return
+    for target in node.targets if isinstance(node, ast.Assign) else [node.target]:
+        if isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and (
+                target.value.id == "self"):
+            cls.self_values.setdefault(target.attr, []).append(callee)
 
 
 def _direct_defs(node: ast.AST) -> Iterator[ast.FunctionDef | ast.AsyncFunctionDef

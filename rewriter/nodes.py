@@ -56,6 +56,23 @@ CHILD_FIELDS = {t: tuple(reversed([
 CHILDLESS = frozenset(t for t in NODE_TYPES if not CHILD_FIELDS[t])
 
 
+def descendants(node: ast.AST) -> list[ast.AST]:
+    """``node`` and every node under it, in no particular order: what ``ast.walk`` yields
+    less the context and operator singletons (``Load``, ``Add``...), about twice as fast."""
+    found = []
+    stack = [node]
+    while stack:
+        node = stack.pop()
+        found.append(node)
+        for field in CHILD_FIELDS.get(type(node), ()):
+            value = getattr(node, field)
+            if type(value) is list:
+                stack += [v for v in value if v is not None]
+            elif value is not None and type(value) in NODE_TYPES:
+                stack.append(value)
+    return found
+
+
 def names_read(node: ast.AST) -> Iterator[str]:
     """Every name in ``node`` (``ast.Name`` ids, in no particular order)."""
     stack = [node]

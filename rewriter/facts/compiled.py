@@ -5,12 +5,14 @@ from __future__ import annotations
 import ast
 from functools import cached_property
 
+from ..nodes import descendants
 from .classes import ModuleClasses
 from .definitions import Definitions
 from .imports import Imports
 from .text import TextIndex
 
 _COMPILERS = frozenset({"torch.compile", "torch._dynamo.optimize"})
+_COMPILER_NAMES = frozenset(name.rsplit(".", 1)[1] for name in _COMPILERS)
 
 
 class CompiledFunctions:
@@ -33,7 +35,7 @@ class CompiledFunctions:
             f for f in self._definitions.parent
             if isinstance(f, ast.FunctionDef | ast.AsyncFunctionDef)
             and any(self._is_compiler(d) for d in f.decorator_list)]
-        for node in ast.walk(self._tree):
+        for node in descendants(self._tree):
             if isinstance(node, ast.Call) and self._is_compiler(node.func) and node.args:
                 roots += self._compiled_targets(node.args[0])
         seen: set[ast.AST] = set()
@@ -46,6 +48,10 @@ class CompiledFunctions:
 
     def _is_compiler(self, node: ast.expr) -> bool:
         target = node.func if isinstance(node, ast.Call) else node
+        # An attribute chain resolves to its own last name: only ``.compile``/``.optimize``
+        # can be a compiler, so the others are not resolved (most calls of a module).
+        if isinstance(target, ast.Attribute) and target.attr not in _COMPILER_NAMES:
+            return False
         return self._imports.resolve(target) in _COMPILERS
 
     def _compiled_targets(self, arg: ast.expr) -> list[ast.AST]:
@@ -76,7 +82,7 @@ class CompiledFunctions:
         definitions = self._definitions
         cls = definitions.owning_class(function)
         found: list[ast.AST] = [f for f, owner in definitions.parent.items() if owner is function]
-        for node in ast.walk(function):
+        for node in descendants(function):
             if not isinstance(node, ast.Call):
                 continue
             if isinstance(node.func, ast.Name):

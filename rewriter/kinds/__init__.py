@@ -128,12 +128,20 @@ class KindContext:
         """Parent of every node in the enclosing function (computed once per function)."""
         return _parents_of(self.function)
 
+    def binders(self, name: str) -> list[ast.AST]:
+        """Every node of the enclosing function that binds ``name`` (assignment targets,
+        loop variables, parameters, imports, nested definitions, global/nonlocal), in
+        ``walk()`` order; indexed once per function."""
+        return _binders_of(self.function).get(name, [])
+
 
 # Kept per function node, weakly: a function's nodes never change while it is matched, and a
 # later round parses a new tree (the old one goes). A module's body may be spliced between
 # rounds (incremental.py), so top-level code is walked anew each time.
 _WALKS: weakref.WeakKeyDictionary[ast.AST, list[ast.AST]] = weakref.WeakKeyDictionary()
 _PARENTS: weakref.WeakKeyDictionary[ast.AST, dict[ast.AST, ast.AST]] = (
+    weakref.WeakKeyDictionary())
+_BINDERS: weakref.WeakKeyDictionary[ast.AST, dict[str, list[ast.AST]]] = (
     weakref.WeakKeyDictionary())
 
 
@@ -156,6 +164,33 @@ def _parents_of(function: ast.AST) -> dict[ast.AST, ast.AST]:
         if not isinstance(function, ast.Module):
             _PARENTS[function] = found
     return found
+
+
+def _binders_of(function: ast.AST) -> dict[str, list[ast.AST]]:
+    found = None if isinstance(function, ast.Module) else _BINDERS.get(function)
+    if found is None:
+        found = {}
+        for node in _walked(function):
+            for name in _names_bound_by(node):
+                found.setdefault(name, []).append(node)
+        if not isinstance(function, ast.Module):
+            _BINDERS[function] = found
+    return found
+
+
+def _names_bound_by(node: ast.AST) -> list[str]:
+    """The names one node binds in its scope's walk (see ``KindContext.binders``)."""
+    if isinstance(node, ast.Name):
+        return [] if isinstance(node.ctx, ast.Load) else [node.id]
+    if isinstance(node, ast.Global | ast.Nonlocal):
+        return list(node.names)
+    if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+        return [node.name]
+    if isinstance(node, ast.alias):
+        return [node.asname or node.name]
+    if isinstance(node, ast.arg):
+        return [node.arg]
+    return []
 
 
 def _bindings_in(function: ast.AST) -> list[tuple[list[ast.expr], ast.expr]]:

@@ -108,31 +108,11 @@ def scalar_of(node: ast.expr, context: KindContext) -> ast.expr | None:
     return tensor if zero_dim(tensor, context) else None
 
 
-def _assignments(name: str, context: KindContext) -> list[ast.AST]:
-    """Every node of the function that binds ``name`` (assignment targets, loop variables,
-    imports, nested definitions...)."""
-    found: list[ast.AST] = []
-    for node in context.walk():
-        if isinstance(node, ast.Name) and node.id == name and not isinstance(node.ctx,
-                                                                              ast.Load):
-            found.append(node)
-        elif isinstance(node, ast.Global | ast.Nonlocal) and name in node.names:
-            found.append(node)
-        elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) and (
-                node.name == name):
-            found.append(node)
-        elif isinstance(node, ast.alias) and (node.asname or node.name) == name:
-            found.append(node)
-        elif isinstance(node, ast.arg) and node.arg == name:
-            found.append(node)
-    return found
-
-
 def flag_value(name: ast.Name, context: KindContext) -> ast.expr | None:
     """The value a local name is bound to once and only once in the function, when that
     value is a Python number taken from a one-element tensor (``scalar_of``) or what
     this kind turned it into (``_eqrw_item(t)``)."""
-    bound = _assignments(name.id, context)
+    bound = context.binders(name.id)
     if len(bound) != 1:
         return None
     assign = context.parents.get(bound[0])
