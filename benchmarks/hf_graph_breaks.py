@@ -758,7 +758,8 @@ def prepare_trees(workdir: Path, pack: str, scope: str, cases: list[str], reuse:
         return {"reused": True}
     if rew.exists():
         shutil.rmtree(rew)
-    copy_original(workdir, package, False)
+    # The same release already copied stays (a scan may be importing it right now).
+    copy_original(workdir, package, True)
     cmd = [shutil.which("eqrewrite") or "eqrewrite", str(orig), "--rules", pack,
            "--out", str(rew), "--no-cache", "--quiet", "--format", "json", *extra]
     if scope == "cases":
