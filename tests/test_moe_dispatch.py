@@ -159,3 +159,33 @@ def test_either_all_edits_of_a_loop_apply_or_none(old, new):
     assert "_eqrw_moe" not in result.text
     if "ignore" not in new:  # an ignored line's note is suppressed with it
         assert any("must all apply" in note.message for note in result.notes), result.notes
+
+
+def test_a_mask_row_past_the_experts_is_not_visited_without_a_sentinel_test():
+    # Nemotron-H's form: one_hot(..., num_classes=n + 1) with no `if e == n: continue`; the
+    # extra class is never routed, and visiting it would index an expert that is not there.
+    source = (SOURCE.replace("            if expert_idx == self.num_experts:\n"
+                             "                continue\n", "")
+              .replace(".nonzero()", ".nonzero().squeeze(-1)")
+              .replace("expert_idx = expert_idx[0]", "expert_idx = expert_idx.item()"))
+    rules = [r for r in load_pack("graphbreaks").rules if r.id == "moe-dense-dispatch"]
+    text = rewrite_source(source, rules, EVERYWHERE).text
+    assert ", spare=1)" in text
+    namespace: dict = {}
+    exec(compile(text, "<rewritten>", "exec"), namespace)
+    torch.manual_seed(0)
+    module = namespace["Experts"]()
+    hidden = torch.randn(6, 4)
+    index, weights = _routing()
+    with torch.no_grad():
+        eager = module(hidden, index, weights)
+        assert _graphs(module, hidden, index, weights) == 1
+        torch._dynamo.reset()
+        compiled = torch.compile(module, backend="aot_eager", fullgraph=True)
+        torch.testing.assert_close(compiled(hidden, index, weights), eager)
+        routed_past = index.clone()
+        routed_past[0, 0] = 4  # the extra class: eagerly an IndexError, traced the assert
+        with pytest.raises(IndexError):
+            module(hidden, routed_past, weights)
+        with pytest.raises(RuntimeError, match="routed past the experts"):
+            compiled(hidden, routed_past, weights)

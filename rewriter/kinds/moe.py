@@ -81,11 +81,17 @@ def _eqrw_moe_hits(hits, mask, axis, rows, max_factor, training):
     return hits()
 ''', ("_eqrw_moe_dense",)),
     "_eqrw_moe_experts": ('''
-def _eqrw_moe_experts(iterable, mask, axis, max_factor, training):
+def _eqrw_moe_experts(iterable, mask, axis, max_factor, training, spare=0):
     """The iterable of a dispatch loop; traced densely, every expert as an int that also
-    reads as the loop's nonzero row does (``e[0]``, ``e.item()``)."""
+    reads as the loop's nonzero row does (``e[0]``, ``e.item()``). The mask's last
+    ``spare`` rows (``one_hot``'s extra classes, no expert behind them) are not visited:
+    no token may be routed there."""
     if _eqrw_moe_dense(mask, axis, max_factor, training):
-        return [_eqrw_moe_index(expert) for expert in range(mask.shape[0])]
+        experts = mask.shape[0] - spare
+        if spare:
+            _eqrw_torch._assert_async(mask[experts:].eq(0).all(),
+                                      "eqrewrite: a token is routed past the experts")
+        return [_eqrw_moe_index(expert) for expert in range(experts)]
     return iterable()
 
 ''', ("_eqrw_moe_dense", "_eqrw_moe_index")),
@@ -200,6 +206,7 @@ class _Dispatch:
     route: ast.Assign
     add: ast.Expr
     hits: _Hits | None  # the nonzero that the loop iterates, if any
+    spare: int = 0  # the mask's last rows that stand for no expert (one_hot's extra classes)
 
     def proposal(self, role: str, node: ast.expr | ast.stmt, limit: str) -> Proposal | None:
         """The edit of ``node`` (the loop's part ``role``); ``limit``: the helpers' last
@@ -211,7 +218,8 @@ class _Dispatch:
                             f"{limit})", {"h": node}, Level.EXPRESSION,
                             frozenset({"_eqrw_moe_hits"}))
         if role == "iter" and self.hits is not None:
-            return Proposal(f"_eqrw_moe_experts(lambda: $i, {mask}, {axis}, {limit})",
+            spare = f", spare={self.spare}" if self.spare else ""
+            return Proposal(f"_eqrw_moe_experts(lambda: $i, {mask}, {axis}, {limit}{spare})",
                             {"i": self.loop.iter}, Level.EXPRESSION,
                             frozenset({"_eqrw_moe_experts"}))
         if role == "route" and node is self.route:
@@ -364,7 +372,31 @@ def _analyse(loop: ast.For, context: KindContext) -> _Dispatch | str:
         return "the mask or the result is reassigned inside the loop"
     if _read_after(bound | {index}, loop, context):
         return "a name the loop binds is read after it (the dense form binds other values)"
-    return _Dispatch(loop, mask, expert, token, axis, route, add, hits)
+    return _Dispatch(loop, mask, expert, token, axis, route, add, hits,
+                     _spare_rows(mask.id, loop, index, expert.id, context))
+
+
+def _spare_rows(mask: str, loop: ast.For, index: str, expert: str, context: KindContext
+                ) -> int:
+    """How many of the mask's last rows stand for no expert: ``c`` when the mask is
+    ``one_hot(..., num_classes=n + c)`` and no test in the loop reads the expert index
+    (Mixtral's ``if e == self.num_experts: continue`` skips that row itself; without the
+    test, visiting it would run an expert that does not exist)."""
+    if any(isinstance(n, ast.If) and any(isinstance(m, ast.Name) and m.id in (index, expert)
+                                         for m in ast.walk(n.test)) for n in ast.walk(loop)):
+        return 0
+    for node in context.walk():
+        if isinstance(node, ast.Assign) and any(_is_name(t, mask) for t in node.targets):
+            for call in ast.walk(node.value):
+                if isinstance(call, ast.Call) and context.facts.imports.resolve(
+                        call.func) == "torch.nn.functional.one_hot":
+                    classes = call.args[1] if len(call.args) > 1 else next(
+                        (k.value for k in call.keywords if k.arg == "num_classes"), None)
+                    if (isinstance(classes, ast.BinOp) and isinstance(classes.op, ast.Add)
+                            and isinstance(classes.right, ast.Constant)
+                            and type(classes.right.value) is int and classes.right.value > 0):
+                        return classes.right.value
+    return 0
 
 
 def _plain_lines(nodes: list[ast.expr | ast.stmt], context: KindContext) -> bool:
