@@ -11,8 +11,10 @@ under ``torch.no_grad()``) three times, each in a fresh process:
 * hooked, cached: the same command again: every module from the cache.
 
 and prints the break counts, whether the logits are bitwise equal, the wall times and the
-hook's report summaries. ``transformers`` comes from ``--transformers`` (a folder put on
-``PYTHONPATH``) or the environment.
+hook's report summaries. A fourth hooked run checks the lines: in every rewritten module,
+each function's code object starts at the line the original file's compiled code does
+(``co_firstlineno`` of every code object, nested ones included). ``transformers`` comes
+from ``--transformers`` (a folder put on ``PYTHONPATH``) or the environment.
 
     python benchmarks/import_hook.py --transformers /work/tf/v4.57.6 --json /tmp/hook.json
 """
@@ -48,6 +50,37 @@ with torch.no_grad():
 print("RESULT " + json.dumps({
     "transformers": transformers.__file__, "breaks": breaks,
     "logits": hashlib.sha256(logits.contiguous().numpy().tobytes()).hexdigest()}))
+'''
+
+
+LINES = '''\
+import importlib
+import json
+import sys
+import types
+
+
+def firsts(code):
+    found, stack = set(), [code]
+    while stack:
+        code = stack.pop()
+        found.add((code.co_qualname, code.co_firstlineno))
+        stack += [c for c in code.co_consts if isinstance(c, types.CodeType)]
+    return found
+
+
+report = json.load(open(sys.argv[1]))
+modules = functions = moved = 0
+for record in report["modules"]:
+    if record["status"] != "rewritten":
+        continue
+    module = importlib.import_module(record["module"])
+    hooked = firsts(module.__spec__.loader.get_code(record["module"]))
+    with open(record["file"], "rb") as handle:
+        original = firsts(compile(handle.read(), record["file"], "exec", dont_inherit=True))
+    modules, functions = modules + 1, functions + len(original)
+    moved += len(original - hooked)
+print("RESULT " + json.dumps({"modules": modules, "functions": functions, "moved": moved}))
 '''
 
 
@@ -91,6 +124,12 @@ def main() -> None:
         equal = result["logits"] == plain["logits"]
         print(f"{name:15} {result['breaks']:6} {str(equal):>13} {wall:7.2f}  {summary or ''}")
         figures[name] = {**result, "wall_s": wall, "logits_equal": equal, "summary": summary}
+    lines = work / "lines.py"
+    lines.write_text(LINES)
+    checked, _, _ = _run([*hooked, str(lines), str(work / "hooked-cold.json")], env, work)
+    print(f"lines: {checked['functions']} code objects of {checked['modules']} rewritten "
+          f"modules, {checked['moved']} with a first line other than the original's")
+    figures["lines"] = checked
     if args.json:
         Path(args.json).write_text(json.dumps(figures, indent=1) + "\n")
 

@@ -487,7 +487,7 @@ _add_audit()
               help="Write a JSON report of what was rewritten (module, file, rule, line), "
                    "modules missed and errors, when the program exits.")
 @click.option("-m", "as_module", is_flag=True,
-              help="TARGET is a module, run as 'python -m' runs it.")
+              help="The first argument is a module, run as 'python -m' runs it.")
 @click.option("--ignore", "ignored", multiple=True, metavar="RULE_ID",
               help="Disable a rule by id. Repeatable.")
 @click.option("--cache-dir", type=click.Path(file_okay=False, path_type=Path),

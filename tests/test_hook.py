@@ -273,3 +273,11 @@ def test_run_m_runs_a_module_with_its_arguments_and_exit_status(tmp_path, packag
     assert done.returncode == 3, done.stderr
     assert "helpers True args ['--flag', 'value']" in done.stdout
     assert "echo tensor(2.)" in done.stdout
+
+
+def test_run_refuses_a_package_that_is_not_installed(tmp_path, package):
+    script = _script(tmp_path, "print('ran')\n")
+    done = _python(tmp_path, package, "-m", "eqrewrite.rewriter", "run", "--package",
+                   "nosuchpkg", str(script))
+    assert done.returncode == 2 and "ran" not in done.stdout
+    assert "no installed package or module 'nosuchpkg'" in done.stderr
