@@ -15,7 +15,10 @@ graph). Nothing here imports torch or the oracle.
 - the ``traced`` and ``profiled`` scopes (``FUNCTION_SCOPES``): ``traced_functions``,
   ``function_scopes``, and
   ``function_qualnames`` to name the functions a recorded run saw;
-- the graph-break audit: ``WHAT_IF_SWITCHES`` (Dynamo switches and the breaks each may remove).
+- the graph-break audit: ``WHAT_IF_SWITCHES`` (Dynamo switches and the breaks each may remove);
+- installed packages rewritten as they are imported (``hook.py``): ``install_import_hook``
+  (returns the ``ImportHook``, whose ``report()`` says what it rewrote) and
+  ``run_with_import_hook`` (what ``eqrewrite run`` does); ``HookError``.
 """
 
 from __future__ import annotations
@@ -35,6 +38,7 @@ from .facts import ModuleFacts
 from .facts.definitions import definition_qualname
 from .facts.scopes import FUNCTION_SCOPES
 from .files import write_atomic
+from .hook import HookError, ImportHook, install_import_hook, run_with_import_hook
 from .layout import split_lines
 from .matcher import Edit, Span, find_edits
 from .results import EditRecord, FileResult, Mode, NoteRecord, Status
@@ -43,6 +47,7 @@ from .sources import Source, SourceError, decode, encode
 
 __all__ = [
     "FUNCTION_SCOPES", "Config", "ConfigError", "Edit", "EditRecord", "FileResult", "Mode",
+    "HookError", "ImportHook", "install_import_hook", "run_with_import_hook",
     "NoteRecord", "Rewrite", "RewriteError", "RewriteOptions", "Rule", "Status",
     "RuleError", "RulePack", "Source", "SourceError", "WHAT_IF_SWITCHES", "apply_edit_subset",
     "RoundEdit", "Rounds", "decode", "discover_files", "encode", "find_project_root",

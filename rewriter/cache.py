@@ -42,6 +42,12 @@ def default_cache_dir(project_root: Path) -> Path:
     """``.eqrewrite_cache`` in a project; the user cache folder for anything else."""
     if (project_root / "pyproject.toml").is_file() or (project_root / ".git").exists():
         return project_root / ".eqrewrite_cache"
+    return user_cache_dir()
+
+
+def user_cache_dir() -> Path:
+    """The user's cache folder, as black and ruff choose theirs: ``$XDG_CACHE_HOME/eqrewrite``,
+    else ``~/.cache/eqrewrite``."""
     base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
     return Path(base) / "eqrewrite"
 

@@ -38,8 +38,8 @@ EXIT_CHANGES, EXIT_USAGE, EXIT_FILE_ERROR = 1, 2, 123
 
 
 SUBCOMMAND_NAMES_RULE = (
-    "A first argument named like a command (rules, oracle, audit, rewrite) is that command, even "
-    "when a file or folder of that name exists: write such a path as ./NAME or NAME/, or "
+    "A first argument named like a command (rules, oracle, audit, run, rewrite) is that command, "
+    "even when a file or folder of that name exists: write such a path as ./NAME or NAME/, or "
     "run 'eqrewrite rewrite NAME'.")
 
 
@@ -475,3 +475,45 @@ def _add_audit() -> None:
 
 
 _add_audit()
+
+
+@click.command("run", context_settings={"ignore_unknown_options": True,
+                                        "allow_interspersed_args": False})
+@click.option("-p", "--package", "packages", multiple=True, required=True, metavar="NAME",
+              help="An installed package (or module) to rewrite as it is imported. Repeatable.")
+@click.option("-r", "--rules", "rule_specs", multiple=True, metavar="PACK",
+              help="Rule pack file or packaged pack name (default: graphbreaks). Repeatable.")
+@click.option("--report", "report", type=click.Path(dir_okay=False, path_type=Path),
+              help="Write a JSON report of what was rewritten (module, file, rule, line), "
+                   "modules missed and errors, when the program exits.")
+@click.option("-m", "as_module", is_flag=True,
+              help="The first argument is a module, run as 'python -m' runs it.")
+@click.option("--ignore", "ignored", multiple=True, metavar="RULE_ID",
+              help="Disable a rule by id. Repeatable.")
+@click.option("--cache-dir", type=click.Path(file_okay=False, path_type=Path),
+              help="Where to keep rewritten modules and the call graph (default: the user "
+                   "cache folder, $XDG_CACHE_HOME/eqrewrite or ~/.cache/eqrewrite).")
+@click.option("-j", "--jobs", type=click.IntRange(min=1),
+              help="Worker processes for a cold call graph (default: cores).")
+@click.argument("target", metavar="SCRIPT|MODULE")
+@click.argument("args", nargs=-1, type=click.UNPROCESSED)
+def run_command(packages: tuple[str, ...], rule_specs: tuple[str, ...], report: Path | None,
+                as_module: bool, ignored: tuple[str, ...], cache_dir: Path | None,
+                jobs: int | None, target: str, args: tuple[str, ...]) -> None:
+    """Run a Python script (or -m MODULE) with the named installed packages rewritten as
+    they are imported, in memory: nothing is written into them. Exits with the program's
+    status. Example: eqrewrite run --package transformers train.py --epochs 1"""
+    from .api import HookError, run_with_import_hook
+
+    if not as_module and not Path(target).is_file():
+        _fail(f"no such script {target!r} (use -m to run a module)")
+    try:
+        status = run_with_import_hook(target, args, packages, rule_specs or ("graphbreaks",),
+                                      module=as_module, report=report, cache_dir=cache_dir,
+                                      jobs=jobs, ignore=ignored)
+    except (HookError, RuleError) as error:
+        _fail(str(error))
+    sys.exit(status)
+
+
+main.add_command(run_command)

@@ -210,6 +210,15 @@ def _failed(path: Path, error: Exception,
         return replace(result, output=str(copy[0]), error=f"{message}; and {failure}")
 
 
+def rewrite_file(context: Context, source: Source, path: str
+                 ) -> tuple[str, tuple[EditRecord, ...], tuple[NoteRecord, ...]]:
+    """One file's text rewritten as a run rewrites it: its rules, its slice of the job's
+    function scopes (``path`` as the scopes name it); the new text, edits and notes. Raises
+    for a file that cannot be rewritten (``RewriteError``: it does not parse). The import
+    hook (``hook.py``) rewrites the modules it loads through this."""
+    return _rewrite(source, context.rules, path, context)
+
+
 def _rewrite(source: Source, rules: list[Rule], path: str, context: Context
              ) -> tuple[str, tuple[EditRecord, ...], tuple[NoteRecord, ...]]:
     options = _file_options(context.job, path)
