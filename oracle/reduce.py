@@ -3,10 +3,11 @@
 A reproducer folder (``repro.py``, a copy of the oracle core, maybe ``state.pt``; see
 ``repro.py``) names a target file in a source tree. The minimiser copies that one file into
 candidate trees and makes it smaller step by step (``reducepasses.py``): delta debugging over
-every statement list, compound statements replaced by a block, expressions by an operand,
-numbers by simpler ones, input dimensions shrunk. Every candidate is judged in a separate
-checking process (``reduceworker.py``) with the folder's own copy of the oracle core, under a
-time limit, and kept only when
+every statement list, unread ``forward`` and ``__init__`` parameters removed with their
+inputs, unread members removed, loops that run once unrolled, compound statements replaced
+by a block, expressions by an operand, numbers by simpler ones, input dimensions shrunk.
+Every candidate is judged in a separate checking process (``reduceworker.py``) with the
+folder's own copy of the oracle core, under a time limit, and kept only when
 
 - the verdict is the one the original got (``compiler-bug``, or ``compile-error`` for a
   compile crash's reproducer), with the same exceptions on both sides;
@@ -393,6 +394,9 @@ class Reduction:
             while True:
                 before = (self.text, self.state)
                 self.statements()
+                self.greedy("inputs", rp.unused_input_candidates)
+                self.greedy("members", rp.unused_member_candidates)
+                self.greedy("unroll", rp.unroll_candidates)
                 self.greedy("hoist", rp.hoist_candidates)
                 self.greedy("expressions", rp.expression_candidates)
                 self.shapes()
