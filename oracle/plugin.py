@@ -1,7 +1,7 @@
 """The oracle's part of the command line, registered through the ``eqrewrite.plugins``
 entry point: the ``eqrewrite oracle``, ``gen``, ``campaign`` and ``reduce`` commands, the
-rewrite command's ``--oracle`` step and the audit command's dynamic options (``--run``,
-``--what-if``, ``--bench``).
+rewrite command's ``--oracle`` and ``--oracle-tests`` steps and the audit command's dynamic
+options (``--run``, ``--what-if``, ``--bench``).
 
 Importing this module must stay cheap (no torch): it runs on every ``eqrewrite`` call.
 """
@@ -30,8 +30,9 @@ class OracleStep:
 
     def prepare(self, flags: dict[str, Any], paths: tuple[Path, ...], mode: str,
                 out_root: Path | None) -> Path | None:
-        if flags.get("rollback") and not flags.get("use_oracle"):
-            raise click.UsageError("--rollback needs --oracle")
+        if flags.get("rollback") and not flags.get("use_oracle") and not flags.get(
+                "oracle_tests"):
+            raise click.UsageError("--rollback needs --oracle or --oracle-tests")
         if not flags.get("use_oracle"):
             return out_root
         if mode in ("check", "diff") or len(paths) != 1 or not paths[0].is_dir():
@@ -56,14 +57,145 @@ class OracleStep:
         return StepResult(status, record if run.output_format != "text" else None)
 
 
+_TESTS_STATE = "eqrewrite.oracle_tests"  # the click context's meta key: prepare -> finish
+
+
+class OracleTestsStep:
+    """``--oracle-tests COMMAND``: the project's pytest suite run on the original and the
+    rewritten tree (scratch copies), outcomes compared test by test (testsuite.py).
+
+    A rewrite in place is made into a temporary tree first; the user's files are written
+    only after the suite, and only when no test outcome stays changed (with ``--rollback``,
+    the files blamed for a change keep their original text). ``--out`` trees get the
+    rolled-back files' original text back; ``--check``/``--diff`` write nothing."""
+
+    name = "oracle_tests"
+
+    def prepare(self, flags: dict[str, Any], paths: tuple[Path, ...], mode: str,
+                out_root: Path | None) -> Path | None:
+        text = flags.get("oracle_tests")
+        if text is None:
+            return out_root
+        from .testsuite import SuiteError, check_coverage, parse_command
+
+        try:
+            command = parse_command(text)
+            check_coverage(command)
+        except SuiteError as error:
+            raise click.UsageError(str(error)) from None
+        context = click.get_current_context()
+        deferred = mode == "write" and out_root is None
+        context.meta[_TESTS_STATE] = (command, deferred)
+        if not deferred:
+            return out_root
+        tree = Path(tempfile.mkdtemp(prefix="eqrewrite-rewritten-"))
+        context.call_on_close(lambda: shutil.rmtree(tree, True))
+        return tree
+
+    def finish(self, flags: dict[str, Any], run: RewriteRun) -> StepResult | None:
+        if flags.get("oracle_tests") is None:
+            return None
+        from .testsuite import SuiteError, TestCommand, run_suite
+
+        command, deferred = click.get_current_context().meta[_TESTS_STATE]
+        assert isinstance(command, TestCommand)
+        changed = _rewritten_files(run)
+
+        def say(text: str) -> None:
+            click.echo(text, err=True)
+
+        skip = (run.out_root,) if run.out_root is not None and not deferred else ()
+        try:
+            report = run_suite(command, run.root, {f: data for f, (_, data) in changed.items()},
+                               bool(flags.get("rollback")), skip, say)
+        except SuiteError as error:
+            click.echo(f"error: {error}", err=True)
+            if deferred:
+                click.echo("oracle-tests: nothing written", err=True)
+            return StepResult(2, {"error": str(error)} if run.output_format != "text" else None)
+        click.echo(report.text(), err=True)
+        written, problems = _deliver(run, changed, set(report.files_rolled_back), deferred,
+                                     bool(report.unresolved))
+        for problem in problems:
+            click.echo(f"error: {problem}", err=True)
+        record = report.to_json() | {"written": written}
+        status = 1 if report.unresolved else (123 if problems else 0)
+        return StepResult(status, record if run.output_format != "text" else None)
+
+
+def _rewritten_files(run: RewriteRun) -> dict[str, tuple[Path, bytes]]:
+    """``file relative to the project -> (source path, rewritten bytes)`` for each changed
+    file: the bytes the run wrote to its tree, or (--check, --diff) the rewrite redone
+    file by file (the ``traced`` scope then decided from the file alone)."""
+    from eqrewrite.rewriter.api import Status, decode, encode, rewrite_text
+
+    found: dict[str, tuple[Path, bytes]] = {}
+    root = run.root.resolve()
+    for result in run.results:
+        if result.status is not Status.CHANGED:
+            continue
+        source = Path(result.path)
+        relative = source.resolve().relative_to(root).as_posix()
+        if result.output is not None:
+            found[relative] = source, Path(result.output).read_bytes()
+            continue
+        decoded = decode(source.read_bytes())
+        rules = [rule for rule in run.rules if rule.could_match(decoded.text)]
+        found[relative] = source, encode(decoded, rewrite_text(decoded.text, rules,
+                                                               run.options).text)
+    return found
+
+
+def _deliver(run: RewriteRun, changed: dict[str, tuple[Path, bytes]], rolled_back: set[str],
+             deferred: bool, unresolved: bool) -> tuple[list[str], list[str]]:
+    """Write what the suite allows: in place (a deferred rewrite) every changed file not
+    rolled back, unless some outcome is still changed; in a ``--out`` tree, the rolled-back
+    files' original text. The files written in place, and the write errors."""
+    from eqrewrite.rewriter.api import WriteError, write_checked
+
+    written: list[str] = []
+    problems: list[str] = []
+    if not deferred:
+        outputs = {Path(r.path).resolve(): r.output for r in run.results if r.output}
+        for file in sorted(rolled_back):
+            source, _ = changed[file]
+            output = outputs.get(source.resolve())
+            if output is not None:
+                write_checked(Path(output), source.read_bytes(), shown=Path(output))
+        return written, problems
+    if unresolved:
+        click.echo("oracle-tests: test outcomes changed: nothing written in place (--rollback "
+                   "keeps the original text of the files the changed tests executed)", err=True)
+        return written, problems
+    for file, (source, data) in sorted(changed.items()):
+        if file in rolled_back:
+            continue
+        try:
+            write_checked(source, data, shown=source)
+        except (WriteError, OSError) as error:
+            problems.append(str(error))
+            continue
+        written.append(file)
+    if written:
+        click.echo(f"oracle-tests: wrote {len(written)} file(s) in place", err=True)
+    return written, problems
+
+
 def _rewrite_options() -> list[click.Parameter]:
-    """``--oracle``, ``--rollback`` and the compile options, as click parameters."""
+    """``--oracle``, ``--oracle-tests``, ``--rollback`` and the compile options, as click
+    parameters."""
 
     @click.command()
     @click.option("--oracle", "use_oracle", is_flag=True,
                   help="Validate the rewrite by running every target four ways (needs torch).")
+    @click.option("--oracle-tests", "oracle_tests", metavar="COMMAND",
+                  help="Validate the rewrite with the project's own tests: a pytest command "
+                       "(e.g. \"pytest -q tests/\") run on copies of the original and the "
+                       "rewritten project, outcomes compared test by test.")
     @click.option("--rollback", is_flag=True,
-                  help="With --oracle: revert the edits that changed a target's behaviour.")
+                  help="With --oracle: revert the edits that changed a target's behaviour; "
+                       "with --oracle-tests: keep the original text of the files a changed "
+                       "test executed.")
     @compile_options
     def holder(**_: Any) -> None:
         """Only collects the decorated parameters."""
@@ -80,5 +212,6 @@ def register(registry: Registry) -> None:
     registry.add_command(reduce_command)
     registry.add_rewrite_options(_rewrite_options())
     registry.add_rewrite_step(OracleStep())
+    registry.add_rewrite_step(OracleTestsStep())
     registry.add_audit_options(audit_options())
     registry.add_audit_step(DynamicAuditStep())

@@ -9,7 +9,8 @@ graph). Nothing here imports torch or the oracle.
   ``rewrite_rounds`` keeps its rounds to replay it without some edits (``Rounds.without``);
 - a run's results, as the command line's plugin steps see them (``RewriteRun``):
   ``FileResult`` (``Status``), its ``EditRecord``s and ``NoteRecord``s, the run's ``Mode``;
-- files: ``discover_files``, ``decode``/``encode``/``write_atomic``;
+- files: ``discover_files``, ``decode``/``encode``/``write_atomic``, and
+  ``write_checked`` (refuses read-only files, as a rewrite in place does; ``WriteError``);
 - configuration: ``find_project_root``, ``load_config``;
 - static facts the oracle needs to find targets: ``module_class_names``;
 - the ``traced`` and ``profiled`` scopes (``FUNCTION_SCOPES``): ``traced_functions``,
@@ -37,7 +38,7 @@ from .engine import rewrite_source as rewrite_text
 from .facts import ModuleFacts
 from .facts.definitions import definition_qualname
 from .facts.scopes import FUNCTION_SCOPES
-from .files import write_atomic
+from .files import WriteError, write_atomic, write_checked
 from .hook import HookError, ImportHook, install_import_hook, run_with_import_hook
 from .layout import split_lines
 from .matcher import Edit, Span, find_edits
@@ -54,6 +55,7 @@ __all__ = [
     "function_qualnames", "function_scopes", "load_config",
     "load_pack", "load_packs", "module_class_names", "packaged_packs", "parse", "resolve_pack",
     "rewrite_rounds", "rewrite_text", "select_rules", "traced_functions", "write_atomic",
+    "WriteError", "write_checked",
 ]
 
 
