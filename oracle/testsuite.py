@@ -5,9 +5,11 @@ finds), never in the user's tree: twice on the original copy (a test whose outco
 between those two runs is flaky, never blamed on a rewrite) and once on the rewritten copy,
 under ``coverage run`` with ``dynamic_context = test_function`` so that each rewritten line
 is known with the tests that executed it. Outcomes come from pytest's JUnit XML
-(``--junitxml`` is appended to the command), keyed ``classname::name``. A test whose outcome
-changed is attributed to the rewritten files it executed; with rollback, those files get
-their original text back in the rewritten copy and the command runs once more.
+(``--junitxml`` and ``--continue-on-collection-errors`` are appended to the command), keyed
+``classname::name``. A test whose outcome changed is attributed to the rewritten files it
+executed (one that executed none, to the files whose rewritten lines ran outside every test
+function: at import, in a fixture); with rollback, those files get their original text back
+in the rewritten copy and the command runs once more.
 
 Nothing here imports torch, the rewriter, coverage or the project: the tests run in
 subprocesses with the test command's own interpreter (``coverage`` must be installed
@@ -37,6 +39,8 @@ PYTEST_ONLY = ("--oracle-tests needs a pytest invocation ('pytest ARGS...' or "
 _SKIPPED_NAMES = {".git", ".hg", ".svn", "__pycache__", ".pytest_cache", ".mypy_cache",
                   ".ruff_cache", ".eqrewrite_cache", ".tox", ".nox", "node_modules"}
 _STATUSES = {"failure": "failed", "error": "error", "skipped": "skipped"}
+# A module that no longer imports (a rewrite broke it) is an error outcome, not a stopped run.
+_ADDED = ("--continue-on-collection-errors",)
 _OUTPUT_TAIL = 4000  # characters of a failed command's output kept for the error message
 
 
@@ -54,12 +58,12 @@ class TestCommand:
 
     def argv(self, junit: Path) -> list[str]:
         """The command as run on a tree, writing its JUnit XML to ``junit``."""
-        return [self.python, "-m", "pytest", *self.args, f"--junitxml={junit}"]
+        return [self.python, "-m", "pytest", *self.args, *_ADDED, f"--junitxml={junit}"]
 
     def coverage_argv(self, junit: Path, rcfile: Path) -> list[str]:
         """The command under ``coverage run`` (per-test contexts come from ``rcfile``)."""
         return [self.python, "-m", "coverage", "run", f"--rcfile={rcfile}", "-m", "pytest",
-                *self.args, f"--junitxml={junit}"]
+                *self.args, *_ADDED, f"--junitxml={junit}"]
 
 
 def parse_command(text: str) -> TestCommand:
@@ -148,8 +152,12 @@ def read_junit(path: Path) -> dict[str, Outcome]:
         for tag in ("failure", "error", "skipped"):
             child = case.find(tag)
             if child is not None:
-                outcome = Outcome(_STATUSES[tag], _first_line(child.get("message")
-                                                              or child.text or ""))
+                message = _first_line(child.get("message") or child.text or "")
+                if message == "collection failure":  # the exception is the last ``E`` line
+                    raised = [line[1:].strip() for line in (child.text or "").splitlines()
+                              if line.startswith("E ")]
+                    message = f"{message}: {raised[-1]}" if raised else message
+                outcome = Outcome(_STATUSES[tag], message)
                 break
         if found.get(key, Outcome("passed")).status == "passed":
             found[key] = outcome
@@ -309,8 +317,8 @@ class Suite:
         return SuiteRun(outcomes, done.returncode, seconds)
 
     def covered(self, rcfile: Path) -> dict[str, dict[int, set[str]]]:
-        """``relative file -> line -> test contexts`` of the last coverage run (the empty
-        context, code run outside any test function, left out)."""
+        """``relative file -> line -> contexts`` of the last coverage run: test functions,
+        and ``""`` for code run outside any (imports, fixtures)."""
         report = self.work / "coverage.json"
         subprocess.run([self.command.python, "-m", "coverage", "json", f"--rcfile={rcfile}",
                         "--show-contexts", "-o", str(report)], cwd=self.rewritten,
@@ -325,7 +333,7 @@ class Suite:
                 relative = path.resolve().relative_to(self.rewritten.resolve()).as_posix()
             except ValueError:
                 continue
-            found[relative] = {int(line): {c for c in names if c}
+            found[relative] = {int(line): set(names)
                                for line, names in data.get("contexts", {}).items()}
         return found
 
@@ -336,7 +344,7 @@ def _matches(context: str, test: str) -> bool:
     written from another root on either side)."""
     classname, _, name = test.partition("::")
     parts = context.split(".")
-    if parts[-1] != name.split("[", 1)[0]:
+    if not context or parts[-1] != name.split("[", 1)[0]:
         return False
     prefix, owner = parts[:-1], classname.split(".") if classname else []
     shorter = min(len(prefix), len(owner))
@@ -390,18 +398,23 @@ def run_suite(command: TestCommand, root: Path, rewritten: Mapping[str, bytes],
                  != second.outcomes.get(test, MISSING).status}
         report.flaky = [FlakyTest(t, first.outcomes.get(t, MISSING),
                                   second.outcomes.get(t, MISSING)) for t in sorted(flaky)]
+        edited = {f: changed_lines((suite.original / f).read_bytes(), data)
+                  for f, data in rewritten.items()}
+        # Rewritten lines run outside every test function (at import, in a fixture): the
+        # files blamed for a changed test that executed no rewritten file itself.
+        outside = tuple(sorted(f for f, lines in edited.items()
+                               if any("" in covered.get(f, {}).get(n, ()) for n in lines)))
         for test in sorted(first.outcomes.keys() | after.outcomes.keys()):
             before, now = first.outcomes.get(test, MISSING), after.outcomes.get(test, MISSING)
             if test in flaky or before.status == now.status:
                 continue
             files = tuple(sorted(f for f, lines in covered.items()
                                  if any(_matches(c, test) for cs in lines.values() for c in cs)))
-            report.changed.append(ChangedTest(test, before, now, files))
+            report.changed.append(ChangedTest(test, before, now, files or outside))
         blamed = sorted({f for change in report.changed for f in change.files})
         # A file is cleared when some test executed one of its rewritten lines.
-        tested = {f for f, data in rewritten.items()
-                  if any(covered.get(f, {}).get(line) for line in changed_lines(
-                      (suite.original / f).read_bytes(), data))}
+        tested = {f for f, lines in edited.items()
+                  if any(c for n in lines for c in covered.get(f, {}).get(n, ()))}
         report.files_cleared = sorted(tested - set(blamed))
         report.files_unexercised = sorted(set(rewritten) - tested - set(blamed))
         if rollback and blamed:
