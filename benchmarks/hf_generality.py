@@ -393,13 +393,22 @@ def run_worker(spec: dict) -> dict:
     try:
         model, kwargs, notes = library.build(package, family, variant)
     except Exception as error:  # any failure: not buildable generically
-        return {"case": spec["case"], "tree": spec["tree"], "skipped": _first_line(error)}
+        return {**_versions(package), "case": spec["case"], "tree": spec["tree"],
+                "skipped": _first_line(error)}
     torch_seed()
     try:
         return {**hgb.measure(model, kwargs, spec, package), **notes}
     except Exception as error:  # runs eagerly (built above), fails once Dynamo traces it
-        return {"case": spec["case"], "tree": spec["tree"],
+        return {**_versions(package), "case": spec["case"], "tree": spec["tree"],
                 "skipped": f"fails under Dynamo only: {_first_line(error)}"}
+
+
+def _versions(package: Any) -> dict[str, str]:
+    """The measured package's and torch's versions, as a worker record carries them."""
+    import torch
+
+    return {f"{package.__name__}_version": package.__version__,
+            "torch_version": torch.__version__}
 
 
 def _first_line(error: Exception) -> str:

@@ -866,9 +866,13 @@ def _kept_record(workdir: Path, tree: str, case: str, package: str = "transforme
         record = json.loads(record_file.read_text())
     except (OSError, ValueError):
         return None
-    if ("error" in record or not outputs_file.is_file()
-            or record.get(f"{package}_version") != version(package)
-            or record.get("torch_version") != version("torch")
+    # A case skipped (not buildable generically) stays skipped with the same versions
+    # (records of skips written before they carried versions are taken as current).
+    skipped = "skipped" in record
+    installed = {f"{package}_version": version(package), "torch_version": version("torch")}
+    if ("error" in record or not (skipped or outputs_file.is_file())
+            or any(record.get(key, value if skipped else None) != value
+                   for key, value in installed.items())
             or record.get("dynamo_config", {}) != (settings or {})):
         return None
     print(f"  ({tree}: record kept from an earlier run, {record_file.name})",
