@@ -8,6 +8,7 @@ import textwrap
 
 import pytest
 import torch
+from eqrewrite.oracle.graphbreaks import count_graph_breaks
 from eqrewrite.rewriter.engine import RewriteOptions, rewrite_source, select_rules
 from eqrewrite.rewriter.rules import load_pack
 
@@ -67,13 +68,31 @@ def _graphs(module, *inputs) -> int:
     return torch._dynamo.explain(module)(*inputs).graph_count
 
 
+def _breaks(module, *inputs) -> tuple:
+    """What the benchmarks count: whole-graph capture, break events, graphs."""
+    report = count_graph_breaks(module, inputs, backend="eager")
+    return report.fullgraph_ok, report.break_events, report.explain_breaks, report.graph_count
+
+
+def _original():
+    namespace: dict = {}
+    exec(compile(SOURCE, "<original>", "exec"), namespace)
+    torch.manual_seed(0)
+    return namespace["Experts"]()
+
+
 def test_the_safe_rule_traces_densely_only_without_gradients():
     module = _module({"moe-dense-dispatch"})
     hidden = torch.randn(6, 4)
     index, weights = _routing()
     with torch.no_grad():
         assert _graphs(module, hidden, index, weights) == 1
-    assert _graphs(module, hidden, index, weights) > 1  # the loop and its breaks, as written
+        assert _breaks(module, hidden, index, weights)[0]
+    # With gradients the loop is traced as written (its hits taken again after the no_grad
+    # block that computed them densely: one break event more than the original's).
+    original = _breaks(_original(), hidden, index, weights)
+    rewritten = _breaks(module, hidden, index, weights)
+    assert not original[0] and not rewritten[0] and rewritten[1] <= original[1] + 1
     # With gradients the compiled run is the loop: the unrouted expert has no gradient.
     torch._dynamo.reset()
     compiled = torch.compile(module, backend="aot_eager")
@@ -189,3 +208,16 @@ def test_a_mask_row_past_the_experts_is_not_visited_without_a_sentinel_test():
             module(hidden, routed_past, weights)
         with pytest.raises(RuntimeError, match="routed past the experts"):
             compiled(hidden, routed_past, weights)
+
+
+def test_a_loop_beyond_the_cost_bound_breaks_as_often_as_the_original():
+    # Top-1 routing over 4 experts and a sentinel class: the dense form would cost 5x the
+    # routed compute (bound 4x), so the loop is traced as written, with the original breaks.
+    original, module = _original(), _module({"moe-dense-dispatch"})
+    hidden = torch.randn(6, 4)
+    index = torch.tensor([[0], [1], [2], [0], [1], [2]])
+    weights = torch.ones(index.shape)
+    with torch.no_grad():
+        expected = _breaks(original, hidden, index, weights)
+        assert not expected[0] and _breaks(module, hidden, index, weights) == expected
+        assert torch.equal(module(hidden, index, weights), original(hidden, index, weights))

@@ -19,10 +19,18 @@ expression); traced, they are right only together (the route without the keep wo
 unrouted tokens), so they are proposed only when every edited line is a single line without
 a comment, where the matcher refuses none of them:
 
-* the ``nonzero`` becomes ``_eqrw_moe_hits(lambda: <nonzero>, mask, axis, rows, limit)``;
-* the loop iterates ``_eqrw_moe_experts(lambda: <hits>, mask, axis, limit)``;
-* the route becomes ``_eqrw_moe_route(lambda: torch.where(...), mask, e, axis, limit)``;
-* the added value becomes ``_eqrw_moe_keep(value, mask, e, token, axis, limit)``.
+* the ``nonzero`` becomes ``(<nonzero> if not C else _eqrw_moe_every(mask, rows))``;
+* the loop iterates ``(_eqrw_moe_experts(mask) if D else _eqrw_moe_hit(mask, rows) if C
+  else <hits>)`` (the real hits again when they were computed densely, under ``no_grad``,
+  but the loop runs as written, with gradients);
+* the route becomes ``_eqrw_moe_route(mask, e, axis) if D else torch.where(...)``;
+* the added value becomes ``_eqrw_moe_keep(value, mask, e, token, axis, limit)``;
+
+where ``C`` is ``_eqrw_moe_cheap(mask, axis, max_factor)`` (tracing, within the cost bound)
+and ``D`` is ``_eqrw_moe_dense(mask, axis, limit)`` (also gradients off, or the training
+rule): both false eagerly, and constants while tracing (shapes, grad mode), decided in the
+loop's own frame so that a loop traced as written (beyond the cost bound) breaks exactly where
+and as often as the original.
 
 Traced, when the dense form costs at most ``max_factor`` times the routed compute
 (``num_experts <= max_factor * top_k``), the loop visits every expert as a Python int
@@ -59,42 +67,52 @@ from ..enums import Level
 from . import Kind, KindContext, Proposal
 
 HELPERS = {
-    "_eqrw_moe_dense": ('''
-def _eqrw_moe_dense(mask, axis, max_factor, training):
-    """Whether a traced dispatch loop over ``mask`` (experts, then slots and tokens in
-    either order: ``axis`` 1 means tokens last) runs densely: every expert on every token
-    costs at most ``max_factor`` times the routed compute, and gradients are off unless
-    ``training`` (densely, an expert without a token gets a zero gradient, not None)."""
-    if not (_eqrw_compiling() and isinstance(mask, _eqrw_torch.Tensor) and mask.dim() == 3
-            and (training or not _eqrw_torch.is_grad_enabled())):
+    "_eqrw_moe_cheap": ('''
+def _eqrw_moe_cheap(mask, axis, max_factor):
+    """Whether a dispatch loop over ``mask`` (experts, then slots and tokens in either
+    order: ``axis`` 1 means tokens last) is being traced and running every expert on every
+    token costs at most ``max_factor`` times the routed compute."""
+    if not (_eqrw_compiling() and isinstance(mask, _eqrw_torch.Tensor) and mask.dim() == 3):
         return False
     return max_factor is None or mask.shape[0] <= max_factor * mask.shape[2 - axis]
 ''', ("_eqrw_compiling",)),
-    "_eqrw_moe_hits": ('''
-def _eqrw_moe_hits(hits, mask, axis, rows, max_factor, training):
-    """The experts a dispatch loop visits (``hits()``, a ``nonzero``); traced densely, every
-    expert, in the same form (one row per expert when ``rows``, else a flat index list),
-    without a data-dependent shape."""
-    if _eqrw_moe_dense(mask, axis, max_factor, training):
-        every = _eqrw_torch.arange(mask.shape[0], device=mask.device)
-        return every.unsqueeze(1) if rows else every
-    return hits()
-''', ("_eqrw_moe_dense",)),
+    "_eqrw_moe_dense": ('''
+def _eqrw_moe_dense(mask, axis, max_factor, training):
+    """Whether a traced dispatch loop over ``mask`` runs densely: cheap enough, and
+    gradients off unless ``training`` (densely, an expert without a token gets a zero
+    gradient, not None). Read where the loop runs (hits are often computed under
+    ``torch.no_grad()``, where the grad mode says nothing about the loop)."""
+    return _eqrw_moe_cheap(mask, axis, max_factor) and (
+        training or not _eqrw_torch.is_grad_enabled())
+''', ("_eqrw_moe_cheap",)),
+    "_eqrw_moe_hit": ('''
+def _eqrw_moe_hit(mask, rows):
+    """The experts with a routed token, as the loop's ``nonzero`` gives them (one row per
+    expert when ``rows``, else a flat index list): for a loop that is traced as written
+    although its hits were computed densely (``_eqrw_moe_every``)."""
+    hit = (mask != 0).flatten(1).any(1).nonzero()
+    return hit if rows else hit.squeeze(-1)
+''', ()),
+    "_eqrw_moe_every": ('''
+def _eqrw_moe_every(mask, rows):
+    """What a densely traced loop's ``nonzero`` of hit experts stands for: every expert,
+    in the same form (one row per expert when ``rows``, else a flat index list)."""
+    every = _eqrw_torch.arange(mask.shape[0], device=mask.device)
+    return every.unsqueeze(1) if rows else every
+''', ()),
     "_eqrw_moe_experts": ('''
-def _eqrw_moe_experts(iterable, mask, axis, max_factor, training, spare=0):
-    """The iterable of a dispatch loop; traced densely, every expert as an int that also
+def _eqrw_moe_experts(mask, spare=0):
+    """What a densely traced dispatch loop iterates: every expert as an int that also
     reads as the loop's nonzero row does (``e[0]``, ``e.item()``). The mask's last
     ``spare`` rows (``one_hot``'s extra classes, no expert behind them) are not visited:
     no token may be routed there."""
-    if _eqrw_moe_dense(mask, axis, max_factor, training):
-        experts = mask.shape[0] - spare
-        if spare:
-            _eqrw_torch._assert_async(mask[experts:].eq(0).all(),
-                                      "eqrewrite: a token is routed past the experts")
-        return [_eqrw_moe_index(expert) for expert in range(experts)]
-    return iterable()
+    experts = mask.shape[0] - spare
+    if spare:
+        _eqrw_torch._assert_async(mask[experts:].eq(0).all(),
+                                  "eqrewrite: a token is routed past the experts")
+    return [_eqrw_moe_index(expert) for expert in range(experts)]
 
-''', ("_eqrw_moe_dense", "_eqrw_moe_index")),
+''', ("_eqrw_moe_index",)),
     "_eqrw_moe_index": ('''
 class _eqrw_moe_index(int):
     """An expert number standing for a nonzero row or element: ``e[0]`` and ``e.item()``
@@ -116,20 +134,17 @@ def _eqrw_moe_expert(expert):
     return int(expert) if isinstance(expert, int) and not isinstance(expert, bool) else None
 ''', ()),
     "_eqrw_moe_route": ('''
-def _eqrw_moe_route(where, mask, expert, axis, max_factor, training):
-    """The (slot, token) pairs routed to ``expert`` (``where()``, in its order); traced
-    densely, every token with the slot that routes it there (any slot where none does)."""
-    expert = _eqrw_moe_expert(expert)
-    if expert is None or not _eqrw_moe_dense(mask, axis, max_factor, training):
-        return where()
-    routed = mask[expert] != 0
+def _eqrw_moe_route(mask, expert, axis):
+    """What a densely traced loop's route (``torch.where(mask[expert])``) stands for: every
+    token with the slot that routes it to ``expert`` (any slot where none does)."""
+    routed = mask[int(expert)] != 0
     slots = 1 - axis
     _eqrw_torch._assert_async(routed.sum(slots).le(1).all(),
                               "eqrewrite: a token is routed twice to one expert")
     token = _eqrw_torch.arange(routed.shape[axis], device=mask.device)
     slot = routed.to(_eqrw_torch.int64).argmax(slots)
     return (token, slot) if axis == 0 else (slot, token)
-''', ("_eqrw_moe_dense", "_eqrw_moe_expert")),
+''', ()),
     "_eqrw_moe_keep": ('''
 def _eqrw_moe_keep(value, mask, expert, token, axis, max_factor, training):
     """The rows a dispatch loop adds for ``expert``; traced densely, zero for every token
@@ -213,20 +228,30 @@ class _Dispatch:
         arguments (max_factor, training)."""
         # Names are spelled out: they stand in other statements than the edited one.
         mask, axis, expert = self.mask.id, self.axis, self.expert.id
+        # Dense or not is decided in the loop's own frame (a constant while tracing), so
+        # that a loop traced as written breaks where and as often as the original does.
+        # The hits are often computed under no_grad, where the grad mode says nothing
+        # about the loop: they are dense whenever the loop is cheap enough, and a loop
+        # that then runs as written (gradients on) takes the real hits again.
+        dense = f"_eqrw_moe_dense({mask}, {axis}, {limit})"
+        cheap = f"_eqrw_moe_cheap({mask}, {axis}, {limit.split(',')[0]})"
+        rows = self.hits.rows if self.hits is not None else False
         if role == "hits" and self.hits is not None and node is self.hits.value:
-            return Proposal(f"_eqrw_moe_hits(lambda: $h, {mask}, {axis}, {self.hits.rows}, "
-                            f"{limit})", {"h": node}, Level.EXPRESSION,
-                            frozenset({"_eqrw_moe_hits"}))
+            return Proposal(f"($h if not {cheap} else _eqrw_moe_every({mask}, {rows}))",
+                            {"h": node}, Level.EXPRESSION,
+                            frozenset({"_eqrw_moe_cheap", "_eqrw_moe_every"}))
         if role == "iter" and self.hits is not None:
             spare = f", spare={self.spare}" if self.spare else ""
-            return Proposal(f"_eqrw_moe_experts(lambda: $i, {mask}, {axis}, {limit}{spare})",
+            return Proposal(f"(_eqrw_moe_experts({mask}{spare}) if {dense} else "
+                            f"_eqrw_moe_hit({mask}, {rows}) if {cheap} else $i)",
                             {"i": self.loop.iter}, Level.EXPRESSION,
-                            frozenset({"_eqrw_moe_experts"}))
+                            frozenset({"_eqrw_moe_dense", "_eqrw_moe_cheap", "_eqrw_moe_experts",
+                                       "_eqrw_moe_hit"}))
         if role == "route" and node is self.route:
             target = self.route.targets[0]
-            return Proposal(f"$t = _eqrw_moe_route(lambda: $w, {mask}, {expert}, {axis}, "
-                            f"{limit})", {"t": target, "w": self.route.value},
-                            Level.STATEMENT, frozenset({"_eqrw_moe_route"}))
+            return Proposal(f"$t = _eqrw_moe_route({mask}, {expert}, {axis}) if {dense} else $w",
+                            {"t": target, "w": self.route.value}, Level.STATEMENT,
+                            frozenset({"_eqrw_moe_dense", "_eqrw_moe_route"}))
         if role == "add" and node is self.add:
             call = self.add.value
             assert isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute)
