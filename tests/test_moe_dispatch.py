@@ -210,14 +210,31 @@ def test_a_mask_row_past_the_experts_is_not_visited_without_a_sentinel_test():
             compiled(hidden, routed_past, weights)
 
 
+def _experts(source: str, experts: int):
+    namespace: dict = {}
+    exec(compile(source, "<module>", "exec"), namespace)
+    torch.manual_seed(0)
+    return namespace["Experts"](experts=experts)
+
+
 def test_a_loop_beyond_the_cost_bound_breaks_as_often_as_the_original():
-    # Top-1 routing over 4 experts and a sentinel class: the dense form would cost 5x the
-    # routed compute (bound 4x), so the loop is traced as written, with the original breaks.
-    original, module = _original(), _module({"moe-dense-dispatch"})
+    # Top-1 routing over 5 experts (and the sentinel class, which costs nothing: the loop
+    # skips it): the dense form would cost 5x the routed compute (bound 4x), so the loop is
+    # traced as written, with the original's breaks. Over 4 experts it is dense.
+    rules = [r for r in load_pack("graphbreaks").rules if r.id == "moe-dense-dispatch"]
+    text = rewrite_source(SOURCE, rules, EVERYWHERE).text
+    assert "extra=1" in text
     hidden = torch.randn(6, 4)
     index = torch.tensor([[0], [1], [2], [0], [1], [2]])
     weights = torch.ones(index.shape)
     with torch.no_grad():
+        original, module = _experts(SOURCE, 5), _experts(text, 5)
         expected = _breaks(original, hidden, index, weights)
         assert not expected[0] and _breaks(module, hidden, index, weights) == expected
         assert torch.equal(module(hidden, index, weights), original(hidden, index, weights))
+        original, module = _experts(SOURCE, 4), _experts(text, 4)
+        assert _breaks(module, hidden, index, weights)[0]
+        torch._dynamo.reset()
+        compiled = torch.compile(module, backend="aot_eager", fullgraph=True)
+        torch.testing.assert_close(compiled(hidden, index, weights),
+                                   original(hidden, index, weights))

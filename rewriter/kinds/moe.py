@@ -68,21 +68,22 @@ from . import Kind, KindContext, Proposal
 
 HELPERS = {
     "_eqrw_moe_cheap": ('''
-def _eqrw_moe_cheap(mask, axis, max_factor):
+def _eqrw_moe_cheap(mask, axis, max_factor, extra=0):
     """Whether a dispatch loop over ``mask`` (experts, then slots and tokens in either
     order: ``axis`` 1 means tokens last) is being traced and running every expert on every
-    token costs at most ``max_factor`` times the routed compute."""
+    token costs at most ``max_factor`` times the routed compute (the mask's last ``extra``
+    rows, one_hot's extra classes, are no expert's compute)."""
     if not (_eqrw_compiling() and isinstance(mask, _eqrw_torch.Tensor) and mask.dim() == 3):
         return False
-    return max_factor is None or mask.shape[0] <= max_factor * mask.shape[2 - axis]
+    return max_factor is None or mask.shape[0] - extra <= max_factor * mask.shape[2 - axis]
 ''', ("_eqrw_compiling",)),
     "_eqrw_moe_dense": ('''
-def _eqrw_moe_dense(mask, axis, max_factor, training):
+def _eqrw_moe_dense(mask, axis, max_factor, training, extra=0):
     """Whether a traced dispatch loop over ``mask`` runs densely: cheap enough, and
     gradients off unless ``training`` (densely, an expert without a token gets a zero
     gradient, not None). Read where the loop runs (hits are often computed under
     ``torch.no_grad()``, where the grad mode says nothing about the loop)."""
-    return _eqrw_moe_cheap(mask, axis, max_factor) and (
+    return _eqrw_moe_cheap(mask, axis, max_factor, extra) and (
         training or not _eqrw_torch.is_grad_enabled())
 ''', ("_eqrw_moe_cheap",)),
     "_eqrw_moe_hit": ('''
@@ -146,11 +147,11 @@ def _eqrw_moe_route(mask, expert, axis):
     return (token, slot) if axis == 0 else (slot, token)
 ''', ()),
     "_eqrw_moe_keep": ('''
-def _eqrw_moe_keep(value, mask, expert, token, axis, max_factor, training):
+def _eqrw_moe_keep(value, mask, expert, token, axis, max_factor, training, extra=0):
     """The rows a dispatch loop adds for ``expert``; traced densely, zero for every token
     that is not routed to it (torch.where: a non-finite value there cannot leak)."""
     expert = _eqrw_moe_expert(expert)
-    if expert is None or not _eqrw_moe_dense(mask, axis, max_factor, training):
+    if expert is None or not _eqrw_moe_dense(mask, axis, max_factor, training, extra):
         return value
     keep = (mask[expert] != 0).any(1 - axis)[token]
     zero = _eqrw_torch.zeros((), dtype=value.dtype, device=value.device)
@@ -221,7 +222,8 @@ class _Dispatch:
     route: ast.Assign
     add: ast.Expr
     hits: _Hits | None  # the nonzero that the loop iterates, if any
-    spare: int = 0  # the mask's last rows that stand for no expert (one_hot's extra classes)
+    extra: int = 0  # the mask's last rows that stand for no expert (one_hot's extra classes)
+    spare: int = 0  # those of them the loop does not skip itself (no test of the index)
 
     def proposal(self, role: str, node: ast.expr | ast.stmt, limit: str) -> Proposal | None:
         """The edit of ``node`` (the loop's part ``role``); ``limit``: the helpers' last
@@ -233,8 +235,9 @@ class _Dispatch:
         # The hits are often computed under no_grad, where the grad mode says nothing
         # about the loop: they are dense whenever the loop is cheap enough, and a loop
         # that then runs as written (gradients on) takes the real hits again.
-        dense = f"_eqrw_moe_dense({mask}, {axis}, {limit})"
-        cheap = f"_eqrw_moe_cheap({mask}, {axis}, {limit.split(',')[0]})"
+        extra = f", extra={self.extra}" if self.extra else ""
+        dense = f"_eqrw_moe_dense({mask}, {axis}, {limit}{extra})"
+        cheap = f"_eqrw_moe_cheap({mask}, {axis}, {limit.split(',')[0]}{extra})"
         rows = self.hits.rows if self.hits is not None else False
         if role == "hits" and self.hits is not None and node is self.hits.value:
             return Proposal(f"($h if not {cheap} else _eqrw_moe_every({mask}, {rows}))",
@@ -256,7 +259,7 @@ class _Dispatch:
             call = self.add.value
             assert isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute)
             return Proposal(f"$f.index_add_($d, $i, _eqrw_moe_keep($v, {mask}, {expert}, "
-                            f"{self.token}, {axis}, {limit}))",
+                            f"{self.token}, {axis}, {limit}{extra}))",
                             {"f": call.func.value, "d": call.args[0], "i": call.args[1],
                              "v": call.args[2]},
                             Level.STATEMENT, frozenset({"_eqrw_moe_keep"}))
@@ -397,19 +400,19 @@ def _analyse(loop: ast.For, context: KindContext) -> _Dispatch | str:
         return "the mask or the result is reassigned inside the loop"
     if _read_after(bound | {index}, loop, context):
         return "a name the loop binds is read after it (the dense form binds other values)"
-    return _Dispatch(loop, mask, expert, token, axis, route, add, hits,
-                     _spare_rows(mask.id, loop, index, expert.id, context))
+    extra = _extra_rows(mask.id, context)
+    tested = any(isinstance(n, ast.If) and any(
+        isinstance(m, ast.Name) and m.id in (index, expert.id) for m in ast.walk(n.test))
+        for n in ast.walk(loop))
+    return _Dispatch(loop, mask, expert, token, axis, route, add, hits, extra,
+                     0 if tested else extra)
 
 
-def _spare_rows(mask: str, loop: ast.For, index: str, expert: str, context: KindContext
-                ) -> int:
+def _extra_rows(mask: str, context: KindContext) -> int:
     """How many of the mask's last rows stand for no expert: ``c`` when the mask is
-    ``one_hot(..., num_classes=n + c)`` and no test in the loop reads the expert index
-    (Mixtral's ``if e == self.num_experts: continue`` skips that row itself; without the
-    test, visiting it would run an expert that does not exist)."""
-    if any(isinstance(n, ast.If) and any(isinstance(m, ast.Name) and m.id in (index, expert)
-                                         for m in ast.walk(n.test)) for n in ast.walk(loop)):
-        return 0
+    ``one_hot(..., num_classes=n + c)``. A loop that tests the expert index (Mixtral's
+    ``if e == self.num_experts: continue``) skips them itself; without the test, visiting
+    one would run an expert that does not exist. Either way they cost no compute."""
     for node in context.walk():
         if isinstance(node, ast.Assign) and any(_is_name(t, mask) for t in node.targets):
             for call in ast.walk(node.value):
