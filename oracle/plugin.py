@@ -52,7 +52,9 @@ class OracleStep:
             return None
         from .cli import validate_rewrite
 
-        settings = {k: v for k, v in flags.items() if k not in ("use_oracle", "rollback")}
+        # The oracle's own options only (the flags also hold --oracle-tests' step's).
+        settings = {k: v for k, v in flags.items()
+                    if k not in ("use_oracle", "rollback", "oracle_tests")}
         status, record = validate_rewrite(run, bool(flags.get("rollback")), settings)
         return StepResult(status, record if run.output_format != "text" else None)
 
