@@ -75,18 +75,7 @@ def descendants(node: ast.AST) -> list[ast.AST]:
 
 def names_read(node: ast.AST) -> Iterator[str]:
     """Every name in ``node`` (``ast.Name`` ids, in no particular order)."""
-    stack = [node]
-    while stack:
-        node = stack.pop()
-        if type(node) is ast.Name:
-            yield node.id
-            continue
-        for field in CHILD_FIELDS.get(type(node), ()):
-            value = getattr(node, field)
-            if type(value) is list:
-                stack += [v for v in value if v is not None]
-            elif value is not None and type(value) in NODE_TYPES:
-                stack.append(value)
+    return (n.id for n in descendants(node) if type(n) is ast.Name)
 
 
 # Fields that hold blocks of statements (or except handlers and match cases, which hold
