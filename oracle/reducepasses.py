@@ -323,11 +323,20 @@ def hoist_candidates(text: str, start: int = 0) -> Iterator[tuple[int, str]]:
     module = cst.parse_module(text)
     visitor = _Compounds()
     module.visit(visitor)
-    for position, (node, blocks) in enumerate(visitor.found):
+    yield from _flattened(module, visitor.found, start)
+
+
+def _flattened(module: cst.Module,
+               found: Sequence[tuple[cst.CSTNode, Sequence[list[cst.BaseStatement]]]],
+               start: int) -> Iterator[tuple[int, str]]:
+    """``(position, text)`` for each found statement from ``start`` on, replaced in turn by
+    each of its candidate statement lists."""
+    for position, (node, replacements) in enumerate(found):
         if position < start:
             continue
-        for block in blocks:
-            yield position, module.visit(_Replace({id(node): cst.FlattenSentinel(block)})).code
+        for statements in replacements:
+            yield position, module.visit(
+                _Replace({id(node): cst.FlattenSentinel(statements)})).code
 
 
 # -- loops of one pass --------------------------------------------------------------------------
@@ -415,10 +424,7 @@ def unroll_candidates(text: str, start: int = 0) -> Iterator[tuple[int, str]]:
     module = cst.parse_module(text)
     visitor = _Loops()
     module.visit(visitor)
-    for position, (node, statements) in enumerate(visitor.found):
-        if position < start:
-            continue
-        yield position, module.visit(_Replace({id(node): cst.FlattenSentinel(statements)})).code
+    yield from _flattened(module, [(node, [body]) for node, body in visitor.found], start)
 
 
 # -- unused inputs and members ------------------------------------------------------------------
