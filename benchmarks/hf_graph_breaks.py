@@ -356,9 +356,9 @@ def _decode_step(module: Any, text: bool, kwargs: dict, device: str = "cpu",
             return module(input_ids=input_ids, attention_mask=attention_mask,
                           past_key_values=cache, use_cache=True)
 
-        return step, {"input_ids": token,
-                      "attention_mask": torch.ones(BATCH, SEQ + 1, dtype=torch.long,
-                                                   device=device)}
+        return _taken(step, {"input_ids": token,
+                             "attention_mask": torch.ones(BATCH, SEQ + 1, dtype=torch.long,
+                                                          device=device)}, legacy)
     encoder = prefill.encoder_last_hidden_state
 
     def seq2seq_step(encoder_hidden, decoder_input_ids):
@@ -366,7 +366,24 @@ def _decode_step(module: Any, text: bool, kwargs: dict, device: str = "cpu",
         return module(encoder_outputs=(encoder_hidden,), decoder_input_ids=decoder_input_ids,
                       past_key_values=cache, use_cache=True)
 
-    return seq2seq_step, {"encoder_hidden": encoder, "decoder_input_ids": token}
+    return _taken(seq2seq_step, {"encoder_hidden": encoder, "decoder_input_ids": token},
+                  legacy)
+
+
+def _taken(step: Any, kwargs: dict, legacy: bool) -> tuple[Any, dict]:
+    """``(step, kwargs)``, once a legacy step has run eagerly: 4.5x models return a ``Cache``
+    and many no longer take tuples back (``'tuple' object has no attribute
+    'get_seq_length'``), so the variant does not exist for them. Only the original tree's
+    verdict counts (``_row``): a rewritten tree that rejects what the original took fails."""
+    import torch
+
+    if legacy:
+        try:
+            with torch.no_grad():
+                step(**kwargs)
+        except (AttributeError, TypeError, ValueError) as error:
+            raise NotApplicable(f"legacy cache tuples not taken back: {error}") from error
+    return step, kwargs
 
 
 def _cache_form(module: Any, cache: Any, legacy: bool) -> Any:
@@ -924,6 +941,8 @@ def _row(case: str, before: dict, after: dict, latency: dict | None
     if "not_applicable" in before:
         return [case, "n/a", "n/a", "-", before["not_applicable"], "-"], {
             "not_applicable": before["not_applicable"]}
+    if "not_applicable" in after:
+        after = {"error": f"not applicable after the rewrite: {after['not_applicable']}"}
     if "error" in before or "error" in after:
         which = "before" if "error" in before else "after"
         record = {"error": (before if which == "before" else after)["error"]}
