@@ -42,6 +42,8 @@ from .pattern import metavariable_of, to_placeholders
 _LEVELS: dict[Level, type] = {
     Level.EXPRESSION: cst.BaseExpression, Level.STATEMENT: cst.BaseSmallStatement,
     Level.COMPOUND: cst.BaseCompoundStatement}
+# What a metavariable bound to a statement is filled with (a template line ``$name``).
+_STATEMENT = (cst.BaseSmallStatement, cst.BaseCompoundStatement)
 # What a metavariable is filled with: one node, or (``$$$args``) the arguments.
 Filled = cst.CSTNode | list[cst.CSTNode]
 Leave = Callable[[cst.CSTNode, cst.CSTNode], cst.CSTNode]  # (original, updated) -> result
@@ -173,7 +175,8 @@ def _apply_to_unit(text: str, starts: list[int], unit: Unit) -> str:
                for edit in unit.edits]
     bindings: list[dict[str, _Request | list[_Request]]] = [
         {name: [locator.want(where(s), cst.Arg) for s in span]
-         if isinstance(span, list) else locator.want(where(span), cst.BaseExpression)
+         if isinstance(span, list) else locator.want(
+             where(span), _STATEMENT if name in edit.statements else cst.BaseExpression)
          for name, span in edit.bindings.items()} for edit in unit.edits]
     locator.run()
     applier = _Applier(locator.path)
@@ -353,6 +356,8 @@ class _Applier:
 
     def leave(self, original: cst.CSTNode, updated: cst.CSTNode) -> cst.CSTNode:
         found = self.targets.get(id(original))
+        if found is not None and id(original) in self.wanted:
+            self.updated[id(original)] = updated  # a template may hold its target whole
         result = updated if found is None else self._render(*found, updated)
         if id(original) in self.wanted:
             self.updated[id(original)] = result
@@ -430,6 +435,10 @@ def _in_place_of(result: cst.BaseCompoundStatement,
     indent = updated.body.indent if isinstance(updated.body, cst.IndentedBlock) else None
     if isinstance(result.body, cst.IndentedBlock):
         result = result.with_changes(body=result.body.with_changes(indent=indent))
+    orelse = getattr(result, "orelse", None)  # a template's ``else:`` block, indented alike
+    if isinstance(orelse, cst.Else) and isinstance(orelse.body, cst.IndentedBlock):
+        result = result.with_changes(orelse=orelse.with_changes(
+            body=orelse.body.with_changes(indent=indent)))
     return result.with_changes(leading_lines=updated.leading_lines)
 
 
@@ -486,6 +495,8 @@ class _Substitute:
             return self._arg(original, updated)
         if isinstance(original, cst.Call) and isinstance(updated, cst.Call):
             return self._call(original, updated)
+        if isinstance(original, cst.SimpleStatementLine):
+            return self._statement(original, updated)
         return updated
 
     def _bound(self, node: cst.CSTNode) -> Filled | None:
@@ -497,6 +508,21 @@ class _Substitute:
         bound = self._bound(original)
         if isinstance(bound, cst.BaseExpression):
             return bound if _is_atom(bound) else _with_parens(bound)
+        return updated
+
+    def _statement(self, original: cst.SimpleStatementLine,
+                   updated: cst.CSTNode) -> cst.CSTNode:
+        """A template line ``$name`` whose metavariable holds a statement: that statement
+        (a compound one whole, with the comments inside it; a small one on this line)."""
+        body = original.body
+        if not (len(body) == 1 and isinstance(body[0], cst.Expr)):
+            return updated
+        bound = self._bound(body[0].value)
+        if isinstance(bound, cst.BaseCompoundStatement):
+            return bound.with_changes(leading_lines=())
+        if isinstance(bound, cst.BaseSmallStatement):
+            return cst.SimpleStatementLine(
+                body=[bound.with_changes(semicolon=cst.MaybeSentinel.DEFAULT)])
         return updated
 
     def _attribute(self, original: cst.Attribute, updated: cst.Attribute) -> cst.Attribute:
