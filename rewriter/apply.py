@@ -236,7 +236,7 @@ class _Request:
 
     __slots__ = ("node_type", "target", "exact", "inner", "around")
 
-    def __init__(self, node_type: type, target: bool):  # a CSTNode class (see _LEVELS)
+    def __init__(self, node_type: type | tuple[type, ...], target: bool):  # see _LEVELS
         self.node_type, self.target = node_type, target
         self.exact: cst.CSTNode | None = None
         self.inner: cst.CSTNode | None = None
@@ -245,9 +245,14 @@ class _Request:
     def node(self, unit: Unit) -> cst.CSTNode:
         found = self.exact or self.inner or self.around
         if found is None:
-            raise ApplyError(f"no {self.node_type.__name__} found for an edit in lines "
+            raise ApplyError(f"no {_type_name(self.node_type)} found for an edit in lines "
                              f"{unit.start}-{unit.end}")
         return found
+
+
+def _type_name(node_type: type | tuple[type, ...]) -> str:
+    return (" or ".join(t.__name__ for t in node_type) if isinstance(node_type, tuple)
+            else node_type.__name__)
 
 
 class _Locator(CodegenState):
@@ -265,7 +270,7 @@ class _Locator(CodegenState):
         self.wanted: dict[tuple[int, int], list[tuple[str, _Request]]] = {}
         self.path: set[int] = set()
 
-    def want(self, where: tuple[int, int], node_type: type,
+    def want(self, where: tuple[int, int], node_type: type | tuple[type, ...],
              target: bool = False) -> _Request:
         request = _Request(node_type, target)
         self.wanted.setdefault(where, []).append(("exact", request))

@@ -485,6 +485,8 @@ def _child_in_condition(parent: ast.AST, field_name: str, in_condition: bool) ->
 
 
 def _as_list(bound: Bound) -> list[ast.expr | ast.keyword]:
+    if isinstance(bound, ast.stmt):  # a kind's statement binding: no guard reads one
+        raise TypeError("a `where` guard on a metavariable bound to a statement")
     return bound if isinstance(bound, list) else [bound]
 
 

@@ -18,6 +18,7 @@ whatever the parameters hold (numbers, lists, numpy arrays...).
 from __future__ import annotations
 
 import ast
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ..enums import Level
@@ -381,6 +382,7 @@ def _prepared_call(context: KindContext, condition: tuple[str, Bindings],
     # Hoisted, the test and the call's shared parts run after both preparations, A after
     # Q, B after P: none may read what the other side's preparations write.
     ours, theirs = set(written[:len(firsts)]), set(written[len(firsts):])
+    assert isinstance(first, ast.Expr)  # a call statement: _same_call proposed it
     shared = [node.test, first.value]  # the call minus A: A and B checked apart
     a, b = proposal.bindings["a"], proposal.bindings["b"]
     assert isinstance(a, ast.expr) and isinstance(b, ast.expr)
@@ -398,7 +400,7 @@ def _prepared_call(context: KindContext, condition: tuple[str, Bindings],
     return proposal
 
 
-def _attributes_read(nodes: list[ast.AST], skip: tuple[ast.AST, ...] = ()) -> set[str]:
+def _attributes_read(nodes: Sequence[ast.AST], skip: tuple[ast.AST, ...] = ()) -> set[str]:
     """The attributes (``o.x``) read in ``nodes``, not looking inside ``skip``."""
     found: set[str] = set()
     stack = list(nodes)
