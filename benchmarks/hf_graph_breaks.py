@@ -1039,6 +1039,10 @@ def main(argv: list[str] | None = None) -> int:
                         help="do not time compiled runs (otherwise: cases whose breaks all went "
                              "away, both trees timed in one process)")
     parser.add_argument("--json", type=Path, help="write the full results to this JSON file")
+    parser.add_argument("--dynamo-config", action="append", default=[], metavar="KEY=VALUE",
+                        help="a torch._dynamo.config switch set in every worker, both trees "
+                             "(repeatable; e.g. capture_scalar_outputs=true, the switches the "
+                             "audit names for the breaks no rewrite removes)")
     parser.add_argument("--workdir", type=Path,
                         help="folder for the two trees and outputs (default: a temp folder, "
                              "removed at the end)")
