@@ -636,24 +636,34 @@ def _timer(device: str) -> Callable[[Callable[[], Any]], tuple[float, Any]]:
     return time_call
 
 
-def run_latency_worker(spec: dict) -> dict:
+def _build_case(package: Any, case: str, device: str) -> tuple[Any, dict]:
+    """``(callable, keyword arguments)`` of one of ``CASES`` on ``device`` (the latency
+    workers' default builder; ``package`` is the tree's transformers, imported already)."""
+    return CASES[case].build(device)
+
+
+def run_latency_worker(spec: dict, build: Callable[[Any, str, str], tuple[Any, dict]]
+                       = _build_case) -> dict:
     """Steady-state compiled latency of one case from both trees in this one process.
 
     Both trees are imported (one after the other, as distinct module objects), both models
     are compiled with the same backend, warmed up, then timed in alternation (before, after,
-    before, ...) so that load on the machine hits both alike; medians are reported.
+    before, ...) so that load on the machine hits both alike; medians are reported. ``build``
+    makes the case: ``build(package, case, device) -> (callable, kwargs)``, ``package`` being
+    ``spec["package"]`` (transformers by default) imported from the tree.
     """
     import torch
     import torch._dynamo
 
     torch.set_num_threads(spec["threads"])
+    _apply_dynamo_settings(spec)
     device = spec.get("device", "cpu")
     time_call = _timer(device)
     callables = {}
     for tree, parent in (("orig", spec["orig_parent"]), ("rew", spec["rew_parent"])):
-        _import_tree(parent)
+        package = _import_tree(parent, spec.get("package", "transformers"))
         torch.manual_seed(0)
-        callables[tree] = CASES[spec["case"]].build(device)
+        callables[tree] = build(package, spec["case"], device)
     torch._dynamo.reset()
     times: dict[str, list[float]] = {"orig": [], "rew": []}
     agree = {}
@@ -678,17 +688,20 @@ def run_latency_worker(spec: dict) -> dict:
             for tree in times}
 
 
-def run_cold_worker(spec: dict) -> dict:
+def run_cold_worker(spec: dict, build: Callable[[Any, str, str], tuple[Any, dict]]
+                    = _build_case) -> dict:
     """Cold start of one case from one tree: the first compiled call, compilation included,
-    in a fresh process whose Inductor cache folder is empty (``spec["cache_dir"]``)."""
+    in a fresh process whose Inductor cache folder is empty (``spec["cache_dir"]``);
+    ``build`` as for run_latency_worker."""
     os.environ["TORCHINDUCTOR_CACHE_DIR"] = spec["cache_dir"]
     os.environ["TRITON_CACHE_DIR"] = os.path.join(spec["cache_dir"], "triton")
     import torch
 
     torch.set_num_threads(spec["threads"])
-    _import_tree(spec["tree_parent"])
+    _apply_dynamo_settings(spec)
+    package = _import_tree(spec["tree_parent"], spec.get("package", "transformers"))
     torch.manual_seed(0)
-    fn, kwargs = CASES[spec["case"]].build(spec.get("device", "cpu"))
+    fn, kwargs = build(package, spec["case"], spec.get("device", "cpu"))
     compiled = torch.compile(fn, backend=spec["backend"])
     with torch.no_grad():
         seconds, _ = _timer(spec.get("device", "cpu"))(lambda: compiled(**kwargs))
@@ -897,31 +910,37 @@ def _kept_record(workdir: Path, tree: str, case: str, package: str = "transforme
     return {**record, "outputs_file": str(outputs_file), "kept": True}
 
 
-def run_latency(case: str, workdir: Path, args: argparse.Namespace) -> dict:
+def run_latency(case: str, workdir: Path, args: argparse.Namespace, script: str = __file__,
+                package: str = "transformers") -> dict:
     """Steady-state latency of one case from both trees in one fresh interpreter (see
     run_latency_worker), then ``--cold-repeats`` cold starts of each tree, alternating, each
-    in a fresh interpreter with an empty compile cache (see run_cold_worker)."""
+    in a fresh interpreter with an empty compile cache (see run_cold_worker). The workers run
+    ``script`` (this one by default; another driver dispatches the "latency" and "cold" jobs
+    to those functions with its own builder) on ``package`` imported from each tree."""
     parents = {tree: str((workdir / tree).resolve()) for tree in ("orig", "rew")}
-    spec = {"job": "latency", "case": case, "backend": args.backend, "threads": args.threads,
-            "repeats": args.repeats, "device": args.device, "orig_parent": parents["orig"],
-            "rew_parent": parents["rew"]}
+    common = {"case": case, "backend": args.backend, "threads": args.threads,
+              "device": args.device, "package": package,
+              "dynamo_config": dynamo_settings(args)}
+    spec = {"job": "latency", **common, "repeats": args.repeats,
+            "orig_parent": parents["orig"], "rew_parent": parents["rew"]}
     result = _run_worker_process(spec, workdir / "outputs" / f"latency_{case}.json",
-                                 list(parents.values()), args)
+                                 list(parents.values()), args, script)
     if "error" in result:
         return result
     for attempt in range(args.cold_repeats):
         for tree, parent in parents.items():
             cache = tempfile.mkdtemp(prefix=f"cold-{tree}-", dir=workdir)
             cold = _run_worker_process(
-                {"job": "cold", "case": case, "backend": args.backend, "device": args.device,
-                 "threads": args.threads, "tree_parent": parent, "cache_dir": cache},
-                workdir / "outputs" / f"cold_{tree}_{attempt}_{case}.json", [parent], args)
+                {"job": "cold", **common, "tree_parent": parent, "cache_dir": cache},
+                workdir / "outputs" / f"cold_{tree}_{attempt}_{case}.json", [parent], args,
+                script)
             shutil.rmtree(cache, ignore_errors=True)
             if "error" in cold:
                 return {"error": f"cold start ({tree}): {cold['error']}"}
             result[tree].setdefault("cold_runs_s", []).append(cold["first_call_s"])
     for tree in parents:
-        result[tree]["cold_s"] = statistics.median(result[tree]["cold_runs_s"])
+        if result[tree].get("cold_runs_s"):  # none with --cold-repeats 0
+            result[tree]["cold_s"] = statistics.median(result[tree]["cold_runs_s"])
     return result
 
 
