@@ -40,7 +40,7 @@ from .facts.definitions import definition_qualname
 from .facts.scopes import FUNCTION_SCOPES
 from .files import WriteError, write_atomic, write_checked
 from .hook import HookError, ImportHook, install_import_hook, run_with_import_hook
-from .layout import split_lines
+from .lines import split_lines
 from .matcher import Edit, Span, find_edits
 from .results import EditRecord, FileResult, Mode, NoteRecord, Status
 from .rules import Rule, RuleError, RulePack, load_pack, packaged_packs, resolve_pack

@@ -26,14 +26,8 @@ import libcst as cst
 from libcst._nodes.internal import CodegenState
 
 from .enums import Level
-from .layout import (
-    Unit,
-    helper_insertion,
-    import_insertion,
-    newline_of,
-    split_lines,
-    units_with_edits,
-)
+from .layout import Unit, helper_insertion, import_insertion, units_with_edits
+from .lines import newline_of, split_lines
 from .matcher import Edit
 from .nodes import Span
 from .pattern import metavariable_of, to_placeholders

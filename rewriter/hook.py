@@ -56,7 +56,7 @@ from .config import DEFAULT_INCLUDE
 from .discovery import discover
 from .engine import RewriteOptions
 from .helpers import END_MARKER, MARKER
-from .layout import split_lines
+from .lines import split_lines
 from .results import Mode
 from .rules import load_pack
 from .runner import Context, Job, prepare_scopes, rewrite_file

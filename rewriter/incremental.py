@@ -37,7 +37,7 @@ from dataclasses import dataclass
 from .enums import Scope
 from .facts import ModuleFacts
 from .facts.index import ModuleIndex, index_module
-from .layout import split_lines
+from .lines import split_lines
 from .matcher import Edit
 from .rules import Rule
 

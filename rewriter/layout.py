@@ -1,6 +1,6 @@
-"""Where things go in a module's text: units to parse alone, lines as ``ast`` counts
-them, and the points where imports and helpers are inserted (found with ``ast`` on the
-text before its edits).
+"""Where things go in a module's text: units to parse alone and the points where imports
+and helpers are inserted (found with ``ast`` on the text before its edits); lines as
+``ast`` counts them are ``lines.py``'s.
 
 libcst is several times slower than ``ast``, so ``apply.py`` parses only the units that
 hold edits: for each edit, the smallest statement around it that starts a line of its
@@ -12,33 +12,17 @@ number here is 1-based.
 from __future__ import annotations
 
 import ast
-import re
 from bisect import bisect_right
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from .helpers import END_MARKER, MARKER, PREFIX, closure, source_of
+from .lines import newline_of
 from .nodes import BLOCK_FIELDS, Span, end_line
 
 if TYPE_CHECKING:  # the matcher imports this module
     from .matcher import Edit
-
-_NEWLINE_RE = re.compile(r"(\r\n|\r|\n)")
-
-
-def split_lines(text: str) -> list[str]:
-    """Lines with their endings, split only where ``ast`` counts a new line."""
-    # str.splitlines also splits at \f, \v, \x1c..., \x85 and \u2028, which ast does not,
-    # and at a lone \r, which ast does; when it split only at the \n (each counted once,
-    # \r\n included) its answer is ast's, at C speed.
-    lines = text.splitlines(keepends=True)
-    ended = not lines or lines[-1][-1] in "\r\n"  # then the last part is an empty line
-    if len(lines) - (not ended) == text.count("\n"):
-        return lines + [""] if ended else lines
-    parts = _NEWLINE_RE.split(text)
-    return [a + b for a, b in zip(parts[::2], parts[1::2] + [""])]
-
 
 @dataclass(slots=True)
 class Unit:
@@ -169,50 +153,6 @@ def _blocks(node: ast.stmt, lines: list[str]) -> Iterator[list[ast.stmt]]:
 def _is_elif(orelse: list[ast.stmt], lines: list[str]) -> bool:
     return (len(orelse) == 1 and isinstance(orelse[0], ast.If)
             and lines[orelse[0].lineno - 1].lstrip().startswith("elif"))
-
-
-def lines_holding(text: str, tokens: frozenset[str]) -> list[int]:
-    """Sorted numbers of the lines holding one of ``tokens`` (a keyword or a name only as a
-    whole word), found with ``str.find`` jumps, which is several times faster than a regex."""
-    if "\r" in text:  # lines may end in a lone \r: split as ast does
-        return [number for number, line in enumerate(split_lines(text), 1)
-                if any(_holds(line, token) for token in tokens)]
-    found: set[int] = set()
-    for token in tokens:
-        word = token.isidentifier()
-        line, counted = 1, 0
-        at = text.find(token)
-        while at >= 0:
-            if word and not _whole_word(text, at, len(token)):
-                at = text.find(token, at + 1)
-                continue
-            line += text.count("\n", counted, at)
-            found.add(line)
-            counted = text.find("\n", at)
-            if counted < 0:
-                break
-            at = text.find(token, counted)
-    return sorted(found)
-
-
-def _holds(line: str, token: str) -> bool:
-    if not token.isidentifier():
-        return token in line
-    at = line.find(token)
-    while at >= 0 and not _whole_word(line, at, len(token)):
-        at = line.find(token, at + 1)
-    return at >= 0
-
-
-def _whole_word(text: str, at: int, size: int) -> bool:
-    before, after = text[at - 1: at] if at else "", text[at + size: at + size + 1]
-    return not (before.isalnum() or before == "_" or after.isalnum() or after == "_")
-
-
-def newline_of(text: str) -> str:
-    """The file's line ending (of its first line)."""
-    match = _NEWLINE_RE.search(text)
-    return match.group(1) if match else "\n"
 
 
 def import_insertion(tree: ast.Module, lines: list[str], modules: set[str]) -> tuple[int, str]:

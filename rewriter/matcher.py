@@ -21,7 +21,7 @@ from .facts import ModuleFacts
 from .guards import GUARDS, GuardContext
 from .inference import Assumption, Inference
 from .kinds import KindContext
-from .layout import lines_holding, split_lines
+from .lines import lines_holding, split_lines
 from .nodes import CHILD_FIELDS, CHILDLESS, NODE_TYPES, Positioned, end_line
 from .nodes import Span as Span  # re-exported: an edit's spans are the matcher's to give
 from .pattern import Bindings, Bound, NodeKey, index_key

@@ -440,7 +440,8 @@ def units_of(source: str, rules):
     """The units apply.py would parse with libcst for ``source``."""
     import ast
 
-    from eqrewrite.rewriter.layout import split_lines, units_with_edits
+    from eqrewrite.rewriter.layout import units_with_edits
+    from eqrewrite.rewriter.lines import split_lines
     from eqrewrite.rewriter.matcher import find_edits
 
     tree = ast.parse(source)
@@ -793,7 +794,7 @@ def test_lines_are_split_where_ast_counts_a_new_line(seed):
     import random
     import re
 
-    from eqrewrite.rewriter.layout import split_lines
+    from eqrewrite.rewriter.lines import split_lines
 
     def reference(text: str) -> list[str]:
         parts = re.split(r"(\r\n|\r|\n)", text)

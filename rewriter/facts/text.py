@@ -11,7 +11,7 @@ import ast
 import bisect
 import re
 
-from ..layout import split_lines
+from ..lines import split_lines
 from ..nodes import end_line
 
 
