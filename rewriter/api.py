@@ -30,7 +30,6 @@ from dataclasses import dataclass
 from difflib import SequenceMatcher
 
 from .audit.catalogue import WHAT_IF as WHAT_IF_SWITCHES
-from .callgraph import function_scopes, traced_functions
 from .config import Config, ConfigError, find_project_root, load_config
 from .discovery import discover as discover_files
 from .engine import MAX_ROUNDS, Rewrite, RewriteError, RewriteOptions, parse, select_rules
@@ -45,6 +44,7 @@ from .matcher import Edit, Span, find_edits
 from .results import EditRecord, FileResult, Mode, NoteRecord, Status
 from .rules import Rule, RuleError, RulePack, load_pack, packaged_packs, resolve_pack
 from .sources import Source, SourceError, decode, encode
+from .summaries import function_scopes, traced_functions
 
 __all__ = [
     "FUNCTION_SCOPES", "Config", "ConfigError", "Edit", "EditRecord", "FileResult", "Mode",

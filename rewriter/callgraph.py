@@ -34,19 +34,13 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Iterable, Iterator
-from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
 
-from .enums import Scope
 from .facts import ModuleFacts
 from .facts.definitions import definition_qualname
 from .nodes import descendants
 from .pattern import dotted_name
-
-if TYPE_CHECKING:
-    from .summaries import SummaryStore
 
 _DEFS = ast.FunctionDef | ast.AsyncFunctionDef
 # Methods that run when an object is built, called or indexed.
@@ -604,15 +598,6 @@ class _Solver:
         return self._registered
 
 
-def traced_functions(paths: list[str], jobs: int | None = None,
-                     store: SummaryStore | None = None) -> dict[str, frozenset[str]]:
-    """Qualified names of the functions Dynamo may trace, by path, over the files ``paths``;
-    with a ``store``, from the summaries cached on disk where the files did not change."""
-    from .summaries import SummaryStore  # the store builds on this module
-
-    return (store or SummaryStore(None)).traced(paths, jobs)
-
-
 # -- profiles: the functions a recorded run saw Dynamo trace ---------------------------------
 
 def read_profile(path: str) -> list[tuple[str, str]]:
@@ -642,15 +627,3 @@ def profiled_functions(paths: list[str], profiles: Iterable[str]) -> dict[str, f
             if normal == file or normal.endswith("/" + file.lstrip("/")):
                 found.setdefault(path, set()).add(name)
     return {path: frozenset(names) for path, names in found.items()}
-
-
-def function_scopes(paths: list[str], needed: AbstractSet[str], profiles: Iterable[str] = (),
-                    jobs: int | None = None, store: SummaryStore | None = None
-                    ) -> dict[str, dict[str, frozenset[str]]]:
-    """For each scope name in ``needed`` ("traced", "profiled"): qualified names by path."""
-    scopes: dict[str, dict[str, frozenset[str]]] = {}
-    if Scope.TRACED in needed:
-        scopes[Scope.TRACED] = traced_functions(paths, jobs, store)
-    if Scope.PROFILED in needed:
-        scopes[Scope.PROFILED] = profiled_functions(paths, profiles)
-    return scopes

@@ -19,7 +19,6 @@ from typing import TYPE_CHECKING, Any
 
 from . import files
 from .cache import Cache, Entry, digest, scope_facts, stamp_of
-from .callgraph import function_scopes
 from .diffs import unified_diff
 from .engine import RewriteError, RewriteOptions, parse, rewrite_source, select_rules
 from .facts.scopes import FUNCTION_SCOPES, may_be_in_scope
@@ -29,6 +28,7 @@ from .progress import file_progress, line_progress
 from .results import EditRecord, FileResult, Mode, NoteRecord, Status
 from .rules import Rule, load_pack
 from .sources import Source, SourceError, decode, encode
+from .summaries import function_scopes
 from .workers import WorkerPool
 from .worklist import Item, MirrorLink, Skip, Work
 

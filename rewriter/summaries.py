@@ -23,7 +23,8 @@ from __future__ import annotations
 
 import marshal
 import os
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -38,7 +39,15 @@ from .cache import (
     stamp_of,
     stat_matches,
 )
-from .callgraph import CallGraph, ClassSummary, FunctionSummary, Summary, summarize
+from .callgraph import (
+    CallGraph,
+    ClassSummary,
+    FunctionSummary,
+    Summary,
+    profiled_functions,
+    summarize,
+)
+from .enums import Scope
 from .files import write_atomic
 from .workers import WorkerPool
 
@@ -322,3 +331,24 @@ def _stat_matches(path: str, record: Record) -> bool:
         return stat_matches(record.stamp, os.stat(path))
     except OSError:
         return False
+
+
+# -- the function scopes over many files ------------------------------------------------------
+
+def traced_functions(paths: list[str], jobs: int | None = None,
+                     store: SummaryStore | None = None) -> dict[str, frozenset[str]]:
+    """Qualified names of the functions Dynamo may trace, by path, over the files ``paths``;
+    with a ``store``, from the summaries cached on disk where the files did not change."""
+    return (store or SummaryStore(None)).traced(paths, jobs)
+
+
+def function_scopes(paths: list[str], needed: AbstractSet[str], profiles: Iterable[str] = (),
+                    jobs: int | None = None, store: SummaryStore | None = None
+                    ) -> dict[str, dict[str, frozenset[str]]]:
+    """For each scope name in ``needed`` ("traced", "profiled"): qualified names by path."""
+    scopes: dict[str, dict[str, frozenset[str]]] = {}
+    if Scope.TRACED in needed:
+        scopes[Scope.TRACED] = traced_functions(paths, jobs, store)
+    if Scope.PROFILED in needed:
+        scopes[Scope.PROFILED] = profiled_functions(paths, profiles)
+    return scopes

@@ -21,7 +21,6 @@ from pathlib import Path
 from typing import Any
 
 from ..cache import Cache, Entry, Stamp, canonical, digest, scope_facts, stamp_of
-from ..callgraph import function_scopes
 from ..engine import RewriteError, parse
 from ..enums import Scope
 from ..facts.scopes import FUNCTION_SCOPES
@@ -29,7 +28,7 @@ from ..files import is_generated
 from ..matcher import Comments
 from ..rules import Rule, load_pack, packaged_packs
 from ..sources import SourceError, decode
-from ..summaries import SummaryStore
+from ..summaries import SummaryStore, function_scopes
 from ..workers import WorkerPool
 from .catalogue import PATTERNS
 from .detect import Detector, Site, position
