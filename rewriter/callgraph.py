@@ -37,8 +37,12 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .facts import ModuleFacts
-from .facts.definitions import definition_qualname
+from .facts.classes import ModuleClasses
+from .facts.compiled import CompiledFunctions
+from .facts.definitions import Definitions, definition_qualname
+from .facts.imports import Imports
+from .facts.index import index_module
+from .facts.text import TextIndex
 from .nodes import descendants
 from .pattern import dotted_name
 
@@ -115,16 +119,23 @@ def summarize(path: str, text: str, name: str | None = None) -> Summary | None:
         is_package = path.endswith("__init__.py")
     summary = Summary(name, path, is_package)
     _Summarizer(summary, tree).run()
-    facts = ModuleFacts(tree, text)
-    if facts.text.may_compile:
-        summary.roots |= {definition_qualname(_chain(facts, f))
-                          for f in facts.compiled.functions}
+    # The functions compiled in this module are roots: only the facts that finds them, not
+    # a whole ``ModuleFacts``, whose scopes ask this module for ``traced``.
+    lines = TextIndex(text)
+    if lines.may_compile:
+        index = index_module(tree)
+        imports = Imports(index.aliases)
+        definitions = Definitions(index.parent, index.classes, index.functions)
+        compiled = CompiledFunctions(tree, imports, definitions,
+                                     ModuleClasses(imports, definitions, lines), lines)
+        summary.roots |= {definition_qualname(_chain(definitions, f))
+                          for f in compiled.functions}
     return summary
 
 
-def _chain(facts: ModuleFacts, function: ast.AST) -> list[ast.AST]:
+def _chain(definitions: Definitions, function: ast.AST) -> list[ast.AST]:
     chain = [function]
-    while (parent := facts.definitions.parent.get(chain[0])) is not None:
+    while (parent := definitions.parent.get(chain[0])) is not None:
         chain.insert(0, parent)
     return chain
 
