@@ -12,7 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .engine import RewriteError, RewriteOptions, rewrite_source
-from .helpers import PREFIX, strip_block
+from .helpers import strip_block
+from .marks import PREFIX
 from .rules import Rule, RulePack
 
 

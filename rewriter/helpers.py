@@ -13,16 +13,10 @@ from __future__ import annotations
 
 from functools import cache
 
-MARKER = "# eqrewrite helpers: keep torch.compile graphs whole (see eqrewrite's README)."
-END_MARKER = "# end of eqrewrite helpers."
-PREAMBLE = "import typing as _eqrw_typing\n\nimport torch as _eqrw_torch\n"
-PREFIX = "_eqrw_"
+from .knowledge import SCRIPTED_EXCEPTIONS
+from .marks import END_MARKER, MARKER, PREFIX
 
-# The builtin exceptions ``_eqrw_check`` raises by name under TorchScript, which cannot
-# raise an exception class passed as a value; any other name raises RuntimeError there.
-SCRIPTED_EXCEPTIONS = ("ValueError", "TypeError", "IndexError", "KeyError", "AssertionError",
-                       "NotImplementedError", "FloatingPointError", "ZeroDivisionError",
-                       "OverflowError", "ArithmeticError", "LookupError", "Exception")
+PREAMBLE = "import typing as _eqrw_typing\n\nimport torch as _eqrw_torch\n"
 
 # name -> (source, other helpers it needs). Shared helpers live here, with those of the kinds
 # written before kinds could carry their own; a kind module defines its own ``HELPERS`` beside

@@ -55,8 +55,8 @@ from .cache import cache_file, canonical, digest, scope_facts, user_cache_dir
 from .config import DEFAULT_INCLUDE
 from .discovery import discover
 from .engine import RewriteOptions
-from .helpers import END_MARKER, MARKER
 from .lines import split_lines
+from .marks import END_MARKER, MARKER
 from .results import Mode
 from .rules import load_pack
 from .runner import Context, Job, prepare_scopes, rewrite_file

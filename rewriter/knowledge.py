@@ -147,3 +147,9 @@ PURE_BUILTINS = BUILTINS_RETURNING_NUMBER | BUILTINS_RETURNING_SEQUENCE | frozen
     "abs min max round sum divmod pow reversed any all getattr".split()
 )
 PYTHON_BUILTINS = frozenset(dir(builtins))
+
+# The builtin exceptions ``_eqrw_check`` (helpers.py) raises by name under TorchScript, which cannot
+# raise an exception class passed as a value; any other name raises RuntimeError there.
+SCRIPTED_EXCEPTIONS = ("ValueError", "TypeError", "IndexError", "KeyError", "AssertionError",
+                       "NotImplementedError", "FloatingPointError", "ZeroDivisionError",
+                       "OverflowError", "ArithmeticError", "LookupError", "Exception")

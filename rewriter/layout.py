@@ -17,8 +17,9 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from .helpers import END_MARKER, MARKER, PREFIX, closure, source_of
+from .helpers import closure, source_of
 from .lines import newline_of
+from .marks import END_MARKER, MARKER, PREFIX
 from .nodes import BLOCK_FIELDS, Span, end_line
 
 if TYPE_CHECKING:  # the matcher imports this module

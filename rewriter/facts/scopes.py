@@ -10,7 +10,7 @@ import ast
 from collections.abc import Set as AbstractSet
 
 from ..enums import Scope
-from ..helpers import PREFIX as HELPER_PREFIX
+from ..marks import PREFIX as HELPER_PREFIX
 from .classes import ModuleClasses
 from .compiled import CompiledFunctions
 from .definitions import definition_qualname

@@ -17,7 +17,7 @@ from collections.abc import Callable
 from typing import Literal
 
 from ..enums import Level
-from ..helpers import SCRIPTED_EXCEPTIONS
+from ..knowledge import SCRIPTED_EXCEPTIONS
 from ..pattern import Bindings
 from . import COMPARISONS, Kind, KindContext, Proposal, tensor_condition, with_compare
 from .spelling import number_literal

@@ -189,8 +189,9 @@ def _rewritten_condition(use: ast.Name, context: KindContext) -> bool:
         test, parent = parent, context.parents.get(parent)
     if not isinstance(parent, ast.If | ast.IfExp) or parent.test is not test:
         return False
-    from .guard import Guard
-    from .select import Select
+    from . import registry  # by name: the select kind imports this module
+
+    Select, Guard = registry()["select"], registry()["guard"]
 
     forms = (["ternary"] if isinstance(parent, ast.IfExp)
              else ["assign", "return", "elseless", "same_call"])
