@@ -18,7 +18,6 @@ which breaks each removes, and whether values and printed output stay equal.
 from __future__ import annotations
 
 import difflib
-import linecache
 import os
 import shutil
 import sys
@@ -40,11 +39,9 @@ from .settings import CompileSettings, Target, TargetError
 if TYPE_CHECKING:  # imported when the audit runs, not when its options are registered
     from rich.progress import Progress, TaskID
 
+    from .auditrecord import Opcode
     from .pool import Worker
     from .probe import ProbeRequest, ProbeResult
-
-# difflib's (tag, i1, i2, j1, j2): lines i1:i2 of the original became j1:j2 of the rewrite.
-Opcode = tuple[str, int, int, int, int]
 
 SEED = 0
 BENCH_CALLS = 20
@@ -281,20 +278,6 @@ def _tree_root(paths: tuple[Path, ...], root: Path) -> Path:
         path = paths[0].resolve()
         return path if path.is_dir() else path.parent
     return root.resolve()
-
-
-def original_line(opcodes: Sequence[Opcode], line: int) -> int:
-    """The line of the original file that rewritten ``line`` comes from: itself moved, in
-    unchanged code, else the first line of the code a rewrite replaced."""
-    for tag, i1, _, j1, j2 in opcodes:
-        if j1 <= line - 1 < j2:
-            return i1 + (line - 1 - j1) + 1 if tag == "equal" else i1 + 1
-    return line
-
-
-def source_line(path: str, line: int) -> str:
-    """The stripped source line (empty when unknown)."""
-    return linecache.getline(path, line).strip()
 
 
 class _Progress:

@@ -9,9 +9,11 @@ point of ``ignore_logger_methods``.
 
 from __future__ import annotations
 
+import linecache
 import os
+from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from . import compare as cmp
 from .graphbreaks import registry
@@ -19,7 +21,8 @@ from .judge import differ
 from .settings import CompileSettings, Target
 
 if TYPE_CHECKING:
-    from .audit import DynamicAudit
+    from eqrewrite.rewriter.plugins import AuditRun
+
     from .graphbreaks import BreakReason, BreakReport
     from .probe import ProbeResult
     from .protocol import RunResult
@@ -29,6 +32,20 @@ if TYPE_CHECKING:
 Measured = dict[str, Any]
 
 _PRINTED = "result['printed']"
+
+# difflib's (tag, i1, i2, j1, j2): lines i1:i2 of the original became j1:j2 of the rewrite.
+Opcode = tuple[str, int, int, int, int]
+
+
+class DynamicAudit(Protocol):
+    """What the record reads of the audit (``audit.DynamicAudit``, which imports this
+    module when it runs)."""
+
+    audit: AuditRun
+    flags: dict[str, Any]
+    tree: Path
+    copy: Path | None
+    line_maps: dict[str, Sequence[Opcode]]
 
 
 def record(audit: DynamicAudit, targets: list[Target], measured: list[Measured],
@@ -65,8 +82,6 @@ class _Labels:
         path, _, line = frame.rpartition(":")
         if not line.isdigit():
             return None
-        from .audit import original_line, source_line
-
         resolved = Path(os.path.abspath(path))
         label, tree = self._label(resolved)
         found: dict[str, Any] = {"file": label, "line": int(line),
@@ -271,3 +286,17 @@ def _by_switch(runs: list[dict[str, Any]]) -> list[dict[str, Any]]:
         entry["targets_fixed"] += run["breaks_after"] == 0
         entry["outputs_equal"] = entry["outputs_equal"] and bool(run["outputs_equal"])
     return sorted(found.values(), key=lambda e: -e["breaks_removed"])
+
+
+def original_line(opcodes: Sequence[Opcode], line: int) -> int:
+    """The line of the original file that rewritten ``line`` comes from: itself moved, in
+    unchanged code, else the first line of the code a rewrite replaced."""
+    for tag, i1, _, j1, j2 in opcodes:
+        if j1 <= line - 1 < j2:
+            return i1 + (line - 1 - j1) + 1 if tag == "equal" else i1 + 1
+    return line
+
+
+def source_line(path: str, line: int) -> str:
+    """The stripped source line (empty when unknown)."""
+    return linecache.getline(path, line).strip()

@@ -53,6 +53,10 @@ class ProbeRequest:
     deadline: float = 300.0
     tree: str = "original"      # which of the worker's trees
 
+    def served_in(self, session: Session) -> ProbeResult:
+        """The worker's answer (``Session.handle`` asks the request)."""
+        return probe(session, self)
+
 
 @dataclass
 class ProbeResult:

@@ -181,10 +181,9 @@ class Session:
             return None
         if isinstance(request, tuple) and request and request[0] == "breaks":
             return self.breaks(*request[1:])
-        from .probe import ProbeRequest, probe  # the audit's measurements
-
-        if isinstance(request, ProbeRequest):
-            return probe(self, request)
+        served_in = getattr(request, "served_in", None)  # a request that brings its handler:
+        if callable(served_in):  # the audit's measurements (probe.ProbeRequest)
+            return served_in(self)
         raise ValueError(f"unknown request {request!r}")
 
     def purge(self) -> None:
