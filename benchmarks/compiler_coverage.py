@@ -104,8 +104,8 @@ def _validate_all(folder: Path, sources: list[tuple[str, str]]) -> tuple[Counter
     each file whose verdict is not ``passed`` with it."""
     from eqrewrite.oracle import harness
     from eqrewrite.oracle.campaign.inprocess import in_process
-    from eqrewrite.oracle.settings import CompileSettings
-    from eqrewrite.oracle.targets import find_target
+    from eqrewrite.oracle.core.settings import CompileSettings
+    from eqrewrite.oracle.running.targets import find_target
 
     verdicts: Counter[str] = Counter()
     unpassed: dict[str, str] = {}

@@ -8,9 +8,9 @@ import textwrap
 
 import pytest
 import torch
-from eqrewrite.oracle.graphbreaks import count_graph_breaks
-from eqrewrite.rewriter.engine import RewriteOptions, rewrite_source, select_rules
-from eqrewrite.rewriter.rules import load_pack
+from eqrewrite.oracle.core.graphbreaks import count_graph_breaks
+from eqrewrite.rewriter.matching.rules import load_pack
+from eqrewrite.rewriter.rewriting.engine import RewriteOptions, rewrite_source, select_rules
 
 EVERYWHERE = RewriteOptions(scope=frozenset({"everywhere"}))
 
