@@ -16,11 +16,11 @@ import jsonschema
 import pytest
 import yaml
 from click.testing import CliRunner
-from eqrewrite.rewriter import docs
-from eqrewrite.rewriter import rules as loader
 from eqrewrite.rewriter.api import load_pack, packaged_packs
 from eqrewrite.rewriter.cli import main
+from eqrewrite.rewriter.matching import rules as loader
 from eqrewrite.rewriter.matching.rules import RuleError
+from eqrewrite.rewriter.reporting import docs
 
 from tests.conftest import write_pack
 from tests.test_rule_schema import GOOD_RULE

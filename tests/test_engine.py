@@ -720,7 +720,7 @@ def test_application_reports_its_progress_unit_by_unit(default_rules):
 
 
 def test_a_long_file_shows_its_progress_on_a_terminal(tmp_path, monkeypatch, capsys):
-    from eqrewrite.rewriter import runner
+    from eqrewrite.rewriter.running import runner
     from eqrewrite.rewriter.workspace.worklist import Work
 
     path = tmp_path / "long.py"
@@ -737,7 +737,8 @@ def test_a_long_file_shows_its_progress_on_a_terminal(tmp_path, monkeypatch, cap
 def test_a_long_files_edits_shared_among_workers_give_the_same_file(tmp_path, monkeypatch):
     """With -j 2 in-process, a long file's units are applied by forked workers: the file
     written, each edit's text and the progress reported are those of the serial run."""
-    from eqrewrite.rewriter import apply, runner
+    from eqrewrite.rewriter.rewriting import apply
+    from eqrewrite.rewriter.running import runner
     from eqrewrite.rewriter.workspace.worklist import Work
 
     body = "".join(f"def f{i}(x: torch.Tensor, y: torch.Tensor):\n"

@@ -11,9 +11,9 @@ import ast
 import textwrap
 
 import pytest
-from eqrewrite.rewriter import engine, incremental
 from eqrewrite.rewriter.matching.matcher import find_edits
 from eqrewrite.rewriter.matching.rules import load_pack
+from eqrewrite.rewriter.rewriting import engine, incremental
 from eqrewrite.rewriter.rewriting.engine import RewriteOptions, rewrite_source
 
 from tests.conftest import write_pack

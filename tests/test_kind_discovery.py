@@ -6,8 +6,9 @@ import sys
 import textwrap
 
 import pytest
-from eqrewrite.rewriter import helpers, kinds
+from eqrewrite.rewriter import kinds
 from eqrewrite.rewriter.matching.rules import load_pack
+from eqrewrite.rewriter.rewriting import helpers
 from eqrewrite.rewriter.rewriting.engine import rewrite_source
 
 from tests.conftest import write_pack

@@ -375,7 +375,7 @@ def test_workers_die_with_a_killed_oracle(tree, tmp_path):
 def test_a_worker_ends_a_run_that_overstays_its_own_deadline(tree):
     from dataclasses import replace
 
-    from eqrewrite.oracle import worker as worker_module
+    from eqrewrite.oracle.core import worker as worker_module
     from eqrewrite.oracle.core.protocol import FailureKind, RunRequest, Variant
     from eqrewrite.oracle.running.pool import Worker
 

@@ -587,7 +587,7 @@ def test_a_reproducer_vendors_the_oracle_core_verbatim_and_self_contained(tmp_pa
     import ast
     from pathlib import Path
 
-    from eqrewrite.oracle import compare as source
+    from eqrewrite.oracle.core import compare as source
     from eqrewrite.oracle.core.protocol import RunRequest, Variant
     from eqrewrite.oracle.core.settings import CompileSettings, Target, TargetForm
     from eqrewrite.oracle.running.repro import VENDORED, write_reproducer

@@ -524,7 +524,7 @@ def _decide_with(emulated_output: torch.Tensor | None, backend: str = "inductor"
     Returns the verdict, the evidence and the requests made."""
     from dataclasses import replace as with_changes
 
-    from eqrewrite.oracle import compare as cmp
+    from eqrewrite.oracle.core import compare as cmp
     from eqrewrite.oracle.core.judge import decide, differ
     from eqrewrite.oracle.core.protocol import RunRequest, RunResult, Variant
 
