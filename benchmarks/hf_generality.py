@@ -24,6 +24,16 @@ imports the package from ``WORKDIR/LIBRARY/orig`` or ``.../rew``; a family whose
 be built or run eagerly is reported as skipped, with the error. The rewritten tree is measured
 only on the cases that break in the original one (``--check-unbroken``: on every case, to see
 that none gains breaks). ``--original-only`` measures the original tree alone: the quick scan.
+Break counts and outputs are always taken on the CPU.
+
+Then, unless ``--skip-latency``, every case whose breaks dropped (both trees measured, eager
+outputs equal) is timed compiled, with hf_graph_breaks' latency workers (``run_latency``):
+steady state (both trees in one process, ``--backend``, two warm-up calls, then the median of
+``--repeats`` alternating calls) and cold start (the first call, compilation included, each
+tree in a fresh process with an empty Inductor cache, ``--cold-repeats`` times), on
+``--device`` (the model and its inputs moved there). ``--latency-cases N`` times only the N
+cases with the most breaks removed (ties by name). A per-case table and the geometric means
+of the after/before ratios are printed, and saved with ``--json``.
 
 The transformers release is whichever is importable (e.g. ``PYTHONPATH=DIR`` with a
 ``pip install --target DIR transformers==5.24.0`` folder);
@@ -36,6 +46,8 @@ Examples::
     python benchmarks/hf_generality.py --library timm --families resnet,vision_transformer
     python benchmarks/hf_generality.py --workdir W2 --families jetmoe \\
         --dynamo-config capture_scalar_outputs=true
+    python benchmarks/hf_generality.py --workdir W --reuse-original --reuse-trees \\
+        --reuse-records --latency-cases 5 --device cuda   # time an earlier run's cases
 """
 
 from __future__ import annotations
@@ -44,6 +56,7 @@ import argparse
 import hashlib
 import inspect
 import json
+import statistics
 import sys
 import tempfile
 from collections.abc import Callable, Mapping
@@ -257,6 +270,13 @@ def _with_optional_inputs(kwargs: dict, model: Any, config: Any) -> dict:
     return kwargs
 
 
+def _on(kwargs: dict, device: str) -> dict:
+    """``kwargs`` with every tensor moved to ``device``."""
+    import torch
+
+    return {k: v.to(device) if isinstance(v, torch.Tensor) else v for k, v in kwargs.items()}
+
+
 def _runs(fn: Any, kwargs: dict) -> None:
     """Call ``fn(**kwargs)`` eagerly without gradients, twice: counting calls it again, so a
     decode step must start from the same cache every time (raises what it raises)."""
@@ -267,11 +287,13 @@ def _runs(fn: Any, kwargs: dict) -> None:
         fn(**kwargs)
 
 
-def build_transformers(tf: Any, family: str, variant: str) -> tuple[Any, dict, dict]:
-    """``(callable, kwargs, notes)`` of one transformers case that runs eagerly.
+def build_transformers(tf: Any, family: str, variant: str, device: str = "cpu"
+                       ) -> tuple[Any, dict, dict]:
+    """``(callable, kwargs, notes)`` of one transformers case that runs eagerly on ``device``.
 
     The config is the default one shrunk with its layer count capped, else (hybrid models)
-    kept; the inputs the first candidate that runs. Raises the first error if nothing runs.
+    kept; the inputs the first candidate that runs (drawn on the CPU, then moved). Raises the
+    first error if nothing runs.
     """
     default = tf.AutoConfig.for_model(family).to_dict()
     auto = tf.AutoModelForCausalLM if variant == "decode" else tf.AutoModel
@@ -281,12 +303,12 @@ def build_transformers(tf: Any, family: str, variant: str) -> tuple[Any, dict, d
         try:
             config = tf.AutoConfig.for_model(family, **shrink(default, layers=layers))
             torch_seed()
-            model = auto.from_config(config, **options).eval()
+            model = auto.from_config(config, **options).eval().to(device)
             for candidate in _inputs(model, config):
                 try:
-                    kwargs = _with_optional_inputs(candidate, model, config)
-                    fn, kwargs = (hgb._decode_step(model, True, kwargs) if variant == "decode"
-                                  else (model, kwargs))
+                    kwargs = _on(_with_optional_inputs(candidate, model, config), device)
+                    fn, kwargs = (hgb._decode_step(model, True, kwargs, device)
+                                  if variant == "decode" else (model, kwargs))
                     _runs(fn, kwargs)
                     return fn, kwargs, {"layers_capped": layers}
                 except Exception as error:  # the next candidate input may fit
@@ -303,14 +325,15 @@ def torch_seed() -> None:
     torch.manual_seed(0)
 
 
-def build_timm(timm: Any, family: str, variant: str) -> tuple[Any, dict, dict]:
-    """``(model, kwargs, notes)`` of one timm case: the family's model, its default input
-    size."""
+def build_timm(timm: Any, family: str, variant: str, device: str = "cpu"
+               ) -> tuple[Any, dict, dict]:
+    """``(model, kwargs, notes)`` of one timm case on ``device``: the family's model, its
+    default input size."""
     name = _timm_model(timm, family)
     torch_seed()
-    model = timm.create_model(name, pretrained=False).eval()
+    model = timm.create_model(name, pretrained=False).eval().to(device)
     _, height, width = model.pretrained_cfg.get("input_size", (3, 224, 224))
-    kwargs = {"x": _randn(BATCH, 3, height, width)}
+    kwargs = {"x": _randn(BATCH, 3, height, width).to(device)}
     _runs(model, kwargs)
     return model, kwargs, {"model": name}
 
@@ -338,7 +361,7 @@ class Library:
 
     package: str
     families: Callable[[Any], dict[str, tuple[str, ...]]]  # family -> its variants
-    build: Callable[[Any, str, str], tuple[Any, dict, dict]]
+    build: Callable[..., tuple[Any, dict, dict]]  # build(package, family, variant, device)
     code: Callable[[Any, str], str]  # a family's code in the package, as an --exclude glob
 
 
@@ -401,6 +424,21 @@ def run_worker(spec: dict) -> dict:
     except Exception as error:  # runs eagerly (built above), fails once Dynamo traces it
         return {**_versions(package), "case": spec["case"], "tree": spec["tree"],
                 "skipped": f"fails under Dynamo only: {_first_line(error)}"}
+
+
+def build_case(package: Any, case: str, device: str) -> tuple[Any, dict]:
+    """``(callable, kwargs)`` of a "family:variant" case of ``package`` (imported from a tree)
+    on ``device``: the builder hf_graph_breaks' latency workers call."""
+    family, variant = case.rsplit(":", 1)
+    fn, kwargs, _ = LIBRARIES[package.__name__].build(package, family, variant, device)
+    return fn, kwargs
+
+
+WORKER_JOBS: dict[str, Callable[[dict], dict]] = {
+    "count": run_worker,
+    "latency": lambda spec: hgb.run_latency_worker(spec, build_case),
+    "cold": lambda spec: hgb.run_cold_worker(spec, build_case),
+}
 
 
 def _versions(package: Any) -> dict[str, str]:
@@ -558,6 +596,94 @@ def print_report(report: dict, families: dict[str, tuple[str, ...]], original_on
             print(f"  {case}: {why}")
 
 
+def latency_cases(report: dict, limit: int | None = None) -> list[str]:
+    """The cases to time: breaks dropped (measured in both trees) and eager outputs equal,
+    the most breaks removed first, ties by name; the first ``limit`` (None: all)."""
+    removed = {case: info["breaks"] - info["after"] for case, info in report["breaking"].items()
+               if "after" in info and info["after"] < info["breaks"]
+               and case not in report["mismatches"]}
+    ranked = sorted(removed, key=lambda case: (-removed[case], case))
+    return ranked if limit is None else ranked[:max(limit, 0)]
+
+
+def latency_means(latencies: dict[str, dict]) -> dict[str, Any]:
+    """Geometric means of after/before over the timed cases (failed ones left out): steady
+    state (median call) and cold start (first call); None where no case has the figure."""
+    steady, cold = [], []
+    for timing in latencies.values():
+        if "error" in timing:
+            continue
+        before, after = timing["orig"], timing["rew"]
+        steady.append(after["median_s"] / before["median_s"])
+        if "cold_s" in before and "cold_s" in after:
+            cold.append(after["cold_s"] / before["cold_s"])
+    return {"cases": len(steady),
+            "steady": statistics.geometric_mean(steady) if steady else None,
+            "cold": statistics.geometric_mean(cold) if cold else None}
+
+
+def latency_rows(latencies: dict[str, dict], report: dict) -> list[list[str]]:
+    """One table row per timed case: breaks, steady ms and cold s before/after, ratios."""
+    rows = []
+    for case, timing in latencies.items():
+        info = report["breaking"][case]
+        breaks = f"{info['breaks']} -> {info['after']}"
+        if "error" in timing:
+            rows.append([case, breaks] + ["ERR"] * 6)
+            continue
+        before, after = timing["orig"], timing["rew"]
+        row = [case, breaks, f"{1e3 * before['median_s']:.2f}", f"{1e3 * after['median_s']:.2f}",
+               f"{after['median_s'] / before['median_s']:.2f}"]
+        if "cold_s" in before and "cold_s" in after:
+            row += [f"{before['cold_s']:.2f}", f"{after['cold_s']:.2f}",
+                    f"{after['cold_s'] / before['cold_s']:.2f}"]
+        else:
+            row += ["-"] * 3
+        rows.append(row)
+    return rows
+
+
+def print_latency(latencies: dict[str, dict], report: dict, args: argparse.Namespace) -> None:
+    """The latency table, the geometric means, compiled outputs off the eager ones, failures."""
+    print(f"\ncompiled latency ({args.backend}, {args.device}, {args.threads} thread(s)): "
+          f"steady = median of {args.repeats} calls (both trees in one process, alternating), "
+          f"cold = first call with compilation in a fresh process with an empty compile cache "
+          f"(median of {args.cold_repeats}); ratio = after/before")
+    header = ["case", "breaks", "steady before ms", "steady after ms", "ratio",
+              "cold before s", "cold after s", "ratio"]
+    rows = latency_rows(latencies, report)
+    widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
+    for r in [header, ["-" * w for w in widths], *rows]:
+        print("  " + " | ".join(cell.ljust(w) for cell, w in zip(r, widths)).rstrip())
+    means = latency_means(latencies)
+    shown = {k: "-" if means[k] is None else f"{means[k]:.2f}" for k in ("steady", "cold")}
+    print(f"  geometric mean of after/before over {means['cases']} cases: steady "
+          f"{shown['steady']}, cold {shown['cold']}")
+    for case, timing in latencies.items():
+        if "error" in timing:
+            print(f"  {case}: latency run failed: {_why(timing)}")
+            continue
+        for tree in ("orig", "rew"):
+            verdict = timing[tree].get("compiled_vs_eager", {}).get("verdict")
+            if verdict == "DIFFERENT":
+                print(f"  {case} [{tree}]: compiled outputs differ from eager ones "
+                      f"(max |diff| {timing[tree]['compiled_vs_eager']['max_abs']})")
+
+
+def run_latencies(report: dict, workdir: Path, args: argparse.Namespace) -> dict[str, dict]:
+    """Time the chosen cases (``latency_cases``) with hf_graph_breaks' ``run_latency``, each in
+    fresh worker processes of this script."""
+    latencies = {}
+    for case in latency_cases(report, args.latency_cases):
+        print(f"{case} latency, both trees ...", file=sys.stderr, flush=True)
+        latencies[case] = hgb.run_latency(case, workdir, args, __file__,
+                                          LIBRARIES[args.library].package)
+        if "error" in latencies[case]:
+            print(f"  {case} latency FAILED: {latencies[case]['error']}\n"
+                  f"{latencies[case].get('stderr_tail', '')[-800:]}", file=sys.stderr)
+    return latencies
+
+
 def main(argv: list[str] | None = None) -> int:
     """Parse options; run as the benchmark driver or as a one-case worker."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -581,6 +707,9 @@ def main(argv: list[str] | None = None) -> int:
                              "family's code are then not rewritten)")
     parser.add_argument("--reuse-trees", action="store_true",
                         help="reuse the workdir's orig/ and rew/ trees if both exist")
+    parser.add_argument("--reuse-records", action="store_true",
+                        help="with --reuse-trees: take both trees' records from an earlier run "
+                             "in the workdir when the versions match (e.g. to time its cases)")
     parser.add_argument("--json", type=Path, help="write the full results to this JSON file")
     parser.add_argument("--jobs", type=int, default=1, help="worker processes at a time")
     parser.add_argument("--timeout", type=float, default=600.0,
@@ -590,13 +719,31 @@ def main(argv: list[str] | None = None) -> int:
                         help="a torch._dynamo.config switch set in every worker, both trees "
                              "(repeatable; e.g. capture_scalar_outputs=true, the switches the "
                              "audit names for the breaks no rewrite removes)")
+    parser.add_argument("--skip-latency", action="store_true",
+                        help="do not time compiled runs (otherwise: every case whose breaks "
+                             "dropped, both trees)")
+    parser.add_argument("--latency-cases", type=int, metavar="N",
+                        help="time only the N cases with the most breaks removed (ties by "
+                             "name; default: all)")
+    parser.add_argument("--backend", default="inductor",
+                        help="torch.compile backend for latency (inductor, aot_eager, eager)")
+    parser.add_argument("--device", default="cpu",
+                        help="device the latency runs use (cpu, cuda, cuda:1...); break counts "
+                             "are taken on the CPU")
+    parser.add_argument("--repeats", type=int, default=hgb.REPEATS,
+                        help=f"timed calls after {hgb.WARMUP} warm-up calls; the median is kept "
+                             f"(default: {hgb.REPEATS})")
+    parser.add_argument("--cold-repeats", type=int, default=1,
+                        help="cold starts per tree and case, each in a fresh process with an "
+                             "empty compile cache; the median is kept (default: 1; 0: none)")
     parser.add_argument("--worker", help=argparse.SUPPRESS)
     parser.add_argument("--worker-out", help=argparse.SUPPRESS)
-    parser.set_defaults(reuse_records=False, record_profile=None)
+    parser.set_defaults(record_profile=None)
     args = parser.parse_args(argv)
     if args.worker:
-        Path(args.worker_out).write_text(json.dumps(run_worker(json.loads(args.worker)),
-                                                    indent=1))
+        spec = json.loads(args.worker)
+        result = WORKER_JOBS[spec.get("job", "count")](spec)
+        Path(args.worker_out).write_text(json.dumps(result, indent=1))
         return 0
     return run(args)
 
@@ -631,12 +778,25 @@ def run(args: argparse.Namespace) -> int:
         rew = _run_all("rew", chosen, workdir, args)
     report = summarize(cases, orig, rew)
     print_report(report, families, args.original_only)
+    latency = None
+    if not (args.original_only or args.skip_latency):
+        latencies = run_latencies(report, workdir, args)
+        if latencies:
+            print_latency(latencies, report, args)
+        means = latency_means(latencies)
+        latency = {"backend": args.backend, "device": args.device, "threads": args.threads,
+                   "repeats": args.repeats, "cold_repeats": args.cold_repeats,
+                   "limit": args.latency_cases, "geomean_steady": means["steady"],
+                   "geomean_cold": means["cold"],
+                   "cases": {case: {"breaks_before": report["breaking"][case]["breaks"],
+                                    "breaks_after": report["breaking"][case]["after"], **timing}
+                             for case, timing in latencies.items()}}
     if args.json:
         args.json.write_text(json.dumps(
             {"library": args.library, "version": _version(library.package), "rules": pack,
              "dynamo_config": hgb.dynamo_settings(args),
              "workdir": str(root), "rewrite": rewrite, "split": {f: split_of(f) for f in families},
-             "report": report, "orig": orig, "rew": rew}, indent=1))
+             "report": report, "latency": latency, "orig": orig, "rew": rew}, indent=1))
         print(f"\nresults written to {args.json}")
     return 1 if report["errors"] or report["mismatches"] or report["gained"] else 0
 

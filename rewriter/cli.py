@@ -446,7 +446,7 @@ def rules_test(rule_specs: tuple[str, ...]) -> None:
 @click.option("--root", type=click.Path(file_okay=False, exists=True, path_type=Path),
               help="The eqrewrite source checkout (default: the one the packs are loaded from).")
 def rules_docs(check: bool, root: Path | None) -> None:
-    """Generate README's rule tables, docs/rules.md and rules/schema.json from the packs."""
+    """Generate the docs pages' rule tables, docs/rules.md and rules/schema.json from the packs."""
     from .reporting.docs import DocsError, drift, generate
     from .workspace.files import write_atomic
 

@@ -68,3 +68,130 @@ def test_shrink_caps_sizes_and_nested_sub_configs():
     shrunk = {**config, **changes}
     assert gen.special_ids(shrunk) == {0, 1, changes["image_token_id"],
                                        changes["eos_token_id"][0]}
+
+
+# --------------------------------------------------------------------------------------------
+# Latency: which cases are timed, the geometric means, the CLI wiring (no transformers)
+# --------------------------------------------------------------------------------------------
+
+def _report():
+    """A summarize()-shaped report: breaks before/after of the breaking cases."""
+    return {"breaking": {"a:forward": {"breaks": 5, "after": 0},
+                         "b:decode": {"breaks": 9, "after": 0},
+                         "c:forward": {"breaks": 7, "after": 2},
+                         "d:forward": {"breaks": 3, "after": 3},      # nothing removed
+                         "e:forward": {"breaks": 4},                  # rewritten tree failed
+                         "f:forward": {"breaks": 20, "after": 1},     # outputs differ
+                         "g:forward": {"breaks": 6, "after": 1}},
+            "mismatches": {"f:forward": {"verdict": "DIFFERENT"}}}
+
+
+def test_latency_cases_most_removed_first_ties_by_name_and_capped():
+    report = _report()
+    assert gen.latency_cases(report) == ["b:decode", "a:forward", "c:forward", "g:forward"]
+    assert gen.latency_cases(report, 2) == ["b:decode", "a:forward"]
+    assert gen.latency_cases(report, 0) == []
+    assert gen.latency_cases({"breaking": {}, "mismatches": {}}) == []
+
+
+def _timing(steady_before, steady_after, cold_before=None, cold_after=None):
+    trees = {"orig": {"median_s": steady_before}, "rew": {"median_s": steady_after}}
+    if cold_before is not None:
+        trees["orig"]["cold_s"], trees["rew"]["cold_s"] = cold_before, cold_after
+    return trees
+
+
+def test_latency_means_are_geometric_and_skip_failures():
+    latencies = {"a": _timing(0.010, 0.005, 40.0, 20.0), "b": _timing(0.002, 0.004, 10.0, 20.0),
+                 "c": _timing(0.001, 0.0005), "d": {"error": "worker exited 1"}}
+    means = gen.latency_means(latencies)
+    assert means["cases"] == 3
+    assert abs(means["steady"] - (0.5 * 2.0 * 0.5) ** (1 / 3)) < 1e-12
+    assert abs(means["cold"] - 1.0) < 1e-12  # over a and b only: c has no cold start
+    assert gen.latency_means({"d": {"error": "x"}}) == {"cases": 0, "steady": None,
+                                                       "cold": None}
+    rows = gen.latency_rows(latencies, {"breaking": {c: {"breaks": 3, "after": 0}
+                                                     for c in latencies}})
+    assert rows[0] == ["a", "3 -> 0", "10.00", "5.00", "0.50", "40.00", "20.00", "0.50"]
+    assert rows[2][5:] == ["-", "-", "-"] and rows[3][2:] == ["ERR"] * 6
+
+
+def test_cli_latency_options_and_worker_jobs(monkeypatch):
+    seen = {}
+    monkeypatch.setattr(gen, "run", lambda args: seen.setdefault("args", args) and 0)
+    gen.main(["--families", "olmoe", "--backend", "aot_eager", "--device", "cuda",
+              "--repeats", "7", "--cold-repeats", "2", "--threads", "3", "--latency-cases", "4",
+              "--reuse-trees", "--reuse-records"])
+    args = seen["args"]
+    assert (args.backend, args.device, args.repeats, args.cold_repeats, args.threads,
+            args.latency_cases, args.skip_latency, args.reuse_records) == (
+        "aot_eager", "cuda", 7, 2, 3, 4, False, True)
+    seen.clear()
+    gen.main([])
+    args = seen["args"]
+    assert (args.backend, args.device, args.repeats, args.cold_repeats, args.latency_cases,
+            args.skip_latency) == ("inductor", "cpu", gen.hgb.REPEATS, 1, None, False)
+    # The "latency" and "cold" jobs go to hf_graph_breaks' workers with this script's builder.
+    calls = []
+    monkeypatch.setattr(gen.hgb, "run_latency_worker",
+                        lambda spec, build: calls.append(("latency", build)) or {})
+    monkeypatch.setattr(gen.hgb, "run_cold_worker",
+                        lambda spec, build: calls.append(("cold", build)) or {})
+    gen.WORKER_JOBS["latency"]({})
+    gen.WORKER_JOBS["cold"]({})
+    assert calls == [("latency", gen.build_case), ("cold", gen.build_case)]
+    assert gen.WORKER_JOBS["count"] is gen.run_worker
+
+
+def _fake_run(monkeypatch, tmp_path, extra):
+    """gen.run() on a fake library of four one-variant families: no trees, no workers; the
+    original and rewritten records and the latency runs are canned. Returns (calls, json)."""
+    import json
+
+    import torch
+
+    family_breaks = {"a": (4, 0), "b": (6, 1), "c": (0, 0), "d": (2, 2)}
+    outputs = tmp_path / "out.pt"
+    torch.save([torch.ones(2)], outputs)
+    library = gen.Library("json", lambda package: {f: ("forward",) for f in family_breaks},
+                          lambda *a: None, lambda package, family: f"models/{family}/")
+    monkeypatch.setattr(gen, "LIBRARIES", {"transformers": library})
+    monkeypatch.setattr(gen, "_version", lambda package: "0.0")
+    monkeypatch.setattr(gen.hgb, "_check_pack", lambda rules: "pack.yaml")
+    monkeypatch.setattr(gen.hgb, "prepare_trees", lambda *a: {"reused": True})
+
+    def run_all(tree, cases, workdir, args):
+        index = 0 if tree == "orig" else 1
+        return {c: {"breaks": family_breaks[c.split(":")[0]][index],
+                    "outputs_file": str(outputs)} for c in cases}
+
+    monkeypatch.setattr(gen, "_run_all", run_all)
+    calls = []
+
+    def run_latency(case, workdir, args, script, package):
+        calls.append((case, script, package, args.backend, args.device))
+        return _timing(0.004, 0.002, 30.0, 15.0)
+
+    monkeypatch.setattr(gen.hgb, "run_latency", run_latency)
+    out = tmp_path / "r.json"
+    gen.main(["--workdir", str(tmp_path / "w"), "--json", str(out), *extra])
+    return calls, json.loads(out.read_text())
+
+
+def test_run_times_the_cases_whose_breaks_dropped(monkeypatch, tmp_path, capsys):
+    calls, document = _fake_run(monkeypatch, tmp_path, ["--device", "cuda"])
+    assert [c[0] for c in calls] == ["b:forward", "a:forward"]  # 5 removed, then 4
+    assert calls[0][1:] == (gen.__file__, "json", "inductor", "cuda")
+    latency = document["latency"]
+    assert (latency["device"], latency["geomean_steady"], latency["geomean_cold"]) == (
+        "cuda", 0.5, 0.5)
+    assert latency["cases"]["b:forward"]["breaks_before"] == 6
+    assert latency["cases"]["b:forward"]["breaks_after"] == 1
+    printed = capsys.readouterr().out
+    assert "b:forward | 6 -> 1" in printed
+    assert "geometric mean of after/before over 2 cases: steady 0.50, cold 0.50" in printed
+
+    calls, document = _fake_run(monkeypatch, tmp_path, ["--latency-cases", "1"])
+    assert [c[0] for c in calls] == ["b:forward"]
+    calls, document = _fake_run(monkeypatch, tmp_path, ["--skip-latency"])
+    assert calls == [] and document["latency"] is None

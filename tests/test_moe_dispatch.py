@@ -44,7 +44,7 @@ SOURCE = textwrap.dedent('''
 ''')
 
 
-def _module(rule_ids: set[str], unsafe: bool = False):
+def _module(rule_ids: set[str], unsafe: bool = False, experts: int = 4):
     rules = [r for r in select_rules(load_pack("graphbreaks").rules,
                                      RewriteOptions(scope=frozenset({"everywhere"}),
                                                     unsafe=unsafe))
@@ -54,7 +54,7 @@ def _module(rule_ids: set[str], unsafe: bool = False):
     namespace: dict = {}
     exec(compile(text, "<rewritten>", "exec"), namespace)
     torch.manual_seed(0)
-    return namespace["Experts"]()
+    return namespace["Experts"](experts=experts)
 
 
 def _routing(tokens: int = 6):
@@ -132,8 +132,25 @@ def test_an_unrouted_token_cannot_leak_a_non_finite_value():
     torch.testing.assert_close(got, eager)
 
 
-def test_a_token_routed_twice_to_one_expert_fails_instead_of_counting_once():
+def test_a_token_routed_twice_is_added_twice_where_every_pair_is_affordable():
+    # 4 experts, top 2: every (slot, token) pair costs 4x the routed compute, within the
+    # bound, so a routing table with duplicates (DeepSeek-V4's hash routing) is exact.
     module = _module({"moe-dense-dispatch"})
+    hidden = torch.randn(3, 4)
+    index = torch.tensor([[0, 0], [1, 2], [2, 1]])
+    weights = torch.tensor([[0.25, 0.75], [0.5, 0.5], [0.125, 0.875]])
+    with torch.no_grad():
+        eager = module(hidden, index, weights)  # eagerly: the loop, whatever the routing
+        torch._dynamo.reset()
+        compiled = torch.compile(module, backend="aot_eager", fullgraph=True)
+        got = compiled(hidden, index, weights)
+    assert torch.equal(got, eager)
+
+
+def test_a_token_routed_twice_fails_where_only_one_slot_per_token_is_affordable():
+    # 8 experts, top 2: dense costs 4x (within the bound), every pair 8x (beyond it): one
+    # slot per token, and a duplicate fails loudly instead of being counted once.
+    module = _module({"moe-dense-dispatch"}, experts=8)
     hidden = torch.randn(3, 4)
     index = torch.tensor([[0, 0], [1, 2], [2, 1]])
     weights = torch.full(index.shape, 0.5)

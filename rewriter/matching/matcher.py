@@ -60,6 +60,8 @@ class Edit:
     template: str = ""  # the rule's rewrite, or what its kind proposed
     helpers: frozenset[str] = frozenset()  # helpers.py functions the rewrite calls
     after: str = ""  # filled in by apply.py: the text written in place of the span
+    # Metavariables bound to whole statements (a template line ``$name`` stands for them).
+    statements: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True)
@@ -383,8 +385,10 @@ class Matcher:
                             "suppressed by an `# eqrewrite: ignore` comment")
         if "#" in before and _comment_outside(before, span, holes):
             return _decline(why, Stage.COMMENT, "a comment inside the code would be lost")
+        statements = frozenset(name for name, bound in bindings.items()
+                               if isinstance(bound, ast.stmt))
         return Edit(rule, span, level, binding_spans, spelling[0], before,
-                    frozenset(spelling[1]), template, helpers)
+                    frozenset(spelling[1]), template, helpers, statements=statements)
 
     def _note(self, rule: Rule, node: Matchable, reasons: list[str]) -> None:
         """Record the graph breaks a kind recognised and left alone (unless suppressed)."""
@@ -481,6 +485,8 @@ def _child_in_condition(parent: ast.AST, field_name: str, in_condition: bool) ->
 
 
 def _as_list(bound: Bound) -> list[ast.expr | ast.keyword]:
+    if isinstance(bound, ast.stmt):  # a kind's statement binding: no guard reads one
+        raise TypeError("a `where` guard on a metavariable bound to a statement")
     return bound if isinstance(bound, list) else [bound]
 
 

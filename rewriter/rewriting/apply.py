@@ -36,6 +36,8 @@ from .layout import Unit, helper_insertion, import_insertion, units_with_edits
 _LEVELS: dict[Level, type] = {
     Level.EXPRESSION: cst.BaseExpression, Level.STATEMENT: cst.BaseSmallStatement,
     Level.COMPOUND: cst.BaseCompoundStatement}
+# What a metavariable bound to a statement is filled with (a template line ``$name``).
+_STATEMENT = (cst.BaseSmallStatement, cst.BaseCompoundStatement)
 # What a metavariable is filled with: one node, or (``$$$args``) the arguments.
 Filled = cst.CSTNode | list[cst.CSTNode]
 Leave = Callable[[cst.CSTNode, cst.CSTNode], cst.CSTNode]  # (original, updated) -> result
@@ -167,7 +169,8 @@ def _apply_to_unit(text: str, starts: list[int], unit: Unit) -> str:
                for edit in unit.edits]
     bindings: list[dict[str, _Request | list[_Request]]] = [
         {name: [locator.want(where(s), cst.Arg) for s in span]
-         if isinstance(span, list) else locator.want(where(span), cst.BaseExpression)
+         if isinstance(span, list) else locator.want(
+             where(span), _STATEMENT if name in edit.statements else cst.BaseExpression)
          for name, span in edit.bindings.items()} for edit in unit.edits]
     locator.run()
     applier = _Applier(locator.path)
@@ -227,7 +230,7 @@ class _Request:
 
     __slots__ = ("node_type", "target", "exact", "inner", "around")
 
-    def __init__(self, node_type: type, target: bool):  # a CSTNode class (see _LEVELS)
+    def __init__(self, node_type: type | tuple[type, ...], target: bool):  # see _LEVELS
         self.node_type, self.target = node_type, target
         self.exact: cst.CSTNode | None = None
         self.inner: cst.CSTNode | None = None
@@ -236,9 +239,14 @@ class _Request:
     def node(self, unit: Unit) -> cst.CSTNode:
         found = self.exact or self.inner or self.around
         if found is None:
-            raise ApplyError(f"no {self.node_type.__name__} found for an edit in lines "
+            raise ApplyError(f"no {_type_name(self.node_type)} found for an edit in lines "
                              f"{unit.start}-{unit.end}")
         return found
+
+
+def _type_name(node_type: type | tuple[type, ...]) -> str:
+    return (" or ".join(t.__name__ for t in node_type) if isinstance(node_type, tuple)
+            else node_type.__name__)
 
 
 class _Locator(CodegenState):
@@ -256,7 +264,7 @@ class _Locator(CodegenState):
         self.wanted: dict[tuple[int, int], list[tuple[str, _Request]]] = {}
         self.path: set[int] = set()
 
-    def want(self, where: tuple[int, int], node_type: type,
+    def want(self, where: tuple[int, int], node_type: type | tuple[type, ...],
              target: bool = False) -> _Request:
         request = _Request(node_type, target)
         self.wanted.setdefault(where, []).append(("exact", request))
@@ -347,6 +355,8 @@ class _Applier:
 
     def leave(self, original: cst.CSTNode, updated: cst.CSTNode) -> cst.CSTNode:
         found = self.targets.get(id(original))
+        if found is not None and id(original) in self.wanted:
+            self.updated[id(original)] = updated  # a template may hold its target whole
         result = updated if found is None else self._render(*found, updated)
         if id(original) in self.wanted:
             self.updated[id(original)] = result
@@ -424,6 +434,10 @@ def _in_place_of(result: cst.BaseCompoundStatement,
     indent = updated.body.indent if isinstance(updated.body, cst.IndentedBlock) else None
     if isinstance(result.body, cst.IndentedBlock):
         result = result.with_changes(body=result.body.with_changes(indent=indent))
+    orelse = getattr(result, "orelse", None)  # a template's ``else:`` block, indented alike
+    if isinstance(orelse, cst.Else) and isinstance(orelse.body, cst.IndentedBlock):
+        result = result.with_changes(orelse=orelse.with_changes(
+            body=orelse.body.with_changes(indent=indent)))
     return result.with_changes(leading_lines=updated.leading_lines)
 
 
@@ -480,6 +494,8 @@ class _Substitute:
             return self._arg(original, updated)
         if isinstance(original, cst.Call) and isinstance(updated, cst.Call):
             return self._call(original, updated)
+        if isinstance(original, cst.SimpleStatementLine):
+            return self._statement(original, updated)
         return updated
 
     def _bound(self, node: cst.CSTNode) -> Filled | None:
@@ -491,6 +507,21 @@ class _Substitute:
         bound = self._bound(original)
         if isinstance(bound, cst.BaseExpression):
             return bound if _is_atom(bound) else _with_parens(bound)
+        return updated
+
+    def _statement(self, original: cst.SimpleStatementLine,
+                   updated: cst.CSTNode) -> cst.CSTNode:
+        """A template line ``$name`` whose metavariable holds a statement: that statement
+        (a compound one whole, with the comments inside it; a small one on this line)."""
+        body = original.body
+        if not (len(body) == 1 and isinstance(body[0], cst.Expr)):
+            return updated
+        bound = self._bound(body[0].value)
+        if isinstance(bound, cst.BaseCompoundStatement):
+            return bound.with_changes(leading_lines=())
+        if isinstance(bound, cst.BaseSmallStatement):
+            return cst.SimpleStatementLine(
+                body=[bound.with_changes(semicolon=cst.MaybeSentinel.DEFAULT)])
         return updated
 
     def _attribute(self, original: cst.Attribute, updated: cst.Attribute) -> cst.Attribute:

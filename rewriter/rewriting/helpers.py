@@ -153,6 +153,8 @@ def _eqrw_write_now(stream, template, *values):
 def _eqrw_where(condition, if_true, if_false):
     """``if_true if condition else if_false``; traced as torch.where when that is exact."""
     if (_eqrw_compiling() and isinstance(condition, _eqrw_torch.Tensor)
+            and isinstance(if_true, _eqrw_torch.Tensor)
+            and isinstance(if_false, _eqrw_torch.Tensor)
             and condition.numel() == 1 and if_true.shape == if_false.shape
             and if_true.dtype == if_false.dtype and if_true.device == if_false.device):
         return _eqrw_torch.where(condition.reshape(()) != 0, if_true, if_false)

@@ -30,8 +30,9 @@ _TOKEN_RE = re.compile(r"""(?P<string>'{3}[\s\S]*?'{3}|"{3}[\s\S]*?"{3}"""
 _IGNORED_FIELDS = frozenset({"ctx", "type_comment", "kind"})
 _NEUTRAL_OPERATORS = frozenset({"(", ")", "[", "]", "{", "}", ",", ".", ":"})
 
-# What a metavariable binds: one expression, or (``$$$args``) call arguments.
-Bound = ast.expr | list[ast.expr | ast.keyword]
+# What a metavariable binds: one expression, (``$$$args``) call arguments, or (a kind's
+# template line ``$name``) one statement.
+Bound = ast.expr | ast.stmt | list[ast.expr | ast.keyword]
 Bindings = dict[str, Bound]
 # A dotted expression's import-resolved name (``ModuleFacts.imports.resolve``), else None.
 Resolve = Callable[[ast.AST], "str | None"]

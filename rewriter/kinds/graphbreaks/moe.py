@@ -39,8 +39,11 @@ route selects every token (``token = arange``, ``slot`` = the slot routing it th
 row-wise computation runs on all rows, and ``torch.where`` keeps the routed tokens' values
 before they are added: the sum of the loop, in the loop's order, up to the rounding of the
 experts' matmuls on a different number of rows (a non-finite value of an unrouted token
-cannot leak). A token routed twice to one expert (no top-k router does) fails an
-assertion instead of being counted once.
+cannot leak). When every expert on top_k times every token still costs at most
+``max_factor`` times the routed compute (``num_experts <= max_factor``: tiny configs), the
+route visits every (slot, token) pair in torch.where's order, so any routing is exact, a
+token routed twice to one expert (a hash-routing table, DeepSeek-V4) included; otherwise
+such a token (no top-k router routes one) fails an assertion instead of being counted once.
 
 What is proven before rewriting: every statement between the route and the add is an
 assignment of a row-wise expression (gathers by ``token``, elementwise operators, ``@``
@@ -135,28 +138,46 @@ def _eqrw_moe_expert(expert):
     return int(expert) if isinstance(expert, int) and not isinstance(expert, bool) else None
 ''', ()),
     "_eqrw_moe_route": ('''
-def _eqrw_moe_route(mask, expert, axis):
+def _eqrw_moe_route(mask, expert, axis, max_factor=None, extra=0):
     """What a densely traced loop's route (``torch.where(mask[expert])``) stands for: every
-    token with the slot that routes it to ``expert`` (any slot where none does)."""
+    (slot, token) pair, in torch.where's order, when that is within the cost bound (a
+    token routed to ``expert`` by two slots is then added twice, as by the loop); else
+    every token with the slot that routes it there (any slot where none does)."""
     routed = mask[int(expert)] != 0
     slots = 1 - axis
+    if _eqrw_moe_all_pairs(mask, max_factor, extra):
+        rows = _eqrw_torch.arange(routed.shape[0], device=mask.device)
+        columns = _eqrw_torch.arange(routed.shape[1], device=mask.device)
+        return (rows.repeat_interleave(routed.shape[1]), columns.repeat(routed.shape[0]))
     _eqrw_torch._assert_async(routed.sum(slots).le(1).all(),
                               "eqrewrite: a token is routed twice to one expert")
     token = _eqrw_torch.arange(routed.shape[axis], device=mask.device)
     slot = routed.to(_eqrw_torch.int64).argmax(slots)
     return (token, slot) if axis == 0 else (slot, token)
+''', ("_eqrw_moe_all_pairs",)),
+    "_eqrw_moe_all_pairs": ('''
+def _eqrw_moe_all_pairs(mask, max_factor, extra):
+    """Whether a dense loop visits every (slot, token) pair of each expert: when running
+    every expert on top_k times every token still costs at most ``max_factor`` times the
+    routed compute (then no routing, duplicates included, needs an assertion)."""
+    return max_factor is not None and mask.shape[0] - extra <= max_factor
 ''', ()),
     "_eqrw_moe_keep": ('''
 def _eqrw_moe_keep(value, mask, expert, token, axis, max_factor, training, extra=0):
     """The rows a dispatch loop adds for ``expert``; traced densely, zero for every token
-    that is not routed to it (torch.where: a non-finite value there cannot leak)."""
+    (or every (slot, token) pair) not routed to it (torch.where: a non-finite value there
+    cannot leak)."""
     expert = _eqrw_moe_expert(expert)
     if expert is None or not _eqrw_moe_dense(mask, axis, max_factor, training, extra):
         return value
-    keep = (mask[expert] != 0).any(1 - axis)[token]
+    routed = mask[expert] != 0
+    if _eqrw_moe_all_pairs(mask, max_factor, extra):
+        keep = routed.reshape(-1)
+    else:
+        keep = routed.any(1 - axis)[token]
     zero = _eqrw_torch.zeros((), dtype=value.dtype, device=value.device)
     return _eqrw_torch.where(keep.reshape((-1,) + (1,) * (value.dim() - 1)), value, zero)
-''', ("_eqrw_moe_dense", "_eqrw_moe_expert")),
+''', ("_eqrw_moe_dense", "_eqrw_moe_expert", "_eqrw_moe_all_pairs")),
 }
 
 # Row-wise building blocks (see the module docstring). Methods of a row value:
@@ -252,7 +273,9 @@ class _Dispatch:
                                        "_eqrw_moe_hit"}))
         if role == "route" and node is self.route:
             target = self.route.targets[0]
-            return Proposal(f"$t = _eqrw_moe_route({mask}, {expert}, {axis}) if {dense} else $w",
+            bound = f", {limit.split(',')[0]}{extra}"
+            return Proposal(f"$t = _eqrw_moe_route({mask}, {expert}, {axis}{bound}) if {dense} "
+                            "else $w",
                             {"t": target, "w": self.route.value}, Level.STATEMENT,
                             frozenset({"_eqrw_moe_dense", "_eqrw_moe_route"}))
         if role == "add" and node is self.add:

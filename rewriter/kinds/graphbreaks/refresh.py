@@ -31,7 +31,7 @@ from ...syntax.pattern import Bindings
 from .. import Kind, KindContext, Proposal
 
 # Conversions that return the tensor (or module) itself when nothing needs converting.
-_CONVERSIONS = frozenset({"to", "type", "cpu", "cuda", "contiguous", "float", "double",
+CONVERSIONS = frozenset({"to", "type", "cpu", "cuda", "contiguous", "float", "double",
                           "half", "bfloat16", "long", "int", "bool"})
 
 HELPERS = {
@@ -50,7 +50,7 @@ class AttributeRefresh(Kind):
     node_types = (ast.Assign,)
 
     def tokens(self) -> frozenset[str]:
-        return _CONVERSIONS
+        return CONVERSIONS
 
     def propose(self, node: ast.AST, context: KindContext) -> Proposal | None:
         if not isinstance(node, ast.Assign) or len(node.targets) != 1:
@@ -58,7 +58,7 @@ class AttributeRefresh(Kind):
         target, value = node.targets[0], node.value
         if not (_owner_attribute(target) and isinstance(value, ast.Call)
                 and isinstance(value.func, ast.Attribute)
-                and value.func.attr in _CONVERSIONS
+                and value.func.attr in CONVERSIONS
                 and ast.unparse(value.func.value) == ast.unparse(target)):
             return None
         assert isinstance(target, ast.Attribute)

@@ -18,11 +18,13 @@ whatever the parameters hold (numbers, lists, numpy arrays...).
 from __future__ import annotations
 
 import ast
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ...syntax.enums import Level
 from ...syntax.pattern import Bindings, same_tree
-from .. import Kind, KindContext, Proposal, tensor_condition, with_compare
+from .. import COMPARISONS, Kind, KindContext, Proposal, tensor_condition, with_compare
+from .refresh import CONVERSIONS
 
 # Calls allowed in a torch.where branch: elementwise or shape-only, total functions
 # whose gradient cannot turn into NaN through the untaken branch.
@@ -62,12 +64,16 @@ class Select(Kind):
                 or isinstance(node, ast.IfExp) != (form == "ternary")):
             return None
         condition = tensor_condition(node.test, context)
+        if condition is None and form == "same_call":
+            condition = _compared_to_tensor(node.test, context)
         if condition is None:
             return None  # static (shape, flag) or unknown condition: no break to fix
         if isinstance(node, ast.IfExp):  # the form is "ternary"
             return _select(context, condition, node.body, node.orelse, "$value",
                            Level.EXPRESSION)
         single, other = _only(node.body), _only(node.orelse)
+        if form == "same_call" and node.orelse and (single is None or other is None):
+            return _prepared_call(context, condition, node)
         if single is None or (node.orelse and other is None):
             return None
         assigned = _name_assignment(single)
@@ -155,8 +161,9 @@ def _bound_before(context: KindContext, name: str, node: ast.stmt) -> bool:
 
 
 def _select(context: KindContext, condition: tuple[str, Bindings], if_true: ast.expr,
-            if_false: ast.expr, shape: str, level: Level) -> Proposal | None:
-    if not (context.is_tensor(if_true) and context.is_tensor(if_false)):
+            if_false: ast.expr, shape: str, level: Level,
+            tensor_or_none: bool = False) -> Proposal | None:
+    if not tensor_or_none and not (context.is_tensor(if_true) and context.is_tensor(if_false)):
         return None
     if _aliases_mutated(context, [if_true, if_false]):
         return None
@@ -304,28 +311,140 @@ def _aliases_mutated(context: KindContext, branches: list[ast.expr]) -> bool:
 
 def _same_call(context: KindContext, condition: tuple[str, Bindings], first: ast.stmt,
                second: ast.stmt) -> Proposal | None:
-    """``if c: f(k, A) else: f(k, B)`` -> ``f(k, where(c, A, B))``."""
+    """``if c: f(k, A, kw=v) else: f(k, B, kw=v)`` -> ``f(k, where(c, A, B), kw=v)``."""
     if not (isinstance(first, ast.Expr) and isinstance(first.value, ast.Call)
             and isinstance(second, ast.Expr) and isinstance(second.value, ast.Call)):
         return None
     one, two = first.value, second.value
-    if (not same_tree(one.func, two.func) or len(one.args) != len(two.args) or one.keywords
-            or two.keywords or any(isinstance(a, ast.Starred) for a in one.args + two.args)):
+    if (not same_tree(one.func, two.func) or len(one.args) != len(two.args)
+            or len(one.keywords) != len(two.keywords)
+            or any(k.arg is None or k.arg != j.arg or not same_tree(k.value, j.value)
+                   for k, j in zip(one.keywords, two.keywords))
+            or any(isinstance(a, ast.Starred) for a in one.args + two.args)):
         return None
     differing = [i for i, (a, b) in enumerate(zip(one.args, two.args)) if not same_tree(a, b)]
     if len(differing) != 1:
         return None
     at = differing[0]
     proposal = _select(context, condition, one.args[at], two.args[at], "$value",
-                       Level.COMPOUND)
+                       Level.COMPOUND, _buffer_value(one, at))
     if proposal is None:
         return None
     proposal.bindings.update({"f": one.func, "before": [*one.args[:at]],
                               "after": [*one.args[at + 1:]]})
+    proposal.bindings.update({f"k{i}": k.value for i, k in enumerate(one.keywords)})
     arguments = [p for p in ("$$$before" if at else "", proposal.template,
                              "$$$after" if at + 1 < len(one.args) else "") if p]
+    arguments += [f"{k.arg}=$k{i}" for i, k in enumerate(one.keywords)]
     proposal.template = f"$f({', '.join(arguments)})"
     return proposal
+
+
+def _compared_to_tensor(test: ast.expr, context: KindContext) -> tuple[str, Bindings] | None:
+    """``t > x``: one comparison of a pure tensor with a pure operand of unknown kind
+    (``self.config.limit``). Almost always a tensor; ``_eqrw_where`` checks it is one before
+    taking torch.where, and otherwise picks a branch by its truth, as the ``if`` did."""
+    if not (isinstance(test, ast.Compare) and len(test.ops) == 1
+            and type(test.ops[0]) in COMPARISONS and context.is_pure(test)):
+        return None
+    if not any(context.is_tensor(side) for side in (test.left, test.comparators[0])):
+        return None
+    return "$c0", {"c0": test}
+
+
+def _buffer_value(call: ast.Call, at: int) -> bool:
+    """The value argument of ``x.register_buffer(name, value, ...)``: a tensor or None by
+    the API (anything else raises), which ``_eqrw_where`` checks before torch.where."""
+    return (isinstance(call.func, ast.Attribute) and call.func.attr == "register_buffer"
+            and at == 1)
+
+
+def _prepared_call(context: KindContext, condition: tuple[str, Bindings],
+                   node: ast.If) -> Proposal | None:
+    """``if c: P...; f(k, A) else: Q...; f(k, B)`` where the preparations P and Q are
+    idempotent caches (``if not hasattr(self, "x"): self.x = ...``, ``self.x =
+    self.x.to(...)``): transformers 4.5x's LongRoPE picks its long or short frequencies so.
+    Traced (``_eqrw_compiling()``), both preparations run and then ``f(k, where(c, A, B))``;
+    otherwise the original ``if``, kept whole under ``else``."""
+    parent = context.parents.get(node)
+    if (isinstance(parent, ast.If) and isinstance(call := parent.test, ast.Call)
+            and isinstance(call.func, ast.Name) and call.func.id == "_eqrw_compiling"):
+        return None  # the original kept under a rewrite's ``else``
+    *firsts, first = node.body
+    *seconds, second = node.orelse
+    preparations = firsts + seconds
+    written = [_prepared_attribute(p) for p in preparations]
+    if not preparations or None in written or len(set(written)) != len(written):
+        return None
+    proposal = _same_call(context, condition, first, second)
+    if proposal is None:
+        return None
+    # Hoisted, the test and the call's shared parts run after both preparations, A after
+    # Q, B after P: none may read what the other side's preparations write.
+    ours, theirs = set(written[:len(firsts)]), set(written[len(firsts):])
+    assert isinstance(first, ast.Expr)  # a call statement: _same_call proposed it
+    shared = [node.test, first.value]  # the call minus A: A and B checked apart
+    a, b = proposal.bindings["a"], proposal.bindings["b"]
+    assert isinstance(a, ast.expr) and isinstance(b, ast.expr)
+    if (_attributes_read(shared, skip=(a,)) & (ours | theirs)
+            or _attributes_read([a]) & theirs or _attributes_read([b]) & ours):
+        return None
+    lines = ["if _eqrw_compiling():"]
+    for index, statement in enumerate(preparations):
+        proposal.bindings[f"p{index}"] = statement
+        lines.append(f"    $p{index}")
+    proposal.bindings["original"] = node
+    lines += ["    " + proposal.template, "else:", "    $original"]
+    proposal.template = "\n".join(lines)
+    proposal.helpers = proposal.helpers | {"_eqrw_compiling"}
+    return proposal
+
+
+def _attributes_read(nodes: Sequence[ast.AST], skip: tuple[ast.AST, ...] = ()) -> set[str]:
+    """The attributes (``o.x``) read in ``nodes``, not looking inside ``skip``."""
+    found: set[str] = set()
+    stack = list(nodes)
+    while stack:
+        node = stack.pop()
+        if any(node is s for s in skip):
+            continue
+        if isinstance(node, ast.Attribute):
+            found.add(ast.unparse(node))
+        stack.extend(ast.iter_child_nodes(node))
+    return found
+
+
+def _prepared_attribute(statement: ast.stmt) -> str | None:
+    """The attribute (``self.x``) an idempotent cache statement writes: a lazy
+    initialisation ``if not hasattr(o, "x"): o.x[, _] = value`` or a refresh ``o.x =
+    o.x.to(...)``; else None."""
+    if isinstance(statement, ast.If) and not statement.orelse and len(statement.body) == 1:
+        test, assign = statement.test, statement.body[0]
+        if not (isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not)
+                and isinstance(call := test.operand, ast.Call)
+                and isinstance(call.func, ast.Name) and call.func.id == "hasattr"
+                and len(call.args) == 2 and isinstance(owner := call.args[0], ast.Name)
+                and isinstance(name := call.args[1], ast.Constant)
+                and isinstance(name.value, str)):
+            return None
+        attribute = f"{owner.id}.{name.value}"
+        if not (isinstance(assign, ast.Assign) and len(assign.targets) == 1):
+            return None
+        target = assign.targets[0]
+        stores = target.elts if isinstance(target, ast.Tuple) else [target]
+        if (sum(ast.unparse(t) == attribute for t in stores) != 1
+                or not all(ast.unparse(t) == attribute or isinstance(t, ast.Name)
+                           for t in stores)):
+            return None
+        return attribute
+    if (isinstance(statement, ast.Assign) and len(statement.targets) == 1
+            and isinstance(target := statement.targets[0], ast.Attribute)
+            and isinstance(target.value, ast.Name) and isinstance(value := statement.value,
+                                                                   ast.Call)
+            and isinstance(value.func, ast.Attribute) and value.func.attr in CONVERSIONS
+            and same_tree(value.func.value, target)):
+        return ast.unparse(target)
+    return None
 
 
 def _from_tensor(test: ast.expr, context: KindContext) -> bool:
