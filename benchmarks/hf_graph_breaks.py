@@ -593,7 +593,7 @@ def measure(model: Any, kwargs: dict, spec: dict, package: Any) -> dict:
         eager = _tensors(model(**kwargs))
     traced = None
     if spec.get("record"):
-        from eqrewrite.oracle.running.traced import record_traced
+        from eqrewrite.oracle.traced import record_traced
 
         with record_traced() as traced:
             report, crash, suppressed = _count(count_graph_breaks, model, kwargs)

@@ -192,7 +192,7 @@ import sys
 import torch
 logging.Logger.warning_once = logging.Logger.warning  # as Hugging Face patches it in
 sys.path.insert(0, {root!r})
-from eqrewrite.oracle.running.traced import record_traced
+from eqrewrite.oracle.traced import record_traced
 from pkg.model import Attention
 from pkg.cache import DynamicCache
 with record_traced() as traced:

@@ -3,7 +3,6 @@ run), ``pool.py`` (warm worker processes: submit, receive, timeouts, crashes),
 ``harness.py`` (four-way differential execution of each target, several at once),
 ``rollback.py`` (culprit edits bisected over every round of the rewrite), ``repro.py``
 (reproducer folders for findings), ``report.py`` (verdicts as a table or one JSON document),
-``traced.py`` (a profile of the functions Dynamo traced, for ``--scope traced:FILE``),
 ``testsuite.py`` (``--oracle-tests``: the project's own pytest suite as the oracle).
 
 May import: core.

@@ -62,7 +62,7 @@ class TracedFunctions:
     def write(self, path: str) -> None:
         """Write the profile that ``--scope traced:FILE`` reads."""
         with open(path, "w", encoding="utf-8") as out:
-            out.write("# functions Dynamo traced, recorded by eqrewrite.oracle.running.traced\n")
+            out.write("# functions Dynamo traced, recorded by eqrewrite.oracle.traced\n")
             out.writelines(line + "\n" for line in self.entries())
 
 
@@ -86,7 +86,7 @@ class _Collector(logging.Handler):
 @contextmanager
 def record_traced() -> Iterator[TracedFunctions]:
     """Collect the functions Dynamo traces inside the ``with`` block."""
-    from ..core.graphbreaks import listening  # imports torch: only when recording
+    from .core.graphbreaks import listening  # imports torch: only when recording
 
     traced = TracedFunctions()
     # Recorded here, never printed by torch's handlers.
