@@ -148,9 +148,9 @@ def profile_phases(arguments: argparse.Namespace) -> int:
     phases.timed("imports", imports)
     import eqrewrite.oracle.generate as generator
     import eqrewrite.rewriter.api as api
-    from eqrewrite.oracle import worker
     from eqrewrite.oracle.campaign import job
     from eqrewrite.oracle.campaign.inprocess import InProcessWorker, in_process
+    from eqrewrite.oracle.core import worker
 
     phases.timed("warm-up (once per worker)", worker._warm_up)
     spec = job.JobSpec(settings={"backend": arguments.backend}, work_root=str(scratch))

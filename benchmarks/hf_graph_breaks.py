@@ -586,7 +586,7 @@ def measure(model: Any, kwargs: dict, spec: dict, package: Any) -> dict:
     """Eager outputs (saved to ``spec["outputs_file"]``) and graph breaks of ``model(**kwargs)``
     built from the tree ``spec["tree_parent"]`` of ``package``; the JSON-able result."""
     import torch
-    from eqrewrite.oracle.graphbreaks import count_graph_breaks
+    from eqrewrite.oracle.core.graphbreaks import count_graph_breaks
 
     tree_parent, name = spec["tree_parent"], package.__name__
     with torch.no_grad():
@@ -874,7 +874,7 @@ def _totals(results: dict, cases: list[str]) -> dict[str, float]:
 
 def dynamo_settings(args: argparse.Namespace) -> dict[str, object]:
     """``--dynamo-config KEY=VALUE`` switches as a dict (none unless the driver takes them)."""
-    from eqrewrite.oracle.settings import parse_settings
+    from eqrewrite.oracle.core.settings import parse_settings
 
     return parse_settings(getattr(args, "dynamo_config", None) or [])
 

@@ -20,15 +20,15 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
-from .settings import KNOWN_KEYS, CompileSettings, TargetError, parse_settings
-from .targets import discover_targets, factory_targets
+from .core.settings import KNOWN_KEYS, CompileSettings, TargetError, parse_settings
+from .running.targets import discover_targets, factory_targets
 
 if TYPE_CHECKING:  # the harness imports torch: only when a validation runs
     from eqrewrite.rewriter.api import EditRecord, RewriteOptions, Rule
     from eqrewrite.rewriter.plugins import RewriteRun
 
-    from .harness import Harness, Revalidate, TargetReport
-    from .settings import Target
+    from .core.settings import Target
+    from .running.harness import Harness, Revalidate, TargetReport
 
 _Command = TypeVar("_Command", bound=Callable[..., Any])
 # What ``validate`` is given for each rewritten file: its edit records, or None if unknown.
@@ -264,9 +264,9 @@ def validate(root: Path, rewritten: Path | None, files: list[Path],
     ``(harness, target, report, coverage)`` returning the report after reverting
     culprit edits, or None. ``explicit`` is a file the user named: it must declare a target.
     """
-    from .compare import CompareOptions
-    from .harness import HarnessOptions, HarnessPool
-    from .judge import FAILING, Verdict
+    from .core.compare import CompareOptions
+    from .core.judge import FAILING, Verdict
+    from .running.harness import HarnessOptions, HarnessPool
 
     from_config, run_config = configured(config)
     targets, problems = discover_targets(root, files)
@@ -312,7 +312,7 @@ def validate(root: Path, rewritten: Path | None, files: list[Path],
         pool.close()
         if temporary and not any(reproducers.iterdir()):
             reproducers.rmdir()  # no reproducer written: leave no empty folder behind
-    from . import report as oracle_report
+    from .running import report as oracle_report
 
     unvalidated = _unvalidated(root, changed, reports)
     in_force = settings.merged(options.settings)
@@ -380,7 +380,7 @@ def make_rollback(root: Path, rewritten: Path, changed: Changed, rules: list[Rul
                   rewrite_options: RewriteOptions) -> Revalidate:
     """A ``rollback`` callable for ``validate`` that bisects over the edits the rewrite
     made, in every round of the engine."""
-    from .rollback import Candidate, EditSet, find_culprits
+    from .running.rollback import Candidate, EditSet, find_culprits
 
     edit_sets: dict[str, EditSet] = {}
 

@@ -16,11 +16,11 @@ from typing import Any
 import click
 from eqrewrite.rewriter.plugins import Registry, RewriteRun, StepResult
 
-from .audit import DynamicAuditStep, audit_options
+from .auditing.audit import DynamicAuditStep, audit_options
 from .campaign.cli import campaign_command
 from .cli import compile_options, oracle_command
 from .gencli import gen_command
-from .reducecli import reduce_command
+from .minimising.reducecli import reduce_command
 
 
 class OracleStep:
@@ -78,7 +78,7 @@ class OracleTestsStep:
         text = flags.get("oracle_tests")
         if text is None:
             return out_root
-        from .testsuite import SuiteError, check_coverage, parse_command
+        from .running.testsuite import SuiteError, check_coverage, parse_command
 
         try:
             command = parse_command(text)
@@ -97,7 +97,7 @@ class OracleTestsStep:
     def finish(self, flags: dict[str, Any], run: RewriteRun) -> StepResult | None:
         if flags.get("oracle_tests") is None:
             return None
-        from .testsuite import SuiteError, TestCommand, run_suite
+        from .running.testsuite import SuiteError, TestCommand, run_suite
 
         command, deferred = click.get_current_context().meta[_TESTS_STATE]
         assert isinstance(command, TestCommand)

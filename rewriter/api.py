@@ -29,22 +29,22 @@ from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from difflib import SequenceMatcher
 
+from .analysis.facts import ModuleFacts
+from .analysis.facts.definitions import definition_qualname
+from .analysis.facts.scopes import FUNCTION_SCOPES
 from .audit.catalogue import WHAT_IF as WHAT_IF_SWITCHES
-from .callgraph import function_scopes, traced_functions
-from .config import Config, ConfigError, find_project_root, load_config
-from .discovery import discover as discover_files
-from .engine import MAX_ROUNDS, Rewrite, RewriteError, RewriteOptions, parse, select_rules
-from .engine import rewrite_source as rewrite_text
-from .facts import ModuleFacts
-from .facts.definitions import definition_qualname
-from .facts.scopes import FUNCTION_SCOPES
-from .files import WriteError, write_atomic, write_checked
 from .hook import HookError, ImportHook, install_import_hook, run_with_import_hook
-from .layout import split_lines
-from .matcher import Edit, Span, find_edits
-from .results import EditRecord, FileResult, Mode, NoteRecord, Status
-from .rules import Rule, RuleError, RulePack, load_pack, packaged_packs, resolve_pack
-from .sources import Source, SourceError, decode, encode
+from .matching.matcher import Edit, Span, find_edits
+from .matching.rules import Rule, RuleError, RulePack, load_pack, packaged_packs, resolve_pack
+from .rewriting.engine import MAX_ROUNDS, Rewrite, RewriteError, RewriteOptions, parse, select_rules
+from .rewriting.engine import rewrite_source as rewrite_text
+from .running.results import EditRecord, FileResult, Mode, NoteRecord, Status
+from .running.summaries import function_scopes, traced_functions
+from .syntax.lines import split_lines
+from .workspace.config import Config, ConfigError, find_project_root, load_config
+from .workspace.discovery import discover as discover_files
+from .workspace.files import WriteError, write_atomic, write_checked
+from .workspace.sources import Source, SourceError, decode, encode
 
 __all__ = [
     "FUNCTION_SCOPES", "Config", "ConfigError", "Edit", "EditRecord", "FileResult", "Mode",
@@ -63,7 +63,7 @@ def apply_edit_subset(text: str, edits: list[Edit], tree: ast.Module | None = No
     """``text`` with only ``edits`` (some of the edits one round found in it) applied, as
     the rewrite applies them: each edit's ``after`` becomes the text written in its place.
     ``tree``: ``text`` already parsed, if the caller has it."""
-    from .apply import apply_edits  # libcst loads only when needed
+    from .rewriting.apply import apply_edits  # libcst loads only when needed
 
     return apply_edits(text, edits, tree) if edits else text
 

@@ -18,21 +18,21 @@ from typing import TYPE_CHECKING, Any, NoReturn
 import click
 
 from . import __version__
-from .cache import Cache, canonical, default_cache_dir
-from .config import Config, ConfigError, find_project_root, load_config
-from .discovery import discover, package_files
-from .engine import RewriteOptions, select_rules
-from .enums import Scope
-from .facts.scopes import known_scopes
-from .formatting import require_black
+from .analysis.facts.scopes import known_scopes
+from .matching.rules import Rule, RuleError, RulePack, load_pack, packaged_packs
 from .plugins import Registry, RewriteRun, RewriteStep, load_plugins
-from .results import FileResult, Mode, Status
-from .rules import Rule, RuleError, RulePack, load_pack, packaged_packs
-from .workers import Interrupted, interruptible
-from .worklist import PlanError, plan
+from .rewriting.engine import RewriteOptions, select_rules
+from .running.cache import Cache, canonical, default_cache_dir
+from .running.formatting import require_black
+from .running.results import FileResult, Mode, Status
+from .syntax.enums import Scope
+from .workspace.config import Config, ConfigError, find_project_root, load_config
+from .workspace.discovery import discover, package_files
+from .workspace.workers import Interrupted, interruptible
+from .workspace.worklist import PlanError, plan
 
 if TYPE_CHECKING:
-    from .runner import Job
+    from .running.runner import Job
 
 EXIT_CHANGES, EXIT_USAGE, EXIT_FILE_ERROR = 1, 2, 123
 
@@ -165,8 +165,8 @@ def rewrite_command(paths: tuple[Path, ...], rule_specs: tuple[str, ...], check:
                     quiet: bool, **plugin_flags: Any) -> None:
     """Rewrite the Python files under PATHS with the selected rule packs (the default
     command: 'eqrewrite PATH...' runs it)."""
-    from . import report
-    from .runner import Job, run
+    from .reporting import report
+    from .running.runner import Job, run
 
     if not paths:
         _fail("no paths given; try 'eqrewrite src/ --diff' or 'eqrewrite --help'")
@@ -238,8 +238,8 @@ def _with_scopes(job: Job, files: list[Path], paths: tuple[Path, ...], config: C
                  cache_folder: Path | None) -> Job:
     """``job`` with its function scopes: the call graph for ``traced`` covers the packages
     holding the files too, its summaries kept in ``cache_folder`` (None: no cache)."""
-    from .runner import needed_scopes, prepare_scopes
-    from .summaries import SummaryStore
+    from .running.runner import needed_scopes, prepare_scopes
+    from .running.summaries import SummaryStore
 
     context = package_files(files, list(paths), config.include, config.exclude
                             + config.extend_exclude + list(excludes), root) if (
@@ -380,8 +380,8 @@ def _first_line(rule: Rule) -> str:
 @_packs_option
 def rules_show(rule_id: str, rule_specs: tuple[str, ...]) -> None:
     """Show one rule in full, with its examples."""
-    from .docs import pattern_text
-    from .guards import GUARDS
+    from .analysis.guards import GUARDS
+    from .reporting.docs import pattern_text
 
     for pack in _selected_packs(rule_specs):
         for rule in pack.rules:
@@ -423,7 +423,7 @@ def _indented(text: str) -> str:
 @_packs_option
 def rules_test(rule_specs: tuple[str, ...]) -> None:
     """Run every rule's embedded examples; exit 1 if any fails or a pack has none."""
-    from .examples import check_pack, count_examples
+    from .reporting.examples import check_pack, count_examples
 
     failed = False
     for pack in _selected_packs(rule_specs):
@@ -447,8 +447,8 @@ def rules_test(rule_specs: tuple[str, ...]) -> None:
               help="The eqrewrite source checkout (default: the one the packs are loaded from).")
 def rules_docs(check: bool, root: Path | None) -> None:
     """Generate the docs pages' rule tables, docs/rules.md and rules/schema.json from the packs."""
-    from .docs import DocsError, drift, generate
-    from .files import write_atomic
+    from .reporting.docs import DocsError, drift, generate
+    from .workspace.files import write_atomic
 
     root = root or Path(str(next(iter(packaged_packs().values())))).parent.parent
     packs = _load_packs(sorted(str(p) for p in packaged_packs().values()))

@@ -50,18 +50,19 @@ from importlib.machinery import ModuleSpec, SourceFileLoader
 from pathlib import Path
 from typing import Any
 
-from . import __version__, files
-from .cache import cache_file, canonical, digest, scope_facts, user_cache_dir
-from .config import DEFAULT_INCLUDE
-from .discovery import discover
-from .engine import RewriteOptions
-from .helpers import END_MARKER, MARKER
-from .layout import split_lines
-from .results import Mode
-from .rules import load_pack
-from .runner import Context, Job, prepare_scopes, rewrite_file
-from .sources import decode
-from .summaries import SummaryStore
+from . import __version__
+from .matching.rules import load_pack
+from .rewriting.engine import RewriteOptions
+from .running.cache import cache_file, canonical, digest, scope_facts, user_cache_dir
+from .running.results import Mode
+from .running.runner import Context, Job, prepare_scopes, rewrite_file
+from .running.summaries import SummaryStore
+from .syntax.lines import split_lines
+from .syntax.marks import END_MARKER, MARKER
+from .workspace import files
+from .workspace.config import DEFAULT_INCLUDE
+from .workspace.discovery import discover
+from .workspace.sources import decode
 
 FORMAT = 1  # of the cached entries; part of their key
 DEFAULT_RULES = ("graphbreaks",)

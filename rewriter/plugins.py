@@ -17,11 +17,11 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 import click
 
-from .results import FileResult, Mode
+from .running.results import FileResult, Mode
 
 if TYPE_CHECKING:  # annotations only: importing the plugin interface stays cheap
-    from .engine import RewriteOptions
-    from .rules import Rule
+    from .matching.rules import Rule
+    from .rewriting.engine import RewriteOptions
 
 GROUP = "eqrewrite.plugins"
 

@@ -6,8 +6,8 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from eqrewrite.rewriter.engine import RewriteOptions, rewrite_source, select_rules
-from eqrewrite.rewriter.rules import load_pack
+from eqrewrite.rewriter.matching.rules import load_pack
+from eqrewrite.rewriter.rewriting.engine import RewriteOptions, rewrite_source, select_rules
 
 
 @pytest.fixture(scope="session")

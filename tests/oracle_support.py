@@ -7,8 +7,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from eqrewrite.oracle.harness import Harness, HarnessOptions
-from eqrewrite.oracle.settings import CompileSettings
+from eqrewrite.oracle.core.settings import CompileSettings
+from eqrewrite.oracle.running.harness import Harness, HarnessOptions
 
 
 def write_targets(root: Path, files: dict[str, str]) -> Path:

@@ -16,9 +16,9 @@ from click.testing import CliRunner
 from conftest import write_pack
 from eqrewrite.rewriter.audit.detect import Detector
 from eqrewrite.rewriter.cli import main
-from eqrewrite.rewriter.engine import parse
-from eqrewrite.rewriter.matcher import Matcher
-from eqrewrite.rewriter.rules import Rule, load_pack
+from eqrewrite.rewriter.matching.matcher import Matcher
+from eqrewrite.rewriter.matching.rules import Rule, load_pack
+from eqrewrite.rewriter.rewriting.engine import parse
 
 ROOT = Path(__file__).resolve().parents[1]
 AUDIT_SCHEMA = ROOT / "rewriter" / "audit" / "schema.json"

@@ -13,11 +13,11 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from eqrewrite.rewriter import cache as cache_module
-from eqrewrite.rewriter import runner
 from eqrewrite.rewriter.audit import scan
 from eqrewrite.rewriter.cli import main
-from eqrewrite.rewriter.summaries import SummaryStore
+from eqrewrite.rewriter.running import cache as cache_module
+from eqrewrite.rewriter.running import runner
+from eqrewrite.rewriter.running.summaries import SummaryStore
 
 UTIL = '''import torch
 

@@ -269,7 +269,7 @@ def test_out_tree_is_complete_even_with_bad_files(tmp_path):
 
 
 def test_internal_error_in_one_file_does_not_stop_the_others(project, monkeypatch):
-    from eqrewrite.rewriter import runner
+    from eqrewrite.rewriter.running import runner
 
     real = runner._rewrite
 

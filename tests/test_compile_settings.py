@@ -14,13 +14,13 @@ from pathlib import Path
 import pytest
 import torch
 from click.testing import CliRunner
+from eqrewrite.oracle.core.protocol import RunRequest, Variant
+from eqrewrite.oracle.core.settings import CompileSettings, TargetError
+from eqrewrite.oracle.core.worker import Session
 from eqrewrite.oracle.generate import GenConfig, generate
 from eqrewrite.oracle.generate.compiling import SWITCHES, compile_settings
-from eqrewrite.oracle.protocol import RunRequest, Variant
-from eqrewrite.oracle.settings import CompileSettings, TargetError
-from eqrewrite.oracle.standalone import Recipe, minimal_script
-from eqrewrite.oracle.targets import find_target
-from eqrewrite.oracle.worker import Session
+from eqrewrite.oracle.minimising.standalone import Recipe, minimal_script
+from eqrewrite.oracle.running.targets import find_target
 from eqrewrite.rewriter.cli import main
 
 FIXED = GenConfig(compile_settings="fixed")

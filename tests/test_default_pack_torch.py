@@ -32,9 +32,9 @@ from functools import partial
 
 import pytest
 import torch
-from eqrewrite.oracle.compare import CompareOptions, compare
-from eqrewrite.rewriter.engine import RewriteOptions, rewrite_source, select_rules
-from eqrewrite.rewriter.rules import load_pack
+from eqrewrite.oracle.core.compare import CompareOptions, compare
+from eqrewrite.rewriter.matching.rules import load_pack
+from eqrewrite.rewriter.rewriting.engine import RewriteOptions, rewrite_source, select_rules
 
 try:
     import numpy as np

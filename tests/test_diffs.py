@@ -7,7 +7,7 @@ import random
 import re
 
 import pytest
-from eqrewrite.rewriter.diffs import unified_diff
+from eqrewrite.rewriter.running.diffs import unified_diff
 
 
 def reference(old: str, new: str) -> str:

@@ -7,8 +7,8 @@ import sys
 import textwrap
 
 import pytest
-from eqrewrite.rewriter.engine import RewriteError, RewriteOptions, rewrite_source
-from eqrewrite.rewriter.rules import load_pack
+from eqrewrite.rewriter.matching.rules import load_pack
+from eqrewrite.rewriter.rewriting.engine import RewriteError, RewriteOptions, rewrite_source
 
 from tests.conftest import rewrite, write_pack
 
@@ -440,8 +440,9 @@ def units_of(source: str, rules):
     """The units apply.py would parse with libcst for ``source``."""
     import ast
 
-    from eqrewrite.rewriter.layout import split_lines, units_with_edits
-    from eqrewrite.rewriter.matcher import find_edits
+    from eqrewrite.rewriter.matching.matcher import find_edits
+    from eqrewrite.rewriter.rewriting.layout import units_with_edits
+    from eqrewrite.rewriter.syntax.lines import split_lines
 
     tree = ast.parse(source)
     return units_with_edits(tree, split_lines(source), find_edits(source, tree, rules))
@@ -719,8 +720,8 @@ def test_application_reports_its_progress_unit_by_unit(default_rules):
 
 
 def test_a_long_file_shows_its_progress_on_a_terminal(tmp_path, monkeypatch, capsys):
-    from eqrewrite.rewriter import runner
-    from eqrewrite.rewriter.worklist import Work
+    from eqrewrite.rewriter.running import runner
+    from eqrewrite.rewriter.workspace.worklist import Work
 
     path = tmp_path / "long.py"
     path.write_text("import torch\n" + "def f(x: torch.Tensor):\n    return -x\n" * 50)
@@ -736,8 +737,9 @@ def test_a_long_file_shows_its_progress_on_a_terminal(tmp_path, monkeypatch, cap
 def test_a_long_files_edits_shared_among_workers_give_the_same_file(tmp_path, monkeypatch):
     """With -j 2 in-process, a long file's units are applied by forked workers: the file
     written, each edit's text and the progress reported are those of the serial run."""
-    from eqrewrite.rewriter import apply, runner
-    from eqrewrite.rewriter.worklist import Work
+    from eqrewrite.rewriter.rewriting import apply
+    from eqrewrite.rewriter.running import runner
+    from eqrewrite.rewriter.workspace.worklist import Work
 
     body = "".join(f"def f{i}(x: torch.Tensor, y: torch.Tensor):\n"
                    f"    # keep {i}\n    return -x + y * {i}\n" for i in range(40))
@@ -775,8 +777,8 @@ def test_notes_inside_an_edit_are_dropped_and_the_others_kept():
     long edit that started before a shorter later one (the prefix of furthest ends)."""
     from types import SimpleNamespace
 
-    from eqrewrite.rewriter.engine import _outside
-    from eqrewrite.rewriter.matcher import Note
+    from eqrewrite.rewriter.matching.matcher import Note
+    from eqrewrite.rewriter.rewriting.engine import _outside
 
     edits = [SimpleNamespace(span=span) for span in
              [(2, 0, 9, 4), (3, 0, 3, 5), (12, 4, 12, 10)]]
@@ -793,7 +795,7 @@ def test_lines_are_split_where_ast_counts_a_new_line(seed):
     import random
     import re
 
-    from eqrewrite.rewriter.layout import split_lines
+    from eqrewrite.rewriter.syntax.lines import split_lines
 
     def reference(text: str) -> list[str]:
         parts = re.split(r"(\r\n|\r|\n)", text)

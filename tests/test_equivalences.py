@@ -23,11 +23,16 @@ from collections.abc import Callable
 
 import pytest
 import torch
-from eqrewrite.oracle.compare import CompareOptions, compare
+from eqrewrite.oracle.core.compare import CompareOptions, compare
 from eqrewrite.oracle.generate import generate
-from eqrewrite.rewriter.engine import RewriteError, RewriteOptions, rewrite_source, select_rules
-from eqrewrite.rewriter.kinds.roundtrip import FUNCTIONS
-from eqrewrite.rewriter.rules import load_pack
+from eqrewrite.rewriter.kinds.equivalence.roundtrip import FUNCTIONS
+from eqrewrite.rewriter.matching.rules import load_pack
+from eqrewrite.rewriter.rewriting.engine import (
+    RewriteError,
+    RewriteOptions,
+    rewrite_source,
+    select_rules,
+)
 
 PACK = load_pack("equivalences")
 RULES = {rule.id: rule for rule in select_rules(PACK.rules, RewriteOptions(unsafe=True))}

@@ -3,9 +3,9 @@
 import ast
 import textwrap
 
-from eqrewrite.rewriter.enums import Scope
-from eqrewrite.rewriter.facts import ModuleFacts
-from eqrewrite.rewriter.facts.definitions import definition_qualname
+from eqrewrite.rewriter.analysis.facts import ModuleFacts
+from eqrewrite.rewriter.analysis.facts.definitions import definition_qualname
+from eqrewrite.rewriter.syntax.enums import Scope
 
 SOURCE = textwrap.dedent("""
     import torch

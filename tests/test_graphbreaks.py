@@ -19,13 +19,13 @@ from pathlib import Path
 
 import pytest
 import torch
-from eqrewrite.oracle.compare import CompareOptions, compare
-from eqrewrite.oracle.graphbreaks import count_graph_breaks
-from eqrewrite.oracle.observe import ProgramStream, is_compiler_warning
-from eqrewrite.oracle.settings import TargetForm
-from eqrewrite.oracle.targets import find_target
-from eqrewrite.rewriter.engine import RewriteOptions, rewrite_source, select_rules
-from eqrewrite.rewriter.rules import load_pack
+from eqrewrite.oracle.core.compare import CompareOptions, compare
+from eqrewrite.oracle.core.graphbreaks import count_graph_breaks
+from eqrewrite.oracle.core.observe import ProgramStream, is_compiler_warning
+from eqrewrite.oracle.core.settings import TargetForm
+from eqrewrite.oracle.running.targets import find_target
+from eqrewrite.rewriter.matching.rules import load_pack
+from eqrewrite.rewriter.rewriting.engine import RewriteOptions, rewrite_source, select_rules
 
 CORPUS = Path(__file__).parent / "graphbreak_corpus"
 FILES = sorted(p.name for p in CORPUS.glob("*.py"))

@@ -239,7 +239,7 @@ def test_a_module_the_rewrite_fails_on_is_loaded_unmodified(tmp_path, package):
     script = _script(tmp_path, '''
         import torch
         from eqrewrite.rewriter import hook
-        from eqrewrite.rewriter.engine import RewriteError
+        from eqrewrite.rewriter.rewriting.engine import RewriteError
 
         def failing(context, source, path):
             raise RewriteError("cannot rewrite this", 17)

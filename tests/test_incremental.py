@@ -11,10 +11,10 @@ import ast
 import textwrap
 
 import pytest
-from eqrewrite.rewriter import engine, incremental
-from eqrewrite.rewriter.engine import RewriteOptions, rewrite_source
-from eqrewrite.rewriter.matcher import find_edits
-from eqrewrite.rewriter.rules import load_pack
+from eqrewrite.rewriter.matching.matcher import find_edits
+from eqrewrite.rewriter.matching.rules import load_pack
+from eqrewrite.rewriter.rewriting import engine, incremental
+from eqrewrite.rewriter.rewriting.engine import RewriteOptions, rewrite_source
 
 from tests.conftest import write_pack
 

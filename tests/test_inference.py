@@ -6,8 +6,8 @@ import ast
 import textwrap
 
 import pytest
-from eqrewrite.rewriter.facts import ModuleFacts
-from eqrewrite.rewriter.inference import Inference
+from eqrewrite.rewriter.analysis.facts import ModuleFacts
+from eqrewrite.rewriter.analysis.inference import Inference
 
 
 def revealed(source: str, assume_tensor_params: bool = False) -> list[str]:

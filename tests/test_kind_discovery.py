@@ -6,9 +6,10 @@ import sys
 import textwrap
 
 import pytest
-from eqrewrite.rewriter import helpers, kinds
-from eqrewrite.rewriter.engine import rewrite_source
-from eqrewrite.rewriter.rules import load_pack
+from eqrewrite.rewriter import kinds
+from eqrewrite.rewriter.matching.rules import load_pack
+from eqrewrite.rewriter.rewriting import helpers
+from eqrewrite.rewriter.rewriting.engine import rewrite_source
 
 from tests.conftest import write_pack
 
@@ -47,7 +48,7 @@ def package(tmp_path, monkeypatch):
     (root / "alpha.py").write_text(textwrap.dedent('''
         """Two kinds in one module, and an imported one that is not its own."""
         from eqrewrite.rewriter.kinds import Kind
-        from eqrewrite.rewriter.kinds.select import Select
+        from eqrewrite.rewriter.kinds.graphbreaks.select import Select
 
         class Second(Kind):
             name = "second"

@@ -19,9 +19,9 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from eqrewrite.oracle.harness import HarnessOptions, HarnessPool  # noqa: E402
-from eqrewrite.oracle.judge import Verdict  # noqa: E402
-from eqrewrite.oracle.targets import find_target  # noqa: E402
+from eqrewrite.oracle.core.judge import Verdict  # noqa: E402
+from eqrewrite.oracle.running.harness import HarnessOptions, HarnessPool  # noqa: E402
+from eqrewrite.oracle.running.targets import find_target  # noqa: E402
 
 CORPUS = Path(__file__).parent / "miscompilations"
 SUBSET = (

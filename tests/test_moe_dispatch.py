@@ -1,4 +1,4 @@
-"""The mixture-of-experts kind (rewriter/kinds/moe.py) on what its examples do not show:
+"""The mixture-of-experts kind (rewriter/kinds/graphbreaks/moe.py) on what its examples do not show:
 the gradient policy of the safe and the training rule, a token routed twice to one expert,
 a non-finite expert output at an unrouted token, and the notes it leaves."""
 
@@ -8,9 +8,9 @@ import textwrap
 
 import pytest
 import torch
-from eqrewrite.oracle.graphbreaks import count_graph_breaks
-from eqrewrite.rewriter.engine import RewriteOptions, rewrite_source, select_rules
-from eqrewrite.rewriter.rules import load_pack
+from eqrewrite.oracle.core.graphbreaks import count_graph_breaks
+from eqrewrite.rewriter.matching.rules import load_pack
+from eqrewrite.rewriter.rewriting.engine import RewriteOptions, rewrite_source, select_rules
 
 EVERYWHERE = RewriteOptions(scope=frozenset({"everywhere"}))
 

@@ -11,7 +11,7 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from eqrewrite.oracle.compare import (  # noqa: E402 - torch must be importable first
+from eqrewrite.oracle.core.compare import (  # noqa: E402 - torch must be importable first
     DEFAULT_TOLERANCES,
     CompareOptions,
     Tolerance,
@@ -521,7 +521,7 @@ def test_only_floating_differences_could_be_rounding():
 
 
 def test_differences_carry_keys_that_fetch_the_same_value_elsewhere():
-    from eqrewrite.oracle.compare import MISSING, fetch
+    from eqrewrite.oracle.core.compare import MISSING, fetch
 
     expected = {"a": [torch.zeros(2), (1, torch.ones(3))]}
     actual = {"a": [torch.zeros(2), (1, torch.full((3,), 2.0))]}
@@ -587,10 +587,10 @@ def test_a_reproducer_vendors_the_oracle_core_verbatim_and_self_contained(tmp_pa
     import ast
     from pathlib import Path
 
-    from eqrewrite.oracle import compare as source
-    from eqrewrite.oracle.protocol import RunRequest, Variant
-    from eqrewrite.oracle.repro import VENDORED, write_reproducer
-    from eqrewrite.oracle.settings import CompileSettings, Target, TargetForm
+    from eqrewrite.oracle.core import compare as source
+    from eqrewrite.oracle.core.protocol import RunRequest, Variant
+    from eqrewrite.oracle.core.settings import CompileSettings, Target, TargetForm
+    from eqrewrite.oracle.running.repro import VENDORED, write_reproducer
 
     request = RunRequest(Target("m.py::f", "f", TargetForm.FUNCTION, Path("m.py")),
                          CompileSettings(), Variant.EAGER)
@@ -612,7 +612,7 @@ def test_a_reproducer_vendors_the_oracle_core_verbatim_and_self_contained(tmp_pa
 
 
 def test_printed_tensors_compare_without_autograd_node_names():
-    from eqrewrite.oracle.observe import Printed
+    from eqrewrite.oracle.core.observe import Printed
 
     def printed(value):
         with Printed() as capture:
@@ -629,7 +629,7 @@ def test_an_output_autograd_refuses_to_use_is_the_programs_backward_error():
     """A view returned by ``unbind`` whose base was then modified in place cannot even be
     multiplied in grad mode: the gradient step records that as the backward's error (it
     used to raise out of the oracle and turn a valid program into an "eager crash")."""
-    from eqrewrite.oracle.observe import gradients
+    from eqrewrite.oracle.core.observe import gradients
 
     x = torch.randn(3, 4, requires_grad=True)
     base = x.sin()

@@ -20,9 +20,9 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from eqrewrite.oracle.judge import Verdict  # noqa: E402
-from eqrewrite.oracle.settings import CompileSettings  # noqa: E402
-from eqrewrite.oracle.targets import find_target  # noqa: E402
+from eqrewrite.oracle.core.judge import Verdict  # noqa: E402
+from eqrewrite.oracle.core.settings import CompileSettings  # noqa: E402
+from eqrewrite.oracle.running.targets import find_target  # noqa: E402
 from oracle_support import eager_harness, write_targets  # noqa: E402
 
 BACKENDS = '''
@@ -505,7 +505,7 @@ def test_reproducers_never_land_in_the_current_folder(tree, tmp_path):
 
 
 def test_findings_state_their_evidence_and_confirmed_bugs_come_first(harness, tree):
-    from eqrewrite.oracle.report import confidence, ordered
+    from eqrewrite.oracle.running.report import confidence, ordered
 
     confirmed = judge(harness, tree, "argmin.py", "exact_off_by_one")
     noise = judge(harness, tree, "fp16_overflow.py", "upcast")
@@ -524,9 +524,9 @@ def _decide_with(emulated_output: torch.Tensor | None, backend: str = "inductor"
     Returns the verdict, the evidence and the requests made."""
     from dataclasses import replace as with_changes
 
-    from eqrewrite.oracle import compare as cmp
-    from eqrewrite.oracle.judge import decide, differ
-    from eqrewrite.oracle.protocol import RunRequest, RunResult, Variant
+    from eqrewrite.oracle.core import compare as cmp
+    from eqrewrite.oracle.core.judge import decide, differ
+    from eqrewrite.oracle.core.protocol import RunRequest, RunResult, Variant
 
     def observed(*values: float) -> dict:
         return {"output": torch.tensor(values, dtype=torch.bfloat16)}
@@ -556,7 +556,7 @@ def test_a_difference_rounding_like_eager_removes_is_numerics():
     (eager's rounding) the value agrees with eager: numerical noise, and the evidence says
     why. The same difference that emulation does not remove stays a compiler bug, and a
     backend other than Inductor is not asked (the switch is Inductor's)."""
-    from eqrewrite.oracle.protocol import Variant
+    from eqrewrite.oracle.core.protocol import Variant
 
     verdict, evidence, made = _decide_with(torch.tensor([1.0, 25.25], dtype=torch.bfloat16))
     assert verdict is Verdict.NUMERICAL_NOISE and evidence.excused_by == "precision casts"

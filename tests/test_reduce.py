@@ -20,12 +20,12 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from eqrewrite.oracle import reducepasses as rp  # noqa: E402
-from eqrewrite.oracle.compare import CompareOptions  # noqa: E402
-from eqrewrite.oracle.protocol import RunRequest, Variant  # noqa: E402
-from eqrewrite.oracle.reduce import Budget, Signature, ddmin, reduce_folder  # noqa: E402
-from eqrewrite.oracle.repro import write_reproducer  # noqa: E402
-from eqrewrite.oracle.settings import CompileSettings, Target, TargetForm  # noqa: E402
+from eqrewrite.oracle.core.compare import CompareOptions  # noqa: E402
+from eqrewrite.oracle.core.protocol import RunRequest, Variant  # noqa: E402
+from eqrewrite.oracle.core.settings import CompileSettings, Target, TargetForm  # noqa: E402
+from eqrewrite.oracle.minimising import reducepasses as rp  # noqa: E402
+from eqrewrite.oracle.minimising.reduce import Budget, Signature, ddmin, reduce_folder  # noqa: E402
+from eqrewrite.oracle.running.repro import write_reproducer  # noqa: E402
 from test_oracle_verdicts import BACKENDS as FAULTS  # noqa: E402
 
 # The oracle's fault-injecting backends, and one that plants two faults at once.

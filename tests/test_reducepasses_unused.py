@@ -7,7 +7,7 @@ import ast
 import textwrap
 
 import pytest
-from eqrewrite.oracle import reducepasses as rp
+from eqrewrite.oracle.minimising import reducepasses as rp
 
 # ``x1`` and ``spare`` are never read, nor are ``p1``, ``b0`` and ``lin``. The unread input
 # draws nothing from the generator and the unread members come after the read ones, so that

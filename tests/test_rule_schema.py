@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from eqrewrite.rewriter.rules import RuleError, load_pack
+from eqrewrite.rewriter.matching.rules import RuleError, load_pack
 
 from tests.conftest import write_pack
 

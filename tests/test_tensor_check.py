@@ -7,8 +7,8 @@ import textwrap
 
 import pytest
 import torch
-from eqrewrite.rewriter.engine import RewriteOptions, rewrite_source, select_rules
-from eqrewrite.rewriter.rules import load_pack
+from eqrewrite.rewriter.matching.rules import load_pack
+from eqrewrite.rewriter.rewriting.engine import RewriteOptions, rewrite_source, select_rules
 
 EVERYWHERE = RewriteOptions(scope=frozenset({"everywhere"}))
 SOURCE = textwrap.dedent('''

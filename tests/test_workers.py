@@ -112,7 +112,7 @@ def test_watchdog_stops_a_worker_whose_parent_dies_where_prctl_is_missing(tmp_pa
     # The fallback for platforms without PR_SET_PDEATHSIG, exercised here directly.
     child = textwrap.dedent("""
         import os, time
-        from eqrewrite.rewriter import workers
+        from eqrewrite.rewriter.workspace import workers
         workers._start_watchdog(os.getppid())
         print(os.getpid(), flush=True)
         time.sleep(60)

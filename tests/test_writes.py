@@ -13,8 +13,8 @@ import stat
 from pathlib import Path
 
 import pytest
-from eqrewrite.rewriter import files
 from eqrewrite.rewriter.cli import main
+from eqrewrite.rewriter.workspace import files
 from test_cli import CLEAN_CODE, REWRITTEN, TENSOR_CODE, run_cli
 
 

@@ -5,4 +5,6 @@ and validated four ways, classified, deduplicated and kept as finding folders.
 it and computes its signature, ``known.py`` recognises known issues, ``store.py`` owns the
 campaign folder (journal, findings, summary), ``executors.py`` runs seeds locally or on Ray,
 ``runner.py`` is the loop and ``cli.py`` the ``eqrewrite campaign`` command.
+
+May import: core, running, generate, cli, gencli.
 """

@@ -16,8 +16,8 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from ..cli import check_switches
+from ..core.settings import CompileSettings, TargetError, parse_settings
 from ..gencli import _range, _weights
-from ..settings import CompileSettings, TargetError, parse_settings
 
 if TYPE_CHECKING:
     from .executors import LocalExecutor, RayExecutor

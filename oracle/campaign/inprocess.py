@@ -25,7 +25,7 @@ class InProcessWorker:
 
     def __init__(self, roots: dict[str, Path], memory_limit: int | None = None,
                  warm_up: bool = False):
-        from ..worker import Session
+        from ..core.worker import Session
 
         self.session = Session({tree: str(root) for tree, root in roots.items()})
         self.start_seconds = 0.0
@@ -42,8 +42,8 @@ class InProcessWorker:
             self._handle(request)
 
     def _handle(self, request: Any) -> Any:
-        from ..protocol import Failure, FailureKind, RunResult
-        from ..worker import _describe
+        from ..core.protocol import Failure, FailureKind, RunResult
+        from ..core.worker import _describe
 
         try:
             return self.session.handle(request)
@@ -56,7 +56,7 @@ def in_process() -> Iterator[None]:
     """Harnesses built inside use ``InProcessWorker`` instead of a worker process."""
     from unittest import mock
 
-    from .. import harness
+    from ..running import harness
 
     with mock.patch.object(harness, "Worker", InProcessWorker):
         yield

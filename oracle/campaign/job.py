@@ -24,9 +24,9 @@ from typing import TYPE_CHECKING, Any
 from . import outcome
 
 if TYPE_CHECKING:
+    from ..core.settings import Target
     from ..generate import Program
-    from ..harness import TargetReport
-    from ..settings import Target
+    from ..running.harness import TargetReport
 
 # The harness serves these two folders; each seed replaces the file in them.
 _TREES = ("original", "rewritten")
@@ -60,10 +60,10 @@ class _Job:
     def __init__(self, spec: JobSpec):
         from eqrewrite.rewriter.api import RewriteOptions, load_packs, select_rules
 
-        from ..compare import CompareOptions
+        from ..core.compare import CompareOptions
+        from ..core.settings import CompileSettings
         from ..generate import GenConfig
-        from ..harness import Harness, HarnessOptions
-        from ..settings import CompileSettings
+        from ..running.harness import Harness, HarnessOptions
 
         self.spec = spec
         self.config = GenConfig(**_gen_config(spec.gen))
@@ -173,7 +173,7 @@ def _oracle(job: _Job, program: Program, rewritten: str) -> TargetReport:
 def _judged(job: _Job, program: Program, report: TargetReport) -> dict[str, Any]:
     """Class, signature parts, the oracle's record and (for compiled findings) the request
     a reproducer replays."""
-    from .. import report as oracle_report
+    from ..running import report as oracle_report
 
     settings = report.settings
     if settings is None:  # ``Harness.validate`` always sets it
@@ -201,8 +201,8 @@ def _judged(job: _Job, program: Program, report: TargetReport) -> dict[str, Any]
     result.update(tree=tree, kinds=divergence_kinds, error=error, signature_ops=ops)
     if (outcome_class in (outcome.COMPILER_BUG, outcome.COMPILE_CRASH)
             and report.reference is not None):
-        from ..harness import SEED
-        from ..protocol import RunRequest, Variant
+        from ..core.protocol import RunRequest, Variant
+        from ..running.harness import SEED
 
         # The request the harness judged (same seed, weights, settings): the reproducer's.
         result["request"] = RunRequest(_target_of(job, program), settings,
@@ -215,7 +215,7 @@ def _judged(job: _Job, program: Program, report: TargetReport) -> dict[str, Any]
 
 def _target_of(job: _Job, program: Program) -> Target:
     """The program's target in the original work folder (the generator always writes one)."""
-    from ..targets import find_target
+    from ..running.targets import find_target
 
     target = find_target(job.folder / "original", job.folder / "original" / program.filename)
     if target is None:

@@ -223,7 +223,7 @@ def _reduce(folder: Path, budget: float) -> Record:
     import signal
     import subprocess
 
-    if importlib.util.find_spec("eqrewrite.oracle.reduce") is None:
+    if importlib.util.find_spec("eqrewrite.oracle.minimising.reduce") is None:
         return {"status": "skipped: the minimiser is not installed"}
     started = time.monotonic()
     # The finding folder holds one repro_*/ folder, which `reduce` finds; it writes

@@ -132,7 +132,7 @@ def write_finding(out: Path, result: Record, context: Record) -> Path:
 def _reproducer(building: Path, final: Path, result: Record) -> str:
     """The oracle's reproducer folder, replaying the program kept in ``tree/`` (its path as
     it will be once the folder is renamed into place)."""
-    from ..repro import FAILING_VERDICTS, write_reproducer
+    from ..running.repro import FAILING_VERDICTS, write_reproducer
 
     tree = building / "tree"
     tree.mkdir()

@@ -12,6 +12,8 @@ op. Statements are chosen and executed one at a time (``builder.py``), so shapes
 and aliasing are read from real tensors; ``features.py`` adds in-place and aliasing writes,
 layout chains, control flow and Python constructs; ``inputs.py`` picks dtypes, layouts and
 boundary values. ``stats.py`` summarises a batch (validity, op coverage).
+
+May import: core.
 """
 
 from .program import GenConfig, GenerationError, Program, generate

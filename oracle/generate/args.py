@@ -15,13 +15,29 @@ import math
 import random
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from .table import ArgSpec, OpSpec
 from .values import Info, broadcast_to_left, broadcastable, literal
 
-if TYPE_CHECKING:  # the builder imports this module
-    from .builder import Builder
+if TYPE_CHECKING:
+    import torch
+
+
+class Builder(Protocol):
+    """What the arguments draw on: the values of the program being built (``builder.py``'s
+    ``Builder``, which imports this module)."""
+
+    rng: random.Random
+    scalars: dict[str, object]
+
+    def pick(self, accept: Callable[[Info], bool]) -> Info | None: ...
+
+    def pick_many(self, accept: Callable[[Info], bool], count: int) -> list[Info]: ...
+
+    def expand_dtypes(self, names: list[str]) -> set[str]: ...
+
+    def new_parameter(self, shape: tuple[int, ...], dtype: torch.dtype) -> tuple[str, str]: ...
 
 
 @dataclass

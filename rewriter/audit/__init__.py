@@ -5,4 +5,6 @@ traced code, ``resolve`` runs the rule packs and says which rule fixes each site
 none did (``reasons``), ``scan`` does it per file and in parallel, ``document`` builds the
 report every format renders (``formats``), ``cli`` is ``eqrewrite audit``. The dynamic
 audit (``--run``) is the oracle's, added through the plugin registry.
+
+May import: workspace, syntax, analysis, kinds, matching, rewriting, running, api, plugins.
 """

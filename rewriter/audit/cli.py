@@ -17,15 +17,15 @@ from typing import TYPE_CHECKING, Any, NoReturn
 
 import click
 
-from ..cache import default_cache_dir
-from ..config import Config, ConfigError, find_project_root, load_config
+from ..matching.rules import RuleError, load_pack
 from ..plugins import AuditRun, AuditStep, Registry
-from ..rules import RuleError, load_pack
+from ..running.cache import default_cache_dir
+from ..workspace.config import Config, ConfigError, find_project_root, load_config
 from .catalogue import PATTERNS
 from .config import AuditConfig, audit_config, check_patterns
 
 if TYPE_CHECKING:
-    from ..engine import RewriteOptions
+    from ..rewriting.engine import RewriteOptions
 
 EXIT_FINDINGS, EXIT_USAGE, EXIT_FILE_ERROR = 1, 2, 123
 FORMATS = ("text", "md", "json", "sarif", "html")
@@ -151,9 +151,9 @@ def _static(paths: tuple[Path, ...], root: Path, config: Config, audit: AuditCon
     """Discover the files and audit them: (document, files, rewrite options).
     ``switches``: --assume-tensor-params and --trust-scalar-annotations (None: not given);
     ``running``: the worker count and the cache folder (None: no cache)."""
-    from ..discovery import discover, package_files
-    from ..engine import RewriteOptions
-    from ..enums import Scope
+    from ..rewriting.engine import RewriteOptions
+    from ..syntax.enums import Scope
+    from ..workspace.discovery import discover, package_files
     from .document import build
     from .scan import ScanOptions, audit_files
 
@@ -253,7 +253,7 @@ def _emit(document: dict[str, Any], output_format: str, output: Path | None, roo
     if output is None:
         click.echo(text, nl=not text.endswith("\n"))
         return
-    from ..files import write_atomic
+    from ..workspace.files import write_atomic
 
     write_atomic(output, text.encode("utf-8"))  # a report is a user file too: never half written
     if not quiet:

@@ -11,8 +11,8 @@ import difflib
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..config import Config, ConfigError
-from ..facts.scopes import known_scopes
+from ..analysis.facts.scopes import known_scopes
+from ..workspace.config import Config, ConfigError
 from .catalogue import PATTERNS
 
 _LISTS = ("scope", "ignore", "rules", "exclude")

@@ -17,10 +17,10 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass, field
 
-from ..enums import ValueKind
-from ..facts import ModuleFacts
-from ..inference import TENSOR, UNKNOWN, Inference, Names
-from ..pattern import dotted_name
+from ..analysis.facts import ModuleFacts
+from ..analysis.inference import TENSOR, UNKNOWN, Inference, Names
+from ..syntax.enums import ValueKind
+from ..syntax.pattern import dotted_name
 
 LOGGER_METHODS = frozenset(
     "debug info warning warn error critical fatal exception log warning_once info_once".split())

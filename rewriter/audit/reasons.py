@@ -13,9 +13,11 @@ from __future__ import annotations
 import ast
 import builtins
 
-from ..guards import GuardContext, is_pure
-from ..inference import NUMBER, SEQUENCE, TENSOR
-from ..kinds.select import _elementwise  # the select kind's own test: the reason agrees with it
+from ..analysis.guards import GuardContext, is_pure
+from ..analysis.inference import NUMBER, SEQUENCE, TENSOR
+from ..kinds.graphbreaks.select import (
+    _elementwise,  # the select kind's own test: the reason agrees with it
+)
 from .detect import LIKELY, Detector, Site, children
 
 _EXCEPTIONS = frozenset(n for n in dir(builtins) if isinstance(getattr(builtins, n), type)

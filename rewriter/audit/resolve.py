@@ -15,9 +15,9 @@ import ast
 from dataclasses import dataclass
 from typing import Any
 
-from ..matcher import Decline, Edit, Matcher, Span
-from ..pattern import index_key
-from ..rules import Rule
+from ..matching.matcher import Decline, Edit, Matcher, Span
+from ..matching.rules import Rule
+from ..syntax.pattern import index_key
 from .catalogue import PATTERNS, pattern_for_kind
 from .detect import Detector, Position, Site, position
 from .reasons import Reasons

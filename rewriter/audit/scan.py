@@ -20,17 +20,16 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from ..cache import Cache, Entry, Stamp, canonical, digest, scope_facts, stamp_of
-from ..callgraph import function_scopes
-from ..engine import RewriteError, parse
-from ..enums import Scope
-from ..facts.scopes import FUNCTION_SCOPES
-from ..files import is_generated
-from ..matcher import Comments
-from ..rules import Rule, load_pack, packaged_packs
-from ..sources import SourceError, decode
-from ..summaries import SummaryStore
-from ..workers import WorkerPool
+from ..analysis.facts.scopes import FUNCTION_SCOPES
+from ..matching.matcher import Comments
+from ..matching.rules import Rule, load_pack, packaged_packs
+from ..rewriting.engine import RewriteError, parse
+from ..running.cache import Cache, Entry, Stamp, canonical, digest, scope_facts, stamp_of
+from ..running.summaries import SummaryStore, function_scopes
+from ..syntax.enums import Scope
+from ..workspace.files import is_generated
+from ..workspace.sources import SourceError, decode
+from ..workspace.workers import WorkerPool
 from .catalogue import PATTERNS
 from .detect import Detector, Site, position
 from .resolve import Resolution, Resolver
@@ -81,7 +80,7 @@ class ScanContext:
     @classmethod
     def load(cls, options: ScanOptions) -> ScanContext:
         """Load the packs."""
-        from ..engine import RewriteOptions, select_rules
+        from ..rewriting.engine import RewriteOptions, select_rules
 
         rules = [r for spec in options.packs for r in load_pack(spec).rules]
         selected = select_rules(rules, RewriteOptions(

@@ -7,9 +7,13 @@ needs (``helpers.py``). The matcher then applies the shared checks (scope,
 suppression comments, comments inside the span) exactly as for template rules.
 A YAML rule selects a kind with ``kind:`` and configures it with ``options:``.
 
-Kinds register themselves: every module of this package is imported when the registry is
-first asked for, and the kinds (and helpers) it defines are collected (``discover``), so a
-new kind is one new module, with the helper source its rewrites call beside it.
+Kinds register themselves: every module of this package and of its subpackages (one per
+pack: ``equivalence/``, ``graphbreaks/``) is imported when the registry is first asked for,
+and the kinds (and helpers) it defines are collected (``discover``), so a new kind is one new
+module, with the helper source its rewrites call beside it. ``spelling.py`` holds proofs the
+kinds share (no kind).
+
+May import: syntax, analysis.
 """
 
 from __future__ import annotations
@@ -18,16 +22,16 @@ import ast
 import importlib
 import pkgutil
 import weakref
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from functools import cache, cached_property
 from types import ModuleType
 
-from ..enums import Level, ValueKind
-from ..facts import ModuleFacts
-from ..guards import GuardContext, is_pure
-from ..inference import TENSOR
-from ..pattern import Bindings, NodeKey
+from ..analysis.facts import ModuleFacts
+from ..analysis.guards import GuardContext, is_pure
+from ..analysis.inference import TENSOR
+from ..syntax.enums import Level, ValueKind
+from ..syntax.pattern import Bindings, NodeKey
 
 
 class KindError(ValueError):
@@ -334,7 +338,10 @@ def _scalar_condition(test: ast.expr, context: KindContext) -> tuple[str, Bindin
             return node.args[0]
         return None
 
-    from .scalarflag import flag_value, scalar_of  # beside its kind; imports this module
+    from .graphbreaks.scalarflag import (  # beside its kind; imports this module
+        flag_value,
+        scalar_of,
+    )
 
     def flag(node: ast.expr) -> bool:  # a name holding t.item() / t.tolist() (scalarflag.py)
         return isinstance(node, ast.Name) and flag_value(node, context) is not None
@@ -392,7 +399,8 @@ def _discovered(package: str) -> tuple[dict[str, type[Kind]], dict[str, HelperSo
 
 
 def discover(package: str) -> tuple[dict[str, type[Kind]], dict[str, HelperSource]]:
-    """The kinds and helpers of every module of ``package``, in module-name order.
+    """The kinds and helpers of every module of ``package`` and of its subpackages, in
+    module-name order.
 
     A kind module registers itself by being there: each ``Kind`` subclass it defines with a
     ``name`` is a kind, and its optional ``HELPERS`` (helper name -> (source, helpers it
@@ -402,9 +410,7 @@ def discover(package: str) -> tuple[dict[str, type[Kind]], dict[str, HelperSourc
     """
     kinds: dict[str, type[Kind]] = {}
     helpers: dict[str, HelperSource] = {}
-    root = importlib.import_module(package)
-    for info in sorted(pkgutil.iter_modules(root.__path__), key=lambda i: i.name):
-        module = importlib.import_module(f"{package}.{info.name}")
+    for module in _modules(package):
         for kind in _kinds_defined_in(module):
             if kind.name in kinds:
                 raise ImportError(f"kind {kind.name!r} is defined twice: by "
@@ -416,6 +422,17 @@ def discover(package: str) -> tuple[dict[str, type[Kind]], dict[str, HelperSourc
                                   f"(the second is {module.__name__})")
             helpers[name] = entry
     return kinds, helpers
+
+
+def _modules(package: str) -> Iterator[ModuleType]:
+    """The modules of ``package`` in name order, each subpackage's (one per pack:
+    ``equivalence``, ``graphbreaks``) in its place."""
+    root = importlib.import_module(package)
+    for info in sorted(pkgutil.iter_modules(root.__path__), key=lambda i: i.name):
+        module = importlib.import_module(f"{package}.{info.name}")
+        yield module
+        if info.ispkg:
+            yield from _modules(module.__name__)
 
 
 def _kinds_defined_in(module: ModuleType) -> list[type[Kind]]:

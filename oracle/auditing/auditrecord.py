@@ -1,0 +1,302 @@
+"""The dynamic audit's measurements as the report's ``dynamic`` section (plain data, see the
+audit's JSON schema): targets, breaks deduplicated by (GB id, site), before/after, what-if.
+
+Outputs are judged with the oracle's own comparison (``judge.differ``: dtype-aware
+tolerances, exact integers, printed text, module state, gradients); for a what-if run,
+values and printed output are reported apart, since dropping a log message is the whole
+point of ``ignore_logger_methods``.
+"""
+
+from __future__ import annotations
+
+import linecache
+import os
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol
+
+from ..core import compare as cmp
+from ..core.graphbreaks import registry
+from ..core.judge import differ
+from ..core.settings import CompileSettings, Target
+
+if TYPE_CHECKING:
+    from eqrewrite.rewriter.plugins import AuditRun
+
+    from ..core.graphbreaks import BreakReason, BreakReport
+    from ..core.protocol import RunResult
+    from .probe import ProbeResult
+
+# Each target's measurements (``DynamicAudit._measure``): "target", "settings", the probe of
+# each tree ("original", "rewritten"), and the what-if runs.
+Measured = dict[str, Any]
+
+_PRINTED = "result['printed']"
+
+# difflib's (tag, i1, i2, j1, j2): lines i1:i2 of the original became j1:j2 of the rewrite.
+Opcode = tuple[str, int, int, int, int]
+
+
+class DynamicAudit(Protocol):
+    """What the record reads of the audit (``audit.DynamicAudit``, which imports this
+    module when it runs)."""
+
+    audit: AuditRun
+    flags: dict[str, Any]
+    tree: Path
+    copy: Path | None
+    line_maps: dict[str, Sequence[Opcode]]
+
+
+def record(audit: DynamicAudit, targets: list[Target], measured: list[Measured],
+           problems: list[str], settings: CompileSettings, rewritten: bool) -> dict[str, Any]:
+    """The ``dynamic`` section for ``audit``."""
+    import torch
+
+    labels = _Labels(audit)
+    rows = [_target_row(m, labels) for m in measured]
+    breaks = _dedup([(m["target"].name, m["original"]) for m in measured], labels)
+    document = {
+        "torch": torch.__version__, "settings": settings.describe(),
+        "targets": rows, "breaks": breaks, "no_target": problems,
+        "totals": _totals(rows),
+        "before_after": _before_after(audit, measured, labels) if rewritten else None,
+        "what_if": _what_if(measured, labels) if audit.flags.get("what_if") else None,
+    }
+    return document
+
+
+class _Labels:
+    """Frames ("abs/path.py:LINE") as report locations relative to the project root; a
+    frame in the rewritten copy is named by its original file, marked ``rewritten``."""
+
+    def __init__(self, audit: DynamicAudit):
+        self.root, self.tree, self.copy = audit.audit.root.resolve(), audit.tree, audit.copy
+        self.line_maps = audit.line_maps
+
+    def frame(self, frame: str | None) -> dict[str, Any] | None:
+        """``{file, line, source, tree}``; a rewritten file's line is mapped back to the
+        original file's (``rewritten_line`` keeps it), so keys match across trees."""
+        if not frame or ":" not in frame:
+            return None
+        path, _, line = frame.rpartition(":")
+        if not line.isdigit():
+            return None
+        resolved = Path(os.path.abspath(path))
+        label, tree = self._label(resolved)
+        found: dict[str, Any] = {"file": label, "line": int(line),
+                                 "source": source_line(str(resolved), int(line)),
+                                 "tree": tree}
+        if str(resolved) in self.line_maps:
+            found["rewritten_line"] = int(line)
+            found["line"] = original_line(self.line_maps[str(resolved)], int(line))
+        return found
+
+    def key(self, reason: BreakReason) -> str:
+        """``GB0170@model.py:12``: what identifies a break across targets."""
+        frame = self.frame(reason.frame)
+        site = f"{frame['file']}:{frame['line']}" if frame else "?"
+        return f"{reason.gb_id or reason.reason}@{site}"
+
+    def _label(self, path: Path) -> tuple[str, str]:
+        if self.copy is not None and self.copy in path.parents:
+            return _relative(self.tree / path.relative_to(self.copy), self.root), "rewritten"
+        if self.tree in path.parents:
+            return _relative(path, self.root), "original"
+        return path.as_posix(), "other"
+
+
+def _relative(path: Path, root: Path) -> str:
+    try:
+        return path.relative_to(root).as_posix()
+    except ValueError:
+        return path.as_posix()
+
+
+def _target_row(measured: Measured, labels: _Labels) -> dict[str, Any]:
+    probe: ProbeResult = measured["original"]
+    row: dict[str, Any] = {"name": measured["target"].name, "error": _error(probe)}
+    if row["error"]:
+        return row
+    report = _breaks(probe)
+    row.update({"graphs": report.graph_count, "breaks": report.breaks,
+                "fullgraph": probe.fullgraph_ok, "fullgraph_error": probe.fullgraph_error,
+                "skipped_frames": report.skipped_frames,
+                "recompilations": probe.recompilations, "input_sets": probe.input_sets,
+                "compile_seconds": round(probe.compile_seconds, 3),
+                "outputs_equal": _equal(probe.eager, probe.compiled)})
+    return row
+
+
+def _breaks(probe: ProbeResult) -> BreakReport:
+    """The breaks a probe counted (one without an error ran compiled, so it has them)."""
+    assert probe.compiled is not None and probe.compiled.breaks is not None
+    return probe.compiled.breaks
+
+
+def _error(probe: ProbeResult) -> str | None:
+    if probe.failure is not None:
+        return f"{probe.failure.kind.value}: {probe.failure.message.splitlines()[-1][:300]}"
+    for label, run in (("eager", probe.eager), ("compiled", probe.compiled)):
+        if run is not None and run.failure is not None:
+            return f"{label} run {run.failure.kind.value}: {run.failure.message[-300:]}"
+    if probe.eager is not None and probe.eager.exception is not None:
+        return f"eager run raised {probe.eager.exception.describe()}"
+    return None
+
+
+def _equal(expected: RunResult | None, actual: RunResult | None,
+           printed: bool = True) -> bool | None:
+    """Whether ``actual`` observed what ``expected`` did (printed output included or not)."""
+    if expected is None or actual is None or actual.observed is None and not actual.exception:
+        return None
+    differences = differ(expected, actual, cmp.CompareOptions())
+    if not printed:
+        differences = [d for d in differences if not str(d.path).startswith(_PRINTED)]
+    return not differences
+
+
+def _dedup(runs: list[tuple[str, ProbeResult]], labels: _Labels) -> list[dict[str, Any]]:
+    """Breaks of every target merged by (GB id, site), most frequent first."""
+    merged: dict[str, dict[str, Any]] = {}
+    for target, probe in runs:
+        if probe.compiled is None or probe.compiled.breaks is None:
+            continue
+        for reason in probe.compiled.breaks.reasons:
+            key, frame = labels.key(reason), labels.frame(reason.frame)
+            if key not in merged:
+                entry = registry().get(reason.gb_id or "", {})
+                merged[key] = {"key": key, "gb_id": reason.gb_id, "gb_type": reason.gb_type,
+                               "reason": reason.reason, "detail": reason.detail,
+                               "explanation": entry.get("Explanation", ""),
+                               "hints": list(entry.get("Hints", [])), "frame": frame,
+                               "count": 0, "targets": [], "finding": None}
+            merged[key]["count"] += reason.count
+            if target not in merged[key]["targets"]:
+                merged[key]["targets"].append(target)
+    return sorted(merged.values(), key=lambda b: (-b["count"], b["key"]))
+
+
+def _totals(rows: list[dict[str, Any]]) -> dict[str, int]:
+    ran = [r for r in rows if not r["error"]]
+    return {"targets": len(rows), "failed": len(rows) - len(ran),
+            "breaking": sum(1 for r in ran if r["breaks"]),
+            "breaks": sum(r["breaks"] for r in ran), "graphs": sum(r["graphs"] for r in ran),
+            "fullgraph_ok": sum(1 for r in ran if r["fullgraph"])}
+
+
+def _counts(probe: ProbeResult) -> dict[str, Any]:
+    report = _breaks(probe)
+    return {"breaks": report.breaks, "graphs": report.graph_count,
+            "fullgraph": probe.fullgraph_ok}
+
+
+def _before_after(audit: DynamicAudit, measured: list[Measured],
+                  labels: _Labels) -> dict[str, Any]:
+    rows = []
+    for found in measured:
+        before, after = found["original"], found["rewritten"]
+        error = _error(before) or _error(after)
+        row: dict[str, Any] = {"name": found["target"].name, "error": error}
+        if not error:
+            equal = [_equal(before.eager, after.eager), _equal(before.eager, after.compiled)]
+            row.update({"before": _counts(before), "after": _counts(after),
+                        "outputs_equal": None if None in equal else all(equal),
+                        "latency_ratio": _ratio(before, after),
+                        "latency": {"before": before.latency, "after": after.latency}})
+        rows.append(row)
+    ran = [r for r in rows if not r["error"]]
+    total: dict[str, Any] = {side: {"breaks": sum(r[side]["breaks"] for r in ran),
+                    "graphs": sum(r[side]["graphs"] for r in ran),
+                    "fullgraph_ok": sum(1 for r in ran if r[side]["fullgraph"])}
+             for side in ("before", "after")}
+    removed = total["before"]["breaks"] - total["after"]["breaks"]
+    total.update({"targets": len(ran), "outputs_equal": sum(1 for r in ran
+                                                             if r["outputs_equal"]),
+                  "removed_share": round(removed / total["before"]["breaks"], 4)
+                  if total["before"]["breaks"] else 0.0})
+    remaining = _dedup([(m["target"].name, m["rewritten"]) for m in measured], labels)
+    return {"rules": [Path(p).name for p in audit.audit.packs], "targets": rows,
+            "totals": total, "remaining": remaining}
+
+
+def _ratio(before: ProbeResult, after: ProbeResult) -> float | None:
+    if not (before.latency and after.latency) or not before.latency["compiled"]:
+        return None
+    return round(after.latency["compiled"] / before.latency["compiled"], 3)
+
+
+def _what_if(measured: list[Measured], labels: _Labels) -> dict[str, Any]:
+    runs, tree = [], "original"
+    for found in measured:
+        tree = found.get("what_if_tree", tree)
+        base = found[tree]
+        reference = found["original"].eager
+        for switch, value, probe in found.get("what_if", []):
+            runs.append(_what_if_run(found["target"].name, switch, value, base, probe,
+                                     reference, labels))
+    return {"tree": tree, "runs": runs, "switches": _by_switch(runs)}
+
+
+def _keys(probe: ProbeResult, labels: _Labels) -> dict[str, int]:
+    return {labels.key(r): r.count for r in _breaks(probe).reasons}
+
+
+def _what_if_run(target: str, switch: str, value: str, base: ProbeResult,
+                 probe: ProbeResult, reference: RunResult | None,
+                 labels: _Labels) -> dict[str, Any]:
+    run: dict[str, Any] = {
+        "target": target, "switch": switch, "value": value,
+        "error": _error(probe) if probe.compiled is not None or probe.failure else None}
+    if run["error"] or probe.compiled is None or probe.compiled.breaks is None:
+        run["error"] = run["error"] or "no measurement"
+        return run
+    before, after = _keys(base, labels), _keys(probe, labels)
+    run.update({"breaks_before": _breaks(base).breaks,
+                "breaks_after": probe.compiled.breaks.breaks,
+                "graphs_after": probe.compiled.breaks.graph_count,
+                "removed": sorted(k for k in before if k not in after),
+                "reduced": sorted(f"{k}: {before[k]} -> {after[k]}" for k in before
+                                  if k in after and after[k] < before[k]),
+                "added": sorted(k for k in after if k not in before),
+                "outputs_equal": _equal(reference, probe.compiled, printed=False),
+                "printed_equal": _printed_equal(reference, probe.compiled)})
+    return run
+
+
+def _printed_equal(reference: RunResult | None, compiled: RunResult) -> bool | None:
+    if reference is None or reference.observed is None or compiled.observed is None:
+        return None
+    return reference.observed.get("printed") == compiled.observed.get("printed")
+
+
+def _by_switch(runs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Per switch: targets tried, breaks removed, targets left without a break, and whether
+    every run kept the outputs."""
+    found: dict[str, dict[str, Any]] = {}
+    for run in runs:
+        entry = found.setdefault(run["switch"], {"switch": run["switch"], "value": run["value"],
+                                                 "targets": 0, "breaks_removed": 0,
+                                                 "targets_fixed": 0, "outputs_equal": True})
+        entry["targets"] += 1
+        if run.get("error"):
+            entry["outputs_equal"] = False
+            continue
+        entry["breaks_removed"] += max(0, run["breaks_before"] - run["breaks_after"])
+        entry["targets_fixed"] += run["breaks_after"] == 0
+        entry["outputs_equal"] = entry["outputs_equal"] and bool(run["outputs_equal"])
+    return sorted(found.values(), key=lambda e: -e["breaks_removed"])
+
+
+def original_line(opcodes: Sequence[Opcode], line: int) -> int:
+    """The line of the original file that rewritten ``line`` comes from: itself moved, in
+    unchanged code, else the first line of the code a rewrite replaced."""
+    for tag, i1, _, j1, j2 in opcodes:
+        if j1 <= line - 1 < j2:
+            return i1 + (line - 1 - j1) + 1 if tag == "equal" else i1 + 1
+    return line
+
+
+def source_line(path: str, line: int) -> str:
+    """The stripped source line (empty when unknown)."""
+    return linecache.getline(path, line).strip()

@@ -1,0 +1,187 @@
+"""The minimiser's checking process: judges candidate source trees with a reproducer's own
+copy of the oracle core, one after another, in one warm process.
+
+Run as a script, ``python reduceworker.py REPRO_FOLDER TREES [CORE]`` (``TREES``: the folder
+under which the candidate trees are written); it imports nothing
+of eqrewrite. It loads the reproducer's ``repro.py`` as a module (so target, settings, seed,
+weights and comparison options are the reproducer's own), then answers one JSON request per
+line on stdin with one JSON line on the original stdout: the verdict, the differences, the
+exceptions and the inputs' shapes and layouts. Everything else written to stdout (the
+compiler, the target) goes to stderr, so it cannot corrupt the answers. ``CORE`` is a folder
+holding a newer ``_eqrewrite_oracle`` to use instead of the reproducer's, for folders written
+before ``replay.judge`` existed.
+
+The parent enforces the time limit by killing this process; it also dies with its parent.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import json
+import os
+import sys
+import time
+import traceback
+from dataclasses import asdict, replace
+from pathlib import Path
+from typing import Any, TextIO
+
+
+def main(folder: Path, trees: Path, core: Path | None) -> None:
+    answers = os.fdopen(os.dup(1), "w", buffering=1)
+    os.dup2(2, 1)
+    sys.stdout = sys.stderr
+    # Python put this file's folder (eqrewrite's oracle/minimising) first on sys.path: its
+    # modules (reduce, standalone, ...) must not shadow a target's own imports.
+    here = Path(__file__).resolve().parent
+    sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != here]
+    repro = _load(folder, core)
+    from _eqrewrite_oracle import worker
+
+    worker._die_with_parent()
+    _answer(answers, _describe(repro))
+    for line in sys.stdin:
+        request = json.loads(line)
+        started = time.perf_counter()
+        try:
+            answer = _check(repro, request, trees)
+        except BaseException as error:  # noqa: BLE001 - a candidate's failure is an answer
+            answer = {"error": _last_lines(error)}
+        answer["seconds"] = round(time.perf_counter() - started, 3)
+        _answer(answers, answer)
+
+
+def _load(folder: Path, core: Path | None) -> Any:
+    """The reproducer's script as a module (its ``__main__`` block does not run). Its names
+    (``TARGET``, ``REQUEST``...) hold the vendored core's objects, untyped here."""
+    if core is not None:
+        sys.path.insert(0, str(core))
+        importlib.import_module("_eqrewrite_oracle.replay")  # cached: repro.py gets this copy
+    spec = importlib.util.spec_from_file_location("_eqrewrite_repro", folder / "repro.py")
+    # A ``.py`` location always gets a spec with a source loader.
+    assert spec is not None and spec.loader is not None
+    repro: Any = importlib.util.module_from_spec(spec)
+    before = len(sys.path)
+    spec.loader.exec_module(repro)
+    # repro.py puts its folder, its tree and the folders a custom backend imports from
+    # first on sys.path: the last of these are what a standalone script needs too.
+    added = sys.path[:len(sys.path) - before]
+    repro.EXTRA_PATHS = [p for p in added if p not in (str(folder), str(repro.ROOT))]
+    # Candidate trees come first on sys.path for each run; the reproducer's own tree must not
+    # be importable at all, so that a candidate is judged on its own files only.
+    sys.path[:] = [p for p in sys.path if p != str(repro.ROOT)]
+    return repro
+
+
+def _describe(repro: Any) -> dict[str, Any]:
+    """What the parent needs to know about the reproducer, as plain JSON."""
+    import torch
+    from _eqrewrite_oracle import replay
+
+    target, request = repro.TARGET, repro.REQUEST
+    return {"ready": True, "root": str(repro.ROOT), "torch": torch.__version__,
+            "judge": hasattr(replay, "judge"), "has_state": request.state is not None,
+            "seed": request.seed, "strict": repro.OPTIONS.strict, "scale": repro.OPTIONS.scale,
+            "target": {"name": target.name, "attribute": target.attribute,
+                       "form": target.form.value,
+                       "file": None if target.file is None else target.file.as_posix(),
+                       "inputs": target.inputs, "has_init_inputs": target.has_init_inputs},
+            "settings": asdict(repro.SETTINGS), "extra_paths": repro.EXTRA_PATHS,
+            "fails": getattr(repro, "FAILS", "compiler-bug")}
+
+
+def _check(repro: Any, asked: dict[str, Any], trees: Path) -> dict[str, Any]:
+    """Judge the target in the tree ``asked["root"]``. When ``asked`` names the exception
+    the finding's eager run raised (``eager``, None for none), one eager run first rejects
+    candidates that already differ there, without compiling them."""
+    from _eqrewrite_oracle.replay import judge
+    from _eqrewrite_oracle.worker import Session
+
+    _forget(trees)
+    root = Path(asked["root"])
+    request = repro.REQUEST if asked["state"] else replace(repro.REQUEST, state=None)
+    if "eager" in asked:
+        first = Session({"original": str(root)}).run(request)
+        if first.failure is not None:
+            return {"error": first.failure.message}
+        if _exception(first) != asked["eager"]:
+            raised = first.exception.describe() if first.exception else "nothing"
+            return {"error": f"the eager run raised {raised}"}
+    judgement = judge(str(root), request, repro.OPTIONS)
+    eager, compiled = judgement.eager, judgement.compiled
+    return {"verdict": judgement.verdict.value, "detail": judgement.detail,
+            "differences": [[d.path, d.kind, d.message] for d in judgement.differences],
+            "exceptions": [_exception(eager), _exception(compiled)],
+            "compiled_error": _error(compiled),
+            "grad_inputs": bool(eager and eager.grad_inputs),
+            "inputs": _inputs(root, request)}
+
+
+def _error(result: Any) -> str | None:
+    """The run's exception on one line (the cause joined to a wrapping first line)."""
+    if result is None or result.exception is None:
+        return None
+    exception = result.exception
+    described: str = (exception.describe() if hasattr(exception, "describe")
+                      else exception.message)
+    return described
+
+
+def _forget(trees: Path) -> None:
+    """Drop modules imported from earlier candidates: they share the target's module name."""
+    prefix = str(trees.resolve())
+    for name, module in list(sys.modules.items()):
+        location = getattr(module, "__file__", None) or ""
+        if location and str(Path(location).resolve()).startswith(prefix):
+            del sys.modules[name]
+    importlib.invalidate_caches()
+
+
+def _exception(result: Any) -> str | None:
+    return result.exception.type if result is not None and result.exception else None
+
+
+def _inputs(root: Path, request: Any) -> list[dict[str, Any]]:
+    """Each input's dtype, rank, element count and layout class, as built for a run."""
+    from _eqrewrite_oracle.worker import Session
+
+    session = Session({"original": str(root)})
+    session.enter("original")
+    _, inputs, _, _ = session.build(request)
+    values = list(inputs.values()) if isinstance(inputs, dict) else list(inputs)
+    return [_input(value) for value in values]
+
+
+def _input(value: object) -> dict[str, Any]:
+    import torch
+
+    if isinstance(value, list | tuple):
+        items = [_input(item) for item in value]
+        return {"type": type(value).__name__, "items": items,
+                "numel": sum(item["numel"] for item in items)}
+    if not isinstance(value, torch.Tensor):
+        return {"type": type(value).__name__, "numel": 0}
+    if value.layout != torch.strided:
+        return {"type": "Tensor", "dtype": str(value.dtype), "dim": value.dim(),
+                "numel": value.numel(), "layout": str(value.layout)}
+    layout = {"contiguous": value.is_contiguous(),
+              "channels_last": value.dim() == 4 and value.is_contiguous(
+                  memory_format=torch.channels_last),
+              "expanded": 0 in value.stride() and value.numel() > 1,
+              "offset": value.storage_offset() > 0, "empty": value.numel() == 0}
+    return {"type": "Tensor", "dtype": str(value.dtype), "dim": value.dim(),
+            "numel": value.numel(), "layout": layout}
+
+
+def _last_lines(error: BaseException) -> str:
+    lines = traceback.format_exception(type(error), error, error.__traceback__)
+    return "".join(lines[-4:]).strip()[-2000:]
+
+
+def _answer(stream: TextIO, answer: dict[str, Any]) -> None:
+    stream.write(json.dumps(answer, default=str) + "\n")
+
+
+if __name__ == "__main__":
+    main(Path(sys.argv[1]), Path(sys.argv[2]), Path(sys.argv[3]) if len(sys.argv) > 3 else None)

@@ -1,0 +1,114 @@
+"""Where a rule may rewrite: whether a node's enclosing functions lie in a rule's scope.
+
+Also the names a module writes through ``global`` and ``nonlocal``, which the inference
+must treat as holding anything.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Set as AbstractSet
+
+from ...syntax.enums import Scope
+from ...syntax.marks import PREFIX as HELPER_PREFIX
+from .classes import ModuleClasses
+from .compiled import CompiledFunctions
+from .definitions import definition_qualname
+from .text import TextIndex
+
+_RULE_SCOPES = frozenset({Scope.EVERYWHERE, Scope.FORWARD, Scope.COMPILED, Scope.TRACED})
+# Scopes given as sets of qualified function names (see callgraph.py): ``traced`` is the
+# static call graph, ``profiled`` the functions a recorded run saw Dynamo trace.
+FUNCTION_SCOPES = (Scope.TRACED, Scope.PROFILED)
+# Read for every node a rule is tried on: bound once (reading an enum member on Python
+# 3.11 is a descriptor call).
+_EVERYWHERE, _FORWARD, _COMPILED = Scope.EVERYWHERE, Scope.FORWARD, Scope.COMPILED
+
+
+def known_scopes() -> frozenset[Scope]:
+    """Names accepted by a rule's ``scope``."""
+    return _RULE_SCOPES
+
+
+def may_be_in_scope(text: str, scope: AbstractSet[str],
+                    function_scopes: dict[str, frozenset[str]] | None) -> bool:
+    """Whether some code of the module ``text`` may lie in ``scope``: False only when none
+    can (no ``forward`` method without the word, nothing compiled without ``compile`` or
+    ``optimize``, which ``TextIndex.may_compile`` requires too, and no function of this
+    file in the function scopes computed over the run), so that a rule of that scope need
+    not walk the module at all."""
+    for name in scope:
+        if name == _FORWARD:
+            if "forward" in text:
+                return True
+        elif name == _COMPILED:
+            if "compile" in text or "optimize" in text:
+                return True
+        elif name in FUNCTION_SCOPES:
+            if function_scopes is None or function_scopes.get(name, True):
+                return True  # (a scope not given is computed from the module itself)
+        else:
+            return True  # everywhere
+    return False
+
+
+class Scopes:
+    """Scope tests for the nodes of one module."""
+
+    def __init__(self, tree: ast.Module, text: TextIndex, classes: ModuleClasses,
+                 compiled: CompiledFunctions, function_scopes: dict[str, frozenset[str]] | None,
+                 global_names: set[str], nonlocal_names: set[str]):
+        self._tree = tree
+        self._text = text
+        self._classes = classes
+        self._compiled = compiled
+        # Qualified names of the functions in each function scope; a scope missing here
+        # (a single text rewritten on its own) is computed from this module alone.
+        self.function_scopes = dict(function_scopes or {})
+        self._in_function_scope: dict[tuple[str, tuple[ast.AST, ...]], bool] = {}
+        self._in_scope: dict[tuple[frozenset[str], tuple[ast.AST, ...]], bool] = {}
+        self.global_names = global_names
+        self.nonlocal_names = nonlocal_names
+
+    def in_scope(self, scope: AbstractSet[str], chain: tuple[ast.AST, ...]) -> bool:
+        """Whether a node whose enclosing functions are ``chain`` lies in ``scope`` (asked
+        for every node a rule is tried on, of the few chains a module has: remembered)."""
+        key = (scope if isinstance(scope, frozenset) else frozenset(scope), chain)
+        found = self._in_scope.get(key)
+        if found is None:
+            found = self._in_scope[key] = self._decide(scope, chain)
+        return found
+
+    def _decide(self, scope: AbstractSet[str], chain: tuple[ast.AST, ...]) -> bool:
+        if any(getattr(f, "name", "").startswith(HELPER_PREFIX) for f in chain):
+            return False  # the inserted helpers hold the original code: never rewritten
+        if _EVERYWHERE in scope:
+            return True
+        if _FORWARD in scope and any(self._classes.is_forward(f) for f in chain):
+            return True
+        if _COMPILED in scope and any(f in self._compiled.functions for f in chain):
+            return True
+        return any(name in scope and self._in_function_scope_of(name, chain)
+                   for name in FUNCTION_SCOPES)
+
+    def _in_function_scope_of(self, name: str, chain: tuple[ast.AST, ...]) -> bool:
+        key = (name, chain)
+        if key not in self._in_function_scope:
+            if name not in self.function_scopes:
+                self.function_scopes[name] = self._own_scope(name)
+            names = self.function_scopes[name]
+            self._in_function_scope[key] = bool(names) and any(
+                definition_qualname(chain[:i + 1]) in names for i in range(len(chain)))
+        return self._in_function_scope[key]
+
+    def _own_scope(self, name: str) -> frozenset[str]:
+        """``traced`` computed from this module alone (no other file known); ``profiled``
+        is empty without a profile."""
+        if name != Scope.TRACED:
+            return frozenset()
+        from ..callgraph import CallGraph, summarize  # the call graph imports the facts
+
+        summary = summarize("<module>", self._text.source or ast.unparse(self._tree),
+                            "__main__")
+        return CallGraph([summary]).traced().get("<module>", frozenset()) if summary else (
+            frozenset())

@@ -1,0 +1,898 @@
+"""Mixture-of-experts dispatch loops, traced without dynamic shapes.
+
+Sparse mixture-of-experts blocks route each token to its top-k experts with a loop whose
+shapes depend on the data. The kind recognises the computation, whatever the spelling of
+its parts (transformers 4.4x, 4.5x and 5.x, Switch/NLLB, gpt-oss, GLM-4-MoE...)::
+
+    hits = (mask.sum(dim=(-1, -2)) > 0).nonzero()     # or: for e in range(num_experts)
+    for e in hits:                                     # (or .nonzero().squeeze(-1))
+        e = e[0]                                       # or int(e.item()), or e used as is
+        if e == sentinel: continue                     # optional tests on the expert index
+        slot, token = torch.where(mask[e])             # or (token, slot), .squeeze(0), `_`
+        rows = hidden[token]                           # any row-wise computation of
+        out = expert(rows) * weights[token, slot, None]  # the gathered rows and weights
+        final.index_add_(0, token, out.to(final.dtype))
+
+``nonzero``, the one-argument ``torch.where`` and a tensor index into a ModuleList each
+break the graph. Up to four small edits, each exact eagerly (its helper runs the original
+expression); traced, they are right only together (the route without the keep would add
+unrouted tokens), so they are proposed only when every edited line is a single line without
+a comment, where the matcher refuses none of them:
+
+* the ``nonzero`` becomes ``(<nonzero> if not C else _eqrw_moe_every(mask, rows))``;
+* the loop iterates ``(_eqrw_moe_experts(mask) if D else _eqrw_moe_hit(mask, rows) if C
+  else <hits>)`` (the real hits again when they were computed densely, under ``no_grad``,
+  but the loop runs as written, with gradients);
+* the route becomes ``_eqrw_moe_route(mask, e, axis) if D else torch.where(...)``;
+* the added value becomes ``_eqrw_moe_keep(value, mask, e, token, axis, limit)``;
+
+where ``C`` is ``_eqrw_moe_cheap(mask, axis, max_factor)`` (tracing, within the cost bound)
+and ``D`` is ``_eqrw_moe_dense(mask, axis, limit)`` (also gradients off, or the training
+rule): both false eagerly, and constants while tracing (shapes, grad mode), decided in the
+loop's own frame so that a loop traced as written (beyond the cost bound) breaks exactly where
+and as often as the original.
+
+Traced, when the dense form costs at most ``max_factor`` times the routed compute
+(``num_experts <= max_factor * top_k``), the loop visits every expert as a Python int
+(``_eqrw_moe_index``, which also answers ``e[0]`` and ``e.item()`` as a nonzero row does), the
+route selects every token (``token = arange``, ``slot`` = the slot routing it there), the
+row-wise computation runs on all rows, and ``torch.where`` keeps the routed tokens' values
+before they are added: the sum of the loop, in the loop's order, up to the rounding of the
+experts' matmuls on a different number of rows (a non-finite value of an unrouted token
+cannot leak). When every expert on top_k times every token still costs at most
+``max_factor`` times the routed compute (``num_experts <= max_factor``: tiny configs), the
+route visits every (slot, token) pair in torch.where's order, so any routing is exact, a
+token routed twice to one expert (a hash-routing table, DeepSeek-V4) included; otherwise
+such a token (no top-k router routes one) fails an assertion instead of being counted once.
+
+What is proven before rewriting: every statement between the route and the add is an
+assignment of a row-wise expression (gathers by ``token``, elementwise operators, ``@``
+by a non-row operand, last-axis ``chunk``/``split``/slices, smooth activations, linear
+layers, and calls of the module's own experts and methods, which are taken to map each
+row on its own, as MLP experts do), a test of the expert index or of the token count; no
+other side effect; none of the loop's names read after it; a nonzero row read only as an
+int answers alike (``e[0]``, ``e.item()``, ``int(e)``, the mask's subscript, a module
+picked and called).
+
+Cost: the experts' compute grows by ``num_experts / top_k``; the unsafe form has no bound.
+Without a rewrite, Dynamo's ``capture_dynamic_output_shape_ops=True`` removes the
+``nonzero``/``where`` breaks of the ``range`` loop, but not the tensor index of a
+ModuleList of the 4.5x loop nor the data-dependent tests of the 5.x loop.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+
+from ...analysis import knowledge as K
+from ...syntax.enums import Level
+from .. import Kind, KindContext, Proposal
+
+HELPERS = {
+    "_eqrw_moe_cheap": ('''
+def _eqrw_moe_cheap(mask, axis, max_factor, extra=0):
+    """Whether a dispatch loop over ``mask`` (experts, then slots and tokens in either
+    order: ``axis`` 1 means tokens last) is being traced and running every expert on every
+    token costs at most ``max_factor`` times the routed compute (the mask's last ``extra``
+    rows, one_hot's extra classes, are no expert's compute)."""
+    if not (_eqrw_compiling() and isinstance(mask, _eqrw_torch.Tensor) and mask.dim() == 3):
+        return False
+    return max_factor is None or mask.shape[0] - extra <= max_factor * mask.shape[2 - axis]
+''', ("_eqrw_compiling",)),
+    "_eqrw_moe_dense": ('''
+def _eqrw_moe_dense(mask, axis, max_factor, training, extra=0):
+    """Whether a traced dispatch loop over ``mask`` runs densely: cheap enough, and
+    gradients off unless ``training`` (densely, an expert without a token gets a zero
+    gradient, not None). Read where the loop runs (hits are often computed under
+    ``torch.no_grad()``, where the grad mode says nothing about the loop)."""
+    return _eqrw_moe_cheap(mask, axis, max_factor, extra) and (
+        training or not _eqrw_torch.is_grad_enabled())
+''', ("_eqrw_moe_cheap",)),
+    "_eqrw_moe_hit": ('''
+def _eqrw_moe_hit(mask, rows):
+    """The experts with a routed token, as the loop's ``nonzero`` gives them (one row per
+    expert when ``rows``, else a flat index list): for a loop that is traced as written
+    although its hits were computed densely (``_eqrw_moe_every``)."""
+    hit = (mask != 0).flatten(1).any(1).nonzero()
+    return hit if rows else hit.squeeze(-1)
+''', ()),
+    "_eqrw_moe_every": ('''
+def _eqrw_moe_every(mask, rows):
+    """What a densely traced loop's ``nonzero`` of hit experts stands for: every expert,
+    in the same form (one row per expert when ``rows``, else a flat index list)."""
+    every = _eqrw_torch.arange(mask.shape[0], device=mask.device)
+    return every.unsqueeze(1) if rows else every
+''', ()),
+    "_eqrw_moe_experts": ('''
+def _eqrw_moe_experts(mask, spare=0):
+    """What a densely traced dispatch loop iterates: every expert as an int that also
+    reads as the loop's nonzero row does (``e[0]``, ``e.item()``). The mask's last
+    ``spare`` rows (``one_hot``'s extra classes, no expert behind them) are not visited:
+    no token may be routed there."""
+    experts = mask.shape[0] - spare
+    if spare:
+        _eqrw_torch._assert_async(mask[experts:].eq(0).all(),
+                                  "eqrewrite: a token is routed past the experts")
+    return [_eqrw_moe_index(expert) for expert in range(experts)]
+
+''', ("_eqrw_moe_index",)),
+    "_eqrw_moe_index": ('''
+class _eqrw_moe_index(int):
+    """An expert number standing for a nonzero row or element: ``e[0]`` and ``e.item()``
+    give the int, and it indexes what the row indexes."""
+
+    __slots__ = ()
+
+    def item(self):
+        return int(self)
+
+    def __getitem__(self, index):
+        if index != 0:
+            raise IndexError(index)
+        return int(self)
+''', ()),
+    "_eqrw_moe_expert": ('''
+def _eqrw_moe_expert(expert):
+    """The dense loop's expert as an int, or None for the loop's own values (tensors)."""
+    return int(expert) if isinstance(expert, int) and not isinstance(expert, bool) else None
+''', ()),
+    "_eqrw_moe_route": ('''
+def _eqrw_moe_route(mask, expert, axis, max_factor=None, extra=0):
+    """What a densely traced loop's route (``torch.where(mask[expert])``) stands for: every
+    (slot, token) pair, in torch.where's order, when that is within the cost bound (a
+    token routed to ``expert`` by two slots is then added twice, as by the loop); else
+    every token with the slot that routes it there (any slot where none does)."""
+    routed = mask[int(expert)] != 0
+    slots = 1 - axis
+    if _eqrw_moe_all_pairs(mask, max_factor, extra):
+        rows = _eqrw_torch.arange(routed.shape[0], device=mask.device)
+        columns = _eqrw_torch.arange(routed.shape[1], device=mask.device)
+        return (rows.repeat_interleave(routed.shape[1]), columns.repeat(routed.shape[0]))
+    _eqrw_torch._assert_async(routed.sum(slots).le(1).all(),
+                              "eqrewrite: a token is routed twice to one expert")
+    token = _eqrw_torch.arange(routed.shape[axis], device=mask.device)
+    slot = routed.to(_eqrw_torch.int64).argmax(slots)
+    return (token, slot) if axis == 0 else (slot, token)
+''', ("_eqrw_moe_all_pairs",)),
+    "_eqrw_moe_all_pairs": ('''
+def _eqrw_moe_all_pairs(mask, max_factor, extra):
+    """Whether a dense loop visits every (slot, token) pair of each expert: when running
+    every expert on top_k times every token still costs at most ``max_factor`` times the
+    routed compute (then no routing, duplicates included, needs an assertion)."""
+    return max_factor is not None and mask.shape[0] - extra <= max_factor
+''', ()),
+    "_eqrw_moe_keep": ('''
+def _eqrw_moe_keep(value, mask, expert, token, axis, max_factor, training, extra=0):
+    """The rows a dispatch loop adds for ``expert``; traced densely, zero for every token
+    (or every (slot, token) pair) not routed to it (torch.where: a non-finite value there
+    cannot leak)."""
+    expert = _eqrw_moe_expert(expert)
+    if expert is None or not _eqrw_moe_dense(mask, axis, max_factor, training, extra):
+        return value
+    routed = mask[expert] != 0
+    if _eqrw_moe_all_pairs(mask, max_factor, extra):
+        keep = routed.reshape(-1)
+    else:
+        keep = routed.any(1 - axis)[token]
+    zero = _eqrw_torch.zeros((), dtype=value.dtype, device=value.device)
+    return _eqrw_torch.where(keep.reshape((-1,) + (1,) * (value.dim() - 1)), value, zero)
+''', ("_eqrw_moe_dense", "_eqrw_moe_expert", "_eqrw_moe_all_pairs")),
+}
+
+# Row-wise building blocks (see the module docstring). Methods of a row value:
+_ROW_METHODS = frozenset({
+    "float", "half", "bfloat16", "double", "to", "type_as", "contiguous", "clamp",
+    "clamp_min", "clamp_max", "sigmoid", "relu", "tanh", "exp", "neg", "abs", "mul", "add",
+    "sub", "square"})
+_LAST_AXIS_METHODS = frozenset({"chunk", "split", "unbind", "softmax", "log_softmax"})
+_SHAPE_METHODS = frozenset({"view", "reshape"})
+# Functions of row values (their other operands must not be rows):
+_ROW_FUNCTIONS = frozenset({
+    "torch.nn.functional.linear", "torch.nn.functional.silu", "torch.nn.functional.gelu",
+    "torch.nn.functional.relu", "torch.nn.functional.sigmoid", "torch.nn.functional.tanh",
+    "torch.nn.functional.softplus", "torch.nn.functional.mish", "torch.nn.functional.elu",
+    "torch.nn.functional.leaky_relu", "torch.nn.functional.glu", "torch.sigmoid",
+    "torch.tanh", "torch.relu", "torch.matmul", "torch.mul", "torch.add", "torch.clamp"})
+_METADATA = frozenset({"dtype", "device"})
+
+
+class MoeDispatch(Kind):
+    name = "moe_dispatch"
+    node_types = (ast.Call, ast.Name, ast.Subscript, ast.Assign, ast.Expr)
+    options_schema = {"max_factor": ("4", "unbounded"),
+                      "gradients": ("inference", "zero-for-unrouted")}
+
+    def tokens(self) -> frozenset[str]:
+        return frozenset({"index_add_"})
+
+    def propose(self, node: ast.AST, context: KindContext) -> Proposal | None:
+        found = _role(node, context)
+        if found is None or not isinstance(node, ast.expr | ast.stmt):
+            return None
+        role, loop = found
+        dispatch = _analyse(loop, context)
+        if isinstance(dispatch, str):
+            if role == "add" and dispatch:  # one note per dispatch loop
+                context.note(dispatch)
+            return None
+        limit = "None" if self.options["max_factor"] == "unbounded" else self.options[
+            "max_factor"]
+        training = self.options["gradients"] == "zero-for-unrouted"
+        return dispatch.proposal(role, node, f"{limit}, {training}")
+
+
+@dataclass
+class _Hits:
+    """The experts a loop iterates: ``value`` (``m.nonzero()``, maybe flattened), one row
+    per expert (``rows``) or a flat list of indices."""
+
+    value: ast.expr
+    rows: bool
+
+
+@dataclass
+class _Dispatch:
+    """A recognised dispatch loop: the parts its edits spell out."""
+
+    loop: ast.For
+    mask: ast.Name
+    expert: ast.Name  # the expert index the route subscripts the mask with
+    token: str
+    axis: int  # 1: torch.where gives (slot, token); 0: (token, slot)
+    route: ast.Assign
+    add: ast.Expr
+    hits: _Hits | None  # the nonzero that the loop iterates, if any
+    extra: int = 0  # the mask's last rows that stand for no expert (one_hot's extra classes)
+    spare: int = 0  # those of them the loop does not skip itself (no test of the index)
+
+    def proposal(self, role: str, node: ast.expr | ast.stmt, limit: str) -> Proposal | None:
+        """The edit of ``node`` (the loop's part ``role``); ``limit``: the helpers' last
+        arguments (max_factor, training)."""
+        # Names are spelled out: they stand in other statements than the edited one.
+        mask, axis, expert = self.mask.id, self.axis, self.expert.id
+        # Dense or not is decided in the loop's own frame (a constant while tracing), so
+        # that a loop traced as written breaks where and as often as the original does.
+        # The hits are often computed under no_grad, where the grad mode says nothing
+        # about the loop: they are dense whenever the loop is cheap enough, and a loop
+        # that then runs as written (gradients on) takes the real hits again.
+        extra = f", extra={self.extra}" if self.extra else ""
+        dense = f"_eqrw_moe_dense({mask}, {axis}, {limit}{extra})"
+        cheap = f"_eqrw_moe_cheap({mask}, {axis}, {limit.split(',')[0]}{extra})"
+        rows = self.hits.rows if self.hits is not None else False
+        if role == "hits" and self.hits is not None and node is self.hits.value:
+            return Proposal(f"($h if not {cheap} else _eqrw_moe_every({mask}, {rows}))",
+                            {"h": node}, Level.EXPRESSION,
+                            frozenset({"_eqrw_moe_cheap", "_eqrw_moe_every"}))
+        if role == "iter" and self.hits is not None:
+            spare = f", spare={self.spare}" if self.spare else ""
+            return Proposal(f"(_eqrw_moe_experts({mask}{spare}) if {dense} else "
+                            f"_eqrw_moe_hit({mask}, {rows}) if {cheap} else $i)",
+                            {"i": self.loop.iter}, Level.EXPRESSION,
+                            frozenset({"_eqrw_moe_dense", "_eqrw_moe_cheap", "_eqrw_moe_experts",
+                                       "_eqrw_moe_hit"}))
+        if role == "route" and node is self.route:
+            target = self.route.targets[0]
+            bound = f", {limit.split(',')[0]}{extra}"
+            return Proposal(f"$t = _eqrw_moe_route({mask}, {expert}, {axis}{bound}) if {dense} "
+                            "else $w",
+                            {"t": target, "w": self.route.value}, Level.STATEMENT,
+                            frozenset({"_eqrw_moe_dense", "_eqrw_moe_route"}))
+        if role == "add" and node is self.add:
+            call = self.add.value
+            assert isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute)
+            return Proposal(f"$f.index_add_($d, $i, _eqrw_moe_keep($v, {mask}, {expert}, "
+                            f"{self.token}, {axis}, {limit}{extra}))",
+                            {"f": call.func.value, "d": call.args[0], "i": call.args[1],
+                             "v": call.args[2]},
+                            Level.STATEMENT, frozenset({"_eqrw_moe_keep"}))
+        return None
+
+
+def _role(node: ast.AST, context: KindContext) -> tuple[str, ast.For] | None:
+    """Which part of which candidate loop ``node`` is: its iterable ("iter"), the nonzero
+    that feeds it ("hits"), its route ("route") or its add ("add")."""
+    parent = context.parents.get(node)
+    if isinstance(parent, ast.For) and parent.iter is node:
+        return "iter", parent
+    if (isinstance(node, ast.Call) and isinstance(parent, ast.Assign)
+            and _hits_form(node, context) is not None):
+        loop = _loop_over(parent, context)
+        return None if loop is None else ("hits", loop)
+    if isinstance(node, ast.Assign) and _is_where(node.value, context):
+        loop = _enclosing_loop(node, context)
+        return None if loop is None else ("route", loop)
+    if isinstance(node, ast.Expr) and _index_add(node) is not None:
+        loop = _enclosing_loop(node, context)
+        return None if loop is None else ("add", loop)
+    return None
+
+
+def _enclosing_loop(node: ast.AST, context: KindContext) -> ast.For | None:
+    parent = context.parents.get(node)
+    while parent is not None and not isinstance(parent, ast.FunctionDef | ast.Lambda):
+        if isinstance(parent, ast.For):
+            return parent
+        parent = context.parents.get(parent)
+    return None
+
+
+def _hits_form(value: ast.expr, context: KindContext) -> _Hits | None:
+    """``value`` as the experts of a loop: ``m.nonzero()`` (``as_tuple=False``,
+    ``torch.nonzero(m)``): one row per expert; followed by ``.squeeze(-1)``/``.flatten()``
+    /``.view(-1)``: a flat list."""
+    flat = (isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute)
+            and not value.keywords and (
+                (value.func.attr == "squeeze" and len(value.args) == 1
+                 and (_is_minus_one(value.args[0]) or _is_int(value.args[0], 1)))
+                or (value.func.attr == "flatten" and not value.args)
+                or (value.func.attr in ("view", "reshape") and len(value.args) == 1
+                    and _is_minus_one(value.args[0]))))
+    call = value.func.value if flat else value  # type: ignore[attr-defined]
+    if not isinstance(call, ast.Call) or any(
+            k.arg != "as_tuple" or not (isinstance(k.value, ast.Constant)
+                                        and k.value.value is False) for k in call.keywords):
+        return None
+    method = (isinstance(call.func, ast.Attribute) and call.func.attr == "nonzero"
+              and not call.args)
+    function = (context.facts.imports.resolve(call.func) == "torch.nonzero"
+                and len(call.args) == 1)
+    return _Hits(value, not flat) if method or function else None
+
+
+def _is_where(node: ast.AST, context: KindContext) -> bool:
+    return (isinstance(node, ast.Call) and len(node.args) == 1 and not node.keywords
+            and context.facts.imports.resolve(node.func) == "torch.where")
+
+
+def _index_add(statement: ast.stmt) -> ast.Call | None:
+    """``final.index_add_(0, token, value)`` of an expression statement, or None."""
+    call = statement.value if isinstance(statement, ast.Expr) else None
+    if (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute)
+            and call.func.attr == "index_add_" and isinstance(call.func.value, ast.Name)
+            and len(call.args) == 3 and not call.keywords
+            and isinstance(call.args[0], ast.Constant) and call.args[0].value == 0
+            and isinstance(call.args[1], ast.Name)):
+        return call
+    return None
+
+
+def _hits_name(loop: ast.For) -> str | None:
+    """The name a loop iterates: ``for e in hits`` or ``for e in hits[:]``."""
+    iterable = loop.iter
+    if (isinstance(iterable, ast.Subscript) and isinstance(iterable.slice, ast.Slice)
+            and iterable.slice.lower is iterable.slice.upper is iterable.slice.step is None):
+        iterable = iterable.value
+    return iterable.id if isinstance(iterable, ast.Name) else None
+
+
+def _loop_over(assign: ast.Assign, context: KindContext) -> ast.For | None:
+    """The loop iterating the name ``assign`` binds to a ``nonzero``, when the name is
+    bound once and used by that loop alone."""
+    if len(assign.targets) != 1 or not isinstance(assign.targets[0], ast.Name):
+        return None
+    name = assign.targets[0].id
+    uses = [n for n in context.walk() if isinstance(n, ast.Name) and n.id == name]
+    loops = [n for n in context.walk()
+             if isinstance(n, ast.For) and _hits_name(n) == name]
+    return loops[0] if len(uses) == 2 and len(loops) == 1 else None
+
+
+def _analyse(loop: ast.For, context: KindContext) -> _Dispatch | str:
+    """The dispatch ``loop`` performs, or why it cannot be rewritten."""
+    if loop.orelse or not isinstance(loop.target, ast.Name):
+        return "the expert loop has an `else` block or unpacks its target"
+    index = loop.target.id
+    routes = [n for n in ast.walk(loop) if isinstance(n, ast.Assign)
+              and _is_where(n.value, context)]
+    adds = [n for n in ast.walk(loop) if isinstance(n, ast.Expr) and _index_add(n)]
+    if not routes or not adds:
+        return ""  # not a dispatch loop: nothing to say
+    if len(routes) != 1 or len(adds) != 1:
+        return "the loop holds more than one `torch.where` route or `index_add_`"
+    route, add = routes[0], adds[0]
+    call = _index_add(add)
+    assert call is not None
+    pair = _route_targets(route)
+    if pair is None:
+        return "the route does not unpack `torch.where` into two names"
+    token = call.args[1].id  # type: ignore[attr-defined]  # _index_add checked it
+    if token not in pair:
+        return "the `index_add_` does not add at the tokens of the route"
+    axis = pair.index(token)
+    hits = _hits(loop, context)
+    if isinstance(hits, str):
+        return hits
+    routed = _routed_mask(route, loop)
+    if routed is None:
+        return "the route does not select one expert's slice of a mask (`mask[e]`)"
+    mask, expert = routed
+    if hits is not None and not _reads_like_an_index(loop, index, expert, mask.id):
+        return "the expert index is used where a Python int would not behave like it"
+    problem = _body_problem(loop, route, add, call, pair, context)
+    if problem is not None:
+        return problem
+    edited: list[ast.expr | ast.stmt] = [route, add, loop.iter]
+    if hits is not None:
+        edited.append(hits.value)
+    if not _plain_lines(edited, context):
+        return ("a line the rewrite edits spans several lines or holds a comment (the "
+                "edits must all apply or none)")
+    bound = _bound_in(loop)
+    if {mask.id, call.func.value.id} & bound:  # type: ignore[attr-defined]
+        return "the mask or the result is reassigned inside the loop"
+    if _read_after(bound | {index}, loop, context):
+        return "a name the loop binds is read after it (the dense form binds other values)"
+    extra = _extra_rows(mask.id, context)
+    tested = any(isinstance(n, ast.If) and any(
+        isinstance(m, ast.Name) and m.id in (index, expert.id) for m in ast.walk(n.test))
+        for n in ast.walk(loop))
+    return _Dispatch(loop, mask, expert, token, axis, route, add, hits, extra,
+                     0 if tested else extra)
+
+
+def _extra_rows(mask: str, context: KindContext) -> int:
+    """How many of the mask's last rows stand for no expert: ``c`` when the mask is
+    ``one_hot(..., num_classes=n + c)``. A loop that tests the expert index (Mixtral's
+    ``if e == self.num_experts: continue``) skips them itself; without the test, visiting
+    one would run an expert that does not exist. Either way they cost no compute."""
+    for node in context.walk():
+        if isinstance(node, ast.Assign) and any(_is_name(t, mask) for t in node.targets):
+            for call in ast.walk(node.value):
+                if isinstance(call, ast.Call) and context.facts.imports.resolve(
+                        call.func) == "torch.nn.functional.one_hot":
+                    classes = call.args[1] if len(call.args) > 1 else next(
+                        (k.value for k in call.keywords if k.arg == "num_classes"), None)
+                    if (isinstance(classes, ast.BinOp) and isinstance(classes.op, ast.Add)
+                            and isinstance(classes.right, ast.Constant)
+                            and type(classes.right.value) is int and classes.right.value > 0):
+                        return classes.right.value
+    return 0
+
+
+def _plain_lines(nodes: list[ast.expr | ast.stmt], context: KindContext) -> bool:
+    """Every node on one line without a ``#``: then no comment or ``# eqrewrite: ignore``
+    can make the matcher refuse one of the loop's edits while it applies the others (the
+    route without the add would add unrouted tokens)."""
+    source = context.facts.text.source
+    if source is None:
+        return False
+    lines = source.splitlines()
+    return all(node.lineno == node.end_lineno and "#" not in lines[node.lineno - 1]
+               for node in nodes)
+
+
+def _route_targets(route: ast.Assign) -> tuple[str, str] | None:
+    target = route.targets[0] if len(route.targets) == 1 else None
+    if not (isinstance(target, ast.Tuple) and len(target.elts) == 2
+            and all(isinstance(n, ast.Name) for n in target.elts)):
+        return None
+    first, second = (n.id for n in target.elts)  # type: ignore[attr-defined]
+    return (first, second) if first != second else None
+
+
+def _hits(loop: ast.For, context: KindContext) -> _Hits | None | str:
+    """The ``nonzero`` the loop iterates (None for a ``range`` loop), or why not."""
+    iterable = loop.iter
+    if (isinstance(iterable, ast.Call) and isinstance(iterable.func, ast.Name)
+            and iterable.func.id == "range" and context.facts.imports.resolve(
+                iterable.func) is None):
+        return None
+    name = _hits_name(loop)
+    if name is None:
+        return "the loop iterates neither `range(...)` nor a name bound to a `nonzero()`"
+    assigns = [n for n in context.walk() if isinstance(n, ast.Assign)
+               and len(n.targets) == 1 and _is_name(n.targets[0], name)]
+    hits = _hits_form(assigns[0].value, context) if len(assigns) == 1 else None
+    if hits is None or _loop_over(assigns[0], context) is not loop:
+        return "the loop's experts are not the `nonzero()` of a name used by the loop alone"
+    if not _reduces_to_experts(hits.value):
+        return "the `nonzero()` is not of a reduction of the mask over its last two axes"
+    return hits
+
+
+def _reduces_to_experts(hits: ast.expr) -> bool:
+    """``(m.sum(dim=(-1, -2)) > 0).nonzero()`` and the like: the hits are experts."""
+    axes = {(-1, -2), (-2, -1), (1, 2), (2, 1)}
+    for node in ast.walk(hits):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and (
+                node.func.attr in ("sum", "any", "amax", "count_nonzero")):
+            dims = [k.value for k in node.keywords if k.arg == "dim"] + node.args[:1]
+            if len(dims) == 1 and _constant_tuple(dims[0]) in axes:
+                return True
+    return False
+
+
+def _constant_tuple(node: ast.expr) -> tuple[int, ...] | None:
+    try:
+        value = ast.literal_eval(node)
+    except ValueError:
+        return None
+    return value if isinstance(value, tuple) and all(isinstance(v, int) for v in value) else None
+
+
+def _routed_mask(route: ast.Assign, loop: ast.For) -> tuple[ast.Name, ast.Name] | None:
+    """``(mask, e)`` of the route's ``torch.where(mask[e])`` (or ``mask[e].squeeze(0)``, or
+    a name bound to ``mask[e]`` in the loop and read by the route alone)."""
+    selected = route.value.args[0]  # type: ignore[attr-defined]
+    if isinstance(selected, ast.Name):
+        aliases = [n for n in ast.walk(loop) if isinstance(n, ast.Assign)
+                   and len(n.targets) == 1 and _is_name(n.targets[0], selected.id)]
+        uses = [n for n in ast.walk(loop) if _is_name(n, selected.id)]
+        if len(aliases) != 1 or len(uses) != 2:
+            return None
+        selected = aliases[0].value
+    if (isinstance(selected, ast.Call) and isinstance(selected.func, ast.Attribute)
+            and selected.func.attr == "squeeze" and len(selected.args) == 1
+            and not selected.keywords and isinstance(selected.args[0], ast.Constant)
+            and selected.args[0].value == 0):
+        selected = selected.func.value
+    if (isinstance(selected, ast.Subscript) and isinstance(selected.value, ast.Name)
+            and isinstance(selected.slice, ast.Name)):
+        return selected.value, selected.slice
+    return None
+
+
+def _reads_like_an_index(loop: ast.For, index: str, expert: ast.Name, mask: str) -> bool:
+    """Whether the loop reads each nonzero row (``index``) only in ways that the dense
+    loop's ``_eqrw_moe_index`` (an int) answers alike: ``e[0]``, ``e.item()``, ``int(e)``
+    (directly or unwrapped into a name first), as the mask's subscript in the route, or to
+    pick a module that is then called. The route must use ``e`` or its unwrapped name."""
+    first = loop.body[0]
+    if (isinstance(first, ast.Assign) and len(first.targets) == 1
+            and _is_name(first.targets[0], index) and _unwraps(first.value, loop)):
+        return True  # e = e[0] first: every later read is of an int (a 0-d tensor eagerly)
+    parents = {child: parent for parent in ast.walk(loop)
+               for child in ast.iter_child_nodes(parent)}
+    unwrapped = {index}
+    for node in ast.walk(loop):
+        if not _is_name(node, index) or node is loop.target:
+            continue
+        read = _read_of(node, parents, loop, mask)
+        if read is None:
+            return False
+        if isinstance(read, str):
+            unwrapped.add(read)
+    return expert.id in unwrapped
+
+
+def _read_of(node: ast.AST, parents: dict[ast.AST, ast.AST], loop: ast.For, mask: str
+             ) -> str | bool | None:
+    """How the loop reads a nonzero row: True for a read an int answers alike, the name it
+    is unwrapped into (``d = int(e.item())``), None for any other read."""
+    holder = parents.get(node)
+    value: ast.AST = node
+    if isinstance(holder, ast.Subscript) and holder.slice is node:
+        if _is_name(holder.value, mask):
+            return True  # mask[e]: the route, replaced
+        user = parents.get(holder)
+        if isinstance(user, ast.Call) and user.func is holder:
+            return True  # self.experts[e](x)
+        return True if (isinstance(user, ast.Assign) and len(user.targets) == 1
+                        and isinstance(user.targets[0], ast.Name)
+                        and _only_called(user.targets[0].id, loop, parents)) else None
+    if isinstance(holder, ast.Subscript) and _is_int(holder.slice, 0):
+        value = holder  # e[0]
+    elif (isinstance(holder, ast.Attribute) and holder.attr == "item"
+          and isinstance(parents.get(holder), ast.Call) and not parents[holder].args):  # type: ignore[attr-defined]
+        value = parents[holder]  # e.item()
+    elif not (isinstance(holder, ast.Call) and _is_name(holder.func, "int")
+              and holder.args == [node]):
+        return None
+    else:
+        value = holder  # int(e)
+    outer = parents.get(value)
+    if (isinstance(outer, ast.Call) and _is_name(outer.func, "int")
+            and outer.args == [value]):
+        value, outer = outer, parents.get(outer)  # int(e.item())
+    if (isinstance(outer, ast.Assign) and len(outer.targets) == 1
+            and isinstance(outer.targets[0], ast.Name)):
+        return outer.targets[0].id
+    return True
+
+
+def _only_called(name: str, loop: ast.For, parents: dict[ast.AST, ast.AST]) -> bool:
+    for node in ast.walk(loop):
+        if isinstance(node, ast.Name) and node.id == name and isinstance(node.ctx, ast.Load):
+            user = parents.get(node)
+            if not (isinstance(user, ast.Call) and user.func is node):
+                return False
+    return True
+
+
+def _body_problem(loop: ast.For, route: ast.Assign, add: ast.Expr, call: ast.Call,
+                  pair: tuple[str, str], context: KindContext) -> str | None:
+    """Why the statements of ``loop`` are not a row-wise dispatch, or None."""
+    rows = _Rows(set(pair), context)
+    checker = _Statements(loop, route, add, rows)
+    problem = checker.block(loop.body)
+    if problem is None and rows.kind(call.args[2]) is None:
+        problem = "the value added is not a row-wise expression of the routed rows"
+    return problem
+
+
+class _Rows:
+    """Which expressions are rows (one per routed token, computed row by row)."""
+
+    def __init__(self, route_names: set[str], context: KindContext):
+        self.route_names = route_names
+        self.aliases: dict[str, str] = {}  # token_list = token_idx
+        self.names: set[str] = set()  # names holding rows
+        self.callables: set[str] = set()  # names bound to the module's own experts
+        self.context = context
+
+    def canonical(self, name: str) -> str:
+        return self.aliases.get(name, name)
+
+    def kind(self, node: ast.expr) -> bool | None:
+        """True: a row value; False: no row in it (and pure); None: neither."""
+        if isinstance(node, ast.Name):
+            if node.id in self.route_names:
+                return None
+            return node.id in self.names
+        if isinstance(node, ast.Constant):
+            return False
+        if isinstance(node, ast.Subscript):
+            return self._subscript(node)
+        if isinstance(node, ast.BinOp):
+            left, right = self.kind(node.left), self.kind(node.right)
+            if left is None or right is None or (isinstance(node.op, ast.MatMult) and right):
+                return None
+            return left or right
+        if isinstance(node, ast.UnaryOp):
+            return self.kind(node.operand)
+        if isinstance(node, ast.Tuple):
+            kinds = [self.kind(e) for e in node.elts]
+            return None if None in kinds else any(kinds)
+        if isinstance(node, ast.Attribute):
+            inner = self.kind(node.value)
+            if inner is None or (inner and node.attr not in _METADATA):
+                return None
+            return False
+        if isinstance(node, ast.Call):
+            return self._call(node)
+        return self._plain(node)
+
+    def _plain(self, node: ast.expr) -> bool | None:
+        """An expression without rows: it must not read the route or any row, and be pure
+        (the dense loop evaluates it for every expert, not only those hit)."""
+        names = {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
+        if names & (self.route_names | self.names) or not all(
+                self.context.is_pure(call) or _parameter_method(call)
+                for call in ast.walk(node) if isinstance(call, ast.Call)):
+            return None
+        return False
+
+    def _subscript(self, node: ast.Subscript) -> bool | None:
+        parts = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
+        routed = [p for p in parts if isinstance(p, ast.Name) and p.id in self.route_names]
+        if routed:  # a gather: hidden[token], hidden[None, token], weights[token, slot, None]
+            pairs = {self.canonical(r.id) for r in routed}
+            if (self.kind(node.value) is not False or len(pairs) != len(routed)
+                    or not all(_is_none(p) or (not isinstance(p, ast.Slice)
+                                               and self.kind(p) is False)
+                               for p in parts if p not in routed)):
+                return None
+            return True  # one value per routed (slot, token) pair, in the route's order
+        value = self.kind(node.value)
+        if value is None:
+            return None
+        if not value:
+            return self._plain(node)
+        # A row indexed on its last axes only: x[..., :k], x[:, 1::2]
+        first = parts[0]
+        whole = isinstance(first, ast.Slice) and first.lower is first.upper is first.step is None
+        if len(parts) < 2 or not (whole or (isinstance(first, ast.Constant)
+                                            and first.value is Ellipsis)):
+            return None
+        return True if all(self.kind(p) is False for p in parts
+                           if not isinstance(p, ast.Slice)) else None
+
+    def _call(self, node: ast.Call) -> bool | None:
+        func = node.func
+        arguments = [*node.args, *(k.value for k in node.keywords)]
+        kinds = [self.kind(a) for a in arguments]
+        if None in kinds:
+            return None
+        if isinstance(func, ast.Attribute):
+            receiver = self.kind(func.value)
+            if receiver is None:
+                return None
+            if receiver:
+                return self._method(node, func.attr, kinds)
+        if any(kinds[len(node.args):]):  # a row as a keyword argument
+            return None
+        qualname = self.context.facts.imports.resolve(func)
+        if qualname in _ROW_FUNCTIONS:
+            if any(kinds[1:]):
+                return True if qualname in ("torch.mul", "torch.add") else None
+            return bool(kinds and kinds[0])
+        if qualname is None and _own_callable(func, self.callables):
+            return any(kinds)  # the module's experts and methods: row-wise by assumption
+        if not any(kinds):
+            return self._plain(node)
+        return None
+
+    def _method(self, node: ast.Call, method: str, kinds: list[bool | None]) -> bool | None:
+        if any(kinds) and method not in ("mul", "add", "sub"):
+            return None
+        if method in _ROW_METHODS:
+            return True
+        if method in _LAST_AXIS_METHODS:
+            dims = [k.value for k in node.keywords if k.arg == "dim"] + node.args[1:2]
+            return True if len(dims) == 1 and _is_minus_one(dims[0]) else None
+        if method in _SHAPE_METHODS:
+            return True if len(node.args) >= 2 and _is_minus_one(node.args[0]) else None
+        if method == "unsqueeze":
+            return True if len(node.args) == 1 and _is_minus_one(node.args[0]) else None
+        return None
+
+
+def _parameter_method(call: ast.Call) -> bool:
+    """A pure tensor method of the module's own attribute (``self.w1.view(shape)``), which
+    the inference cannot prove a tensor."""
+    func = call.func
+    if not (isinstance(func, ast.Attribute) and func.attr in K.TENSOR_METHODS - K.RANDOM):
+        return False
+    receiver = func.value
+    while isinstance(receiver, ast.Attribute):
+        receiver = receiver.value
+    return _is_name(receiver, "self") and isinstance(func.value, ast.Attribute)
+
+
+def _own_callable(func: ast.expr, callables: set[str]) -> bool:
+    """``self.name``, ``self.experts[e]``, ``self[f"expert_{e}"]`` or a local name bound to
+    one of those in the loop."""
+    if isinstance(func, ast.Name):
+        return func.id in callables
+    if isinstance(func, ast.Subscript):
+        func = func.value
+    while isinstance(func, ast.Attribute):
+        func = func.value
+    return isinstance(func, ast.Name) and func.id == "self"
+
+
+class _Statements:
+    """Checks the statements of a dispatch loop, binding row names as it goes."""
+
+    def __init__(self, loop: ast.For, route: ast.Assign, add: ast.Expr, rows: _Rows):
+        self.loop, self.route, self.add, self.rows = loop, route, add, rows
+
+    def block(self, body: list[ast.stmt]) -> str | None:
+        for statement in body:
+            problem = self.statement(statement)
+            if problem is not None:
+                return problem
+        return None
+
+    def statement(self, node: ast.stmt) -> str | None:
+        if node is self.route or node is self.add:
+            return None
+        if isinstance(node, ast.With):
+            if len(node.items) != 1 or ast.unparse(node.items[0].context_expr) not in (
+                    "torch.no_grad()", "torch.inference_mode()") or node.items[0].optional_vars:
+                return "a `with` block other than `torch.no_grad()` in the loop"
+            return self.block(node.body)
+        if isinstance(node, ast.If):
+            return self._if(node)
+        if isinstance(node, ast.Assign | ast.AugAssign):
+            return self._assign(node)
+        return (f"a `{type(node).__name__.lower()}` statement in the loop (only assignments, "
+                "tests and the dispatch itself)")
+
+    def _assign(self, node: ast.Assign | ast.AugAssign) -> str | None:
+        targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+        names: list[str] = []
+        for target in targets:
+            elements = target.elts if isinstance(target, ast.Tuple) else [target]
+            if not all(isinstance(e, ast.Name) for e in elements):
+                return "an assignment to an attribute or an item in the loop"
+            names += [e.id for e in elements]  # type: ignore[attr-defined]
+        if set(names) & self.rows.route_names:
+            return "the route's names are reassigned"
+        value = node.value
+        if (len(names) == 1 and isinstance(node, ast.Assign) and isinstance(value, ast.Name)
+                and value.id in self.rows.route_names):
+            self.rows.route_names.add(names[0])  # token_list = token_idx
+            self.rows.aliases[names[0]] = self.rows.canonical(value.id)
+            return None
+        if isinstance(node, ast.AugAssign):
+            value = ast.BinOp(ast.Name(names[0], ast.Load()), node.op, node.value)
+        if isinstance(node, ast.Assign) and _unwraps(value, self.loop):
+            return None  # e = e[0], d = int(e.item()): an int, or a 0-d tensor eagerly
+        if len(names) == 1 and _own_callable(value, set()) and not isinstance(value, ast.Call):
+            self.rows.callables.add(names[0])  # expert = self.experts[e]
+            return None
+        kind = self.rows.kind(value)
+        if kind is None:
+            return f"`{ast.unparse(node).splitlines()[0]}` is not row-wise"
+        for name in names:
+            (self.rows.names.add if kind else self.rows.names.discard)(name)
+        return None
+
+    def _if(self, node: ast.If) -> str | None:
+        test = node.test
+        empty = _token_count_test(test, self.rows.route_names)
+        if empty is not None:
+            # `if token.numel() == 0: continue` / `if token.numel() > 0: <block>`: densely
+            # every token is selected, and an expert without routed tokens adds zeros.
+            skips = len(node.body) == 1 and isinstance(node.body[0], ast.Continue)
+            if node.orelse or (empty and not skips):
+                return "a test of the token count does more than skip an empty expert"
+            return None if empty else self.block(node.body)
+        if self.rows.kind(test) is not False:
+            return "a test in the loop reads the routed rows"
+        for part in (node.body, node.orelse):
+            if len(part) == 1 and isinstance(part[0], ast.Continue):
+                continue
+            problem = self.block(part)
+            if problem is not None:
+                return problem
+        return None
+
+
+def _token_count_test(test: ast.expr, route_names: set[str]) -> bool | None:
+    """True for ``t.numel() == 0`` / ``t.shape[0] == 0`` (no routed token), False for
+    ``> 0`` / ``!= 0`` (some), None for anything else."""
+    if not (isinstance(test, ast.Compare) and len(test.ops) == 1
+            and isinstance(test.ops[0], ast.Eq | ast.Gt | ast.NotEq)
+            and isinstance(test.comparators[0], ast.Constant)
+            and test.comparators[0].value == 0):
+        return None
+    left = test.left
+    if isinstance(left, ast.Call) and isinstance(left.func, ast.Attribute) and (
+            left.func.attr == "numel" and not left.args):
+        left = left.func.value
+    elif (isinstance(left, ast.Subscript) and isinstance(left.value, ast.Attribute)
+          and left.value.attr == "shape" and isinstance(left.slice, ast.Constant)
+          and left.slice.value == 0):
+        left = left.value.value
+    else:
+        return None
+    if not (isinstance(left, ast.Name) and left.id in route_names):
+        return None
+    return isinstance(test.ops[0], ast.Eq)
+
+
+def _bound_in(loop: ast.For) -> set[str]:
+    return {n.id for n in ast.walk(loop) if isinstance(n, ast.Name)
+            and isinstance(n.ctx, ast.Store)}
+
+
+def _read_after(names: set[str], loop: ast.For, context: KindContext) -> bool:
+    inside = {id(n) for n in ast.walk(loop)}
+    return any(isinstance(n, ast.Name) and n.id in names and id(n) not in inside
+               and isinstance(n.ctx, ast.Load) and n.lineno > loop.lineno
+               for n in context.walk())
+
+
+def _is_name(node: ast.AST, name: str) -> bool:
+    return isinstance(node, ast.Name) and node.id == name
+
+
+def _is_none(node: ast.AST) -> bool:
+    return isinstance(node, ast.Constant) and node.value is None
+
+
+def _unwraps(value: ast.expr, loop: ast.For) -> bool:
+    """``e[0]``, ``e.item()``, ``int(e.item())`` or ``int(e)`` of the loop's target."""
+    index = loop.target.id  # type: ignore[attr-defined]
+    if isinstance(value, ast.Call) and _is_name(value.func, "int") and len(value.args) == 1:
+        value = value.args[0]
+        if _is_name(value, index):
+            return True
+    if isinstance(value, ast.Subscript):
+        return _is_name(value.value, index) and _is_int(value.slice, 0)
+    return (isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute)
+            and value.func.attr == "item" and not value.args
+            and _is_name(value.func.value, index))
+
+
+def _is_int(node: ast.AST, value: int) -> bool:
+    return (isinstance(node, ast.Constant) and type(node.value) is int
+            and node.value == value)
+
+
+def _is_minus_one(node: ast.AST) -> bool:
+    return (isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub)
+            and isinstance(node.operand, ast.Constant) and node.operand.value == 1)

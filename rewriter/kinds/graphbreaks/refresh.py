@@ -1,0 +1,106 @@
+"""``self.x = self.x.to(...)``: an attribute refreshed with a converted copy of itself.
+
+Modules keep tensors that ``Module.to`` does not move (plain attributes, buffers registered
+late, tables built on the fly) and refresh them in ``forward``:
+``self.pos_encoding = self.pos_encoding.to(device=device, dtype=dtype)`` (transformers' CTRL),
+``self.pe = self.pe.to(dtype=x.dtype, device=x.device)`` (conformer positional encodings),
+``self.classifier = self.classifier.to(self.dtype)`` (Switch routers). Dynamo cannot trace a
+store of a tensor into a module attribute (``Unsupported python_type() call``): a graph break
+on every call, although the conversion almost always returns the attribute itself (it is
+already on that device, in that dtype) and the store changes nothing.
+
+The statement becomes ``_eqrw_refresh(self, "x", self.x.to(...))``. Eagerly it stores the
+converted value, exactly as before. Traced, it leaves the store out when the conversion
+returned the very object the attribute holds (Dynamo decides that identity at trace time and
+guards on the device and dtype it depends on), and stores it otherwise, as the original did.
+
+The store left out is a store of the same object into the same attribute: a no-op for plain
+attributes and for ``nn.Module``'s parameters, buffers and submodules (save for global
+registration hooks, which run on each store). It is not a no-op for a property or a class
+with its own ``__setattr__``, so the rewrite is refused when the enclosing class defines
+either in this file, and when the attribute is not assigned in the class's ``__init__``
+(a name the class does not own may be a property of a base class elsewhere).
+"""
+
+from __future__ import annotations
+
+import ast
+
+from ...syntax.enums import Level
+from ...syntax.pattern import Bindings
+from .. import Kind, KindContext, Proposal
+
+# Conversions that return the tensor (or module) itself when nothing needs converting.
+CONVERSIONS = frozenset({"to", "type", "cpu", "cuda", "contiguous", "float", "double",
+                          "half", "bfloat16", "long", "int", "bool"})
+
+HELPERS = {
+    "_eqrw_refresh": ('''
+def _eqrw_refresh(owner, name, value):
+    """``setattr(owner, name, value)``, ``value`` the attribute converted (``.to(...)``);
+    traced, the store is left out when the conversion returned the attribute itself."""
+    if not _eqrw_compiling() or value is not getattr(owner, name):
+        setattr(owner, name, value)
+''', ("_eqrw_compiling",)),
+}
+
+
+class AttributeRefresh(Kind):
+    name = "attribute_refresh"
+    node_types = (ast.Assign,)
+
+    def tokens(self) -> frozenset[str]:
+        return CONVERSIONS
+
+    def propose(self, node: ast.AST, context: KindContext) -> Proposal | None:
+        if not isinstance(node, ast.Assign) or len(node.targets) != 1:
+            return None
+        target, value = node.targets[0], node.value
+        if not (_owner_attribute(target) and isinstance(value, ast.Call)
+                and isinstance(value.func, ast.Attribute)
+                and value.func.attr in CONVERSIONS
+                and ast.unparse(value.func.value) == ast.unparse(target)):
+            return None
+        assert isinstance(target, ast.Attribute)
+        cls = _enclosing_class(context)
+        if cls is None or not _owns_plain_attribute(cls, target.attr):
+            context.note(f"`{ast.unparse(target)}` is not a plain attribute assigned in its "
+                         "class's __init__ (a property or custom __setattr__ may run on a store)")
+            return None
+        bindings: Bindings = {"o": target.value, "v": value}
+        return Proposal(f'_eqrw_refresh($o, "{target.attr}", $v)', bindings, Level.STATEMENT,
+                        helpers=frozenset({"_eqrw_refresh"}))
+
+
+def _owner_attribute(node: ast.AST) -> bool:
+    """``self.name`` (the method's first parameter is always called self here)."""
+    return (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name)
+            and node.value.id == "self")
+
+
+def _enclosing_class(context: KindContext) -> ast.ClassDef | None:
+    """The class whose method holds the node (None in a nested function or at top level)."""
+    chain = [n for n in context.guards.chain
+             if isinstance(n, ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef)]
+    if len(chain) >= 2 and isinstance(chain[-2], ast.ClassDef):
+        return chain[-2]
+    return None
+
+
+def _owns_plain_attribute(cls: ast.ClassDef, name: str) -> bool:
+    """Whether ``name`` is assigned as ``self.name`` in ``cls.__init__`` and ``cls`` defines
+    neither ``__setattr__`` nor a class-level member called ``name`` (a property)."""
+    members = {m.name for m in cls.body if isinstance(m, ast.FunctionDef | ast.AsyncFunctionDef)}
+    members |= {t.id for m in cls.body if isinstance(m, ast.Assign)
+                for t in m.targets if isinstance(t, ast.Name)}
+    members |= {m.target.id for m in cls.body if isinstance(m, ast.AnnAssign)
+                and m.value is not None and isinstance(m.target, ast.Name)}
+    if "__setattr__" in members or name in members:
+        return False
+    init = next((m for m in cls.body if isinstance(m, ast.FunctionDef)
+                 and m.name == "__init__"), None)
+    return init is not None and any(
+        isinstance(n, ast.Assign | ast.AnnAssign) and any(
+            isinstance(t, ast.Attribute) and t.attr == name and _owner_attribute(t)
+            for t in (n.targets if isinstance(n, ast.Assign) else [n.target]))
+        for n in ast.walk(init))
