@@ -1,1 +1,1 @@
-"""Rule packs shipped with eqrewrite, as YAML data files (see README, "Writing rules")."""
+"""Rule packs shipped with eqrewrite, as YAML data files (see docs/writing-rules.md)."""

@@ -150,7 +150,7 @@ class Inference:
             return TENSOR
         name = annotation.id if isinstance(annotation, ast.Name) else None
         if name in ("int", "float", "bool", "complex"):
-            # Only a hint: nothing stops a caller from passing a tensor (see README).
+            # Only a hint: nothing stops a caller from passing a tensor (see docs/writing-rules.md).
             return NUMBER if self.trust_scalar_annotations else UNKNOWN
         if name in ("str", "list", "tuple", "dict"):
             return SEQUENCE

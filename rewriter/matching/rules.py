@@ -3,7 +3,7 @@
 A pack is a mapping with ``description`` and ``rules``; each rule is data
 (pattern, rewrite, guards, scope, safety) plus the examples that test it. YAML
 is read with the safe loader into nodes that keep their line numbers, so every
-error names the file, line and column. See README's "Writing rules".
+error names the file, line and column. See docs/writing-rules.md.
 """
 
 from __future__ import annotations

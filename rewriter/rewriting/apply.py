@@ -186,10 +186,19 @@ def _apply_to_unit(text: str, starts: list[int], unit: Unit) -> str:
     if not code.startswith(prefix):
         raise ApplyError(f"the block around lines {unit.start}-{unit.end} changed")
     for edit, result in applier.results.values():
-        edit.after = emitter.code_of(result)
+        edit.after = _from_keyword(emitter.code_of(result), result)
     if chunk.endswith("\r") and not code.endswith("\r"):
         code += "\r"  # libcst drops a last line ending that is a lone "\r"
     return indent + code[len(prefix):]
+
+
+def _from_keyword(code: str, node: cst.CSTNode) -> str:
+    """The text an edit's span holds: a compound statement's code starts at its keyword
+    (libcst emits the lines above it and its indentation as part of the statement)."""
+    if not isinstance(node, cst.BaseCompoundStatement):
+        return code
+    lines = code.splitlines(keepends=True)[len(node.leading_lines):]
+    return "".join(lines).lstrip(" \t")
 
 
 class _Emitter(CodegenState):
