@@ -1,10 +1,10 @@
 """The graph-break pack's speed on a real package: cold, warm, after edits, as a hook, audited.
 
 The corpus is a copy of a package (default: the installed transformers; the figures in
-docs/benchmarks/graph-break-pack-speed.md are transformers 4.57.6's sources) inside a throwaway project folder (a ``pyproject.toml``
-beside it, so the cache lives in ``project/.eqrewrite_cache`` as it would in a user's
-repository). Timed, in one run of this script, every command a subprocess run from the
-project folder:
+docs/benchmarks/graph-break-pack-speed.md are transformers 4.57.6's sources) inside a
+throwaway project folder (a ``pyproject.toml`` beside it, so the cache lives in
+``project/.eqrewrite_cache`` as it would in a user's repository). Timed, in one run of
+this script, every command a subprocess run from the project folder:
 
 * the ``ast.parse`` bound: one process parsing every file of the copy and nothing else;
 * cold: ``eqrewrite PACKAGE --rules graphbreaks --check --format json -j 2`` with an empty

@@ -2,8 +2,14 @@
 
 Everything outside ``eqrewrite.rewriter`` imports rewriter names from here only, so the
 modules behind it can change shape without breaking their users (a test checks the import
-graph). Nothing here imports torch or the oracle.
+graph). Nothing here imports torch or the oracle (the oracle's own function, ``oracle``, is
+``eqrewrite.oracle.api``'s).
 
+- the commands as functions (docs/api.md), the command line being a thin layer over them:
+  ``rewrite`` (``eqrewrite PATH``) returns a ``RewriteReport`` and ``audit`` (``eqrewrite
+  audit PATH``) an ``AuditReport``, the typed results the commands print; a bad argument,
+  configuration or pack raises ``OptionError``, ``ConfigError``, ``RuleError``,
+  ``PlanError`` or ``BaselineError`` (``USAGE_ERRORS``: what the commands exit 2 on);
 - rule packs: ``load_pack``, ``load_packs``, ``packaged_packs``, ``select_rules``;
 - one source text: ``rewrite_text`` returns a ``Rewrite`` (new text and ``Edit``s by round);
   ``rewrite_rounds`` keeps its rounds to replay it without some edits (``Rounds.without``);
