@@ -1,6 +1,7 @@
-"""The ``eqrewrite`` command line.
+"""The ``eqrewrite`` command line: a thin layer over ``api.py``.
 
-``eqrewrite PATH...`` rewrites (the default command); ``eqrewrite rules ...``
+``eqrewrite PATH...`` rewrites (the default command: its options become the arguments of
+``api.rewrite``, whose ``RewriteReport`` it prints); ``eqrewrite rules ...``
 inspects and tests rule packs. Exit codes follow black and ruff: 0 done or
 nothing to do, 1 ``--check``/``--diff`` found changes, 2 usage, configuration or
 rule-pack error, 123 some file could not be processed (the others still were),
@@ -13,26 +14,17 @@ import difflib
 import sys
 import textwrap
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NoReturn
+from typing import Any, NoReturn
 
 import click
 
 from . import __version__
-from .analysis.facts.scopes import known_scopes
 from .matching.rules import Rule, RuleError, RulePack, load_pack, packaged_packs
 from .plugins import Registry, RewriteRun, RewriteStep, load_plugins
-from .rewriting.engine import RewriteOptions, select_rules
-from .running.cache import Cache, canonical, default_cache_dir
 from .running.formatting import require_black
 from .running.results import FileResult, Mode, Status
-from .syntax.enums import Scope
 from .workspace.config import Config, ConfigError, find_project_root, load_config
-from .workspace.discovery import discover, package_files
 from .workspace.workers import Interrupted, interruptible
-from .workspace.worklist import PlanError, plan
-
-if TYPE_CHECKING:
-    from .running.runner import Job
 
 EXIT_CHANGES, EXIT_USAGE, EXIT_FILE_ERROR = 1, 2, 123
 
@@ -165,8 +157,8 @@ def rewrite_command(paths: tuple[Path, ...], rule_specs: tuple[str, ...], check:
                     quiet: bool, **plugin_flags: Any) -> None:
     """Rewrite the Python files under PATHS with the selected rule packs (the default
     command: 'eqrewrite PATH...' runs it)."""
+    from . import api  # imported when the command runs: ``eqrewrite --help`` stays quick
     from .reporting import report
-    from .running.runner import Job, run
 
     if not paths:
         _fail("no paths given; try 'eqrewrite src/ --diff' or 'eqrewrite --help'")
@@ -179,48 +171,27 @@ def rewrite_command(paths: tuple[Path, ...], rule_specs: tuple[str, ...], check:
     for step in steps:
         out_root = step.prepare(plugin_flags, paths, mode, out_root)
     mode = _mode(check, diff, out_root)  # again: a step (--oracle) may have chosen --out
-    root = find_project_root(list(paths))
-    config = _config(root)
-    packs = _load_packs(list(rule_specs) or config.rules)
-    scope, profiles = _parse_scopes(list(scopes) or config.scope or [], root if not scopes
-                                    else Path.cwd())
-    options = RewriteOptions(
-        unsafe=config.unsafe if unsafe is None else unsafe,
-        assume_tensor_params=(config.assume_tensor_params if assume_tensor_params is None
-                              else assume_tensor_params),
-        scope=scope, profiles=profiles,
-        trust_scalar_annotations=(config.trust_scalar_annotations
-                                  if trust_scalar_annotations is None
-                                  else trust_scalar_annotations),
-    )
-    job = Job(tuple(p.path for p in packs), options, mode, out_root, use_black,
-              _checked_ignores(ignored, config, packs))
     try:
         with interruptible():
-            files = list(discover(list(paths), config.include,
-                                  config.exclude + config.extend_exclude + list(excludes),
-                                  root, skip=out_root))
-            if not quiet:
-                _say_empty_folders(paths, files)
-            items = plan(files, list(paths), out_root)
-            folder = cache_dir or default_cache_dir(root)
-            job = _with_scopes(job, files, paths, config, excludes, root, jobs,
-                               None if no_cache else folder)
-            cache = None if no_cache or use_black else Cache(
-                folder,
-                # Each file's slice of job.scopes is part of its own entry (cache.scope_facts).
-                [p.digest for p in packs] + [canonical(options), canonical(set(job.ignore))])
-            results = run(items, job, cache, jobs, progress=not quiet
-                          and mode is not Mode.CHECK and output_format == "text")
-    except PlanError as error:
+            done = api.rewrite(
+                paths, rules=rule_specs, mode=mode, out=out_root, unsafe=unsafe,
+                assume_tensor_params=assume_tensor_params,
+                trust_scalar_annotations=trust_scalar_annotations, scope=scopes,
+                ignore=ignored, exclude=excludes, black=use_black, cache=not no_cache,
+                cache_dir=cache_dir, jobs=jobs,
+                progress=not quiet and mode is not Mode.CHECK and output_format == "text")
+    except api.USAGE_ERRORS as error:
         _fail(str(error))
     except Interrupted as stop:
         click.echo(f"eqrewrite: stopped by {stop}: every file is either rewritten or "
                    "untouched, none half-written", err=True)
         sys.exit(stop.exit_code)
-    run_info = RewriteRun(paths, root, out_root, mode, select_rules(
-        [r for p in packs for r in p.rules if r.id not in job.ignore], options), options,
-        results, output_format)
+    if not quiet:
+        for folder in done.empty_folders:
+            click.echo(f"no Python files found in {folder}", err=True)
+    results = list(done.results)
+    run_info = RewriteRun(paths, done.root, done.out, done.mode, list(done.rules),
+                          done.options, results, output_format)
     if output_format == "text":
         report.print_text(results, mode, quiet=quiet)
         status, _ = _finish_steps(steps, plugin_flags, run_info)
@@ -228,24 +199,8 @@ def rewrite_command(paths: tuple[Path, ...], rule_specs: tuple[str, ...], check:
         # stdout holds exactly one document, printed last; file errors still go to stderr.
         report.print_text(results, mode, quiet=True, diffs=False)
         status, records = _finish_steps(steps, plugin_flags, run_info)
-        click.echo(report.to_json(results, mode, records) if output_format == "json" else
-                   report.to_sarif(results, [r for p in packs for r in p.rules]))
+        click.echo(done.to_json(records) if output_format == "json" else done.to_sarif())
     sys.exit(_exit_code(results, mode, status))
-
-
-def _with_scopes(job: Job, files: list[Path], paths: tuple[Path, ...], config: Config,
-                 excludes: tuple[str, ...], root: Path, jobs: int | None,
-                 cache_folder: Path | None) -> Job:
-    """``job`` with its function scopes: the call graph for ``traced`` covers the packages
-    holding the files too, its summaries kept in ``cache_folder`` (None: no cache)."""
-    from .running.runner import needed_scopes, prepare_scopes
-    from .running.summaries import SummaryStore
-
-    context = package_files(files, list(paths), config.include, config.exclude
-                            + config.extend_exclude + list(excludes), root) if (
-        Scope.TRACED in needed_scopes(job)) else []
-    store = None if cache_folder is None else SummaryStore(cache_folder)
-    return prepare_scopes(job, files, jobs, context, store)
 
 
 def _mode(check: bool, diff: bool, out_root: Path | None) -> Mode:
@@ -263,33 +218,9 @@ def _config(root: Path) -> Config:
         _fail(str(error))
 
 
-def _checked_ignores(ignored: tuple[str, ...], config: Config,
-                     packs: list[RulePack]) -> tuple[str, ...]:
-    """The rule ids to ignore; one that no pack defines is a usage error (likely a typo)."""
-    known = {rule.id for pack in packs for rule in pack.rules}
-    for rule_id in ignored:
-        if rule_id not in known:
-            _fail(f"--ignore: no rule {rule_id!r} in the selected packs"
-                  f"{_did_you_mean(rule_id, known)}")
-    if any(rule_id not in known for rule_id in config.ignore):
-        # The project may ignore rules of its configured packs while --rules picks others.
-        known |= {rule.id for pack in _load_packs(config.rules) for rule in pack.rules}
-    for rule_id in config.ignore:
-        if rule_id not in known:
-            _fail(f"{config.path}: [tool.eqrewrite] ignore: no rule {rule_id!r}"
-                  f"{_did_you_mean(rule_id, known)}")
-    return tuple(ignored) + tuple(config.ignore)
-
-
 def _did_you_mean(name: str, known: set[str]) -> str:
     matches = difflib.get_close_matches(name, sorted(known), n=3)
     return f" (did you mean {', '.join(matches)}?)" if matches else ""
-
-
-def _say_empty_folders(paths: tuple[Path, ...], files: list[Path]) -> None:
-    for root in paths:
-        if root.is_dir() and not any(root in f.parents for f in files):
-            click.echo(f"no Python files found in {root}", err=True)
 
 
 def _finish_steps(steps: list[RewriteStep], flags: dict[str, Any],
@@ -317,26 +248,6 @@ def _exit_code(results: list[FileResult], mode: Mode, step_status: int) -> int:
     if mode.reports_only and any(r.status is Status.CHANGED for r in results):
         return EXIT_CHANGES
     return 0
-
-
-def _parse_scopes(values: list[str], base: Path) -> tuple[frozenset[Scope] | None,
-                                                       tuple[str, ...]]:
-    """``--scope`` values as rule scopes plus profile files (``traced:FILE``)."""
-    scopes: set[Scope] = set()
-    profiles = []
-    for value in values:
-        if value.startswith("traced:"):
-            profile = base / value.split(":", 1)[1]
-            if not profile.is_file():
-                _fail(f"--scope {value}: no such file {str(profile)!r}")
-            scopes.add(Scope.PROFILED)
-            profiles.append(str(profile.resolve()))
-        elif value in known_scopes():
-            scopes.add(Scope(value))
-        else:
-            _fail(f"unknown scope {value!r}; choose from {', '.join(sorted(known_scopes()))} "
-                  "or traced:FILE")
-    return frozenset(scopes) or None, tuple(profiles)
 
 
 @main.group("rules")

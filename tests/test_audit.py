@@ -209,12 +209,12 @@ def test_a_rule_fixes_a_proven_site_and_its_rewrite_is_reported(tmp_path):
 
 
 def test_a_file_the_engine_cannot_rewrite_gets_no_rule_fix(tmp_path, monkeypatch):
-    import eqrewrite.rewriter.api as api
+    import eqrewrite.rewriter.rewriting.apply as apply
 
-    def refuse(text, edits, tree=None):
+    def refuse(text, edits, tree=None, progress=None, spread=None):
         raise RuntimeError("no Arg at 4:8-4:9")
 
-    monkeypatch.setattr(api, "apply_edit_subset", refuse)
+    monkeypatch.setattr(apply, "apply_edits", refuse)
     (finding,) = _why(tmp_path, '''\
         import torch
         class M(torch.nn.Module):

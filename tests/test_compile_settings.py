@@ -68,7 +68,7 @@ def test_every_drawn_setting_occurs_and_parses_into_compile_settings():
 
 
 def test_every_drawn_switch_is_a_real_torch_config_switch():
-    from eqrewrite.oracle.cli import check_switches
+    from eqrewrite.oracle.api import check_switches
 
     for key, value, _ in SWITCHES:
         check_switches(CompileSettings().merged({key: value}), Path.cwd())  # raises if unknown

@@ -101,7 +101,7 @@ class DynamicAudit:
     def run(self) -> tuple[dict[str, Any], int]:
         from eqrewrite.rewriter.api import load_config
 
-        from ..cli import check_switches, configured
+        from ..api import check_switches, configured
         from ..running.targets import discover_targets, factory_targets
 
         config = load_config(self.audit.root).oracle

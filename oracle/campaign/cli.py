@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from ..cli import check_switches
+from ..api import check_switches
 from ..core.settings import CompileSettings, TargetError, parse_settings
 from ..gencli import _range, _weights
 

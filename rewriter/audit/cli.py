@@ -1,5 +1,8 @@
 """``eqrewrite audit``: where code fragments torch.compile graphs, why, and what fixes it.
 
+A thin layer over ``api.audit``: the options become its arguments, its ``AuditReport`` is
+rendered in the formats asked for, the plugin steps and the baseline are applied.
+
 The static audit (this module and its package) never imports torch: fast enough for a
 pre-commit hook. Installed plugins add the dynamic audit (``--run``, ``--what-if``,
 ``--bench``: the oracle) through ``Registry.add_audit_options``/``add_audit_step``; their
@@ -11,24 +14,19 @@ step, 2 usage or configuration error, 123 some file could not be audited.
 from __future__ import annotations
 
 import sys
-import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
 import click
 
-from ..matching.rules import RuleError, load_pack
 from ..plugins import AuditRun, AuditStep, Registry
-from ..running.cache import default_cache_dir
-from ..workspace.config import Config, ConfigError, find_project_root, load_config
 from .catalogue import PATTERNS
-from .config import AuditConfig, audit_config, check_patterns
+from .formats import FORMATS
 
-if TYPE_CHECKING:
-    from ..rewriting.engine import RewriteOptions
+if TYPE_CHECKING:  # imported when the command runs: ``eqrewrite --help`` stays quick
+    from ..api import AuditReport
 
 EXIT_FINDINGS, EXIT_USAGE, EXIT_FILE_ERROR = 1, 2, 123
-FORMATS = ("text", "md", "json", "sarif", "html")
 
 
 def _fail(message: str) -> NoReturn:
@@ -92,6 +90,8 @@ def audit_command(paths: tuple[Path, ...], rule_specs: tuple[str, ...], scopes: 
                   **plugin_flags: Any) -> None:
     """Report where the code under PATHS breaks torch.compile graphs, why, and what fixes
     each break: a rule, a Dynamo setting, or a human."""
+    from .. import api
+
     if not paths:
         _fail("no paths given; try 'eqrewrite audit src/'")
     targets = _targets(outputs, output_format)
@@ -99,90 +99,29 @@ def audit_command(paths: tuple[Path, ...], rule_specs: tuple[str, ...], scopes: 
     steps = registry.audit_steps if registry is not None else []
     for step in steps:
         step.prepare(plugin_flags)
-    root = find_project_root(list(paths))
-    config, audit = _configs(root)
     try:
-        check_patterns(list(ignored), "--ignore")
-    except ConfigError as error:
+        report = api.audit(paths, rules=rule_specs, scope=scopes,
+                           assume_tensor_params=assume_tensor_params,
+                           trust_scalar_annotations=trust_scalar_annotations, ignore=ignored,
+                           exclude=excludes, jobs=jobs, cache=not no_cache,
+                           cache_dir=cache_dir)
+    except api.USAGE_ERRORS as error:
         _fail(str(error))
-    packs = _packs(list(rule_specs) or audit.rules)
-    started = time.perf_counter()
-    cache_folder = None if no_cache else cache_dir or default_cache_dir(root)
-    document, files, options = _static(paths, root, config, audit, packs, scopes,
-                                       (assume_tensor_params, trust_scalar_annotations),
-                                       ignored, excludes, (jobs, cache_folder))
-    document["summary"]["seconds"] = round(time.perf_counter() - started, 3)
+    document, root = report.document, report.root
     status = _dynamic(steps, plugin_flags, AuditRun(
-        paths, root, files, packs, bool(rule_specs), options, document,
-        targets[0][1] if len(targets) == 1 else "json",
+        paths, root, list(report.files), list(report.packs), bool(rule_specs), report.options,
+        document, targets[0][1] if len(targets) == 1 else "json",
         progress=not quiet and (bool(outputs) or targets[0][1] == "text")))
-    baseline = baseline or audit.baseline
+    baseline = baseline or report.configured_baseline
     # Writing the report over the baseline regenerates it: compare with nothing then.
     if baseline is not None and not any(_same(path, baseline) for path, _ in targets if path):
-        _compare_to(document, baseline, root)
+        try:
+            report.compare_to(baseline)
+        except api.BaselineError as error:
+            _fail(str(error))
     for path, chosen in targets:
-        _emit(document, chosen, path, root, quiet)
+        _emit(report, chosen, path, quiet)
     sys.exit(_exit_code(document, status, exit_zero))
-
-
-def _configs(root: Path) -> tuple[Config, AuditConfig]:
-    try:
-        config = load_config(root)
-        return config, audit_config(config)
-    except ConfigError as error:
-        _fail(str(error))
-
-
-def _packs(specs: list[str]) -> list[str]:
-    """Pack paths, each loaded once here so that a bad pack is a usage error."""
-    try:
-        return [str(load_pack(spec).path) for spec in specs]
-    except RuleError as error:
-        _fail(str(error))
-    except OSError as error:
-        _fail(f"{error.filename}: cannot read the rule pack: {error.strerror or error}")
-
-
-def _static(paths: tuple[Path, ...], root: Path, config: Config, audit: AuditConfig,
-            packs: list[str], scopes: tuple[str, ...],
-            switches: tuple[bool | None, bool | None], ignored: tuple[str, ...],
-            excludes: tuple[str, ...], running: tuple[int | None, Path | None]
-            ) -> tuple[dict[str, Any], list[Path], RewriteOptions]:
-    """Discover the files and audit them: (document, files, rewrite options).
-    ``switches``: --assume-tensor-params and --trust-scalar-annotations (None: not given);
-    ``running``: the worker count and the cache folder (None: no cache)."""
-    from ..rewriting.engine import RewriteOptions
-    from ..syntax.enums import Scope
-    from ..workspace.discovery import discover, package_files
-    from .document import build
-    from .scan import ScanOptions, audit_files
-
-    scope = frozenset(scopes or audit.scope)
-    assume, trust = switches
-    if trust is None:
-        trust = config.trust_scalar_annotations
-    if assume is None:
-        assume = (audit.assume_tensor_params if audit.assume_tensor_params is not None
-                  else config.assume_tensor_params)
-    chosen = frozenset(Scope(s) for s in scopes) or (
-        frozenset(Scope(s) for s in scope) if "scope" in audit.given else None)
-    options = RewriteOptions(assume_tensor_params=assume, scope=chosen,
-                             trust_scalar_annotations=trust)
-    scan = ScanOptions(tuple(packs), scope, options.scope, assume,
-                       frozenset(ignored) | frozenset(audit.ignore),
-                       trust_scalar_annotations=trust)
-    exclude = config.exclude + config.extend_exclude + audit.exclude + list(excludes)
-    files = list(discover(list(paths), config.include, exclude, root))
-    labelled = [(f, _label(f, root)) for f in files]
-    # The traced scope follows calls through the whole packages holding the files.
-    context = package_files(files, list(paths), config.include, exclude, root) if (
-        "traced" in scope) else []
-    started = time.perf_counter()
-    audits = audit_files(labelled, scan, *running, context)
-    settings = {"paths": [_label(p, root) for p in paths], "scope": sorted(scope),
-                "rules": [Path(p).name for p in packs], "assume_tensor_params": assume,
-                "trust_scalar_annotations": trust, "ignore": sorted(scan.ignore)}
-    return build(audits, settings, time.perf_counter() - started), files, options
 
 
 _SUFFIXES = {".txt": "text", ".md": "md", ".json": "json", ".sarif": "sarif", ".html": "html",
@@ -212,15 +151,6 @@ def _same(one: Path, other: Path) -> bool:
     return one.resolve() == other.resolve()
 
 
-def _label(path: Path, root: Path) -> str:
-    """``path`` relative to the project root, with '/' (ids and baselines depend on it)."""
-    resolved = path.resolve()
-    try:
-        return resolved.relative_to(root.resolve()).as_posix() or "."
-    except ValueError:
-        return resolved.as_posix()
-
-
 def _dynamic(steps: list[AuditStep], flags: dict[str, Any], run: AuditRun) -> int:
     from .document import join_dynamic
 
@@ -236,20 +166,9 @@ def _dynamic(steps: list[AuditStep], flags: dict[str, Any], run: AuditRun) -> in
     return status
 
 
-def _compare_to(document: dict[str, Any], path: Path, root: Path) -> None:
-    from .document import BaselineError, apply_baseline, load_baseline
-
-    try:
-        apply_baseline(document, load_baseline(path), _label(path, root))
-    except BaselineError as error:
-        _fail(str(error))
-
-
-def _emit(document: dict[str, Any], output_format: str, output: Path | None, root: Path,
+def _emit(report: AuditReport, output_format: str, output: Path | None,
           quiet: bool) -> None:
-    from .formats import render
-
-    text = render(document, output_format, root, color=output is None and sys.stdout.isatty())
+    text = report.render(output_format, color=output is None and sys.stdout.isatty())
     if output is None:
         click.echo(text, nl=not text.endswith("\n"))
         return
@@ -257,7 +176,7 @@ def _emit(document: dict[str, Any], output_format: str, output: Path | None, roo
 
     write_atomic(output, text.encode("utf-8"))  # a report is a user file too: never half written
     if not quiet:
-        summary = document["summary"]
+        summary = report.summary
         click.echo(f"{summary['findings']} findings in {summary['files_with_findings']} files; "
                    f"report written to {output}", err=True)
 

@@ -187,15 +187,16 @@ def _has_word(text: str, pattern: re.Pattern[str]) -> bool:
 def _fill_after(text: str, tree: ast.Module, sites: list[Site],
                 resolutions: list[Resolution]) -> None:
     """What the rewrite writes for each edit that fixes a site: the engine's own libcst
-    application (``apply_edit_subset``) of those first-round edits sets each ``after``. A
-    file the engine cannot rewrite keeps none of its fixes: the rewrite would refuse it."""
-    from ..api import apply_edit_subset
+    application (``rewriting.apply.apply_edits``) of those first-round edits sets each
+    ``after``. A file the engine cannot rewrite keeps none of its fixes: the rewrite would
+    refuse it."""
+    from ..rewriting.apply import apply_edits  # libcst loads only when a site has a fix
 
     edits = list({id(r.edit): r.edit for r in resolutions if r.edit is not None}.values())
     if not edits:
         return
     try:
-        apply_edit_subset(text, edits, tree)
+        apply_edits(text, edits, tree)
     except Exception as error:  # noqa: BLE001 - the rewrite reports it as this file's error
         for site, resolution in zip(sites, resolutions):
             if resolution.edit is not None:

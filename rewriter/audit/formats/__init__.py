@@ -6,6 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+FORMATS = ("text", "md", "json", "sarif", "html")
+
 
 def render(document: dict[str, Any], output_format: str, root: Path, color: bool = False) -> str:
     """The document as ``output_format`` text; ``root`` is where finding files live."""
