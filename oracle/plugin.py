@@ -128,7 +128,8 @@ class OracleTestsStep:
 def _rewritten_files(run: RewriteRun) -> dict[str, tuple[Path, bytes]]:
     """``file relative to the project -> (source path, rewritten bytes)`` for each changed
     file: the bytes the run wrote to its tree, or (--check, --diff) the rewrite redone
-    file by file (the ``traced`` scope then decided from the file alone)."""
+    file by file, each under the options the run gave it (its traced functions decided
+    over the whole run, as when written)."""
     from eqrewrite.rewriter.api import Status, decode, encode, rewrite_text
 
     found: dict[str, tuple[Path, bytes]] = {}
@@ -143,8 +144,9 @@ def _rewritten_files(run: RewriteRun) -> dict[str, tuple[Path, bytes]]:
             continue
         decoded = decode(source.read_bytes())
         rules = [rule for rule in run.rules if rule.could_match(decoded.text)]
+        options = run.file_options(result.path) if run.file_options else run.options
         found[relative] = source, encode(decoded, rewrite_text(decoded.text, rules,
-                                                               run.options).text)
+                                                               options).text)
     return found
 
 

@@ -35,7 +35,7 @@ import difflib
 import os
 import time
 from collections.abc import Collection, Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from difflib import SequenceMatcher
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -62,7 +62,7 @@ from .workspace.worklist import PlanError
 
 if TYPE_CHECKING:
     from .audit.config import AuditConfig
-    from .running.runner import Job
+    from .running.runner import Job, Scopes
 
 __all__ = [
     "FUNCTION_SCOPES", "Config", "ConfigError", "Edit", "EditRecord", "FileResult", "Mode",
@@ -157,6 +157,14 @@ class RewriteReport:
     options: RewriteOptions
     results: tuple[FileResult, ...]
     empty_folders: tuple[Path, ...] = ()  # given folders that hold no Python file
+    scopes: Scopes = field(default_factory=dict)  # the traced/profiled functions, per file
+
+    def options_for(self, path: str) -> RewriteOptions:
+        """The options ``path`` was rewritten under: the run's, with its functions in the
+        ``traced`` and ``profiled`` scopes as the whole run decided them."""
+        from .running.runner import file_options
+
+        return file_options(self.options, self.scopes, path)
 
     @property
     def changed(self) -> list[FileResult]:
@@ -262,7 +270,7 @@ def rewrite(paths: PathArg | Iterable[PathArg], *, rules: Sequence[str] | None =
                             options)
     empty = tuple(p for p in roots if p.is_dir() and not any(p in f.parents for f in files))
     return RewriteReport(roots, root, chosen, out_root, tuple(packs), tuple(selected), options,
-                         tuple(results), empty)
+                         tuple(results), empty, job.scopes)
 
 
 def _paths(paths: PathArg | Iterable[PathArg]) -> tuple[Path, ...]:

@@ -191,7 +191,7 @@ def rewrite_command(paths: tuple[Path, ...], rule_specs: tuple[str, ...], check:
             click.echo(f"no Python files found in {folder}", err=True)
     results = list(done.results)
     run_info = RewriteRun(paths, done.root, done.out, done.mode, list(done.rules),
-                          done.options, results, output_format)
+                          done.options, results, output_format, done.options_for)
     if output_format == "text":
         report.print_text(results, mode, quiet=quiet)
         status, _ = _finish_steps(steps, plugin_flags, run_info)

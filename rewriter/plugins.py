@@ -10,6 +10,7 @@ command line first needs its commands; importing one must stay cheap.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from importlib.metadata import entry_points
 from pathlib import Path
@@ -38,6 +39,8 @@ class RewriteRun:
     options: RewriteOptions         # the run's options (api.RewriteOptions)
     results: list[FileResult]  # one per processed file
     output_format: str = "text"  # text | json | sarif: with json, report through the record
+    # Each file's options as the run decided them (its traced functions, over the whole run).
+    file_options: Callable[[str], RewriteOptions] | None = None
 
 
 @dataclass(frozen=True)

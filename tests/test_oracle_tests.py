@@ -246,3 +246,36 @@ def test_read_junit_and_context_matching(tmp_path):
     assert not _matches("test_b.test_ok", "tests.test_a::test_ok")
     assert not _matches("test_a.test_other", "tests.test_a::test_ok")
     assert changed_lines(b"a\nb\nc\n", b"a\nB\nc\nd\n") == {2, 4}
+
+
+def test_check_mode_tests_the_rewrite_the_run_made_across_files(tmp_path):
+    """With --check the tested copy is rewritten file by file: each file under the options
+    the run gave it, so a function traced only through a call in another file (the `traced`
+    scope, decided over the whole run) is rewritten there too (kornia's geometry/boxes.py)."""
+    from eqrewrite.oracle.plugin import _rewritten_files
+    from eqrewrite.rewriter import api
+    from eqrewrite.rewriter.plugins import RewriteRun
+
+    package = tmp_path / "pkg"
+    package.mkdir()
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'pkg'\n")
+    (package / "__init__.py").write_text("")
+    (package / "helpers.py").write_text(
+        "import torch\n\n\ndef clip(x: torch.Tensor):\n"
+        "    if x.sum() > 0:\n        y = x * 0.5\n    else:\n        y = x * 1.0\n"
+        "    return y\n")
+    (package / "model.py").write_text(
+        "import torch\nfrom pkg.helpers import clip\n\n\nclass M(torch.nn.Module):\n"
+        "    def forward(self, x: torch.Tensor):\n        return clip(x)\n")
+    report = api.rewrite([package], rules=["graphbreaks"], mode="check", cache=False)
+    helpers = next(r for r in report.results if r.path.endswith("helpers.py"))
+    assert helpers.edits, "the helper is traced through model.py and rewritten"
+
+    def tested(file_options):
+        run = RewriteRun((package,), report.root, None, report.mode, list(report.rules),
+                         report.options, list(report.results), "text", file_options)
+        return _rewritten_files(run)["pkg/helpers.py"][1].decode()
+
+    assert "_eqrw_where" in tested(report.options_for)
+    # without the run's per-file options the copy would miss the edit the report lists
+    assert "_eqrw_where" not in tested(None)

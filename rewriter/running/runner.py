@@ -45,6 +45,10 @@ HARD_LINKED = ("has {n} hard links: not rewritten in place (replacing it would s
                "links, writing into it would not be atomic); use --diff or --out")
 
 
+# scope name -> path -> qualified names of the functions in it (callgraph.py)
+Scopes = dict[str, dict[str, frozenset[str]]]
+
+
 @dataclass(frozen=True)
 class Job:
     """What to do with each file; sent to every worker once."""
@@ -55,8 +59,7 @@ class Job:
     out_root: Path | None = None
     black: bool = False
     ignore: tuple[str, ...] = ()
-    # scope name -> path -> qualified names of the functions in it (callgraph.py)
-    scopes: dict[str, dict[str, frozenset[str]]] = field(default_factory=dict)
+    scopes: Scopes = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         # Callers may give the packs as a list and the mode as its word ("check").
@@ -243,10 +246,16 @@ def _rewrite(source: Source, rules: list[Rule], path: str, context: Context
 
 def _file_options(job: Job, path: str) -> RewriteOptions:
     """The job's options with the functions of ``path`` that are in its function scopes."""
-    if not job.scopes:
-        return job.options
-    return replace(job.options, function_scopes={
-        name: by_path.get(path, frozenset()) for name, by_path in job.scopes.items()})
+    return file_options(job.options, job.scopes, path)
+
+
+def file_options(options: RewriteOptions, scopes: Scopes, path: str) -> RewriteOptions:
+    """``options`` with the functions of ``path`` that are in the run's function ``scopes``
+    (``{scope: {path: function names}}``, computed over the whole run)."""
+    if not scopes:
+        return options
+    return replace(options, function_scopes={
+        name: by_path.get(path, frozenset()) for name, by_path in scopes.items()})
 
 
 def _spread_for(text: str, jobs: int) -> Spread | None:
