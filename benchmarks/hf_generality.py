@@ -715,10 +715,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--timeout", type=float, default=600.0,
                         help="seconds per worker process (default: 600)")
     parser.add_argument("--threads", type=int, default=1, help="torch threads per worker")
-    parser.add_argument("--dynamo-config", action="append", default=[], metavar="KEY=VALUE",
-                        help="a torch._dynamo.config switch set in every worker, both trees "
-                             "(repeatable; e.g. capture_scalar_outputs=true, the switches the "
-                             "audit names for the breaks no rewrite removes)")
+    hgb.add_dynamo_config_argument(parser)
     parser.add_argument("--skip-latency", action="store_true",
                         help="do not time compiled runs (otherwise: every case whose breaks "
                              "dropped, both trees)")

@@ -872,6 +872,15 @@ def _totals(results: dict, cases: list[str]) -> dict[str, float]:
             "percent_removed": 100.0 * (before - after) / before if before else 0.0}
 
 
+def add_dynamo_config_argument(parser: argparse.ArgumentParser) -> None:
+    """``--dynamo-config KEY=VALUE``, shared with hf_generality.py (read by
+    ``dynamo_settings``)."""
+    parser.add_argument("--dynamo-config", action="append", default=[], metavar="KEY=VALUE",
+                        help="a torch._dynamo.config switch set in every worker, both trees "
+                             "(repeatable; e.g. capture_scalar_outputs=true, the switches the "
+                             "audit names for the breaks no rewrite removes)")
+
+
 def dynamo_settings(args: argparse.Namespace) -> dict[str, object]:
     """``--dynamo-config KEY=VALUE`` switches as a dict (none unless the driver takes them)."""
     from eqrewrite.oracle.core.settings import parse_settings
@@ -1066,10 +1075,7 @@ def main(argv: list[str] | None = None) -> int:
                         help="do not time compiled runs (otherwise: cases whose breaks all went "
                              "away, both trees timed in one process)")
     parser.add_argument("--json", type=Path, help="write the full results to this JSON file")
-    parser.add_argument("--dynamo-config", action="append", default=[], metavar="KEY=VALUE",
-                        help="a torch._dynamo.config switch set in every worker, both trees "
-                             "(repeatable; e.g. capture_scalar_outputs=true, the switches the "
-                             "audit names for the breaks no rewrite removes)")
+    add_dynamo_config_argument(parser)
     parser.add_argument("--workdir", type=Path,
                         help="folder for the two trees and outputs (default: a temp folder, "
                              "removed at the end)")
