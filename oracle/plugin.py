@@ -1,7 +1,7 @@
 """The oracle's part of the command line, registered through the ``eqrewrite.plugins``
-entry point: the ``eqrewrite oracle``, ``gen``, ``campaign`` and ``reduce`` commands, the
-rewrite command's ``--oracle`` and ``--oracle-tests`` steps and the audit command's dynamic
-options (``--run``, ``--what-if``, ``--bench``).
+entry point: the ``eqrewrite oracle``, ``gen``, ``campaign``, ``reduce`` and ``report``
+commands, the rewrite command's ``--oracle`` and ``--oracle-tests`` steps and the audit
+command's dynamic options (``--run``, ``--what-if``, ``--bench``).
 
 Importing this module must stay cheap (no torch): it runs on every ``eqrewrite`` call.
 """
@@ -21,6 +21,7 @@ from .campaign.cli import campaign_command
 from .cli import compile_options, oracle_command
 from .gencli import gen_command
 from .minimising.reducecli import reduce_command
+from .reporting.cli import report_command
 
 
 class OracleStep:
@@ -208,12 +209,13 @@ def _rewrite_options() -> list[click.Parameter]:
 
 
 def register(registry: Registry) -> None:
-    """Entry point: add the ``oracle``, ``gen``, ``campaign`` and ``reduce`` commands, the
-    rewrite options and the ``--oracle`` step, and the dynamic audit."""
+    """Entry point: add the ``oracle``, ``gen``, ``campaign``, ``reduce`` and ``report``
+    commands, the rewrite options and the ``--oracle`` step, and the dynamic audit."""
     registry.add_command(oracle_command)
     registry.add_command(gen_command)
     registry.add_command(campaign_command)
     registry.add_command(reduce_command)
+    registry.add_command(report_command)
     registry.add_rewrite_options(_rewrite_options())
     registry.add_rewrite_step(OracleStep())
     registry.add_rewrite_step(OracleTestsStep())

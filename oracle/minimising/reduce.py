@@ -656,7 +656,7 @@ def _rooted_here(script: str) -> str:
 def _write_minimal(path: Path, reduction: Reduction, description: dict[str, Any]) -> None:
     from eqrewrite.rewriter.api import write_atomic
 
-    from .standalone import Recipe, minimal_script
+    from .standalone import Recipe, minimal_script, uses_reference
 
     signature, answer = reduction.finding()
     if signature.differences:
@@ -671,7 +671,9 @@ def _write_minimal(path: Path, reduction: Reduction, description: dict[str, Any]
         strict=description["strict"], scale=description["scale"],
         extra_paths=tuple(description["extra_paths"]),
         state="reduced/state.pt" if reduction.state else None, headline=message,
-        torch_version=description["torch"])
+        torch_version=description["torch"], differences=signature.differences,
+        reference=uses_reference([kind for _, kind in signature.differences],
+                                 answer.get("detail", "")))
     write_atomic(path, minimal_script(reduction.text, recipe).encode("utf-8"))
 
 

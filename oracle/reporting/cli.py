@@ -1,0 +1,68 @@
+"""``eqrewrite report FINDING``: issue-ready Markdown for a finding.
+
+Registered through the plugin registry (``plugin.py``); cheap to import (torch runs only in
+the report's child processes).
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+
+import click
+
+
+@click.command("report")
+@click.argument("finding", type=click.Path(path_type=Path))
+@click.option("-o", "--out", type=click.Path(dir_okay=False, path_type=Path),
+              help="Write the Markdown to FILE (default: stdout).")
+@click.option("--no-ablation", is_flag=True,
+              help="Do not run the script under other backends and modes.")
+@click.option("--no-bisect", is_flag=True,
+              help="Do not run torch._inductor.compiler_bisector.")
+@click.option("--timeout", type=click.FloatRange(min=1), default=300.0, show_default=True,
+              help="Seconds for each run of the script.")
+@click.option("--bisect-budget", type=click.FloatRange(min=1), default=900.0,
+              show_default=True, help="Seconds for the whole bisection.")
+@click.option("--known-issues", "known_issues", default=None, metavar="FILE|none",
+              help="Known-issues file to match (default: the shipped one).")
+@click.option("-q", "--quiet", is_flag=True, help="No progress lines on stderr.")
+def report_command(finding: Path, out: Path | None, no_ablation: bool, no_bisect: bool,
+                   timeout: float, bisect_budget: float, known_issues: str | None,
+                   quiet: bool) -> None:
+    """Write FINDING (a campaign's finding folder) up as a PyTorch issue: title, the minimal
+    script, expected vs actual, which backends and modes show it, what the compiler
+    bisector names, versions, and the known issue it matches.
+
+    Exit status: 0 written, 1 the script does not fail on this machine (the report is still
+    written), 2 not a finding folder or a bad known-issues file.
+    """
+    from eqrewrite.rewriter.api import write_atomic
+
+    from ..campaign.known import DEFAULT_FILE, KnownIssuesError
+    from .finding import ReportError
+    from .issue import Options, build
+
+    def say(line: str) -> None:
+        if not quiet:
+            click.echo(f"report: {line}", err=True)
+
+    issues = DEFAULT_FILE if known_issues is None else (
+        None if known_issues == "none" else Path(known_issues))
+    options = Options(not no_ablation, not no_bisect, timeout, bisect_budget, issues)
+    started = time.monotonic()
+    try:
+        report = build(finding, options, say)
+    except (ReportError, KnownIssuesError) as error:
+        click.echo(f"error: {error}", err=True)
+        sys.exit(2)
+    text = report.markdown()
+    if out is None:
+        click.echo(text, nl=False)
+    else:
+        write_atomic(out, text.encode("utf-8"))
+        say(f"wrote {out}")
+    timings = ", ".join(f"{name} {seconds:.0f} s" for name, seconds in report.seconds.items())
+    say(f"{report.outcome.status}; {time.monotonic() - started:.0f} s ({timings})")
+    sys.exit(0 if report.outcome.reproduces else 1)

@@ -1,0 +1,251 @@
+"""A campaign's finding folder, read for a report: the record, the program the script runs,
+its target, the settings and the differences that decided the verdict.
+
+The program is the smallest one the folder holds: the minimiser's (``reduced/tree/``, or the
+program part of a ``minimal.py`` that ``eqrewrite reduce`` wrote), else the program as it
+diverged (``tree/``, ``rewritten.py`` or ``program.py``, as the record's ``tree`` says).
+"""
+
+from __future__ import annotations
+
+import ast
+import importlib.util
+import json
+import re
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from ..campaign.outcome import Record
+from ..minimising.standalone import FLOATING_KINDS, Recipe, program_of, uses_reference
+
+
+class ReportError(Exception):
+    """A folder that is not a finding the report can use (exit 2)."""
+
+
+@dataclass(frozen=True)
+class Finding:
+    """What a report needs to know about one finding."""
+
+    folder: Path
+    record: Record                   # finding.json
+    program: str                     # the program the script runs
+    source: str                      # where it came from, relative to the folder
+    target: dict[str, Any]           # form, attribute, inputs, has_init_inputs
+    settings: dict[str, Any]         # the effective compile settings (a CompileSettings dict)
+    differences: tuple[tuple[str, str, str], ...]  # (path, kind, message) of the verdict
+    reference: str                   # which side the float64 reference agreed with, or ""
+
+    @property
+    def crash(self) -> bool:
+        return self.record.get("class") == "compile-crash" or self.record.get(
+            "verdict") == "compile-error"
+
+    @property
+    def kinds(self) -> list[str]:
+        return [kind for _, kind, _ in self.differences]
+
+    @property
+    def reduced(self) -> bool:
+        """Is the program the minimiser's (not the one the record's messages are about)?"""
+        return self.source.startswith("reduced/") or self.source == "minimal.py"
+
+    @property
+    def headline(self) -> str:
+        """The finding in one line: the first difference as recorded when the program is the
+        one it was recorded for, else what kind of difference it is."""
+        if self.differences and not self.reduced:
+            return self.differences[0][2]
+        return difference_phrase(self)
+
+    def recipe(self, grad_inputs: bool, **changes: Any) -> Recipe:
+        """The minimal script's recipe: the recorded settings, unless ``settings=`` (a dict
+        of overrides) or another field is given."""
+        settings = {**self.settings, **changes.pop("settings", {})}
+        inference = bool(settings.get("inference"))
+        recipe = Recipe(
+            target=self.target, settings=settings, seed=0,
+            grad_inputs=grad_inputs and not inference,
+            grads=any("['grads']" in path for path, _, _ in self.differences),
+            strict=bool(settings.get("strict")),
+            scale=float(settings.get("tolerance_scale") or 1.0),
+            extra_paths=backend_paths(str(settings["backend"])), state=None,
+            headline=self.headline, torch_version=str(self.record.get("torch", "?")),
+            differences=tuple((path, kind) for path, kind, _ in self.differences),
+            reference=uses_reference(self.kinds, self.reference))
+        return replace(recipe, **changes)
+
+
+def load(folder: Path) -> Finding:
+    """The finding in ``folder`` (a campaign's ``findings/<name>/``)."""
+    path = folder / "finding.json"
+    if not folder.is_dir():
+        raise ReportError(f"{folder}: not a folder")
+    try:
+        record = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise ReportError(f"{folder}: no finding.json (not a campaign's finding folder)"
+                          ) from None
+    except (OSError, ValueError) as error:
+        raise ReportError(f"{path}: cannot read: {error}") from None
+    if not isinstance(record, dict) or "class" not in record:
+        raise ReportError(f"{path}: not a finding record (no 'class')")
+    source, program = _program(folder, record)
+    oracle = record.get("oracle") or {}
+    settings: dict[str, Any] = {
+        "backend": "inductor", "mode": None, "dynamic": None, "fullgraph": False,
+        "inductor_config": [], "dynamo_config": [], "strict": False, "raises": False,
+        "tolerance_scale": 1.0, "inference": False}
+    settings.update(record.get("settings") or {})
+    settings.update(oracle.get("settings") or {})
+    deciding = _deciding(record)
+    differences = tuple((str(d.get("path", "result")), str(d.get("kind", "?")),
+                         str(d.get("message", ""))) for d in deciding.get("differences") or ())
+    evidence = deciding.get("evidence") or {}
+    return Finding(folder.resolve(), record, program, source,
+                   _target(program, str(oracle.get("target", "")), source), settings,
+                   differences, str(evidence.get("reference") or ""))
+
+
+def _program(folder: Path, record: Record) -> tuple[str, str]:
+    """``(where, text)`` of the smallest program the folder holds."""
+    name = str(record.get("file") or "")
+    candidates = []
+    if name:
+        candidates.append(Path("reduced") / "tree" / name)
+    candidates.append(Path("minimal.py"))
+    if name:
+        candidates.append(Path("tree") / name)
+    candidates += [Path("rewritten.py")] if record.get("tree") == "rewritten" else []
+    candidates.append(Path("program.py"))
+    for relative in candidates:
+        try:
+            text = (folder / relative).read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            continue
+        if relative.name == "minimal.py":
+            found = program_of(text)
+            if found is None:  # written by hand, or by someone else: not ours to cut
+                continue
+            text = found
+        try:
+            ast.parse(text)
+        except SyntaxError as error:
+            raise ReportError(f"{folder / relative}:{error.lineno}: syntax error: "
+                              f"{error.msg}") from None
+        return relative.as_posix(), text
+    raise ReportError(f"{folder}: no program (program.py, tree/, minimal.py)")
+
+
+def _deciding(record: Record) -> Record:
+    """The oracle's finding that carries the verdict, in the tree where it was seen."""
+    oracle = record.get("oracle") or {}
+    verdict = oracle.get("verdict") or record.get("verdict")
+    found = [f for f in oracle.get("findings") or () if f.get("verdict") == verdict]
+    tree = str(record.get("tree") or "original")
+    return next((f for f in found if str(f.get("right", "")).startswith(tree)),
+                found[0] if found else {})
+
+
+def _target(program: str, recorded: str, source: str) -> dict[str, Any]:
+    """The target as the worker records it, read from the program's definitions."""
+    tree = ast.parse(program)
+    defined = {node.name: node for node in tree.body
+               if isinstance(node, ast.ClassDef | ast.FunctionDef)}
+    assigned = {t.id for node in tree.body if isinstance(node, ast.Assign)
+                for t in node.targets if isinstance(t, ast.Name)}
+    attribute = recorded.rpartition("::")[2]
+    if attribute not in defined:
+        attribute = next((name for name in ("Program", "program", "Model") if name in defined),
+                         "")
+    if not attribute:
+        raise ReportError(f"{source}: no target (the recorded {recorded or 'target'} is not "
+                          "defined in it)")
+    if "get_inputs" in defined:
+        inputs = "get_inputs"
+    elif "inputs" in assigned:
+        inputs = "inputs"
+    else:
+        raise ReportError(f"{source}: no get_inputs() and no inputs: the target's inputs")
+    return {"form": "module" if isinstance(defined[attribute], ast.ClassDef) else "function",
+            "attribute": attribute, "inputs": inputs,
+            "has_init_inputs": "get_init_inputs" in defined}
+
+
+def backend_paths(backend: str) -> tuple[str, ...]:
+    """Folders to put on sys.path so a ``module:function`` backend imports in the script."""
+    if ":" not in backend:
+        return ()
+    try:
+        spec = importlib.util.find_spec(backend.partition(":")[0].split(".")[0])
+    except (ImportError, ValueError):
+        return ()
+    if spec is None or spec.origin is None:
+        return ()
+    origin = Path(spec.origin)
+    return (str(origin.parent.parent if origin.name == "__init__.py" else origin.parent),)
+
+
+_OPERATORS = {ast.Add: "add", ast.Sub: "sub", ast.Mult: "mul", ast.Div: "div",
+              ast.FloorDiv: "floor_divide", ast.Mod: "remainder", ast.Pow: "pow",
+              ast.MatMult: "matmul", ast.BitAnd: "bitwise_and", ast.BitOr: "bitwise_or",
+              ast.BitXor: "bitwise_xor", ast.LShift: "bitwise_left_shift",
+              ast.RShift: "bitwise_right_shift"}
+
+
+def ops_in(program: str, ops: list[str], target: str) -> list[str]:
+    """The ops of ``ops`` the target (``target``: its class or function) calls
+    (``torch.fmin``, ``x.clamp_``, ``F.gelu``, ``a * b``), in the order of ``ops``."""
+    called = set()
+    definitions = [node for node in ast.parse(program).body
+                   if isinstance(node, ast.ClassDef | ast.FunctionDef) and node.name == target]
+    for node in (inner for definition in definitions for inner in ast.walk(definition)):
+        if isinstance(node, ast.Call):
+            function = node.func
+            name = function.attr if isinstance(function, ast.Attribute) else (
+                function.id if isinstance(function, ast.Name) else "")
+            called.add(name.rstrip("_"))
+        elif isinstance(node, ast.BinOp | ast.AugAssign) and type(node.op) in _OPERATORS:
+            called.add(_OPERATORS[type(node.op)])
+    return [op for op in ops if op in called or op.rstrip("_") in called]
+
+
+def difference_phrase(finding: Finding, error: str = "") -> str:
+    """The kind of difference that decided the verdict, in a few words (``error``: what
+    compiling raised, when known)."""
+    if finding.crash:
+        return f"compiled call raises {_short(error)}" if error else (
+            "compiled call raises where eager runs")
+    deciding = [d for d in finding.differences if d[1] not in FLOATING_KINDS] or list(
+        finding.differences)
+    if not deciding:
+        return "compiled and eager disagree"
+    path, kind, message = deciding[0]
+    area = _area(path)
+    if kind == "structure" and "backward_error" in message:
+        return "compiled backward raises where eager's runs"
+    if kind == "exception":
+        return "does not raise where eager raises" if message.endswith(
+            "vs no exception") else "raises differently from eager"
+    if kind in ("nan", "inf"):
+        special = "NaN" if kind == "nan" else "infinity"
+        if re.search(r"got -?(nan|inf)", message):
+            return f"{special} in the {area} where eager's is finite"
+        return f"{special} positions in the {area} differ from eager"
+    words = {"stride": "strides", "exact": "values (compared exactly)",
+             "signed_zero": "signs of zero", "nan_sign": "signs of NaN"}
+    return f"{area} {words.get(kind, kind)} differ from eager"
+
+
+def _area(path: str) -> str:
+    for key, name in (("['grads']", "gradient"), ("['inputs_after']", "inputs after the call"),
+                      ("['state_after']", "module state"), ("['printed']", "printed output")):
+        if key in path:
+            return name
+    return "output"
+
+
+def _short(error: str, limit: int = 90) -> str:
+    error = re.sub(r"^torch\._\w+\.exc\.", "", error.strip())
+    return error if len(error) <= limit else error[:limit - 1] + "…"
