@@ -36,6 +36,8 @@ SUBSET = (
     "noise_gelu_sign_ill_conditioned.py",          # compiled closer to float64
     "noise_fp16_overflow_kept_in_fp32.py",         # float16 overflow avoided compiled
     "noise_where_on_rounding_residue.py",          # amplified rounding: sensitivity
+    "bug_floor_divide_quotient_rounded_up.py",     # an integer jump the exact answer decides
+    "noise_floor_constant_row_residue.py",         # a jump at an exact tie: not decided
 )
 
 

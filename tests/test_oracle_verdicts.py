@@ -79,6 +79,18 @@ def ulp(gm, example_inputs):
     return lambda *args: gm(*[nudge(a) for a in args])
 
 
+def ulp_down(gm, example_inputs):
+    """Moves the first element of each floating input down by one ulp."""
+    def nudge(a):
+        if not (isinstance(a, torch.Tensor) and a.is_floating_point()):
+            return a
+        flat = a.detach().reshape(-1)
+        step = torch.zeros_like(flat)
+        step[0] = torch.nextafter(flat[0], torch.tensor(float("-inf"))) - flat[0]
+        return a + step.reshape(a.shape)
+    return lambda *args: gm(*[nudge(a) for a in args])
+
+
 def nan_at_first(gm, example_inputs):
     """A NaN where there is none."""
     def poison(t):
@@ -103,6 +115,22 @@ def half_a_unit(gm, example_inputs):
     return lambda *args: _outputs(gm(*args), wrong)
 
 
+def floor_of_quotient(gm, example_inputs):
+    """Floating floor division lowered to floor(a / b), as Inductor lowers it (pytorch#197895):
+    a quotient just below an integer rounds up to it before the floor."""
+    import operator
+    for node in list(gm.graph.nodes):
+        if node.op == "call_function" and node.target in (operator.floordiv,
+                                                          torch.floor_divide):
+            with gm.graph.inserting_before(node):
+                quotient = gm.graph.call_function(operator.truediv, tuple(node.args))
+                floored = gm.graph.call_function(torch.floor, (quotient,))
+            node.replace_all_uses_with(floored)
+            gm.graph.erase_node(node)
+    gm.recompile()
+    return gm
+
+
 def transposed_strides(gm, example_inputs):
     """Right values, other strides (a column-major copy of a row-major output)."""
     return lambda *args: _outputs(gm(*args), lambda t: t.t().contiguous().t()
@@ -121,6 +149,44 @@ TARGETS = {
         def get_inputs():
             return [torch.rand(6, 5) * 10, torch.rand(6, 5) + 1]
     ''',
+    # pytorch#197895: 1.0 // 0.1 is 9 (the exact quotient of the float32 operands is
+    # 9.99999985), but floor(1.0 / 0.1) is 10.
+    "bucket.py": '''
+import torch
+
+
+def bucket(a, b):
+    return a // b
+
+
+def get_inputs():
+    return [torch.tensor([1.0, 0.5, 6.0, 1.0, 7.0]), torch.tensor([0.1, 0.1, 0.2, 1 / 3, 2.0])]
+''',
+    # pytorch#145466: floor(cos(x)) in float16, where rounding cos(x) to float16 makes 1.0.
+    "cos_floor.py": '''
+import torch
+
+
+def cos_floor(x):
+    return torch.floor(torch.cos(x))
+
+
+def get_inputs():
+    torch.manual_seed(0)
+    return [torch.randn(32, 32, dtype=torch.float16)]
+''',
+    # The floor of a rounding residue of an exact 0 (the mechanism of pytorch#188432).
+    "floor_residue.py": '''
+import torch
+
+
+def floor_residue(x):
+    return torch.floor(x - x.mean(dim=-1, keepdim=True))
+
+
+def get_inputs():
+    return [torch.full((4, 37), 0.5)]
+''',
     "argmin.py": '''
 import torch
 
@@ -576,3 +642,125 @@ def test_an_output_without_a_derivative_is_compared_without_input_gradients(harn
     target.settings.update(backend="aot_eager")
     report = harness.validate(target)
     assert report.verdict is Verdict.PASSED, report.detail
+
+
+# -- issue 20, item 4: integer jumps -----------------------------------------------------------
+
+
+def test_a_floor_division_jump_the_exact_answer_decides_is_a_bug(harness, tree):
+    """pytorch#197895 (Inductor's floor(a / b) lowering, emulated by a backend): every
+    quotient is a rounding away from an integer, so perturbed eager runs jump as well and the
+    sensitivity used to excuse it; the float64 reference, steady under nudged inputs, equals
+    eager, so compiled jumped to the wrong side: a compiler bug, and the evidence says why."""
+    report = judge(harness, tree, "bucket.py", "floor_of_quotient")
+    finding = compiler_finding(report)
+    assert report.verdict is Verdict.COMPILER_BUG, report.detail
+    assert finding.evidence.cause == "integer-jump", finding.evidence
+    assert finding.evidence.reference == "eager" and finding.evidence.compiled_error == 1
+    assert "4 values" in finding.evidence.cause_note  # 7 // 2 is not near a boundary
+    assert "__floordiv__" in finding.evidence.cause_note
+    assert "integer-jump" in report.detail
+
+
+def test_a_jump_on_the_eager_side_is_numerics(harness, tree):
+    """pytorch#145466's mechanism: eager rounds cos(x) to float16 (1.0) before the floor,
+    the float32 evaluation does not (0.9999): the reference sides with compiled."""
+    report = judge(harness, tree, "cos_floor.py", "upcast")
+    finding = compiler_finding(report)
+    assert report.verdict is Verdict.NUMERICAL_NOISE, report.detail
+    assert finding.evidence.reference == "compiled" and finding.evidence.cause == ""
+
+
+def test_a_jump_at_a_tie_of_the_exact_answer_is_left_to_the_sensitivity(harness, tree):
+    """floor(x - mean(x)) of a constant row: the reference's 0 equals eager's, but it is an
+    exact tie that nudged inputs flip, so no integer jump: the sensitivity excuses it."""
+    report = judge(harness, tree, "floor_residue.py", "ulp_down")
+    finding = compiler_finding(report)
+    assert report.verdict is Verdict.NUMERICAL_NOISE, report.detail
+    assert finding.evidence.reference == "eager" and finding.evidence.cause == ""
+    assert finding.evidence.excused_by == "sensitivity"
+
+
+def _decide_jump(eager_values, compiled_values, reference_values, *, nudged=None,
+                 called=("floor_divide",), perturbed=None):
+    """``decide`` on recorded float32 outputs: the reference (and each nudged reference,
+    default: the same values) as given, the perturbed eager runs ``perturbed`` (default: they
+    move as far as compiled, as near an integer boundary they do). Returns the verdict, the
+    evidence and the variants run."""
+    from eqrewrite.oracle.core import compare as cmp
+    from eqrewrite.oracle.core.judge import decide, differ
+    from eqrewrite.oracle.core.protocol import RunRequest, RunResult, Variant
+
+    def result(values, dtype=torch.float32, **extra):
+        return RunResult({"output": torch.tensor(values, dtype=dtype)}, **extra)
+
+    eager, compiled = result(eager_values), result(compiled_values)
+    made = []
+
+    def call(request: RunRequest) -> RunResult:
+        made.append((request.variant, request.perturbation))
+        if request.variant is Variant.REFERENCE:
+            values = reference_values if request.perturbation == 0 else (
+                nudged or reference_values)
+            return result(values, torch.float64, called=tuple(called))
+        if request.variant is Variant.PERTURBED:
+            return result(perturbed or compiled_values)
+        raise AssertionError(request.variant)
+
+    base = RunRequest(None, CompileSettings(backend="aot_eager"), Variant.EAGER)  # type: ignore[arg-type]
+    options = cmp.CompareOptions()
+    verdict, evidence = decide(differ(eager, compiled, options), eager, compiled, call, base,
+                               options)
+    return verdict, evidence, made
+
+
+def test_integer_jumps_on_recorded_outputs():
+    """The rule on recorded outputs (pytorch#197895's values: eager 9, 4, 29, 2; compiled
+    10, 5, 30, 3): a compiler bug when the steady reference equals eager, with no perturbed
+    runs needed; noise otherwise, whatever side the perturbed runs take."""
+    from eqrewrite.oracle.core.protocol import Variant
+
+    eager, compiled = [9.0, 4.0, 29.0, 2.0, 3.0], [10.0, 5.0, 30.0, 3.0, 3.0]
+    verdict, evidence, made = _decide_jump(eager, compiled, eager)
+    assert verdict is Verdict.COMPILER_BUG and evidence.cause == "integer-jump"
+    assert "4 values" in evidence.cause_note
+    assert [v for v, _ in made] == [Variant.REFERENCE] * 5  # the reference, four nudged
+    assert sorted(p for _, p in made) == [0, 1, 2, 3, 4]
+
+    # Exact arithmetic sides with compiled: eager jumped (it rounded first).
+    verdict, evidence, _ = _decide_jump(eager, compiled, compiled)
+    assert verdict is Verdict.NUMERICAL_NOISE and evidence.cause == ""
+
+    # The reference's answer is a tie that a nudge flips: left to the sensitivity.
+    verdict, evidence, _ = _decide_jump(eager, compiled, eager,
+                                        nudged=[9.0, 5.0, 29.0, 2.0, 3.0])
+    assert verdict is Verdict.NUMERICAL_NOISE and evidence.excused_by == "sensitivity"
+
+    # The program calls no rounding operation (sign, where, a comparison): not recognised.
+    verdict, evidence, _ = _decide_jump(eager, compiled, eager, called=("sign", "sub"))
+    assert verdict is Verdict.NUMERICAL_NOISE and evidence.cause == ""
+
+    # The reference sides with eager at some values and with compiled at others: rounding
+    # both ways, no integer jump.
+    verdict, evidence, _ = _decide_jump(eager, compiled, [9.0, 4.0, 29.0, 3.0, 3.0])
+    assert verdict is Verdict.NUMERICAL_NOISE and evidence.cause == ""
+
+    # Values that are not whole numbers are no integer jump.
+    verdict, evidence, _ = _decide_jump([9.5, 4.0], [10.5, 4.0], [9.5, 4.0],
+                                        perturbed=[10.5, 4.0])
+    assert verdict is Verdict.NUMERICAL_NOISE and evidence.cause == ""
+
+    # A division with a rounding mode, recorded by name and mode, counts.
+    verdict, evidence, _ = _decide_jump(eager, compiled, eager, called=("div:floor",))
+    assert verdict is Verdict.COMPILER_BUG and "div:floor" in evidence.cause_note
+
+
+def test_the_reference_records_what_the_program_calls():
+    from eqrewrite.oracle.core.reference import float64_reference
+
+    a, b = torch.tensor([1.0, 2.0]), torch.tensor([0.1, 0.3])
+    with float64_reference() as mode:
+        a // b
+        torch.div(a, b, rounding_mode="trunc")
+        torch.floor(torch.cos(a))
+    assert {"__floordiv__", "div:trunc", "floor", "cos"} <= mode.called

@@ -26,6 +26,22 @@ explains it (the first two element by element):
    keeping such intermediates in float32 is by design; a discrete consequence of it (a
    count, a comparison) is still a compiler bug, as maintainers treat it.
 
+One floating difference is never excused, however sensitive the program: an **integer
+jump** (``Evidence.cause`` ``integer-jump``). The program calls a discontinuous rounding
+operation (floor division, ``div`` with a ``rounding_mode``, ``remainder``, ``fmod``,
+``floor``, ``ceil``, ``round``, ``trunc``: the float64 reference run records what it calls),
+and where eager and compiled differ, the values are whole numbers and compiled is off by whole
+units while the float64 reference equals eager, and nowhere sides with compiled; and the
+reference's answer there is not decided by rounding: four more float64 runs with the inputs
+nudged by ``1 ± 2**-40`` (random signs, in pairs of opposite signs) give the same whole
+numbers. A jump of a discontinuous function is
+within the program's sensitivity (a quotient a rounding away from an integer), but when exact
+arithmetic decides the jump and agrees with eager, compiled computed the wrong side of it
+(``1.0 // 0.1``: eager and Python 9, Inductor 10, pytorch#197895). A reference that sides with
+compiled (eager rounded a float16 intermediate across an integer) or that a nudge changes
+(``floor(x - x.mean())`` of a constant row: exactly 0, so each side's rounding residue decides)
+leaves the difference to the rules above.
+
 Everything the triage learned is kept as ``Evidence`` on the finding: which side the
 reference agrees with, the errors measured, the sensitivity, and what excused it.
 """
@@ -48,6 +64,17 @@ REFERENCE_FACTOR = 2.0    # compiled may be this many times further from float64
 SENSITIVITY_FACTOR = 2.0  # compiled may differ from eager by this many times the noise
 SPECIALS_TOLERANCE = 4.0  # where eager is NaN/inf, compiled within 4 tolerances of float64
 WIDESPREAD = 0.25         # share of a tensor's elements moved by perturbation: "unstable"
+NUDGED_REFERENCES = 4     # float64 runs with nudged inputs that check an integer jump's answer
+
+# Discontinuous operations with whole-number results, as the float64 reference records the
+# torch functions a program calls (a division with a rounding mode as ``div:floor``).
+ROUNDING = frozenset({
+    "floor", "floor_", "ceil", "ceil_", "round", "round_", "trunc", "trunc_", "fix", "fix_",
+    "floor_divide", "floor_divide_", "__floordiv__", "__rfloordiv__", "__ifloordiv__",
+    "remainder", "remainder_", "__mod__", "__rmod__", "__imod__", "fmod", "fmod_",
+    *(f"{name}:{mode}" for name in ("div", "div_", "divide", "divide_")
+      for mode in ("floor", "trunc"))})
+INTEGER_JUMP = "integer-jump"
 
 
 class Verdict(str, enum.Enum):
@@ -86,13 +113,16 @@ class Evidence:
     sensitivity: float | None = None     # max |perturbed - eager|, when measured
     excused_by: str = ""  # "reference" | "sensitivity" | "precision casts" | "" (not excused)
     deterministic: bool = True       # two eager runs agreed exactly (the gate before judging)
+    cause: str = ""       # a class of bug the triage recognised: "integer-jump" | ""
+    cause_note: str = ""  # what it saw, in words
 
     def summary(self) -> str:
         """One line for tables: the reference's side and the errors."""
-        parts = [f"reference {self.reference}" if self.reference == "unavailable"
-                 else f"reference agrees with {self.reference}"]
+        parts = [f"{self.cause}: {self.cause_note}"] if self.cause else []
+        parts.append(f"reference {self.reference}" if self.reference == "unavailable"
+                     else f"reference agrees with {self.reference}")
         if self.reference_note:
-            parts[0] += f" ({self.reference_note})"
+            parts[-1] += f" ({self.reference_note})"
         if self.eager_error is not None and self.compiled_error is not None:
             parts.append(f"error vs float64: eager {self.eager_error:.3g}, "
                          f"compiled {self.compiled_error:.3g}")
@@ -304,9 +334,14 @@ def decide(differences: list[cmp.Difference], eager: RunResult, compiled: RunRes
                                                     compiled.observed, ref, options)
         left = unexplained_by_reference(floating, eager.observed, compiled.observed,
                                               ref, options)
-    excused_by = "reference" if floating and not left else ""
+    jumps = [] if ref is None else _integer_jumps(floating, eager, compiled, reference, call,
+                                                    base, options)
+    jumped = [jump.difference for jump in jumps]
+    left = [d for d in left if not any(d is j for j in jumped)]
+    hard = exact + jumped  # never excused
+    excused_by = "reference" if floating and not left and not jumped else ""
     noise = None
-    if left and not exact:
+    if left and not hard:
         perturbed = [call(replace(base, variant=Variant.PERTURBED, perturbation=i,
                                   coverage=())) for i in range(PERTURBATIONS)]
         moved = [p.observed for p in perturbed if p.failure is None and p.exception is None]
@@ -315,12 +350,97 @@ def decide(differences: list[cmp.Difference], eager: RunResult, compiled: RunRes
             left = unexplained_by_sensitivity(left, eager.observed, compiled.observed,
                                                     moved, options)
             excused_by = "" if left else "sensitivity"
-    if left and not exact and _emulation_explains(left, eager, compiled, call, base, options):
+    if left and not hard and _emulation_explains(left, eager, compiled, call, base, options):
         left, excused_by = [], "precision casts"
     measured = errors(floating, eager.observed, compiled.observed, ref)
-    verdict = Verdict.COMPILER_BUG if exact or left else Verdict.NUMERICAL_NOISE
+    verdict = Verdict.COMPILER_BUG if hard or left else Verdict.NUMERICAL_NOISE
     return verdict, Evidence(agreement, note, *measured, noise,
-                                   excused_by if verdict is Verdict.NUMERICAL_NOISE else "")
+                             excused_by if verdict is Verdict.NUMERICAL_NOISE else "",
+                             cause=INTEGER_JUMP if jumps else "",
+                             cause_note=_describe_jumps(jumps, reference.called))
+
+
+# -- integer jumps ----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Jump:
+    """A floating difference where compiled is off by whole units and the reference sides
+    with eager: the difference, and the elements where compiled jumped."""
+
+    difference: cmp.Difference
+    where: torch.Tensor
+
+
+def integer_jumps(differences: list[cmp.Difference], eager: Any, compiled: Any,
+                  reference: Any, options: cmp.CompareOptions) -> list[Jump]:
+    """The floating value differences where, at the elements that differ, eager, compiled and
+    the reference are whole numbers, the reference equals eager and compiled is off by whole
+    units at some, and the reference is nowhere (within tolerance) compiled's value. Which
+    operation made the values, and whether the reference's answer is robust, is for the
+    caller to check (``decide``)."""
+    found = []
+    for difference in differences:
+        values = _values(difference, eager, compiled, reference) if difference.kind == (
+            "value") else None
+        if values is None:
+            continue
+        e, c, r, dtype = values
+        tolerance = options.tolerance(dtype)
+        allowed = tolerance.atol + tolerance.rtol * r.abs()
+        differs = _differing("value", e, c, allowed)
+        whole = differs & _integral(e) & _integral(c) & _integral(r)
+        jumped = whole & (r == e)
+        sides_with_compiled = differs & ((c - r).abs() <= allowed)
+        if bool(jumped.any()) and not bool(sides_with_compiled.any()):
+            found.append(Jump(difference, jumped))
+    return found
+
+
+def steady(jumps: list[Jump], compiled: Any, reference: Any, nudged: list[Any]) -> bool:
+    """Whether every nudged reference has the reference's whole numbers wherever compiled
+    jumped: the exact answer there is not decided by rounding (a quotient that is exactly an
+    integer, a residue of an exact zero, would flip under the nudge)."""
+    for jump in jumps:
+        shaped = cmp.fetch(compiled, jump.difference.keys)
+        r = _as_float64(like(cmp.fetch(reference, jump.difference.keys), shaped))
+        for other in nudged:
+            n = _as_float64(like(cmp.fetch(other, jump.difference.keys), shaped))
+            if r is None or n is None or n.shape != r.shape or not bool(
+                    (n == r)[jump.where].all()):
+                return False
+    return True
+
+
+def _integer_jumps(floating: list[cmp.Difference], eager: RunResult, compiled: RunResult,
+                   reference: RunResult, call: Callable[[RunRequest], RunResult],
+                   base: RunRequest, options: cmp.CompareOptions) -> list[Jump]:
+    """The integer jumps among ``floating``: only in a program that calls a rounding
+    operation, and only where nudged references keep the reference's answer."""
+    if not floating or not ROUNDING & set(reference.called):
+        return []
+    jumps = integer_jumps(floating, eager.observed, compiled.observed, reference.observed,
+                          options)
+    if not jumps:
+        return []
+    nudged = [call(replace(base, variant=Variant.REFERENCE, perturbation=i + 1, coverage=()))
+              for i in range(NUDGED_REFERENCES)]
+    if any(n.failure is not None or n.exception is not None or n.observed is None
+           for n in nudged):
+        return []
+    return jumps if steady(jumps, compiled.observed, reference.observed,
+                           [n.observed for n in nudged]) else []
+
+
+def _describe_jumps(jumps: list[Jump], called: tuple[str, ...]) -> str:
+    if not jumps:
+        return ""
+    count = sum(int(jump.where.sum()) for jump in jumps)
+    paths = ", ".join(jump.difference.path for jump in jumps)
+    ops = ", ".join(sorted(ROUNDING & set(called)))
+    return (f"compiled off by whole units at {count} value{'s' if count != 1 else ''} of "
+            f"{paths} where the float64 reference, unchanged by nudged inputs, equals eager "
+            f"(the program calls {ops})")
 
 
 def _emulation_explains(left: list[cmp.Difference], eager: RunResult, compiled: RunResult,
@@ -399,6 +519,11 @@ def _differing(kind: str, e: torch.Tensor, c: torch.Tensor,
     if kind == "nan_sign":
         return sign & torch.isnan(e) & torch.isnan(c)
     return torch.ones(e.shape, dtype=torch.bool)
+
+
+def _integral(t: torch.Tensor) -> torch.Tensor:
+    """Finite whole numbers, element-wise."""
+    return torch.isfinite(t) & (t == torch.round(t))
 
 
 def _special_class(t: torch.Tensor) -> torch.Tensor:

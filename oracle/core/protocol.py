@@ -76,7 +76,8 @@ class RunRequest:
     seed: int = 0
     state: bytes | None = None          # a module's state_dict to load (the original's)
     coverage: tuple[str, ...] = ()      # files whose executed lines to record
-    perturbation: int = 0               # which perturbation (PERTURBED runs)
+    perturbation: int = 0               # which perturbation (PERTURBED runs; a REFERENCE
+    #                                     run with one above 0 is a nudged reference)
     deadline: float = 300.0             # seconds the worker allows itself
     tree: str = "original"              # which source tree: "original" or "rewritten"
     # Floating inputs require grad, so their gradients are compared. None: try, and run
@@ -98,3 +99,4 @@ class RunResult:
     breaks: BreakReport | None = None   # what a compiled run counted
     grad_inputs: bool = True            # whether the run tracked its inputs' gradients
     diagnostics: list[str] = field(default_factory=list)  # the compiler's own warnings/logs
+    called: tuple[str, ...] = ()        # torch functions the run called (REFERENCE runs only)

@@ -10,6 +10,14 @@
 * **Perturbed** runs: eager, with every floating input, parameter and buffer multiplied by
   ``1 ± 2 eps`` (random signs, a fixed seed per run). How far their results move measures the
   program's own sensitivity to rounding.
+* **Nudged references**: the float64 reference with every floating input, parameter and buffer
+  multiplied by ``1 ± 2**-40`` (far above float64's rounding, far below float32's): where a
+  discrete result (a floor, a quotient rounded down) of the reference stays the same under
+  them, the exact answer is not decided by rounding.
+
+While the reference runs, the names of the torch functions the program calls are recorded
+(``Float64Mode.called``; a division with a ``rounding_mode`` as ``div:floor``), so the triage
+knows which discontinuous operations the program contains.
 
 Limits: bit reinterpretation (``x.view(torch.int32)``) and code that checks for a particular
 floating dtype behave differently in float64, and then the reference is reported unavailable
@@ -52,11 +60,13 @@ class Float64Mode(TorchFunctionMode):
     def __init__(self, draw_dtype: torch.dtype = torch.float32):
         super().__init__()
         self.draw_dtype = draw_dtype  # the program's default dtype, for random draws
+        self.called: set[str] = set()  # names of the torch functions called
 
     def __torch_function__(self, func: Callable[..., Any], types: Collection[type],
                            args: tuple[Any, ...] = (),
                            kwargs: dict[str, Any] | None = None) -> Any:
         kwargs = dict(kwargs or {})
+        self.called.add(_name(func, kwargs))
         if func in _NARROWING:
             return args[0].double()
         if func in _RANDOM_FACTORIES:
@@ -84,6 +94,13 @@ class Float64Mode(TorchFunctionMode):
         return result.double() if result.is_floating_point() else result
 
 
+def _name(func: Callable[..., Any], kwargs: dict[str, Any]) -> str:
+    """``floor_divide``, ``__floordiv__``; a division with a rounding mode ``div:floor``."""
+    name = getattr(func, "__name__", type(func).__name__)
+    mode = kwargs.get("rounding_mode")
+    return f"{name}:{mode}" if isinstance(mode, str) else name
+
+
 def _narrowed(value: Any, dtype: torch.dtype) -> Any:
     if isinstance(value, torch.Tensor) and value.dtype == torch.float64:
         return value.to(dtype)
@@ -91,27 +108,38 @@ def _narrowed(value: Any, dtype: torch.dtype) -> Any:
 
 
 @contextlib.contextmanager
-def float64_reference() -> Iterator[None]:
+def float64_reference() -> Iterator[Float64Mode]:
     """Run the enclosed (eager) code as the float64 reference: default dtype float64 and
-    narrower dtype requests widened. The previous default dtype is restored afterwards."""
+    narrower dtype requests widened. The previous default dtype is restored afterwards.
+    Yields the mode, whose ``called`` names the torch functions the code called."""
     previous = torch.get_default_dtype()
     torch.set_default_dtype(torch.float64)
     try:
-        with Float64Mode(previous):
-            yield
+        with Float64Mode(previous) as mode:
+            yield mode
     finally:
         torch.set_default_dtype(previous)
 
 
-def perturb(inputs: Any, module: torch.nn.Module | None, which: int) -> None:
-    """Multiply every floating input, parameter and buffer by ``1 ± 2 eps`` in place."""
-    generator = torch.Generator().manual_seed(10_000 + which)
+NUDGE = 2.0 ** -40  # the relative change of a nudged reference's inputs
+
+
+def perturb(inputs: Any, module: torch.nn.Module | None, which: int,
+            relative: float | None = None) -> None:
+    """Multiply every floating input, parameter and buffer by ``1 ± 2 eps`` in place, the
+    signs drawn at random with a seed per ``which``. With ``relative`` (a nudged reference,
+    ``which`` from 1), by ``1 ± relative``, the runs in pairs: run ``2k`` nudges every value
+    the other way from run ``2k - 1``, so a tie broken one way by one is broken the other way
+    by its partner."""
+    seed, sign = (which, 1) if relative is None else ((which + 1) // 2, 1 - 2 * (which % 2 == 0))
+    generator = torch.Generator().manual_seed(10_000 + seed)
     targets = list(tensors(inputs))
     if module is not None:
         targets += list(module.parameters()) + list(module.buffers())
     with torch.no_grad():
         for tensor in targets:
             if tensor.is_floating_point() and tensor.numel():
-                signs = torch.randint(0, 2, tensor.shape, generator=generator) * 2 - 1
-                factor = 1 + 2 * torch.finfo(tensor.dtype).eps * signs.to(tensor.dtype)
+                signs = (torch.randint(0, 2, tensor.shape, generator=generator) * 2 - 1) * sign
+                step = 2 * torch.finfo(tensor.dtype).eps if relative is None else relative
+                factor = 1 + step * signs.to(tensor.dtype)
                 tensor.mul_(factor)

@@ -50,6 +50,7 @@ if TYPE_CHECKING:  # torch is imported inside the worker process only, once it h
 
     from .graphbreaks import BreakRecorder, BreakReport
     from .observe import LineTracer
+    from .reference import Float64Mode
 
 WATCHDOG_PERIOD = 0.5   # seconds between checks on the parent and the deadline
 DEADLINE_GRACE = 10.0   # the parent's own timeout fires first; this is the backstop
@@ -245,7 +246,8 @@ class Session:
         state = _state_bytes(module) if request.state is None else None
         loaded = time.perf_counter()
         recorder, printed = _recorder(variant), Printed()
-        with _configured(settings), _reference(variant), recorder or contextlib.nullcontext():
+        with _configured(settings), _reference(variant) as mode, \
+                recorder or contextlib.nullcontext():
             if variant is Variant.COMPILED:
                 torch._dynamo.reset()
                 fn = compiled(fn, settings)
@@ -271,6 +273,7 @@ class Session:
         return RunResult(
             observed=observed, exception=exception, state=state,
             diagnostics=printed.diagnostics, breaks=breaks,
+            called=tuple(sorted(mode.called)) if mode is not None else (),
             grad_inputs=bool(graded),
             seconds={"load": loaded - started, "call": called - loaded,
                      "grads": time.perf_counter() - called})
@@ -281,7 +284,7 @@ class Session:
         import torch
 
         from .compare import cast_floating
-        from .reference import perturb
+        from .reference import NUDGE, perturb
 
         target = request.target
         torch.manual_seed(request.seed)
@@ -297,6 +300,8 @@ class Session:
                 module.double()
         if request.variant is Variant.PERTURBED:
             perturb(inputs, module, request.perturbation)
+        elif request.variant is Variant.REFERENCE and request.perturbation:
+            perturb(inputs, module, request.perturbation, relative=NUDGE)
         return Built(fn, inputs, module, source)
 
     def breaks(self, tree: str, target: Target, seed: int, state: bytes | None) -> BreakReport:
@@ -410,7 +415,7 @@ def _grad_mode(settings: CompileSettings) -> contextlib.AbstractContextManager[N
     return torch.no_grad()
 
 
-def _reference(variant: Variant) -> contextlib.AbstractContextManager[None]:
+def _reference(variant: Variant) -> contextlib.AbstractContextManager[Float64Mode | None]:
     if variant is not Variant.REFERENCE:
         return contextlib.nullcontext()
     from .reference import float64_reference

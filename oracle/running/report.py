@@ -23,11 +23,14 @@ CONFIDENCE = ("confirmed", "likely", "weak")
 
 
 def confidence(report: TargetReport) -> str:
-    """``confirmed``: an exact value differs or the reference sides with eager; ``weak``: the
+    """``confirmed``: an exact value differs, the reference sides with eager, or the triage
+    recognised an integer jump (the reference sides with eager there); ``weak``: the
     reference sides with compiled (yet compiled is still too far from it); ``likely``:
     otherwise (the reference agrees with neither, or is unavailable)."""
     findings = [f for f in report.findings if f.verdict is report.verdict]
     if any(not d.floating for f in findings for d in f.differences):
+        return "confirmed"
+    if any(f.evidence is not None and f.evidence.cause for f in findings):
         return "confirmed"
     sides = {f.evidence.reference for f in findings if f.evidence is not None}
     if "eager" in sides:
