@@ -94,6 +94,23 @@ def get_inputs():
 '''
 
 
+# Two findings at once under off_by_one_and_nan: the argmin off by one (the first difference)
+# and a NaN in the sum; a candidate without the argmin keeps only the NaN.
+TWO_OUTPUTS = '''
+import torch
+
+
+def lowest(x: torch.Tensor):
+    y = x * 3.0 + 1.0
+    return y.argmin(), y.sum()
+
+
+def get_inputs():
+    torch.manual_seed(0)
+    return [torch.randn(5, 7)]
+'''
+
+
 def reproducer(tmp_path: Path, monkeypatch, source: str, name: str, attribute: str,
                form: TargetForm, backend: str, verdict: str = "compiler-bug") -> Path:
     """A reproducer folder for ``source`` (written as ``tree/<name>``) and a planted backend."""
@@ -358,3 +375,70 @@ def test_ddmin_finds_a_one_minimal_subset():
 
     assert ddmin(list(range(12)), needs_3_and_7) == [3, 7]
     assert len(calls) < 40
+
+
+# -- issue 20, item 2: cheaper candidates ------------------------------------------------------
+
+
+def test_parallel_reduction_reduces_the_same_program_as_serial(tmp_path, monkeypatch):
+    """Two checking processes judge the next candidates of a pass at once; the first kept one
+    in the pass's order wins, so the program, the candidates counted and kept, and the
+    budget spent are a serial run's."""
+    folder = reproducer(tmp_path, monkeypatch, TWO_OUTPUTS, "argmin.py", "lowest",
+                        TargetForm.FUNCTION, "off_by_one_and_nan")
+    runs = [reduce_folder(folder, tmp_path / f"j{jobs}", Budget(max_tests=40), verify=False,
+                          jobs=jobs) for jobs in (1, 2)]
+    serial, parallel = runs
+    texts = [(r.reduced / "tree" / "argmin.py").read_text() for r in runs]
+    assert texts[0] == texts[1] != textwrap.dedent(TWO_OUTPUTS)
+    assert "argmin()" in texts[0]
+    for field_name in ("tried", "accepted", "cached", "by_pass", "timeouts", "errors",
+                       "screened_eager", "screened_triage"):
+        assert getattr(serial.tally, field_name) == getattr(parallel.tally, field_name), \
+            field_name
+    assert serial.stopped == parallel.stopped
+    assert (serial.jobs, parallel.jobs) == (1, 2)
+    assert serial.tally.speculative == 0 < parallel.tally.speculative
+    # Candidates that lose the argmin show a NaN instead: rejected before the triage.
+    assert serial.tally.screened_triage == parallel.tally.screened_triage > 0
+    assert parallel.per_minute > 0
+    recorded = json.loads((parallel.reduced / "reduction.json").read_text())
+    assert recorded["jobs"] == 2 and recorded["candidates"]["per_minute"] > 0
+
+
+def test_a_cheaper_backend_that_shows_the_finding_screens_candidates(tmp_path, monkeypatch):
+    """When the original fails the same way with a cheaper backend, candidates go to the
+    full backend only when the cheaper one keeps the finding. Here the cheaper backend only
+    plants the integer fault: candidates that drop the argmin (a NaN in a float output under
+    the full backend, another finding) are rejected without the full backend."""
+    from eqrewrite.oracle.minimising import reduce as reducing
+
+    folder = reproducer(tmp_path, monkeypatch, ARGMIN, "argmin.py", "lowest",
+                        TargetForm.FUNCTION, "off_by_one_and_nan")
+    plain = reduce_folder(folder, tmp_path / "plain", Budget(max_tests=30), verify=False)
+    monkeypatch.setitem(reducing.CHEAPER, "planted:off_by_one_and_nan",
+                        ("planted:nan_to_zero", "planted:exact_off_by_one"))
+    screened = reduce_folder(folder, tmp_path / "screened", Budget(max_tests=30),
+                             verify=False)
+    assert plain.screen_backend is None and plain.tally.screened_backend == 0
+    # nan_to_zero does not show the finding; exact_off_by_one does.
+    assert screened.screen_backend == "planted:exact_off_by_one"
+    assert screened.tally.screened_backend > 0
+    assert screened.tally.screened_eager > 0 and plain.tally.screened_eager > 0
+    texts = [(r.reduced / "tree" / "argmin.py").read_text() for r in (plain, screened)]
+    assert texts[0] == texts[1]
+    run = run_script(screened.reduced / "repro.py")
+    assert run.returncode == 1  # judged with the full backend, as every kept candidate was
+
+
+def test_ddmin_asks_for_a_rounds_tests_at_once():
+    from eqrewrite.oracle.minimising.reduce import ddmin_first
+
+    rounds = []
+
+    def first(subsets):
+        rounds.append(len(subsets))
+        return next((i for i, keep in enumerate(subsets) if {3, 7} <= set(keep)), None)
+
+    assert ddmin_first(list(range(12)), first) == [3, 7]
+    assert max(rounds) > 2  # subsets and complements of a round come together

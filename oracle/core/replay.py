@@ -9,6 +9,7 @@ and the target's source tree, and its verdict cannot drift from the oracle's.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
 from . import compare as cmp
@@ -38,11 +39,23 @@ def replay(root: str, request: RunRequest, options: cmp.CompareOptions) -> Verdi
     return judgement.verdict
 
 
-def judge(root: str, request: RunRequest, options: cmp.CompareOptions) -> Judgement:
+class Unwanted(Exception):
+    """The differences are not the ones asked for (``judge``'s ``wanted``): not triaged."""
+
+    def __init__(self, differences: list[cmp.Difference]):
+        super().__init__(", ".join(f"{d.kind} at {d.path}" for d in differences[:5]))
+        self.differences = differences
+
+
+def judge(root: str, request: RunRequest, options: cmp.CompareOptions,
+          eager: RunResult | None = None,
+          wanted: Callable[[list[cmp.Difference]], bool] | None = None) -> Judgement:
     """The verdict on ``request``'s target in the tree at ``root``, printing nothing; a run
-    that cannot complete raises ``SystemExit`` with the reason."""
+    that cannot complete raises ``SystemExit`` with the reason. ``eager``: the first eager
+    run, already made (the minimiser's screen). ``wanted``: when it refuses the differences
+    between eager and compiled, ``Unwanted`` is raised before the triage runs anything."""
     session = Session({"original": root})
-    eager = _checked(session.run(request), "eager")
+    eager = eager or _checked(session.run(request), "eager")
     request = replace(request, grad_inputs=eager.grad_inputs)
     again = _checked(session.run(request), "eager (again)")
     if differences := differ(eager, again, options):
@@ -54,6 +67,8 @@ def judge(root: str, request: RunRequest, options: cmp.CompareOptions) -> Judgem
     differences = differ(eager, compiled, options, strides=True)
     if not differences:
         return Judgement(Verdict.PASSED, "eager and compiled agree", [], eager, compiled)
+    if wanted is not None and not wanted(differences):
+        raise Unwanted(differences)
     verdict, evidence = decide(differences, eager, compiled, session.run, request, options)
     return Judgement(verdict, evidence.summary(), differences, eager, compiled)
 

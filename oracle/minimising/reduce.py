@@ -18,10 +18,16 @@ folder's own copy of the oracle core, under a time limit, and kept only when
 - for shrunk inputs, every input keeps its dtype, rank and layout class (contiguous,
   channels-last, expanded, offset, empty).
 
-Candidates that time out, crash or raise in the oracle are rejected, and one eager run
-first rejects, without compiling, those whose eager run raises what the original's did not
-(most removed statements leave a name undefined). The order of candidates is fixed, so a run
-is deterministic up to time limits. The result is written next to the
+Candidates that time out, crash or raise in the oracle are rejected, and each candidate is
+screened with the cheapest check that can show it lost the finding: one eager run rejects,
+without compiling, those whose eager run raises what the original's did not (most removed
+statements leave a name undefined); when the original fails the same way with ``aot_eager``
+(the finding is Dynamo's or AOT autograd's, not Inductor's code generation), that backend
+judges a candidate first and only the candidates it keeps are compiled with the full one.
+The order of candidates is fixed, so a run is deterministic up to time limits. With
+``jobs`` above 1, that many checking processes judge the next candidates of a pass at once
+(speculatively: the first kept one in the pass's order wins, and the judgements after it are
+dropped), so the program reduced is the one a serial run reduces. The result is written next to the
 folder: ``reduced/`` (a reproducer folder in the same format, with the reduced file in
 ``reduced/tree/``) and ``minimal.py`` (``standalone.py``: one script, torch only).
 """
@@ -31,6 +37,7 @@ from __future__ import annotations
 import ast
 import json
 import os
+import queue
 import selectors
 import shutil
 import signal
@@ -38,7 +45,9 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Iterator
+from collections import deque
+from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
@@ -51,6 +60,7 @@ WORKER = Path(__file__).with_name("reduceworker.py")
 CORE = ("settings", "protocol", "compare", "records", "observe", "reference", "judge",
         "graphbreaks", "worker", "replay")
 START_TIMEOUT = 600.0  # seconds for the checking process to import torch and load the folder
+AHEAD = 4  # with parallel jobs, candidates judged ahead of the first undecided one, per job
 _NEEDED = ("ROOT", "TARGET", "SETTINGS", "REQUEST", "OPTIONS")
 
 
@@ -126,11 +136,13 @@ class Checker:
         self.description: dict[str, Any] | None = None
         self._buffer = b""
 
-    def start(self) -> dict[str, Any]:
-        """Start the process (if needed) and return its description of the reproducer."""
+    def launch(self) -> None:
+        """Start the process unless it runs; do not wait for it to load. Call this from the
+        main thread: the process dies with the thread that started it (its parent-death
+        signal follows the thread), and judging threads come and go."""
         if self.process is not None and self.process.poll() is None:
-            assert self.description is not None  # a running process has answered "ready"
-            return self.description
+            return
+        self.close()
         command = [sys.executable, str(WORKER), str(self.folder), str(self.trees)]
         command += [str(self.core)] if self.core is not None else []
         env = dict(os.environ, PYTHONDONTWRITEBYTECODE="1")
@@ -140,6 +152,14 @@ class Checker:
                                             stdout=subprocess.PIPE, stderr=log, env=env,
                                             start_new_session=True)
         self._buffer = b""
+        self.description = None
+
+    def start(self) -> dict[str, Any]:
+        """Start the process (if needed) and return its description of the reproducer."""
+        if self.process is not None and self.process.poll() is None and (
+                self.description is not None):
+            return self.description
+        self.launch()
         answer = self._read(START_TIMEOUT)
         if answer is None or "ready" not in answer:
             self.close()
@@ -148,10 +168,12 @@ class Checker:
         self.description = answer
         return answer
 
-    def check(self, root: Path, state: bool, timeout: float, **screen: str | None
+    def check(self, root: Path, state: bool, timeout: float, **screen: Any
               ) -> dict[str, Any] | None:
         """The worker's answer for the tree at ``root``; None when it timed out or died.
-        ``eager=`` (an exception type or None) screens the candidate with one eager run."""
+        ``eager=`` (an exception type or None) screens the candidate with one eager run;
+        ``differences=`` (the finding's) rejects one that differs otherwise before the
+        triage; ``backend=`` judges it with that backend instead of the reproducer's."""
         self.start()
         request = json.dumps({"root": str(root), "state": state, **screen}) + "\n"
         stdin, _ = self._pipes()
@@ -281,6 +303,10 @@ class Tally:
     errors: int = 0
     cached: int = 0
     by_pass: dict[str, list[int]] = field(default_factory=dict)  # pass -> [tried, accepted]
+    screened_eager: int = 0    # rejected by the one eager run, nothing compiled
+    screened_backend: int = 0  # rejected by the cheaper backend, the full one not compiled
+    screened_triage: int = 0   # other differences: rejected before the triage ran
+    speculative: int = 0       # judged ahead in parallel, then dropped (not in ``tried``)
 
     def add(self, name: str, answer: dict[str, Any] | None, kept: bool) -> None:
         self.tried += 1
@@ -290,14 +316,29 @@ class Tally:
         counts = self.by_pass.setdefault(name, [0, 0])
         counts[0] += 1
         counts[1] += kept
+        screen = (answer or {}).get("screened")
+        self.screened_eager += screen == "eager"
+        self.screened_backend += screen == "backend"
+        self.screened_triage += screen == "differences"
 
 
 class Reduction:
     """One reduction: the current program and what judging its candidates cost."""
 
     def __init__(self, checker: Checker, scratch: Path, relative: Path, text: str,
-                 budget: Budget, say: Callable[[str], None], started: float | None = None):
+                 budget: Budget, say: Callable[[str], None], started: float | None = None,
+                 jobs: int = 1):
         self.checker, self.scratch, self.relative = checker, scratch, relative
+        # One checking process per job; the first is ``checker``, the others start when the
+        # first batch of candidates needs them.
+        self.checkers = [checker] + [
+            Checker(checker.folder, checker.trees,
+                    checker.log_path.with_name(f"{checker.log_path.stem}-{i}.log"),
+                    checker.core) for i in range(1, max(1, jobs))]
+        self.screen_backend: str | None = None  # a cheaper backend that shows the finding
+        self._pool: ThreadPoolExecutor | None = None  # judges candidates ahead (jobs > 1)
+        self._free: queue.Queue[Checker] = queue.Queue()  # the checking processes idle
+        self._ahead = self.jobs  # candidates judged at once now (see _room)
         assert checker.description is not None  # the checker has been started
         self.text, self.state = text, bool(checker.description["has_state"])
         self.budget, self.say = budget, say
@@ -321,42 +362,142 @@ class Reduction:
 
     # -- judging --------------------------------------------------------------------------------
 
-    def judge(self, text: str, state: bool) -> dict[str, Any] | None:
-        """Write ``text`` into a fresh candidate tree and judge it."""
+    @property
+    def jobs(self) -> int:
+        return len(self.checkers)
+
+    def judge(self, text: str, state: bool, checker: Checker | None = None,
+              backend: str | None = None, root: Path | None = None
+              ) -> dict[str, Any] | None:
+        """Write ``text`` into a fresh candidate tree and judge it (on ``checker``, default
+        the first): screened by one eager run, then by the cheaper backend when there is
+        one, then with the reproducer's own settings (or with ``backend`` alone). A
+        screen's rejection is the answer, marked ``screened``."""
+        checker = checker or self.checker
+        root = root or self._tree()
+        try:
+            if self.base_tree is not None:
+                shutil.copytree(self.base_tree, root, ignore=shutil.ignore_patterns(
+                    "__pycache__", ".git"))
+            target = root / self.relative
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_text(text, encoding="utf-8")
+            screen: dict[str, Any] = {} if self.signature is None else {
+                "eager": self.signature.exceptions[0],
+                "differences": [list(d) for d in self.signature.differences]}
+            if backend is not None:
+                return checker.check(root, state, self.capped(self.timeout), backend=backend,
+                                     **screen)
+            if self.screen_backend is not None and self.signature is not None:
+                answer = checker.check(root, state, self.capped(self.timeout),
+                                       backend=self.screen_backend, **screen)
+                if answer is not None and "error" in answer:
+                    return answer if answer.get("screened") != "differences" else {
+                        **answer, "screened": "backend"}
+                if answer is None or not self.signature.kept_by(answer):
+                    return answer if answer is None else {**answer, "screened": "backend"}
+                screen.pop("eager")  # the eager run just passed
+            return checker.check(root, state, self.capped(self.timeout), **screen)
+        finally:
+            shutil.rmtree(root, ignore_errors=True)  # the process has answered (or died)
+
+    def _tree(self) -> Path:
+        """A new candidate tree's folder (named in the main thread: judges run in several)."""
         self._count += 1
-        root = self.scratch / "trees" / f"c{self._count:06d}"
-        if self.base_tree is not None:
-            shutil.copytree(self.base_tree, root, ignore=shutil.ignore_patterns(
-                "__pycache__", ".git"))
-        target = root / self.relative
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(text, encoding="utf-8")
-        screen = {"eager": self.signature.exceptions[0]} if self.signature else {}
-        answer = self.checker.check(root, state, self.capped(self.timeout), **screen)
-        previous = self.scratch / "trees" / f"c{self._count - 1:06d}"
-        shutil.rmtree(previous, ignore_errors=True)  # the process has moved on from it
-        return answer
+        return self.scratch / "trees" / f"c{self._count:06d}"
 
     def attempt(self, name: str, text: str, state: bool | None = None,
                 same_layout: bool = False) -> bool:
         """Judge a candidate; keep it (and return True) when the finding stays the same."""
+        return self.first_kept(name, [(0, text)], state, same_layout) is not None
+
+    def first_kept(self, name: str, candidates: Iterable[tuple[Any, str]],
+                   state: bool | None = None, same_layout: bool = False) -> Any | None:
+        """Judge ``candidates`` (``(key, text)``) in order until one keeps the finding; keep
+        it and return its key (None: none did).
+
+        With several jobs, up to ``AHEAD`` candidates per job are judged ahead of the first
+        one not yet decided, each on the next checking process free, and the answers are
+        read in this order: the first kept one wins, the candidates after it are dropped
+        with their judgements (those not started are cancelled), as a serial run would never
+        have judged them. So the program, the candidates counted and the budget spent are a
+        serial run's."""
         state = self.state if state is None else state
-        key = (text, state)
-        if key in self._seen or (text == self.text and state == self.state):
-            self.tally.cached += 1
-            return False
+        stream = iter(candidates)
+        pending: deque[tuple[Any, str, str, Future[dict[str, Any] | None] | None]] = deque()
+        judged: set[str] = set()  # the texts of the pending candidates being judged
+        queued: set[str] = set()  # and of those pending (a repeat of one is "seen")
+        exhausted = False
+        while True:
+            while not exhausted and len(judged) < self._room():
+                if judged and (left := self.remaining()) is not None and left <= 0:
+                    break  # no more ahead; the budget stops the pass at the next one
+                item = next(stream, None)
+                if item is None:
+                    exhausted = True
+                    break
+                key, text = item
+                status = self._status(text, state, queued)
+                if status != "judge" and not judged:  # nothing ahead of it: settled now
+                    self._settle(name, text, state, status, None, same_layout)
+                    continue
+                future = None
+                if status == "judge":
+                    if not judged:
+                        self._spend()  # where a serial run would stop: before judging
+                    judged.add(text)
+                    future = self._submit(text, state)
+                queued.add(text)
+                pending.append((key, text, status, future))
+            if not pending:
+                return None
+            key, text, status, future = pending.popleft()
+            if status != "seen":  # a repeat leaves its first in place (settled already)
+                judged.discard(text)
+                queued.discard(text)
+            answer = future.result() if future is not None else None
+            if self._settle(name, text, state, status, answer, same_layout):
+                self.tally.speculative += sum(f is not None and not f.cancel()
+                                              for *_, f in pending)
+                return key
+
+    def _status(self, text: str, state: bool, queued: set[str]) -> str:
+        """``seen`` (judged before, queued before it, or the current program), ``bad`` (not
+        Python) or ``judge``."""
+        if (text, state) in self._seen or (text == self.text and state == self.state) or (
+                text in queued):
+            return "seen"
         try:
             ast.parse(text)
         except SyntaxError:  # libcst prints what it is given; nothing to judge
+            return "bad"
+        return "judge"
+
+    def _room(self) -> int:
+        """Candidates judged at once at most (one without parallel jobs: a serial run), no
+        more than ``--max-tests`` leaves. With parallel jobs the window starts at one per
+        job after each candidate kept (kept ones come in runs: what was judged beyond one
+        is dropped) and grows by one with each rejected one, to ``AHEAD`` per job."""
+        return max(1, min(self._ahead, self.budget.max_tests - self.tally.tried))
+
+    def _settle(self, name: str, text: str, state: bool, status: str,
+                answer: dict[str, Any] | None, same_layout: bool) -> bool:
+        """Count one candidate in order, as a serial run would; keep it when its answer
+        keeps the finding (and return True)."""
+        key = (text, state)
+        if status == "seen":
+            self.tally.cached += 1
+            return False
+        if status == "bad":
             self._seen[key] = False
             return False
-        self._spend()
-        answer = self.judge(text, state)
         signature, current = self.finding()
         kept = answer is not None and signature.kept_by(answer) and not (
             same_layout and _layout(answer["inputs"]) != _layout(current["inputs"]))
         self._seen[key] = kept
         self.tally.add(name, answer, kept)
+        if self.jobs > 1:
+            self._ahead = self.jobs if kept else min(self._ahead + 1, AHEAD * self.jobs)
         if kept:
             assert answer is not None  # kept_by(None) is False
             self.text, self.state, self.answer = text, state, answer
@@ -364,6 +505,40 @@ class Reduction:
             self.say(f"{self.tally.tried} tried: {name} kept; {size.statements} statements, "
                      f"{size.tokens} tokens, {elements(answer['inputs'])} input elements")
         return kept
+
+    def _submit(self, text: str, state: bool) -> Future[dict[str, Any] | None]:
+        """Judge ``text``: now without parallel jobs, else on the next checking process
+        free (the answer's future)."""
+        root = self._tree()
+        if self.jobs == 1:
+            done: Future[dict[str, Any] | None] = Future()
+            done.set_result(self.judge(text, state, root=root))
+            return done
+        if self._pool is None:
+            for checker in self.checkers:
+                checker.launch()  # from the main thread (see launch); the pool's threads
+                # live as long as the reduction, so a restart from one of them is safe too
+            self._pool = ThreadPoolExecutor(self.jobs, thread_name_prefix="reduce-judge")
+            for checker in self.checkers:
+                self._free.put(checker)
+        return self._pool.submit(self._judge_free, text, state, root)
+
+    def _judge_free(self, text: str, state: bool, root: Path) -> dict[str, Any] | None:
+        checker = self._free.get()
+        try:
+            return self.judge(text, state, checker, root=root)
+        finally:
+            self._free.put(checker)
+
+    def close(self) -> None:
+        """End the checking processes (and the judgements still running ahead)."""
+        if self._pool is not None:
+            self._pool.shutdown(wait=False, cancel_futures=True)
+        for checker in self.checkers:
+            checker.close()
+        if self._pool is not None:
+            self._pool.shutdown(wait=True)
+            self._pool = None
 
     def remaining(self) -> float | None:
         """Seconds left of ``--time-budget`` (None: no budget)."""
@@ -413,55 +588,59 @@ class Reduction:
         while body < len(lengths := rp.body_lengths(self.text)):
             base = self.text
 
-            def test(keep: list[int], base: str = base, body: int = body) -> bool:
-                return self.attempt("statements", rp.keep_statements(base, body,
-                                                                     frozenset(keep)))
+            def first(subsets: list[list[int]], base: str = base, body: int = body
+                      ) -> int | None:
+                texts = ((i, rp.keep_statements(base, body, frozenset(keep)))
+                         for i, keep in enumerate(subsets))
+                found: int | None = self.first_kept("statements", texts)
+                return found
 
-            ddmin(list(range(lengths[body])), test)
+            ddmin_first(list(range(lengths[body])), first)
             body += 1
 
     def greedy(self, name: str,
                candidates: Callable[[str, int], Iterator[tuple[int, str]]]) -> None:
         """Try candidates in order; after each kept one, go on from the same position."""
         start = 0
-        while True:
-            for position, text in candidates(self.text, start):
-                if self.attempt(name, text):
-                    start = position
-                    break
-            else:
-                return
+        while (position := self.first_kept(name, candidates(self.text, start))) is not None:
+            start = position
 
     def shapes(self) -> None:
         """Shrink input dimensions, keeping every input's dtype, rank and layout class."""
-        while any(self.attempt("shapes", text, same_layout=True)
-                  for text in rp.shape_candidates(self.text)):
+        while self.first_kept("shapes", enumerate(rp.shape_candidates(self.text)),
+                              same_layout=True) is not None:
             pass
 
 
 def ddmin(items: list[int], test: Callable[[list[int]], bool]) -> list[int]:
     """Zeller's delta debugging: a 1-minimal subset of ``items`` that passes ``test`` (which
     ``items`` itself is assumed to pass): subsets first, then complements, then finer."""
+    return ddmin_first(items, lambda subsets: next(
+        (i for i, subset in enumerate(subsets) if test(subset)), None))
+
+
+def ddmin_first(items: list[int], first: Callable[[list[list[int]]], int | None]
+                ) -> list[int]:
+    """``ddmin`` asking for each round's tests at once: ``first(subsets)`` is the index of
+    the first subset that passes, in order (None: none), so that a caller may judge several
+    at a time and still get the serial answer."""
     granularity = 2
     while len(items) >= 2:
         chunks = [items[i * len(items) // granularity:(i + 1) * len(items) // granularity]
                   for i in range(granularity)]
-        smaller = None
-        if granularity > 2:  # with two chunks, subsets and complements are the same tests
-            smaller = next((chunk for chunk in chunks if test(chunk)), None)
-        if smaller is not None:
-            items, granularity = smaller, 2
-            continue
-        for chunk in chunks:
-            complement = [item for item in items if item not in chunk]
-            if test(complement):
-                items, granularity = complement, max(granularity - 1, 2)
-                break
+        # With two chunks, subsets and complements are the same tests: complements only.
+        subsets = chunks if granularity > 2 else []
+        complements = [[item for item in items if item not in chunk] for chunk in chunks]
+        found = first(subsets + complements)
+        if found is not None and found < len(subsets):
+            items, granularity = subsets[found], 2
+        elif found is not None:
+            items, granularity = complements[found - len(subsets)], max(granularity - 1, 2)
         else:
             if granularity >= len(items):
                 break
             granularity = min(2 * granularity, len(items))
-    if len(items) == 1 and test([]):
+    if len(items) == 1 and first([[]]) == 0:
         return []
     return items
 
@@ -485,6 +664,14 @@ class Result:
     reduced: Path
     minimal: Path
     verified: dict[str, int | None] = field(default_factory=dict)
+    jobs: int = 1
+    reducing: float = 0.0  # seconds spent on the candidates (after the baseline)
+    screen_backend: str | None = None
+
+    @property
+    def per_minute(self) -> float:
+        """Candidates judged per minute while reducing."""
+        return 60 * self.tally.tried / self.reducing if self.reducing > 0 else 0.0
 
     def to_dict(self) -> dict[str, Any]:
         return {"folder": str(self.folder), "target": self.target,
@@ -495,16 +682,25 @@ class Result:
                 "before": self.before, "after": self.after,
                 "candidates": {"tried": self.tally.tried, "accepted": self.tally.accepted,
                                "timeouts": self.tally.timeouts, "errors": self.tally.errors,
-                               "repeated": self.tally.cached, "by_pass": self.tally.by_pass},
+                               "repeated": self.tally.cached, "by_pass": self.tally.by_pass,
+                               "screened_eager": self.tally.screened_eager,
+                               "screened_backend": self.tally.screened_backend,
+                               "screened_triage": self.tally.screened_triage,
+                               "speculative": self.tally.speculative,
+                               "per_minute": round(self.per_minute, 2)},
+                "jobs": self.jobs, "screen_backend": self.screen_backend,
+                "reducing_seconds": round(self.reducing, 1),
                 "seconds": round(self.seconds, 1), "stopped": self.stopped,
                 "weights_dropped": self.weights_dropped, "reduced": str(self.reduced),
                 "minimal": str(self.minimal), "verified": self.verified}
 
 
 def reduce_folder(folder: Path, out: Path | None = None, budget: Budget | None = None,
-                  say: Callable[[str], None] = lambda _: None, verify: bool = True) -> Result:
+                  say: Callable[[str], None] = lambda _: None, verify: bool = True,
+                  jobs: int = 1) -> Result:
     """Reduce the reproducer in ``folder``; write ``minimal.py`` and ``reduced/`` to ``out``
-    (default: ``folder``). ReduceError for a bad folder, NotReproduced when it does not fail."""
+    (default: ``folder``), judging ``jobs`` candidates at once. ReduceError for a bad folder,
+    NotReproduced when it does not fail."""
     budget = budget or Budget()
     repro = find_reproducer(folder)
     out = (out or folder).resolve()
@@ -520,16 +716,24 @@ def reduce_folder(folder: Path, out: Path | None = None, budget: Budget | None =
             checker.core = _vendor(scratch / "core")
             description = checker.start()
         relative, original = _target_file(repro, description)
-        reduction = Reduction(checker, scratch, relative, original, budget, say, started)
+        reduction = Reduction(checker, scratch, relative, original, budget, say, started,
+                              jobs)
+        for other in reduction.checkers[1:]:
+            other.launch()  # they load torch while the baseline is judged
         baseline = _baseline(reduction, Path(description["root"]))
-        say(f"reproduces: {reduction.finding()[0].describe()} ({baseline['seconds']:.1f}s)")
+        say(f"reproduces: {reduction.finding()[0].describe()} ({baseline['seconds']:.1f}s)"
+            + (f"; candidates screened with {reduction.screen_backend} first"
+               if reduction.screen_backend else ""))
+        reducing = time.monotonic()
         stopped = reduction.run()
+        reducing = time.monotonic() - reducing
         signature, answer = reduction.finding()
         result = Result(
             repro, description["target"]["name"], signature,
             _sizes(original, baseline), _sizes(reduction.text, answer),
             reduction.tally, 0.0, stopped, description["has_state"] and not reduction.state,
-            out / "reduced", out / "minimal.py")
+            out / "reduced", out / "minimal.py", jobs=reduction.jobs, reducing=reducing,
+            screen_backend=reduction.screen_backend)
         try:
             _write_reduced(result.reduced, repro, checker.core, reduction)
             _write_minimal(result.minimal, reduction, description)
@@ -541,6 +745,8 @@ def reduce_folder(folder: Path, out: Path | None = None, budget: Budget | None =
                               f"{error.strerror or error}") from None
     finally:
         checker.close()
+        if "reduction" in locals():
+            reduction.close()
         shutil.rmtree(scratch, ignore_errors=True)
     if verify:
         left = reduction.remaining()
@@ -598,7 +804,26 @@ def _baseline(reduction: Reduction, root: Path) -> dict[str, Any]:
     assert answer is not None  # _failing(None) is not None
     reduction.signature, reduction.answer = Signature.of(answer), answer
     reduction.timeout = reduction.budget.timeout or max(60.0, 5 * answer["seconds"])
+    reduction.screen_backend = _cheaper_backend(reduction)
     return answer
+
+
+# Backends that judge a candidate more cheaply than Inductor (no code generation), tried in
+# this order: the first with which the original shows its finding screens every candidate.
+CHEAPER = {"inductor": ("aot_eager",)}
+
+
+def _cheaper_backend(reduction: Reduction) -> str | None:
+    """A backend cheaper than the reproducer's with which the unchanged program fails the
+    same way (a Dynamo or AOT autograd bug does not need Inductor), or None."""
+    assert reduction.checker.description is not None and reduction.signature is not None
+    backend = reduction.checker.description["settings"]["backend"]
+    for cheaper in CHEAPER.get(backend, ()):
+        answer = reduction.judge(reduction.text, reduction.state, backend=cheaper)
+        if answer is not None and "screened" not in answer and reduction.signature.kept_by(
+                answer):
+            return cheaper
+    return None
 
 
 def _failing(answer: dict[str, Any] | None, fails: str = "compiler-bug") -> str | None:

@@ -31,10 +31,13 @@ if TYPE_CHECKING:  # the minimiser itself is imported only when the command runs
               show_default=True, help="Report format (on stdout).")
 @click.option("--no-verify", is_flag=True,
               help="Do not run the written reproducers once more at the end.")
+@click.option("-j", "--jobs", type=click.IntRange(min=1), default=1, show_default=True,
+              help="Candidates judged at once, each in a checking process of its own (the "
+                   "program reduced is the same as with 1).")
 @click.option("-q", "--quiet", is_flag=True, help="No progress lines on stderr.")
 def reduce_command(folder: Path, max_tests: int, timeout: float | None,
                    time_budget: float | None, out: Path | None, output_format: str,
-                   no_verify: bool, quiet: bool) -> None:
+                   no_verify: bool, jobs: int, quiet: bool) -> None:
     """Shrink the reproducer in FOLDER (a compiler-bug or compile-crash finding) to the
     smallest program with the same verdict and signature; write FOLDER/minimal.py and
     FOLDER/reduced/.
@@ -50,7 +53,7 @@ def reduce_command(folder: Path, max_tests: int, timeout: float | None,
 
     try:
         result = reduce_folder(folder, out, Budget(max_tests, timeout, time_budget), say,
-                               verify=not no_verify)
+                               verify=not no_verify, jobs=jobs)
     except ReduceError as error:
         click.echo(f"error: {error}", err=True)
         sys.exit(2)
@@ -76,6 +79,14 @@ def _render(result: Result) -> str:
     lines.append(f"candidates: {tally.tried} judged, {tally.accepted} kept, {tally.timeouts} "
                  f"timed out, {tally.errors} failed eagerly or could not run; "
                  f"{result.seconds:.0f}s")
+    screened = (f"{tally.screened_eager} rejected by one eager run, "
+                f"{tally.screened_triage} on their differences before the triage")
+    if result.screen_backend:
+        screened += f", {tally.screened_backend} by {result.screen_backend}"
+    lines.append(f"throughput: {result.per_minute:.1f} candidates/minute with {result.jobs} "
+                 f"job{'s' if result.jobs != 1 else ''} ({screened}"
+                 + (f"; {tally.speculative} judged ahead and dropped" if result.jobs > 1
+                    else "") + ")")
     if result.stopped:
         lines.append(f"stopped early: {result.stopped}")
     if result.weights_dropped:

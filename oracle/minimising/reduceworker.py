@@ -6,7 +6,9 @@ under which the candidate trees are written); it imports nothing
 of eqrewrite. It loads the reproducer's ``repro.py`` as a module (so target, settings, seed,
 weights and comparison options are the reproducer's own), then answers one JSON request per
 line on stdin with one JSON line on the original stdout: the verdict, the differences, the
-exceptions and the inputs' shapes and layouts. Everything else written to stdout (the
+exceptions and the inputs' shapes and layouts. A request may name another ``backend`` (a
+cheaper one that screens candidates) and an ``eager`` exception to screen with one eager
+run first. Everything else written to stdout (the
 compiler, the target) goes to stderr, so it cannot corrupt the answers. ``CORE`` is a folder
 holding a newer ``_eqrewrite_oracle`` to use instead of the reproducer's, for folders written
 before ``replay.judge`` existed.
@@ -18,6 +20,7 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
+import inspect
 import json
 import os
 import sys
@@ -94,21 +97,42 @@ def _describe(repro: Any) -> dict[str, Any]:
 def _check(repro: Any, asked: dict[str, Any], trees: Path) -> dict[str, Any]:
     """Judge the target in the tree ``asked["root"]``. When ``asked`` names the exception
     the finding's eager run raised (``eager``, None for none), one eager run first rejects
-    candidates that already differ there, without compiling them."""
-    from _eqrewrite_oracle.replay import judge
+    candidates that already differ there, without compiling them (and is the judgement's
+    first eager run). When it names the finding's differences (``differences``: ``[path,
+    kind]``, the first one needed, none other allowed), a candidate whose eager and compiled
+    runs differ otherwise is rejected before the triage (float64 reference, perturbed runs,
+    emulated rounding) runs anything."""
+    from _eqrewrite_oracle import replay
     from _eqrewrite_oracle.worker import Session
 
     _forget(trees)
     root = Path(asked["root"])
     request = repro.REQUEST if asked["state"] else replace(repro.REQUEST, state=None)
-    if "eager" in asked:
-        first = Session({"original": str(root)}).run(request)
+    if asked.get("backend"):  # a cheaper backend screens the candidate
+        request = replace(request, settings=replace(request.settings, backend=asked["backend"]))
+    if "eager" in asked:  # what it rejects is marked "screened": nothing was compiled
+        try:
+            first = Session({"original": str(root)}).run(request)
+        except Exception as error:  # noqa: BLE001 - the candidate does not build
+            return {"error": _last_lines(error), "screened": "eager"}
         if first.failure is not None:
-            return {"error": first.failure.message}
+            return {"error": first.failure.message, "screened": "eager"}
         if _exception(first) != asked["eager"]:
             raised = first.exception.describe() if first.exception else "nothing"
-            return {"error": f"the eager run raised {raised}"}
-    judgement = judge(str(root), request, repro.OPTIONS)
+            return {"error": f"the eager run raised {raised}", "screened": "eager"}
+    options: dict[str, Any] = {}
+    parameters = inspect.signature(replay.judge).parameters  # an older core has neither
+    if "eager" in asked and "eager" in parameters:
+        options["eager"] = first
+    if asked.get("differences") and "wanted" in parameters:
+        allowed = {tuple(d) for d in asked["differences"]}
+        needed = tuple(asked["differences"][0])
+        options["wanted"] = lambda found: needed in {(d.path, d.kind) for d in found} and {
+            (d.path, d.kind) for d in found} <= allowed
+    try:
+        judgement = replay.judge(str(root), request, repro.OPTIONS, **options)
+    except replay.Unwanted as unwanted:
+        return {"error": f"other differences: {unwanted}", "screened": "differences"}
     eager, compiled = judgement.eager, judgement.compiled
     return {"verdict": judgement.verdict.value, "detail": judgement.detail,
             "differences": [[d.path, d.kind, d.message] for d in judgement.differences],
