@@ -85,7 +85,7 @@ def test_the_shipped_kinds_are_all_found():
         "_eqrw_item", "_eqrw_masked", "_eqrw_truth", "_eqrw_skip", "_eqrw_mask_scatter",
         "_eqrw_moe_dense", "_eqrw_moe_cheap", "_eqrw_moe_hit", "_eqrw_moe_every",
         "_eqrw_moe_experts", "_eqrw_moe_route", "_eqrw_moe_all_pairs",
-        "_eqrw_moe_keep", "_eqrw_moe_expert", "_eqrw_moe_index", "_eqrw_check_tensor_all",
+        "_eqrw_moe_keep", "_eqrw_moe_expert", "_eqrw_moe_row", "_eqrw_check_tensor_all",
         "_eqrw_refresh"}
     assert {"_eqrw_item", "_eqrw_masked", "_eqrw_where"} <= set(helpers.registered())
 

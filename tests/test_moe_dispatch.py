@@ -255,3 +255,57 @@ def test_a_loop_beyond_the_cost_bound_breaks_as_often_as_the_original():
         compiled = torch.compile(module, backend="aot_eager", fullgraph=True)
         torch.testing.assert_close(compiled(hidden, index, weights),
                                    original(hidden, index, weights))
+
+
+# Each way a loop reads its nonzero rows, on the 5.x source: (loop edits, expected carrier).
+_READS = {
+    "row, unwrapped first": ([], "wrapped"),
+    "item, unwrapped first": ([("expert_idx = expert_idx[0]", "expert_idx = expert_idx.item()"),
+                               (".nonzero()", ".nonzero().squeeze(-1)")], "wrapped"),
+    "int, unwrapped first": ([("expert_idx = expert_idx[0]", "expert_idx = int(expert_idx)"),
+                              (".nonzero()", ".nonzero().squeeze(-1)")], "plain"),
+    "int read in place": ([("expert_idx = expert_idx[0]\n", "\n"),
+                           ("if expert_idx == self.num_experts:\n                continue\n",
+                            "\n"),
+                           ("self.up[expert_idx]", "self.up[int(expert_idx)]"),
+                           (".nonzero()", ".nonzero().squeeze(-1)")], "plain"),
+}
+
+
+@pytest.mark.parametrize("form", sorted(_READS))
+def test_the_dense_loop_reads_its_experts_as_the_original_reads_its_rows(form):
+    # Rows read as rows (e[0], e.item()) get _eqrw_moe_row; rows read as ints get plain ints.
+    # Neither is an int subclass: torch 2.11's Dynamo cannot construct one or call
+    # int(self) in it (the dense loop then broke once more than the original).
+    source = SOURCE
+    for old, new in _READS[form][0]:
+        assert old in source
+        source = source.replace(old, new)
+    rules = [r for r in load_pack("graphbreaks").rules if r.id == "moe-dense-dispatch"]
+    text = rewrite_source(source, rules, EVERYWHERE).text
+    plain = _READS[form][1] == "plain"
+    assert ("wrapped=False" in text) is plain, text
+    module = _experts(text, 4)
+    namespace: dict = {}
+    exec(compile(text, "<rewritten>", "exec"), namespace)
+    assert not issubclass(namespace["_eqrw_moe_row"], int)
+    hidden = torch.randn(6, 4)
+    index, weights = _routing()
+    with torch.no_grad():
+        eager = _experts(source, 4)(hidden, index, weights)
+        assert torch.equal(module(hidden, index, weights), eager)
+        torch._dynamo.reset()
+        compiled = torch.compile(module, backend="aot_eager", fullgraph=True)
+        torch.testing.assert_close(compiled(hidden, index, weights), eager)
+
+
+def test_a_loop_reading_its_rows_both_as_rows_and_as_ints_is_left_with_a_note():
+    # No one carrier answers both e.item() and mask[e] on every release.
+    source = (SOURCE.replace("expert_idx = expert_idx[0]\n", "\n")
+              .replace(".nonzero()", ".nonzero().squeeze(-1)")
+              .replace("if expert_idx == self.num_experts:",
+                       "if expert_idx.item() == self.num_experts:"))
+    rules = [r for r in load_pack("graphbreaks").rules if r.id == "moe-dense-dispatch"]
+    result = rewrite_source(source, rules, EVERYWHERE)
+    assert "_eqrw_moe_route" not in result.text
+    assert any("neither a Python int" in note.message for note in result.notes), result.notes

@@ -33,10 +33,11 @@ loop's own frame so that a loop traced as written (beyond the cost bound) breaks
 and as often as the original.
 
 Traced, when the dense form costs at most ``max_factor`` times the routed compute
-(``num_experts <= max_factor * top_k``), the loop visits every expert as a Python int
-(``_eqrw_moe_index``, which also answers ``e[0]`` and ``e.item()`` as a nonzero row does), the
-route selects every token (``token = arange``, ``slot`` = the slot routing it there), the
-row-wise computation runs on all rows, and ``torch.where`` keeps the routed tokens' values
+(``num_experts <= max_factor * top_k``), the loop visits every expert (as
+``_eqrw_moe_row``, which answers ``e[0]`` and ``e.item()`` as a nonzero row does, where the
+loop reads its rows so; as plain ints where it reads them as ints), the route selects
+every token (``token = arange``, ``slot`` = the slot routing it there), the row-wise
+computation runs on all rows, and ``torch.where`` keeps the routed tokens' values
 before they are added: the sum of the loop, in the loop's order, up to the rounding of the
 experts' matmuls on a different number of rows (a non-finite value of an unrouted token
 cannot leak). When every expert on top_k times every token still costs at most
@@ -50,9 +51,9 @@ assignment of a row-wise expression (gathers by ``token``, elementwise operators
 by a non-row operand, last-axis ``chunk``/``split``/slices, smooth activations, linear
 layers, and calls of the module's own experts and methods, which are taken to map each
 row on its own, as MLP experts do), a test of the expert index or of the token count; no
-other side effect; none of the loop's names read after it; a nonzero row read only as an
-int answers alike (``e[0]``, ``e.item()``, ``int(e)``, the mask's subscript, a module
-picked and called).
+other side effect; none of the loop's names read after it; a nonzero row read either only
+as a row (``e[0]``, ``e.item()``) or only as an int (``int(e)``, the mask's subscript, a
+module picked and called), so that one carrier answers every read on every torch release.
 
 Cost: the experts' compute grows by ``num_experts / top_k``; the unsafe form has no bound.
 Without a rewrite, Dynamo's ``capture_dynamic_output_shape_ops=True`` removes the
@@ -105,45 +106,54 @@ def _eqrw_moe_every(mask, rows):
     return every.unsqueeze(1) if rows else every
 ''', ()),
     "_eqrw_moe_experts": ('''
-def _eqrw_moe_experts(mask, spare=0):
-    """What a densely traced dispatch loop iterates: every expert as an int that also
-    reads as the loop's nonzero row does (``e[0]``, ``e.item()``). The mask's last
-    ``spare`` rows (``one_hot``'s extra classes, no expert behind them) are not visited:
-    no token may be routed there."""
+def _eqrw_moe_experts(mask, spare=0, wrapped=True):
+    """What a densely traced dispatch loop iterates: every expert, as the loop reads its
+    nonzero rows: wrapped (``e[0]``, ``e.item()``: ``_eqrw_moe_row``) or as plain ints
+    (``mask[e]``, ``int(e)``). The mask's last ``spare`` rows (``one_hot``'s extra classes,
+    no expert behind them) are not visited: no token may be routed there."""
     experts = mask.shape[0] - spare
     if spare:
         _eqrw_torch._assert_async(mask[experts:].eq(0).all(),
                                   "eqrewrite: a token is routed past the experts")
-    return [_eqrw_moe_index(expert) for expert in range(experts)]
+    if wrapped:
+        return [_eqrw_moe_row(expert) for expert in range(experts)]
+    return list(range(experts))
 
-''', ("_eqrw_moe_index",)),
-    "_eqrw_moe_index": ('''
-class _eqrw_moe_index(int):
-    """An expert number standing for a nonzero row or element: ``e[0]`` and ``e.item()``
-    give the int, and it indexes what the row indexes."""
+''', ("_eqrw_moe_row",)),
+    "_eqrw_moe_row": ('''
+class _eqrw_moe_row:
+    """An expert number standing for a nonzero row: ``e[0]`` and ``e.item()`` give the int.
+    A plain object, not an int subclass: Dynamo traces its attribute and methods on every
+    release (torch 2.11 cannot trace an int subclass's construction or ``int(self)``)."""
 
-    __slots__ = ()
+    __slots__ = ("expert",)
+
+    def __init__(self, expert):
+        self.expert = expert
 
     def item(self):
-        return int(self)
+        return self.expert
 
     def __getitem__(self, index):
         if index != 0:
             raise IndexError(index)
-        return int(self)
+        return self.expert
 ''', ()),
     "_eqrw_moe_expert": ('''
 def _eqrw_moe_expert(expert):
-    """The dense loop's expert as an int, or None for the loop's own values (tensors)."""
-    return int(expert) if isinstance(expert, int) and not isinstance(expert, bool) else None
-''', ()),
+    """The dense loop's expert as an int (its ``_eqrw_moe_row`` unwrapped), or None for
+    the loop's own values (tensors)."""
+    if isinstance(expert, _eqrw_moe_row):
+        return expert.expert
+    return expert if isinstance(expert, int) and not isinstance(expert, bool) else None
+''', ("_eqrw_moe_row",)),
     "_eqrw_moe_route": ('''
 def _eqrw_moe_route(mask, expert, axis, max_factor=None, extra=0):
     """What a densely traced loop's route (``torch.where(mask[expert])``) stands for: every
     (slot, token) pair, in torch.where's order, when that is within the cost bound (a
     token routed to ``expert`` by two slots is then added twice, as by the loop); else
     every token with the slot that routes it there (any slot where none does)."""
-    routed = mask[int(expert)] != 0
+    routed = mask[_eqrw_moe_expert(expert)] != 0
     slots = 1 - axis
     if _eqrw_moe_all_pairs(mask, max_factor, extra):
         rows = _eqrw_torch.arange(routed.shape[0], device=mask.device)
@@ -154,7 +164,7 @@ def _eqrw_moe_route(mask, expert, axis, max_factor=None, extra=0):
     token = _eqrw_torch.arange(routed.shape[axis], device=mask.device)
     slot = routed.to(_eqrw_torch.int64).argmax(slots)
     return (token, slot) if axis == 0 else (slot, token)
-''', ("_eqrw_moe_all_pairs",)),
+''', ("_eqrw_moe_all_pairs", "_eqrw_moe_expert")),
     "_eqrw_moe_all_pairs": ('''
 def _eqrw_moe_all_pairs(mask, max_factor, extra):
     """Whether a dense loop visits every (slot, token) pair of each expert: when running
@@ -245,6 +255,7 @@ class _Dispatch:
     hits: _Hits | None  # the nonzero that the loop iterates, if any
     extra: int = 0  # the mask's last rows that stand for no expert (one_hot's extra classes)
     spare: int = 0  # those of them the loop does not skip itself (no test of the index)
+    wrapped: bool = True  # the loop reads its nonzero rows as rows (e[0]), not as ints
 
     def proposal(self, role: str, node: ast.expr | ast.stmt, limit: str) -> Proposal | None:
         """The edit of ``node`` (the loop's part ``role``); ``limit``: the helpers' last
@@ -266,6 +277,7 @@ class _Dispatch:
                             frozenset({"_eqrw_moe_cheap", "_eqrw_moe_every"}))
         if role == "iter" and self.hits is not None:
             spare = f", spare={self.spare}" if self.spare else ""
+            spare += "" if self.wrapped else ", wrapped=False"
             return Proposal(f"(_eqrw_moe_experts({mask}{spare}) if {dense} else "
                             f"_eqrw_moe_hit({mask}, {rows}) if {cheap} else $i)",
                             {"i": self.loop.iter}, Level.EXPRESSION,
@@ -407,8 +419,10 @@ def _analyse(loop: ast.For, context: KindContext) -> _Dispatch | str:
     if routed is None:
         return "the route does not select one expert's slice of a mask (`mask[e]`)"
     mask, expert = routed
-    if hits is not None and not _reads_like_an_index(loop, index, expert, mask.id):
-        return "the expert index is used where a Python int would not behave like it"
+    reads = None if hits is None else _row_reads(loop, index, expert, mask.id)
+    if hits is not None and reads is None:
+        return ("the expert index is used where neither a Python int nor an int standing "
+                "for a nonzero row (`e[0]`, `e.item()`) would behave like it")
     problem = _body_problem(loop, route, add, call, pair, context)
     if problem is not None:
         return problem
@@ -428,7 +442,7 @@ def _analyse(loop: ast.For, context: KindContext) -> _Dispatch | str:
         isinstance(m, ast.Name) and m.id in (index, expert.id) for m in ast.walk(n.test))
         for n in ast.walk(loop))
     return _Dispatch(loop, mask, expert, token, axis, route, add, hits, extra,
-                     0 if tested else extra)
+                     0 if tested else extra, reads == "wrapped")
 
 
 def _extra_rows(mask: str, context: KindContext) -> int:
@@ -533,62 +547,80 @@ def _routed_mask(route: ast.Assign, loop: ast.For) -> tuple[ast.Name, ast.Name] 
     return None
 
 
-def _reads_like_an_index(loop: ast.For, index: str, expert: ast.Name, mask: str) -> bool:
-    """Whether the loop reads each nonzero row (``index``) only in ways that the dense
-    loop's ``_eqrw_moe_index`` (an int) answers alike: ``e[0]``, ``e.item()``, ``int(e)``
-    (directly or unwrapped into a name first), as the mask's subscript in the route, or to
-    pick a module that is then called. The route must use ``e`` or its unwrapped name."""
+def _row_reads(loop: ast.For, index: str, expert: ast.Name, mask: str) -> str | None:
+    """How the loop reads each nonzero row (``index``), when the dense loop's experts can
+    answer alike: ``"wrapped"`` when only ``e[0]``/``e.item()`` (maybe in ``int(...)``)
+    read it (``_eqrw_moe_row`` answers), ``"plain"`` when only ``int(e)``, the mask's
+    subscript in the route, or a module picked and then called do (a plain int answers),
+    None otherwise (mixed reads included: no one carrier traces on every release). Reads
+    may unwrap into a name first; the route (whose mask subscript either answers) must use
+    ``e`` or such a name."""
     first = loop.body[0]
     if (isinstance(first, ast.Assign) and len(first.targets) == 1
             and _is_name(first.targets[0], index) and _unwraps(first.value, loop)):
-        return True  # e = e[0] first: every later read is of an int (a 0-d tensor eagerly)
+        # e = e[0] first: every later read is of an int (a 0-d tensor eagerly).
+        return "wrapped" if _wraps(first.value) else "plain"
     parents = {child: parent for parent in ast.walk(loop)
                for child in ast.iter_child_nodes(parent)}
     unwrapped = {index}
+    forms = set()
     for node in ast.walk(loop):
         if not _is_name(node, index) or node is loop.target:
             continue
         read = _read_of(node, parents, loop, mask)
         if read is None:
-            return False
-        if isinstance(read, str):
-            unwrapped.add(read)
-    return expert.id in unwrapped
+            return None
+        if read[0] is not None:
+            forms.add(read[0])
+        if read[1] is not None:
+            unwrapped.add(read[1])
+    if expert.id not in unwrapped or len(forms) > 1:
+        return None
+    return "wrapped" if forms == {True} else "plain"
+
+
+def _wraps(value: ast.expr) -> bool:
+    """Whether an unwrapping (``_unwraps``) reads the row as a row: ``e[0]``, ``e.item()``
+    (maybe in ``int(...)``), not ``int(e)``."""
+    if isinstance(value, ast.Call) and _is_name(value.func, "int"):
+        value = value.args[0]
+    return not isinstance(value, ast.Name)
 
 
 def _read_of(node: ast.AST, parents: dict[ast.AST, ast.AST], loop: ast.For, mask: str
-             ) -> str | bool | None:
-    """How the loop reads a nonzero row: True for a read an int answers alike, the name it
-    is unwrapped into (``d = int(e.item())``), None for any other read."""
+             ) -> tuple[bool | None, str | None] | None:
+    """How the loop reads a nonzero row: whether as a row (``e[0]``, ``e.item()``: True),
+    as an int (False) or either (None: the route's mask subscript), and the name it is
+    unwrapped into (``d = int(e.item())``); None for a read no carrier answers alike."""
     holder = parents.get(node)
     value: ast.AST = node
     if isinstance(holder, ast.Subscript) and holder.slice is node:
         if _is_name(holder.value, mask):
-            return True  # mask[e]: the route, replaced
+            return None, None  # mask[e]: the route, replaced (its helper takes either)
         user = parents.get(holder)
         if isinstance(user, ast.Call) and user.func is holder:
-            return True  # self.experts[e](x)
-        return True if (isinstance(user, ast.Assign) and len(user.targets) == 1
-                        and isinstance(user.targets[0], ast.Name)
-                        and _only_called(user.targets[0].id, loop, parents)) else None
+            return False, None  # self.experts[e](x)
+        return (False, None) if (isinstance(user, ast.Assign) and len(user.targets) == 1
+                                 and isinstance(user.targets[0], ast.Name)
+                                 and _only_called(user.targets[0].id, loop, parents)) else None
     if isinstance(holder, ast.Subscript) and _is_int(holder.slice, 0):
-        value = holder  # e[0]
+        value, wrapped = holder, True  # e[0]
     elif (isinstance(holder, ast.Attribute) and holder.attr == "item"
           and isinstance(parents.get(holder), ast.Call) and not parents[holder].args):  # type: ignore[attr-defined]
-        value = parents[holder]  # e.item()
+        value, wrapped = parents[holder], True  # e.item()
     elif not (isinstance(holder, ast.Call) and _is_name(holder.func, "int")
               and holder.args == [node]):
         return None
     else:
-        value = holder  # int(e)
+        value, wrapped = holder, False  # int(e)
     outer = parents.get(value)
     if (isinstance(outer, ast.Call) and _is_name(outer.func, "int")
             and outer.args == [value]):
         value, outer = outer, parents.get(outer)  # int(e.item())
     if (isinstance(outer, ast.Assign) and len(outer.targets) == 1
             and isinstance(outer.targets[0], ast.Name)):
-        return outer.targets[0].id
-    return True
+        return wrapped, outer.targets[0].id
+    return wrapped, None
 
 
 def _only_called(name: str, loop: ast.For, parents: dict[ast.AST, ast.AST]) -> bool:
