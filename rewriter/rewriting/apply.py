@@ -194,11 +194,13 @@ def _apply_to_unit(text: str, starts: list[int], unit: Unit) -> str:
 
 def _from_keyword(code: str, node: cst.CSTNode) -> str:
     """The text an edit's span holds: a compound statement's code starts at its keyword
-    (libcst emits the lines above it and its indentation as part of the statement)."""
+    (libcst emits the lines above it and its indentation as part of the statement)..."""
     if not isinstance(node, cst.BaseCompoundStatement):
         return code
     lines = code.splitlines(keepends=True)[len(node.leading_lines):]
-    return "".join(lines).lstrip(" \t")
+    # ... and ends at its last line's end, as the span does (libcst adds the line break).
+    text = "".join(lines).lstrip(" \t")
+    return text.removesuffix("\n").removesuffix("\r") if text.endswith("\n") else text
 
 
 class _Emitter(CodegenState):

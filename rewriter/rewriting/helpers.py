@@ -255,6 +255,17 @@ def _eqrw_raise(error: str, message: _eqrw_typing.Optional[str]) -> None:
 
     raise getattr(builtins, error)() if message is None else getattr(builtins, error)(message)
 ''', ("_eqrw_compiling",)),
+    "_eqrw_fails": ('''
+def _eqrw_fails(condition: _eqrw_torch.Tensor, message: str) -> bool:
+    """``bool(condition)`` for ``if condition: raise ...`` kept as written. Traced,
+    ``torch._assert_async`` checks it inside the graph (a RuntimeError with ``message``)
+    and this is False, so the raise is not traced."""
+    if (not _eqrw_torch.jit.is_scripting() and _eqrw_compiling()
+            and isinstance(condition, _eqrw_torch.Tensor) and condition.numel() == 1):
+        _eqrw_torch._assert_async(condition.reshape(()) == 0, message)
+        return False
+    return bool(condition)
+''', ("_eqrw_compiling",)),
     "_eqrw_assert": ('''
 def _eqrw_assert(condition: _eqrw_torch.Tensor, message: _eqrw_typing.Optional[str]) -> bool:
     """``bool(condition)`` for an ``assert`` statement (which ``python -O`` removes, call

@@ -52,8 +52,13 @@ class Guard(Kind):
                 return None
             condition = convert(node.test, context)
             message = _literal(node.msg)
-            if condition is None or message is False:
+            if condition is None:
                 return None
+            if message is False and node.msg is not None:  # computed: evaluated on failure
+                return Proposal(f"assert _eqrw_assert({condition[0]}, "
+                                f"{_traced_message(node.msg)!r}), $message",
+                                {**condition[1], "message": node.msg}, Level.STATEMENT,
+                                frozenset({"_eqrw_assert"}))
             text = "" if message is None else f", {message!r}"
             return Proposal(f"assert _eqrw_assert({condition[0]}, {message!r}){text}",
                             condition[1], Level.STATEMENT, frozenset({"_eqrw_assert"}))
@@ -61,13 +66,17 @@ class Guard(Kind):
             return None
         raised = node.body[0]
         condition = convert(node.test, context)
-        if not isinstance(raised, ast.Raise) or raised.cause is not None or condition is None:
+        if not isinstance(raised, ast.Raise) or raised.exc is None or condition is None:
             return None
         error, message = _exception(raised.exc)
-        if error is None:
-            return None
-        return Proposal(f"_eqrw_check({condition[0]}, False, {error!r}, {message!r})",
-                        condition[1], Level.COMPOUND, frozenset({"_eqrw_check"}))
+        if error is not None and raised.cause is None:
+            return Proposal(f"_eqrw_check({condition[0]}, False, {error!r}, {message!r})",
+                            condition[1], Level.COMPOUND, frozenset({"_eqrw_check"}))
+        # Any other raise (a computed message, a library's own exception, a cause) stays as
+        # written under the test, which only the traced path turns into an in-graph check.
+        return Proposal(f"if _eqrw_fails({condition[0]}, {_traced_message(raised.exc)!r}):\n"
+                        "    $raised", {**condition[1], "raised": raised}, Level.COMPOUND,
+                        frozenset({"_eqrw_fails"}))
 
 
 def _plain_condition(test: ast.expr, context: KindContext) -> tuple[str, Bindings] | None:
@@ -100,6 +109,25 @@ def _literal(node: ast.AST | None) -> str | Literal[False] | None:
     if isinstance(node, ast.Constant) and isinstance(node.value, str):
         return node.value
     return False
+
+
+def _traced_message(node: ast.expr | None) -> str:
+    """The message a traced check fails with where the original's is computed: a literal
+    as it is, an f-string with its fields as written (``"bad {x.shape}"``: a graph cannot
+    format them), any other expression as written; for ``raise E(m)``, that of ``m``."""
+    if (isinstance(node, ast.Call) and len(node.args) == 1 and not node.keywords
+            and not isinstance(node.args[0], ast.Starred)):
+        node = node.args[0]
+    if node is None:
+        return "AssertionError"
+    literal = _literal(node)
+    if isinstance(literal, str):
+        return literal
+    if isinstance(node, ast.JoinedStr):
+        return "".join(str(part.value) if isinstance(part, ast.Constant) else
+                       "{" + ast.unparse(part.value) + "}"  # type: ignore[attr-defined]
+                       for part in node.values)
+    return ast.unparse(node)
 
 
 def _exception(node: ast.AST | None) -> tuple[str | None, str | None]:

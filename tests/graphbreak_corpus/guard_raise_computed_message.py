@@ -1,16 +1,17 @@
-"""NEGATIVE, a data-dependent branch raises with a computed message. Embedding lookup that
+"""GUARD, a data-dependent branch raises with a computed message. Embedding lookup that
 reports the offending id and the vocabulary size in an f-string.
 
 Breaks on torch 2.13: `if (input_ids >= self.vocab_size).any():` ("Data-dependent
 branching").
-Expected: left alone: the message is not a literal (it formats a tensor value), so it cannot
-become a torch._check message; the break is reported, not rewritten.
+Expected: rewritten: the test becomes `_eqrw_fails(...)` and the raise stays as written, so
+eagerly the same IndexError with the same formatted message; traced, an in-graph check whose
+message is the f-string's text (its fields unformatted: a graph cannot format them).
 """
 
 import torch
 import torch.nn as nn
 
-EXPECTED = "unchanged"
+EXPECTED = "rewrite"
 
 
 class VocabEmbedding(nn.Module):
