@@ -8,7 +8,12 @@ import textwrap
 
 import pytest
 from eqrewrite.rewriter.matching.rules import load_pack
-from eqrewrite.rewriter.rewriting.engine import RewriteError, RewriteOptions, rewrite_source
+from eqrewrite.rewriter.rewriting.engine import (
+    RewriteError,
+    RewriteOptions,
+    rewrite_source,
+    select_rules,
+)
 
 from tests.conftest import rewrite, write_pack
 
@@ -806,3 +811,50 @@ def test_lines_are_split_where_ast_counts_a_new_line(seed):
     for _ in range(20000):
         text = "".join(rng.choice(pieces) for _ in range(rng.randint(0, 10)))
         assert split_lines(text) == reference(text), repr(text)
+
+
+ELIF = textwrap.dedent('''
+    import torch
+
+
+    def pick(x: torch.Tensor, mask: torch.Tensor):
+        left = torch.any(mask[:, 0] == 0)
+        right = torch.any(mask[:, -1] == 0)
+        if left and not right:
+            y = x + 1
+        elif not left and right:
+            y = x - 1
+        else:
+            y = x
+        return y
+
+
+    def check(x: torch.Tensor, flag: bool):
+        if flag:
+            x = x * 2
+        elif (x < 0).any():
+            raise ValueError("negative")
+        return x
+''')
+
+
+def test_an_elif_rewritten_into_a_statement_stays_the_else_branch():
+    # The select and guard kinds replace an `elif` (an `if` inside the `else`) by a plain
+    # statement; printed after the outer `if`, it ran whatever that `if` decided.
+    import torch
+
+    options = RewriteOptions(scope=frozenset({"everywhere"}))
+    text = rewrite_source(ELIF, select_rules(load_pack("graphbreaks").rules, options),
+                          options).text
+    assert "_eqrw_where(" in text and "_eqrw_check(" in text and text.count("else:") >= 2
+    original, rewritten = {}, {}
+    exec(compile(ELIF, "<original>", "exec"), original)
+    exec(compile(text, "<rewritten>", "exec"), rewritten)
+    x = torch.tensor([[1.0, 2.0], [3.0, 4.0]])
+    for mask in ([[0, 1], [1, 1]], [[1, 0], [1, 1]], [[1, 1], [1, 1]]):
+        expected = original["pick"](x, torch.tensor(mask))
+        assert torch.equal(rewritten["pick"](x, torch.tensor(mask)), expected), mask
+    negative = torch.tensor([-1.0])
+    assert torch.equal(rewritten["check"](negative, True), torch.tensor([-2.0]))
+    with pytest.raises(ValueError, match="negative"):
+        rewritten["check"](negative, False)

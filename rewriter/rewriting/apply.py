@@ -365,6 +365,16 @@ class _Applier:
         return _rebuild(module, self.path, self.leave, self.targets.keys())
 
     def leave(self, original: cst.CSTNode, updated: cst.CSTNode) -> cst.CSTNode:
+        # (typed If | Else | None, but an edit may have put any statement there)
+        orelse: cst.CSTNode | None = updated.orelse if isinstance(updated, cst.If) else None
+        if isinstance(updated, cst.If) and isinstance(orelse, cst.BaseStatement) and not (
+                isinstance(orelse, cst.If)):
+            # An `elif` replaced by another statement: it stays the `else` branch (libcst
+            # would print it after the `if`, run whatever the test says).
+            block = updated.body
+            updated = updated.with_changes(orelse=cst.Else(body=cst.IndentedBlock(
+                body=[orelse], indent=block.indent if isinstance(block, cst.IndentedBlock)
+                else None)))
         found = self.targets.get(id(original))
         if found is not None and id(original) in self.wanted:
             self.updated[id(original)] = updated  # a template may hold its target whole
