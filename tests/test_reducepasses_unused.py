@@ -302,3 +302,50 @@ def test_removing_unread_inputs_and_members_keeps_the_result():
     assert "x1" not in text and "spare" not in text and "p1" not in text
     assert "b0" not in text and "self.lin" not in text
     assert torch.equal(run(text), expected)
+
+
+FUNCTIONAL = textwrap.dedent('''
+    import torch
+
+
+    def scaled(t, k):
+        return t * k
+
+
+    def program(x0: torch.Tensor, x1: torch.Tensor, x2: torch.Tensor):
+        v3 = torch.fmin(x0, scaled(x1, 2))
+        return None, None, v3
+
+
+    def get_inputs():
+        b_x0 = torch.randn((2, 2, 1, 2))
+        b_x1 = torch.randn((2, 1, 1, 2))
+        b_x2 = torch.rand((1, 2, 1, 2))
+        return [b_x0, b_x1.permute(3, 0, 1, 2), b_x2]
+''')
+
+
+def test_a_functional_programs_unread_parameter_goes_with_its_input():
+    # The generator's functional programs (`program.py::program`) take their inputs from
+    # get_inputs() by position, like forward, but have no `self` to skip.
+    (made,) = candidates(rp.unused_input_candidates, FUNCTIONAL)
+    assert parameters(made, "program") == ["x0", "x1"]
+    assert "return [b_x0, b_x1.permute(3, 0, 1, 2)]" in made
+    assert parameters(made, "scaled") == ["t", "k"]  # a helper it calls is not the target
+    # Two functions neither of which calls the other: which one runs is not known.
+    ambiguous = FUNCTIONAL + "\n\ndef other(y):\n    return y\n"
+    assert candidates(rp.unused_input_candidates, ambiguous) == []
+
+
+def test_each_returned_item_can_go_and_one_left_stands_alone():
+    made = candidates(rp.output_candidates, FUNCTIONAL)
+    assert [ast.unparse(returned(m, "program")) for m in made] == [
+        "(None, v3)", "(None, v3)", "(None, None)"]
+    pair = FUNCTIONAL.replace("return None, None, v3", "return None, v3")
+    assert [ast.unparse(returned(m, "program"))
+            for m in candidates(rp.output_candidates, pair)] == ["v3", "None"]
+    # a forward's tuple too; a single value: nothing
+    assert candidates(rp.output_candidates, PROGRAM) == []
+    two = PROGRAM.replace("return y * self.scale", "return y, self.scale")
+    made = candidates(rp.output_candidates, two)
+    assert [m.count("return self.scale") + 2 * m.count("return y\n") for m in made] == [1, 2]

@@ -570,6 +570,7 @@ class Reduction:
                 before = (self.text, self.state)
                 self.statements()
                 self.greedy("inputs", rp.unused_input_candidates)
+                self.greedy("outputs", rp.output_candidates)
                 self.greedy("members", rp.unused_member_candidates)
                 self.greedy("unroll", rp.unroll_candidates)
                 self.greedy("hoist", rp.hoist_candidates)

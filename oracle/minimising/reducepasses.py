@@ -461,6 +461,22 @@ def _target_class(module: cst.Module) -> cst.ClassDef | None:
     return classes[0] if len(classes) == 1 else None
 
 
+def _target_function(module: cst.Module) -> cst.FunctionDef | None:
+    """A functional program's function: the one top-level function besides the input
+    providers that no other code of the module names (the others are its helpers)."""
+    functions = [s for s in module.body if isinstance(s, cst.FunctionDef)
+                 and s.name.value not in ("get_inputs", "get_init_inputs")]
+    if len(functions) > 1:
+        named = _Names()
+        for statement in module.body:
+            if isinstance(statement, cst.FunctionDef):
+                statement.body.visit(named)
+            else:
+                statement.visit(named)
+        functions = [f for f in functions if f.name.value not in named.names]
+    return functions[0] if len(functions) == 1 else None
+
+
 class _Names(cst.CSTVisitor):
     """Every name an expression or statement mentions (not attribute names or keywords):
     more than it reads, which is what leaving a parameter alone needs."""
@@ -525,13 +541,15 @@ def _input_sites(module: cst.Module
                  ) -> list[dict[int, cst.CSTNode | cst.FlattenSentinel[cst.CSTNode]]]:
     """Replacements, one dictionary per candidate: each unread parameter of the target's
     ``forward`` (then ``__init__``) removed with its item of ``get_inputs()`` (then
-    ``get_init_inputs()``)."""
+    ``get_init_inputs()``); for a functional program, of its function and ``get_inputs()``."""
     target = _target_class(module)
-    if target is None:
-        return []
+    if target is not None:
+        signatures = [(_function(target.body, "forward"), "get_inputs", 1),
+                      (_function(target.body, "__init__"), "get_init_inputs", 1)]
+    else:  # a functional program: its one top-level function, called with get_inputs()
+        signatures = [(_target_function(module), "get_inputs", 0)]
     sites = []
-    for method, provider in (("forward", "get_inputs"), ("__init__", "get_init_inputs")):
-        function = _function(target.body, method)
+    for function, provider, first in signatures:
         returned = _returned_items(_function(module, provider))
         if function is None or returned is None:
             continue
@@ -544,10 +562,10 @@ def _input_sites(module: cst.Module
         function.body.visit(named)
         if named.names & _INTROSPECTION:
             continue
-        for index, parameter in enumerate(parameters.params[1:], start=1):
+        for index, parameter in enumerate(parameters.params[first:], start=first):
             if parameter.name.value in named.names:
                 continue
-            given = index - 1 < count
+            given = index - first < count
             if not given and parameter.default is None:
                 continue  # a call that cannot have run: left alone
             replacements: dict[int, cst.CSTNode | cst.FlattenSentinel[cst.CSTNode]] = {
@@ -555,7 +573,7 @@ def _input_sites(module: cst.Module
                     params=_dropped(parameters.params, index))}
             if given:
                 assert items is not None  # count > 0 only with a returned literal
-                elements = _dropped(items.elements, index - 1)
+                elements = _dropped(items.elements, index - first)
                 if isinstance(items, cst.Tuple) and not elements and not items.lpar:
                     replacements[id(items)] = items.with_changes(  # ``return ()``
                         elements=elements, lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
@@ -567,12 +585,48 @@ def _input_sites(module: cst.Module
 
 def unused_input_candidates(text: str, start: int = 0) -> Iterator[tuple[int, str]]:
     """``(position, text)``: each parameter from ``start`` on of the program's ``forward``
-    (then ``__init__``) that its body never reads, removed from the signature and from the
-    literal list ``get_inputs()`` (``get_init_inputs()``) returns, by position."""
+    (then ``__init__``; for a functional program, its function) that its body never reads,
+    removed from the signature and from the literal list ``get_inputs()``
+    (``get_init_inputs()``) returns, by position."""
     module = cst.parse_module(text)
     for position, replacements in enumerate(_input_sites(module)):
         if position >= start:
             yield position, module.visit(_Replace(replacements)).code
+
+
+def _target_callable(module: cst.Module) -> cst.FunctionDef | None:
+    """What the oracle calls: the target class's ``forward``, or a functional program's
+    function."""
+    target = _target_class(module)
+    if target is not None:
+        return _function(target.body, "forward")
+    return _target_function(module)
+
+
+def output_candidates(text: str, start: int = 0) -> Iterator[tuple[int, str]]:
+    """``(position, text)``: the program returning its tuple without the item at each
+    position from ``start`` on (one item left: that item alone). An output the verdict does
+    not read (``return None, None, v3`` where only ``v3`` differs) goes; the judge keeps the
+    candidate only if the verdict and signature stay."""
+    module = cst.parse_module(text)
+    function = _target_callable(module)
+    if function is None:
+        return
+    returns = _Returns()
+    function.body.visit(returns)
+    if len(returns.found) != 1:
+        return
+    found = returns.found[0]
+    value = found.value
+    if not isinstance(value, cst.Tuple) or len(value.elements) < 2 or not all(
+            isinstance(e, cst.Element) for e in value.elements):
+        return
+    for index in range(start, len(value.elements)):
+        kept = _dropped(value.elements, index)
+        single = kept[0].value if len(kept) == 1 else None
+        replaced = (found.with_changes(value=single) if single is not None
+                    else found.with_changes(value=value.with_changes(elements=kept)))
+        yield index, module.visit(_Replace({id(found): replaced})).code
 
 
 # ``self.<method>(...)`` calls that read members without naming them.
