@@ -344,6 +344,9 @@ def test_each_returned_item_can_go_and_one_left_stands_alone():
     pair = FUNCTIONAL.replace("return None, None, v3", "return None, v3")
     assert [ast.unparse(returned(m, "program"))
             for m in candidates(rp.output_candidates, pair)] == ["v3", "None"]
+    listed = FUNCTIONAL.replace("return None, None, v3", "return [v3, None]")
+    assert [ast.unparse(returned(m, "program"))
+            for m in candidates(rp.output_candidates, listed)] == ["None", "v3"]
     # a forward's tuple too; a single value: nothing
     assert candidates(rp.output_candidates, PROGRAM) == []
     two = PROGRAM.replace("return y * self.scale", "return y, self.scale")

@@ -604,7 +604,7 @@ def _target_callable(module: cst.Module) -> cst.FunctionDef | None:
 
 
 def output_candidates(text: str, start: int = 0) -> Iterator[tuple[int, str]]:
-    """``(position, text)``: the program returning its tuple without the item at each
+    """``(position, text)``: the program returning its tuple (or list) without the item at each
     position from ``start`` on (one item left: that item alone). An output the verdict does
     not read (``return None, None, v3`` where only ``v3`` differs) goes; the judge keeps the
     candidate only if the verdict and signature stay."""
@@ -618,7 +618,7 @@ def output_candidates(text: str, start: int = 0) -> Iterator[tuple[int, str]]:
         return
     found = returns.found[0]
     value = found.value
-    if not isinstance(value, cst.Tuple) or len(value.elements) < 2 or not all(
+    if not isinstance(value, cst.Tuple | cst.List) or len(value.elements) < 2 or not all(
             isinstance(e, cst.Element) for e in value.elements):
         return
     for index in range(start, len(value.elements)):
