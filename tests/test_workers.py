@@ -128,3 +128,31 @@ def test_watchdog_stops_a_worker_whose_parent_dies_where_prctl_is_missing(tmp_pa
     process.kill()
     process.wait()
     assert _survivors([worker]) == []
+
+
+def _nothing() -> None:
+    """A worker initializer with nothing to load."""
+
+
+def test_rewrite_processes_collect_garbage_rarely_and_restore_the_defaults():
+    import gc
+
+    from eqrewrite.rewriter.workspace.workers import (
+        COLLECTOR_THRESHOLDS,
+        WorkerPool,
+        collector_tuned,
+    )
+
+    before = gc.get_threshold()
+    assert before != COLLECTOR_THRESHOLDS
+    with collector_tuned():
+        assert gc.get_threshold() == COLLECTOR_THRESHOLDS
+    assert gc.get_threshold() == before  # a library caller's process is left as it was
+    with WorkerPool(1, _nothing) as pool:
+        assert list(pool.map(_worker_thresholds, [0])) == [COLLECTOR_THRESHOLDS]
+
+
+def _worker_thresholds(_: int) -> tuple[int, int, int]:
+    import gc
+
+    return gc.get_threshold()

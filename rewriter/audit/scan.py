@@ -29,7 +29,7 @@ from ..running.summaries import SummaryStore, function_scopes
 from ..syntax.enums import Scope
 from ..workspace.files import is_generated
 from ..workspace.sources import SourceError, decode
-from ..workspace.workers import WorkerPool
+from ..workspace.workers import WorkerPool, collector_tuned
 from .catalogue import PATTERNS
 from .detect import Detector, Site, position
 from .resolve import Resolution, Resolver
@@ -264,6 +264,12 @@ def audit_files(files: list[tuple[Path, str]], options: ScanOptions,
     The call graph of ``--scope traced`` covers the ``context`` files too (the rest of the
     packages); with a ``cache_folder``, its summaries and each file's outcome are cached
     there (keyed by the file's content and its slice of the function scopes)."""
+    with collector_tuned():
+        return _audit_files(files, options, jobs, cache_folder, context)
+
+
+def _audit_files(files: list[tuple[Path, str]], options: ScanOptions, jobs: int | None,
+                 cache_folder: Path | None, context: Sequence[Path]) -> list[FileAudit]:
     pairs = [(str(path), label) for path, label in files]
     needed = {name for name in options.scope if name in FUNCTION_SCOPES}
     if needed and not options.function_scopes:

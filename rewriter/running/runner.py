@@ -23,7 +23,7 @@ from ..rewriting.engine import RewriteError, RewriteOptions, parse, rewrite_sour
 from ..workspace import files
 from ..workspace.files import WriteError
 from ..workspace.sources import Source, SourceError, decode, encode
-from ..workspace.workers import WorkerPool
+from ..workspace.workers import WorkerPool, collector_tuned
 from ..workspace.worklist import Item, MirrorLink, Skip, Work
 from .cache import Cache, Entry, digest, scope_facts, stamp_of
 from .diffs import unified_diff
@@ -120,7 +120,8 @@ def prepare_scopes(job: Job, paths: list[Path], jobs: int | None = None,
     if not needed:
         return job
     graph = [str(p) for p in [*paths, *context]]
-    scopes = function_scopes(graph, needed, job.options.profiles, jobs, store)
+    with collector_tuned():
+        scopes = function_scopes(graph, needed, job.options.profiles, jobs, store)
     processed = {str(p) for p in paths}
     return replace(job, scopes={name: {path: names for path, names in by_path.items()
                                        if path in processed}
@@ -296,7 +297,8 @@ def run(items: list[Item], job: Job, cache: Cache | None, jobs: int | None = Non
             results[index] = cached
         else:
             todo.append((index, item))
-    results.update(_run_work(todo, job, jobs, progress))
+    with collector_tuned():
+        results.update(_run_work(todo, job, jobs, progress))
     if cache is not None:
         for index, result in results.items():
             item = items[index]

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import gc
 import multiprocessing
 import os
 import signal
@@ -29,6 +30,12 @@ from typing import Any, TypeVar
 from . import files
 
 PR_SET_PDEATHSIG = 1  # from <linux/prctl.h>
+# Matching a file allocates its trees, facts and per-node contexts, which reference each other
+# (closures, caches) and so die together as cycles. CPython's default thresholds (700, 10, 10)
+# promote that garbage through the generations and traverse it again at each step; collecting
+# young objects less often and the older generations rarely cut a cold graph-break run over
+# transformers from 55 to 43 CPU s at the same peak memory (1.06 GB), measured side by side.
+COLLECTOR_THRESHOLDS = (20_000, 1_000, 1_000)
 WATCHDOG_INTERVAL = 0.5  # seconds between the fallback watchdog's checks
 STOP_TIMEOUT = 5.0  # seconds a terminated worker gets before it is killed
 
@@ -65,6 +72,17 @@ def interruptible() -> Iterator[None]:
     finally:
         for signum, action in previous.items():
             signal.signal(signum, action)
+
+
+@contextlib.contextmanager
+def collector_tuned() -> Iterator[None]:
+    """While the block runs, the garbage collector uses ``COLLECTOR_THRESHOLDS``."""
+    before = gc.get_threshold()
+    gc.set_threshold(*COLLECTOR_THRESHOLDS)
+    try:
+        yield
+    finally:
+        gc.set_threshold(*before)
 
 
 class WorkerPool:
@@ -119,6 +137,7 @@ def _start_worker(main: int, direct: bool, initializer: Callable[..., None],
     # The main process may have died before the parent-death signal was armed.
     if (os.getppid() != main) if direct else not _alive(main):
         _stop_worker(signal.SIGTERM, None)
+    gc.set_threshold(*COLLECTOR_THRESHOLDS)  # a worker lives only for the command
     initializer(*initargs)
 
 
