@@ -117,7 +117,8 @@ def is_pure(ctx: GuardContext, root: ast.AST) -> bool:
         module, _, function = qualname.rpartition(".")
         if module == "math" or _is_pure_torch_function(module, function, node):
             continue
-        if isinstance(func, ast.Name) and func.id in K.PURE_BUILTINS and not qualname:
+        if isinstance(func, ast.Name) and func.id in (*K.PURE_BUILTINS, K.SELECT_HELPER) and (
+                not qualname):
             continue
         if (isinstance(func, ast.Attribute) and func.attr in _PURE_METHODS
                 and ctx.value_kind(func.value) == TENSOR):

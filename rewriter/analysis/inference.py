@@ -323,6 +323,9 @@ class Inference:
             return self._library_call(qualname, node, chain, env)
         if isinstance(func, ast.Name) and func.id not in env:
             functions = self.facts.definitions.functions
+            if func.id == K.SELECT_HELPER and len(node.args) == 3 and not node.keywords:
+                kinds = {self._value_kind(a, chain, env) for a in node.args[1:]}
+                return TENSOR if kinds == {TENSOR} else (None if None in kinds else UNKNOWN)
             if func.id in functions and len(functions[func.id]) == 1:
                 return self._returns(functions[func.id][0])
             if func.id in K.PYTHON_BUILTINS:

@@ -21,6 +21,7 @@ import ast
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from ...analysis.knowledge import SELECT_HELPER
 from ...syntax.enums import Level
 from ...syntax.pattern import Bindings, same_tree
 from .. import COMPARISONS, Kind, KindContext, Proposal, tensor_condition, with_compare
@@ -201,7 +202,7 @@ def _elementwise(node: ast.expr) -> bool:
             return False
         if isinstance(part, ast.Call):
             name = part.func.attr if isinstance(part.func, ast.Attribute) else ""
-            if name not in SHAPE_KEEPING:
+            if name not in SHAPE_KEEPING and not _is_select(part):
                 return False
     return True
 
@@ -228,9 +229,15 @@ def _where_safe(context: KindContext, node: ast.expr) -> bool:
     for call in _calls(node):
         name = call.func.attr if isinstance(call.func, ast.Attribute) else getattr(
             call.func, "id", "")
-        if name not in WHERE_SAFE_CALLS:
+        if name not in WHERE_SAFE_CALLS and not _is_select(call):
             return False
     return True
+
+
+def _is_select(call: ast.Call) -> bool:
+    """A select an earlier round made (``_eqrw_where(c, a, b)``, the inner ``if/else`` of
+    an ``elif`` chain): its operands are checked where they stand in the walk."""
+    return isinstance(call.func, ast.Name) and call.func.id == SELECT_HELPER
 
 
 def _cond_safe(context: KindContext, node: ast.expr) -> bool:
