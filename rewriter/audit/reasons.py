@@ -11,7 +11,6 @@ remedy the user can act on.
 from __future__ import annotations
 
 import ast
-import builtins
 
 from ..analysis.guards import GuardContext, is_pure
 from ..analysis.inference import NUMBER, SEQUENCE, TENSOR
@@ -20,8 +19,6 @@ from ..kinds.graphbreaks.select import (
 )
 from .detect import LIKELY, Detector, Site, children
 
-_EXCEPTIONS = frozenset(n for n in dir(builtins) if isinstance(getattr(builtins, n), type)
-                        and issubclass(getattr(builtins, n), Exception))
 _REDUCTIONS = frozenset({"sum", "mean", "max", "min", "amax", "amin", "numel"})
 ANNOTATE = ("annotate it (`{name}: torch.Tensor`) or pass --assume-tensor-params")
 
