@@ -46,7 +46,7 @@ from .analysis.facts.scopes import FUNCTION_SCOPES, known_scopes
 from .audit.catalogue import WHAT_IF as WHAT_IF_SWITCHES
 from .audit.document import BaselineError
 from .hook import HookError, ImportHook, install_import_hook, run_with_import_hook
-from .matching.matcher import Edit, Span, find_edits
+from .matching.matcher import Edit, Span, find_edits, with_requirements
 from .matching.rules import Rule, RuleError, RulePack, load_pack, packaged_packs, resolve_pack
 from .rewriting.engine import MAX_ROUNDS, Rewrite, RewriteError, RewriteOptions, parse, select_rules
 from .rewriting.engine import rewrite_source as rewrite_text
@@ -572,9 +572,10 @@ class Rounds:
             place = _Placer(current, self.texts[number - 1])
             wanted: dict[tuple[str, Span | None], int] = {
                 (edit.rule.id, edit.span): index for index, edit in enumerate(made)}
-            kept = [edit for edit in found
-                    if (index := wanted.get((edit.rule.id, place(edit.span)))) is not None
-                    and (number, index) not in excluded]
+            kept = with_requirements([
+                edit for edit in found
+                if (index := wanted.get((edit.rule.id, place(edit.span)))) is not None
+                and (number, index) not in excluded])
             current = apply_edit_subset(current, kept, tree)
         parse(current)  # a replay that does not parse is refused, as the rewrite would be
         return current

@@ -147,7 +147,8 @@ def gradients_on(path: Path) -> bool:
 def _declared(path: Path) -> dict:
     namespace: dict = {}
     exec(compile("\n".join(line for line in path.read_text().splitlines()
-                           if line.startswith(("EXPECTED", "GRADIENTS"))), str(path), "exec"),
+                           if line.startswith(("EXPECTED", "GRADIENTS", "BREAKS_AFTER"))),
+                 str(path), "exec"),
          namespace)
     return namespace
 
@@ -189,13 +190,17 @@ def _check_breaks_and_behaviour(name: str, rewritten_dir: Path) -> None:
         assert after.breaks == before.breaks
         return
     assert before.breaks >= 1 or before.graph_count >= 2
-    assert (after.graph_count, after.breaks, after.fullgraph_ok) == (1, 0, True), after.reasons
+    # A rewrite that folds several reads of the data into one keeps that one break.
+    left = _declared(original_path).get("BREAKS_AFTER", 0)
+    assert (after.breaks, after.fullgraph_ok) == (left, left == 0), after.reasons
+    assert after.graph_count <= left + 1
+    assert after.breaks < before.breaks or not left
 
     backends = ["aot_eager"] + (["inductor"] if name in INDUCTOR else [])
     for backend in backends:
         torch._dynamo.reset()
         compiled_fn, compiled_inputs, compiled_module = build(rewritten_path, "compiled", state)
-        compiled = torch.compile(compiled_fn, backend=backend, fullgraph=True)
+        compiled = torch.compile(compiled_fn, backend=backend, fullgraph=left == 0)
         got, got_grads, got_events = run(compiled, compiled_inputs, compiled_module.__name__)
         assert compare(expected, got, TOLERANCE) == [], backend
         assert compare(expected_grads, _unwrap(got_grads), TOLERANCE) == [], backend

@@ -78,7 +78,7 @@ def test_the_shipped_kinds_are_all_found():
         "select", "guard", "defer", "item_scalar", "masked_reduction", "moe_dispatch",
         "scalar_flag", "skip_continue", "mask_scatter", "float_literal",
         "interpolate_size", "setitem_copy", "view_reshape", "transpose_round_trip", "tensor_check",
-        "attribute_refresh"}
+        "attribute_refresh", "fold_tests"}
     assert kinds.registry() is kinds.registry()  # discovered once per process
     # helpers that live beside their kinds join those of helpers.py
     assert set(kinds.helper_sources()) == {
@@ -86,6 +86,7 @@ def test_the_shipped_kinds_are_all_found():
         "_eqrw_moe_dense", "_eqrw_moe_cheap", "_eqrw_moe_hit", "_eqrw_moe_every",
         "_eqrw_moe_experts", "_eqrw_moe_route", "_eqrw_moe_all_pairs",
         "_eqrw_moe_keep", "_eqrw_moe_expert", "_eqrw_moe_row", "_eqrw_check_tensor_all",
+        "_eqrw_first_true",
         "_eqrw_refresh"}
     assert {"_eqrw_item", "_eqrw_masked", "_eqrw_where"} <= set(helpers.registered())
 

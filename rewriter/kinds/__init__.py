@@ -46,6 +46,10 @@ class Proposal:
     bindings: Bindings
     level: Level = Level.EXPRESSION
     helpers: frozenset[str] = frozenset()
+    # The node replaced, when not the node the kind was offered (a test of the ``if``).
+    target: ast.expr | ast.stmt | None = None
+    # A node whose edit by the same rule this one needs: without it, this one is dropped.
+    requires: ast.expr | ast.stmt | None = None
 
 
 @dataclass

@@ -62,6 +62,8 @@ class Edit:
     after: str = ""  # filled in by apply.py: the text written in place of the span
     # Metavariables bound to whole statements (a template line ``$name`` stands for them).
     statements: frozenset[str] = frozenset()
+    # The span of another edit of the same rule this one needs (see ``with_requirements``).
+    requires: Span | None = None
 
 
 @dataclass(frozen=True)
@@ -287,7 +289,7 @@ class Matcher:
                             push((child, chain, flag))
                 elif type(value) in walked:
                     push((value, chain, flag))
-        return self.edits
+        return with_requirements(self.edits)
 
     def _anchors(self) -> frozenset[str] | None:
         """Tokens one of which every match lies on a line with, or None if some rule has
@@ -345,6 +347,8 @@ class Matcher:
         inference = self._inference_for(rule)
         context = GuardContext(inference, chain)
         bindings: Bindings
+        target: Matchable = node
+        requires: Span | None = None
         if rule.implementation is not None:
             reasons: list[str] = []
             proposal = rule.implementation.propose(node, KindContext(
@@ -356,6 +360,10 @@ class Matcher:
                 return _decline(why, _KIND, self._kind_reason(rule, node, context, why))
             bindings, template = proposal.bindings, proposal.template
             level, helpers = proposal.level, proposal.helpers
+            if proposal.target is not None:
+                target = proposal.target
+            if proposal.requires is not None:
+                requires = self._lines.span(proposal.requires)
         elif matched is not None:
             bindings, template, helpers = matched, rule.rewrite, frozenset()
             level = _STATEMENT if isinstance(node, ast.stmt) else _EXPRESSION
@@ -371,7 +379,7 @@ class Matcher:
         if spelling is None:
             return _decline(why, Stage.NAMES, "a module the rewrite needs is shadowed by a "
                             "local name here")
-        span = self._lines.span(node)
+        span = self._lines.span(target)
         binding_spans = {name: ([self._lines.span(b) for b in bound] if isinstance(bound, list)
                                 else self._lines.span(bound))
                          for name, bound in bindings.items()}
@@ -388,7 +396,8 @@ class Matcher:
         statements = frozenset(name for name, bound in bindings.items()
                                if isinstance(bound, ast.stmt))
         return Edit(rule, span, level, binding_spans, spelling[0], before,
-                    frozenset(spelling[1]), template, helpers, statements=statements)
+                    frozenset(spelling[1]), template, helpers, statements=statements,
+                    requires=requires)
 
     def _note(self, rule: Rule, node: Matchable, reasons: list[str]) -> None:
         """Record the graph breaks a kind recognised and left alone (unless suppressed)."""
@@ -492,6 +501,20 @@ def _as_list(bound: Bound) -> list[ast.expr | ast.keyword]:
 
 def _value(node: ast.expr | ast.keyword) -> ast.expr:
     return node.value if isinstance(node, ast.keyword | ast.Starred) else node
+
+
+def with_requirements(edits: list[Edit]) -> list[Edit]:
+    """``edits`` without those whose required edit (same rule, its span) is not among them:
+    a part of a rewrite made of several edits (a folded ``elif`` chain) never lands alone,
+    whatever kept the other part out (a suppression comment, another rule, a comment)."""
+    if not any(e.requires is not None for e in edits):
+        return edits
+    while True:
+        made = {(e.rule.id, e.span) for e in edits}
+        kept = [e for e in edits if e.requires is None or (e.rule.id, e.requires) in made]
+        if len(kept) == len(edits):
+            return kept
+        edits = kept
 
 
 def find_edits_and_notes(text: str, tree: ast.Module, rules: list[Rule],

@@ -375,6 +375,13 @@ class _Applier:
             updated = updated.with_changes(orelse=cst.Else(body=cst.IndentedBlock(
                 body=[orelse], indent=block.indent if isinstance(block, cst.IndentedBlock)
                 else None)))
+        test = getattr(updated, "test", None)
+        if (isinstance(original, cst.If | cst.While) and isinstance(test, cst.BaseExpression)
+                and id(test) in self.results and test.lpar and not original.test.lpar):
+            # A rewritten test needs no parentheses of its own: `if <test>:` delimits it.
+            bare = test.with_changes(lpar=(), rpar=())
+            self.results[id(bare)] = (self.results.pop(id(test))[0], bare)
+            updated = updated.with_changes(test=bare)
         found = self.targets.get(id(original))
         if found is not None and id(original) in self.wanted:
             self.updated[id(original)] = updated  # a template may hold its target whole
