@@ -136,6 +136,12 @@ class KindContext:
         """Parent of every node in the enclosing function (computed once per function)."""
         return _parents_of(self.function)
 
+    def assignments(self, name: str) -> list[ast.Assign]:
+        """The statements ``... = name = ... = value`` of the enclosing function that bind
+        ``name`` as one of their whole targets, in ``walk()`` order; indexed once per
+        function (cheaper than ``parents`` for this one question)."""
+        return _assignments_of(self.function).get(name, [])
+
     def binders(self, name: str) -> list[ast.AST]:
         """Every node of the enclosing function that binds ``name`` (assignment targets,
         loop variables, parameters, imports, nested definitions, global/nonlocal), in
@@ -145,17 +151,25 @@ class KindContext:
 
 # Kept per function node, weakly: a function's nodes never change while it is matched, and a
 # later round parses a new tree (the old one goes). A module's body may be spliced between
-# rounds (incremental.py), so top-level code is walked anew each time.
+# rounds (incremental.py), so its top-level code is kept only until the next matcher run
+# starts (``forget_module``).
 _WALKS: weakref.WeakKeyDictionary[ast.AST, list[ast.AST]] = weakref.WeakKeyDictionary()
 _PARENTS: weakref.WeakKeyDictionary[ast.AST, dict[ast.AST, ast.AST]] = (
     weakref.WeakKeyDictionary())
 _BINDERS: weakref.WeakKeyDictionary[ast.AST, dict[str, list[ast.AST]]] = (
     weakref.WeakKeyDictionary())
+_ASSIGNMENTS: weakref.WeakKeyDictionary[ast.AST, dict[str, list[ast.Assign]]] = (
+    weakref.WeakKeyDictionary())
+
+
+def forget_module(tree: ast.Module) -> None:
+    """Drop what is kept of ``tree``'s top-level code: a matcher run over it starts (its
+    body may have been spliced since the last)."""
+    for kept in (_WALKS, _PARENTS, _BINDERS, _ASSIGNMENTS):
+        kept.pop(tree, None)
 
 
 def _walked(function: ast.AST) -> list[ast.AST]:
-    if isinstance(function, ast.Module):
-        return list(ast.walk(function))
     nodes = _WALKS.get(function)
     if nodes is None:
         nodes = _WALKS[function] = list(ast.walk(function))
@@ -163,26 +177,34 @@ def _walked(function: ast.AST) -> list[ast.AST]:
 
 
 def _parents_of(function: ast.AST) -> dict[ast.AST, ast.AST]:
-    found = None if isinstance(function, ast.Module) else _PARENTS.get(function)
+    found = _PARENTS.get(function)
     if found is None:
-        found = {}
+        found = _PARENTS[function] = {}
         for parent in _walked(function):
             for child in ast.iter_child_nodes(parent):
                 found[child] = parent
-        if not isinstance(function, ast.Module):
-            _PARENTS[function] = found
     return found
 
 
 def _binders_of(function: ast.AST) -> dict[str, list[ast.AST]]:
-    found = None if isinstance(function, ast.Module) else _BINDERS.get(function)
+    found = _BINDERS.get(function)
     if found is None:
-        found = {}
+        found = _BINDERS[function] = {}
         for node in _walked(function):
             for name in _names_bound_by(node):
                 found.setdefault(name, []).append(node)
-        if not isinstance(function, ast.Module):
-            _BINDERS[function] = found
+    return found
+
+
+def _assignments_of(function: ast.AST) -> dict[str, list[ast.Assign]]:
+    found = _ASSIGNMENTS.get(function)
+    if found is None:
+        found = _ASSIGNMENTS[function] = {}
+        for node in _walked(function):
+            if isinstance(node, ast.Assign):
+                for target in node.targets:
+                    if isinstance(target, ast.Name):
+                        found.setdefault(target.id, []).append(node)
     return found
 
 

@@ -19,7 +19,7 @@ from functools import cached_property
 from ..analysis.facts import ModuleFacts
 from ..analysis.guards import GUARDS, GuardContext
 from ..analysis.inference import Assumption, Inference
-from ..kinds import KindContext
+from ..kinds import KindContext, forget_module
 from ..syntax.enums import Context, Level, Stage
 from ..syntax.lines import lines_holding, split_lines
 from ..syntax.nodes import CHILD_FIELDS, CHILDLESS, NODE_TYPES, Positioned, end_line
@@ -240,6 +240,7 @@ class Matcher:
 
         ``progress`` is told the line of each module-level statement as it is reached.
         """
+        forget_module(self.tree)  # its body may have been spliced since the last run
         interesting = {key[0] for key in self.by_key}
         conditions = any(r.context == Context.CONDITION for rules in self.by_key.values()
                          for r in rules)

@@ -35,7 +35,7 @@ class CompiledFunctions:
             f for f in self._definitions.parent
             if isinstance(f, ast.FunctionDef | ast.AsyncFunctionDef)
             and any(self._is_compiler(d) for d in f.decorator_list)]
-        for node in descendants(self._tree):
+        for node in descendants(self._tree) if self._text.may_call_compiler else ():
             if isinstance(node, ast.Call) and self._is_compiler(node.func) and node.args:
                 roots += self._compiled_targets(node.args[0])
         seen: set[ast.AST] = set()

@@ -14,6 +14,8 @@ import re
 from ...syntax.lines import split_lines
 from ...syntax.nodes import end_line
 
+_COMPILER_CALL = re.compile(r"\b(?:compile|optimize)\s*\(")
+
 
 class TextIndex:
     """Token tests on one module's source text."""
@@ -23,6 +25,9 @@ class TextIndex:
         self.has_walrus = source is None or ":=" in source
         # A substring test; the audit sets a stricter one (``compile`` as a word).
         self.may_compile = source is None or "compile" in source or "optimize" in source
+        # A compiler passed a function is a call of a name ending so (``torch.compile(f)``).
+        self.may_call_compiler = self.may_compile and (
+            source is None or _COMPILER_CALL.search(source) is not None)
         self._lines_with: dict[str, list[int] | None] = {}
 
     def may_have_walrus(self, statement: ast.stmt) -> bool:

@@ -45,6 +45,7 @@ from __future__ import annotations
 
 import ast
 import re
+import weakref
 
 from ...analysis.inference import NUMBER, TENSOR
 from ...syntax.enums import Level
@@ -84,27 +85,37 @@ class FoldTests(Kind):
     def tokens(self) -> frozenset[str]:
         return frozenset({"elif", " and ", " or "})
 
+    def __init__(self, options: dict[str, str]):
+        super().__init__(options)
+        # The edits a chain's first test planned for its ``elif``s, which the matcher offers
+        # after it (source order): the chain is analysed once, and no ``elif`` looks up.
+        self._planned: weakref.WeakKeyDictionary[ast.If, Proposal] = (
+            weakref.WeakKeyDictionary())
+
     def propose(self, node: ast.AST, context: KindContext) -> Proposal | None:
-        if not (isinstance(node, ast.If) and isinstance(
-                context.function, ast.FunctionDef | ast.AsyncFunctionDef)):
+        if not isinstance(node, ast.If):
             return None
-        head = _head(node, context)
-        chain = _chain(head, context)
-        at = next((i for i, (link, _) in enumerate(chain) if link is node), None)
-        if at is None or sum(len(b) for _, (_, b) in chain) < 2 or _select_shaped(
-                chain, context):
+        planned = self._planned.pop(node, None)
+        if planned is not None:
+            return planned
+        # Cheap first: one test reads several flags only through and/or, a chain needs elif.
+        if not (isinstance(node.test, ast.BoolOp) or _elif_of(node) is not None) or not (
+                isinstance(context.function, ast.FunctionDef | ast.AsyncFunctionDef)):
+            return None
+        chain = _chain(node, context)
+        if sum(len(b) for _, (_, b) in chain) < 2 or _select_shaped(chain, context):
             return None
         if len(chain) == 1:  # one test combining flags: their tensor operators
             return Proposal(*chain[0][1], Level.EXPRESSION, target=node.test)
-        arm = f"_eqrw_arm_{head.lineno}"
-        if at > 0:
-            return Proposal(f"{arm} == {at}", {}, Level.EXPRESSION, target=node.test,
-                            requires=head.test)
+        arm = f"_eqrw_arm_{node.lineno}"
         bindings: Bindings = {}
         tests = []
-        for index, (_, (text, bound)) in enumerate(chain):
+        for index, (link, (text, bound)) in enumerate(chain):
             tests.append(_METAVARIABLE.sub(f"$t{index}_\\1", text))
             bindings.update({f"t{index}_{name[1:]}": value for name, value in bound.items()})
+            if index:
+                self._planned[link] = Proposal(f"{arm} == {index}", {}, Level.EXPRESSION,
+                                               target=link.test, requires=node.test)
         return Proposal(f"({arm} := int(_eqrw_first_true({', '.join(tests)}))) == 0",
                         bindings, Level.EXPRESSION, frozenset({"_eqrw_first_true"}),
                         target=node.test)
@@ -113,14 +124,9 @@ class FoldTests(Kind):
 Test = tuple[str, Bindings]
 
 
-def _head(node: ast.If, context: KindContext) -> ast.If:
-    """The first ``if`` of the chain of convertible tests ``node`` belongs to."""
-    while True:
-        parent = context.parents.get(node)
-        if not (isinstance(parent, ast.If) and parent.orelse == [node]
-                and _converted(parent.test, parent, context) is not None):
-            return node
-        node = parent
+def _elif_of(link: ast.If) -> ast.If | None:
+    """The ``elif`` after ``link`` (its ``else`` holding one ``if`` alone), or None."""
+    return link.orelse[0] if len(link.orelse) == 1 and isinstance(link.orelse[0], ast.If) else None
 
 
 def _chain(head: ast.If, context: KindContext) -> list[tuple[ast.If, Test]]:
@@ -129,8 +135,7 @@ def _chain(head: ast.If, context: KindContext) -> list[tuple[ast.If, Test]]:
     link: ast.If | None = head
     while link is not None and (test := _converted(link.test, head, context)) is not None:
         chain.append((link, test))
-        link = link.orelse[0] if len(link.orelse) == 1 and isinstance(
-            link.orelse[0], ast.If) else None
+        link = _elif_of(link)
     return chain
 
 

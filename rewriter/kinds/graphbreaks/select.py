@@ -464,10 +464,7 @@ def _from_tensor(test: ast.expr, context: KindContext) -> bool:
                 and node.func.attr in ("item", "tolist") and context.is_tensor(node.func.value)):
             return True
         if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
-            parents = context.parents
-            values = [assign.value for bound in context.binders(node.id)
-                      if isinstance(assign := parents.get(bound), ast.Assign)
-                      and any(t is bound for t in assign.targets)]
+            values = [assign.value for assign in context.assignments(node.id)]
             if values and all(isinstance(v, ast.Call) and isinstance(v.func, ast.Attribute)
                               and v.func.attr in ("item", "tolist")
                               and context.is_tensor(v.func.value) for v in values):
