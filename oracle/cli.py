@@ -57,8 +57,8 @@ def compile_options(command: _Command) -> _Command:
         click.option("--tolerance-scale", type=float, default=1.0, show_default=True,
                      help="Multiply every rtol/atol."),
         click.option("--reproducers", type=click.Path(file_okay=False, path_type=Path),
-                     help="Folder for reproducers of compiler-bug verdicts (default: beside "
-                     "--output, else a new temporary folder)."),
+                     help="Folder for reproducers of compiler-bug and compile-error verdicts "
+                     "(default: beside --output, else a new temporary folder)."),
         click.option("--no-breaks", is_flag=True, help="Skip graph-break counting."),
         click.option("--separate-break-count", is_flag=True,
                      help="Count graph breaks apart from the runs (explain and a fullgraph "

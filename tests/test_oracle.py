@@ -127,6 +127,14 @@ def corrupt(gm, example_inputs):
             first.view(-1)[0] += 0.5
         return outputs
     return run
+
+
+def crash(gm, example_inputs):
+    """A 'compiler' that fails on every graph holding a multiplication."""
+    if any(node.target is torch.mul or getattr(node.target, "__name__", "") == "mul"
+           for node in gm.graph.nodes):
+        raise RuntimeError("cannot lower mul")
+    return gm
 '''
 
 
@@ -238,6 +246,20 @@ def test_corrupting_backend_is_a_compiler_bug_with_a_failing_reproducer(harness,
                            cwd=script.parent, timeout=120)
     assert alone.returncode == 1, alone.stdout + alone.stderr
     assert "compiler-bug: reference agrees with eager" in alone.stdout
+
+
+def test_a_compile_crash_gets_a_reproducer_that_fails_while_compiling_raises(harness, tree):
+    """A crash is minimised like a bug (``eqrewrite reduce``): the oracle writes its
+    reproducer folder too, and the script exits 1 while compiling raises."""
+    report = validate(harness, tree, "good.py", backend="corrupt_backend:crash")
+    assert report.verdict == "compile-error", report.detail
+    (finding,) = [f for f in report.findings if f.verdict == "compile-error"]
+    assert "cannot lower mul" in finding.detail
+    script = Path(finding.reproducer)
+    alone = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
+                           cwd=script.parent, timeout=120)
+    assert alone.returncode == 1, alone.stdout + alone.stderr
+    assert "cannot lower mul" in alone.stdout + alone.stderr
 
 
 WRONG_PACK = """\

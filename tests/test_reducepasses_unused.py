@@ -270,6 +270,90 @@ def test_a_nested_loops_break_is_its_own():
     assert made.startswith("def f(x):\n    i = 0\n    for j in range(3):\n")
 
 
+ITERATED = textwrap.dedent('''
+    from functools import partial
+
+    import torch
+
+
+    def f(x):
+        fns0 = {"clamp": partial(torch.clamp, min=0.0), "scale": partial(torch.mul, other=2.0)}
+        for key, fn in fns0.items():
+            y = fn(x)
+        for s in (1.0, 3.0):
+            y = y * s
+        for name in fns0:
+            y = y + len(name)
+        return y
+''')
+
+
+def fewer(function, text: str, statement: type) -> list[str]:
+    """Candidates of a pass that trades one ``statement`` (a loop, an ``if``) for what it
+    runs: not always fewer tokens (the item is written out), always one fewer of those."""
+    def count(code: str) -> int:
+        return sum(isinstance(n, statement) for n in ast.walk(ast.parse(code)))
+    made = [candidate for _, candidate in function(text)]
+    assert all(count(candidate) == count(text) - 1 for candidate in made)
+    return made
+
+
+def test_a_loop_over_a_literal_becomes_each_of_its_iterations():
+    made = fewer(rp.iteration_candidates, ITERATED, ast.For)
+    assert len(made) == 6
+    assert "    (key, fn) = (\"clamp\", partial(torch.clamp, min=0.0))\n    y = fn(x)\n" in (
+        made[0].replace("key, fn = ", "(key, fn) = "))
+    assert "    s = 3.0\n    y = y * s\n" in made[3]
+    assert "    name = \"scale\"\n" in made[5]
+    namespace: dict = {}
+    exec(made[1], namespace)  # the dict's second callable alone: 2x
+    import torch
+    assert torch.equal(namespace["f"](torch.tensor([-1.0])), torch.tensor([-6.0 + 5 + 5]))
+
+
+@pytest.mark.parametrize("loop", [
+    "for i in (1,):\n        x = x + i",  # runs once: the unroll pass's
+    "for i in items:\n        x = x + i",  # not a literal
+    "for i in [*x, 1]:\n        x = x + i",
+    "for i in {**d}:\n        x = x + i",
+])
+def test_loops_over_other_iterables_are_left_to_other_passes(loop):
+    text = f"def f(x, items, d):\n    {loop}\n    return x\n"
+    assert fewer(rp.iteration_candidates, text, ast.For) == []
+
+
+def test_an_if_becomes_a_graph_break_and_one_of_its_blocks():
+    text = ("import torch\n\n\ndef f(x):\n    y = x.exp()\n    if x.sum():\n"
+            "        z = y + 1\n    else:\n        z = y - 1\n    return z\n")
+    made = fewer(rp.break_candidates, text, ast.If)
+    assert made == [text.replace("    if x.sum():\n        z = y + 1\n    else:\n"
+                                 "        z = y - 1\n", "    torch._dynamo.graph_break()\n"
+                                 f"        z = y {sign} 1\n".replace("        ", "    "))
+                    for sign in "+-"]
+    assert fewer(rp.break_candidates, text.replace("import torch", "import numpy"),
+                 ast.If) == []
+
+
+def test_a_temporary_is_inlined_where_it_is_read():
+    text = ("from functools import partial\n\nimport torch\n\n\ndef f(x):\n"
+            "    key, fn = (0, partial(torch.clamp, min=0.0))\n    s = x + 1\n"
+            "    y = fn(s) * s\n    s = 2\n    return y + s + key\n")
+    made = [candidate for _, candidate in rp.inline_candidates(text)]
+    assert "    y = partial(torch.clamp, min=0.0)(s) * s\n    s = 2\n    return y + s + 0\n" in (
+        made[0])
+    assert "    y = fn(x + 1) * (x + 1)\n    s = 2\n    return y + s + key\n" in made[1]
+    assert len(made) == 4  # y and the second s too (nothing reads it after: just removed)
+    for candidate in made[:2]:
+        namespace: dict = {}
+        exec(text, namespace)
+        inlined: dict = {}
+        exec(candidate, inlined)
+        import torch
+        assert torch.equal(inlined["f"](torch.tensor([-3.0, 1.0])),
+                           namespace["f"](torch.tensor([-3.0, 1.0])))
+    assert [p for p, _ in rp.inline_candidates(text, 2)] == [2, 3]
+
+
 def test_candidates_start_at_a_position():
     assert [p for p, _ in rp.unroll_candidates(LOOPS, 2)] == [2, 3]
     assert [p for p, _ in rp.unused_member_candidates(PROGRAM, 1)] == [1, 2]

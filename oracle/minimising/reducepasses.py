@@ -18,7 +18,13 @@ smaller input dimensions), so repeating them always ends.
 - ``unroll_candidates``: a loop that runs its body once (``range(1)``, ``range(0, 1)``, a
   one-item list or tuple; no ``break``, ``continue`` or ``else``) replaced by
   ``v = <value>`` and its body;
+- ``inline_candidates``: an assignment to names removed, its values written where later
+  statements of its block read them (a callable held in a temporary);
+- ``iteration_candidates``: a loop over a literal list, tuple or dict (the generator's dicts
+  of callables) replaced by one of its iterations;
 - ``hoist_candidates``: a compound statement replaced by one of its blocks;
+- ``break_candidates``: an ``if`` replaced by ``torch._dynamo.graph_break()`` and one of its
+  blocks (a finding that needs the graph split a data-dependent ``if`` makes, not its test);
 - ``expression_candidates``: a subexpression replaced by one of its operands (a call by its
   receiver or an argument, ``a * b`` by ``a`` or ``b``, ``x[i]`` by ``x``), an argument
   dropped, an item of a returned tuple or dict replaced by ``None`` (which keeps the
@@ -317,6 +323,23 @@ def _blocks(node: cst.CSTNode) -> list[list[cst.BaseStatement]]:
     return []
 
 
+def break_candidates(text: str, start: int = 0) -> Iterator[tuple[int, str]]:
+    """``(position, text)``: each ``if`` from ``start`` on replaced by
+    ``torch._dynamo.graph_break()`` and one of its blocks. A data-dependent ``if`` splits
+    the compiled program in two graphs; when the finding needs the split but not the test,
+    plain hoisting loses it and this keeps it (the call does nothing eagerly)."""
+    module = cst.parse_module(text)
+    if "torch" not in _module_names(module):
+        return
+    visitor = _Compounds()
+    module.visit(visitor)
+    split = cst.parse_statement("torch._dynamo.graph_break()\n")
+    found = [(node, [[split.with_changes(leading_lines=node.leading_lines), *block]
+                     for block in blocks])
+             for node, blocks in visitor.found if isinstance(node, cst.If)]
+    yield from _flattened(module, found, start)
+
+
 def hoist_candidates(text: str, start: int = 0) -> Iterator[tuple[int, str]]:
     """``(position, text)``: each compound statement from ``start`` on replaced by one of its
     blocks (an ``if`` by its body or its ``else``, a loop, ``with`` or ``try`` by its body)."""
@@ -337,6 +360,81 @@ def _flattened(module: cst.Module,
         for statements in replacements:
             yield position, module.visit(
                 _Replace({id(node): cst.FlattenSentinel(statements)})).code
+
+
+# -- temporaries --------------------------------------------------------------------------------
+
+_ATOMIC_VALUES = (cst.Name, cst.Attribute, cst.Call, cst.Subscript, cst.Integer, cst.Float,
+                  cst.Imaginary, cst.SimpleString, cst.Tuple, cst.List, cst.Dict, cst.Set)
+
+
+def _inlined(statement: cst.BaseStatement) -> dict[str, cst.BaseExpression] | None:
+    """The values ``name = value`` (or ``a, b = x, y``: each name its item) binds, each
+    parenthesised where it will replace a name; None for any other statement."""
+    if not (isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1):
+        return None
+    assign = statement.body[0]
+    if not (isinstance(assign, cst.Assign) and len(assign.targets) == 1):
+        return None
+    target, value = assign.targets[0].target, assign.value
+    pairs: list[tuple[cst.BaseExpression, cst.BaseExpression]] = [(target, value)]
+    if isinstance(target, cst.Tuple | cst.List):
+        if not (isinstance(value, cst.Tuple | cst.List)
+                and len(value.elements) == len(target.elements)
+                and all(isinstance(e, cst.Element) for e in (*value.elements,
+                                                             *target.elements))):
+            return None
+        pairs = [(t.value, v.value) for t, v in zip(target.elements, value.elements)]
+    if not all(isinstance(name, cst.Name) for name, _ in pairs):
+        return None
+    return {name.value: v if isinstance(v, _ATOMIC_VALUES) or v.lpar else v.with_changes(
+        lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
+        for name, v in pairs if isinstance(name, cst.Name)}
+
+
+class _Inline(_Rename):
+    """``_Rename`` that writes a value standing alone as an argument without the
+    parentheses it carries for other places (``f(x + 1)``, not ``f((x + 1))``)."""
+
+    def leave_Arg(self, original: cst.Arg, updated: cst.Arg) -> cst.Arg:
+        value = updated.value
+        if (isinstance(original.value, cst.Name) and original.value.value in self.mapping
+                and value is not original.value and value.lpar
+                and not isinstance(value, cst.Tuple | cst.GeneratorExp)):  # parens of its own
+            return updated.with_changes(value=value.with_changes(lpar=[], rpar=[]))
+        return updated
+
+
+def inline_candidates(text: str, start: int = 0) -> Iterator[tuple[int, str]]:
+    """``(position, text)``: each assignment to names (``fn = partial(f, k=1)``, ``key, fn =
+    (0, g)``) from ``start`` on removed, its values written where the statements after it in
+    its block read its names (``y = fn(x)`` becomes ``y = partial(f, k=1)(x)``). The
+    statement pass replaces a removed name by one operand of its value, which cannot stand
+    for a callable."""
+    wrapper = MetadataWrapper(cst.parse_module(text))
+    module = wrapper.module
+    contexts = wrapper.resolve(ExpressionContextProvider)
+    position = 0
+    for body in _bodies(module):
+        for index, statement in enumerate(body.body):
+            values = _inlined(statement)
+            if values is None:
+                continue
+            if position >= start:
+                rest: list[cst.BaseStatement] = []
+                for later in body.body[index + 1:]:
+                    if values:
+                        renamed = later.visit(_Inline(values, contexts))
+                        assert isinstance(renamed, cst.BaseStatement)  # names replaced only
+                        later = renamed
+                    values = {n: v for n, v in values.items() if n not in _bound_names(later)}
+                    rest.append(later)
+                kept = [*body.body[:index], *rest] or (
+                    [cst.SimpleStatementLine([cst.Pass()])]
+                    if isinstance(body, cst.IndentedBlock) else [])
+                yield position, module.visit(
+                    _Replace({id(body): body.with_changes(body=kept)})).code
+            position += 1
 
 
 # -- loops of one pass --------------------------------------------------------------------------
@@ -417,6 +515,58 @@ class _Loops(cst.CSTVisitor):
             self.found.append((node, unrolled))
 
 
+class _Literals(cst.CSTVisitor):
+    """Names assigned exactly once, by ``name = <list, tuple or dict literal>``."""
+
+    def __init__(self) -> None:
+        self.values: dict[str, cst.BaseExpression | None] = {}
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        for target in node.targets:
+            if isinstance(target.target, cst.Name):
+                name = target.target.value
+                literal = isinstance(node.value, cst.List | cst.Tuple | cst.Dict)
+                self.values[name] = (node.value if literal and name not in self.values
+                                     else None)
+
+
+def _iterations(iterable: cst.BaseExpression, literals: Mapping[str, cst.BaseExpression | None]
+                ) -> list[cst.BaseExpression]:
+    """The values a loop over ``iterable`` binds, in order, when it iterates a literal list,
+    tuple or dict (or its ``.items()``, ``.keys()``, ``.values()``), directly or through a
+    name assigned that literal once; [] when it does not."""
+    method = None
+    if (isinstance(iterable, cst.Call) and isinstance(iterable.func, cst.Attribute)
+            and not iterable.args and iterable.func.attr.value in ("items", "keys", "values")):
+        method, iterable = iterable.func.attr.value, iterable.func.value
+    if isinstance(iterable, cst.Name):
+        iterable = literals.get(iterable.value) or iterable
+    if isinstance(iterable, cst.Dict):
+        pairs = [(e.key, e.value) for e in iterable.elements if isinstance(e, cst.DictElement)]
+        if len(pairs) != len(iterable.elements):
+            return []
+        if method == "items":
+            return [cst.Tuple([cst.Element(k), cst.Element(v)]) for k, v in pairs]
+        return [v for _, v in pairs] if method == "values" else [k for k, _ in pairs]
+    if method is None and isinstance(iterable, cst.List | cst.Tuple) and all(
+            isinstance(e, cst.Element) for e in iterable.elements):
+        return [e.value for e in iterable.elements]
+    return []
+
+
+class _LiteralLoops(cst.CSTVisitor):
+    def __init__(self, literals: Mapping[str, cst.BaseExpression | None]) -> None:
+        self.literals = literals
+        self.found: list[tuple[cst.For, list[list[cst.BaseStatement]]]] = []
+
+    def visit_For(self, node: cst.For) -> None:
+        values = _iterations(node.iter, self.literals)
+        if len(values) < 2 or _unrolled(node) is not None:
+            return
+        once = [_unrolled(node.with_changes(iter=cst.List([cst.Element(v)]))) for v in values]
+        self.found.append((node, [body for body in once if body is not None]))
+
+
 def unroll_candidates(text: str, start: int = 0) -> Iterator[tuple[int, str]]:
     """``(position, text)``: each loop from ``start`` on that runs its body once (over
     ``range(1)``, ``range(0, 1)`` or a one-item list or tuple, with no ``break``,
@@ -425,6 +575,19 @@ def unroll_candidates(text: str, start: int = 0) -> Iterator[tuple[int, str]]:
     visitor = _Loops()
     module.visit(visitor)
     yield from _flattened(module, [(node, [body]) for node, body in visitor.found], start)
+
+
+def iteration_candidates(text: str, start: int = 0) -> Iterator[tuple[int, str]]:
+    """``(position, text)``: each loop from ``start`` on over a literal list, tuple or dict
+    (or its ``items()``/``keys()``/``values()``, directly or through a name assigned it once;
+    the generator's dicts of callables) replaced by one of its iterations: ``v = <item>``
+    and its body, for each item in turn."""
+    module = cst.parse_module(text)
+    literals = _Literals()
+    module.visit(literals)
+    visitor = _LiteralLoops(literals.values)
+    module.visit(visitor)
+    yield from _flattened(module, visitor.found, start)
 
 
 # -- unused inputs and members ------------------------------------------------------------------

@@ -206,8 +206,14 @@ class Harness:
             message = compiled.exception.describe()
             report.worst(Verdict.COMPILE_ERROR, f"{label} raised where eager did not: {message}"
                          + (f" ({compiled.exception.frame})" if compiled.exception.frame else ""))
-            report.findings.append(Finding(Verdict.COMPILE_ERROR, f"{tree} eager", label, [],
-                                           message))
+            crash = Finding(Verdict.COMPILE_ERROR, f"{tree} eager", label, [], message)
+            if self.options.reproducer_dir is not None:  # to minimise it, as a bug's
+                from .repro import write_reproducer
+
+                crash.reproducer = str(write_reproducer(
+                    self.options.reproducer_dir, self.roots[tree], base,
+                    self.compare_options(base.settings), Verdict.COMPILE_ERROR.value))
+            report.findings.append(crash)
             return
         differences = differ(eager, compiled, self.compare_options(base.settings), strides=True)
         if not differences:
