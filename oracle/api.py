@@ -144,7 +144,8 @@ def oracle(path: str | os.PathLike[str], *, rewritten: str | os.PathLike[str] | 
     ``settings``: compile settings, as ``[tool.eqrewrite.oracle]`` spells them (e.g.
     ``{"backend": "eager", "dynamo.capture_scalar_outputs": True}``); ``timeout``: seconds
     per run; ``memory_gb``: per worker; ``strict``: compare signs of zero and NaN too;
-    ``reproducers``: where reproducers of compiler bugs and crashes go (default: a temporary folder);
+    ``reproducers``: where reproducers of compiler bugs and crashes go (default: a
+    temporary folder);
     ``count_breaks``, ``separate_break_count``: graph breaks; ``parallel``: targets at
     once; ``progress``: a bar on stderr. Raises OracleError (before any worker starts) and
     ConfigError (a bad ``pyproject.toml``)."""
