@@ -13,10 +13,8 @@ from torch import nn
 class Program(nn.Module):
     def forward(self, x0: torch.Tensor):
         v2 = torch.logcumsumexp(x0, 0)
-        if x0:
-            v3 = x0.acosh()
-        else:
-            pass
+        torch._dynamo.graph_break()
+        v3 = x0.acosh()
         v2.clamp_(0)
         return v3
 

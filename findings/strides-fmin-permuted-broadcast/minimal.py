@@ -10,15 +10,11 @@ import torch
 
 
 def program(x0: torch.Tensor, x1: torch.Tensor):
-    v3 = torch.fmin(x0, x1)
-    return v3
+    return torch.fmin(x0, x1)
 
 
 def get_inputs():
-    b_x0 = torch.randn((2, 2, 1, 2))
-    b_x1 = torch.randn((2, 1, 1, 2))
-    x1 = b_x1.permute(3, 0, 1, 2)
-    return [b_x0, x1]
+    return [torch.randn((2, 2, 1, 2)), torch.randn((2, 1, 1, 2)).permute(3, 0, 1, 2)]
 
 
 # -- eager vs torch.compile ----------------------------------------------------------------
