@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import sys
 import warnings
 from collections import OrderedDict, namedtuple
 from dataclasses import dataclass
@@ -623,6 +624,24 @@ def test_printed_tensors_compare_without_autograd_node_names():
     summed, cloned = printed(leaf.sum()), printed(leaf.sum().clone())
     assert "SumBackward0" not in summed and summed == cloned  # a deferred print's snapshot
     assert printed(leaf.sum().detach()) != summed  # losing the grad_fn still shows
+
+
+def test_what_the_compiler_writes_to_stderr_is_not_the_programs_output():
+    """Inductor writes autotuning statistics to ``sys.stderr`` itself under
+    ``max_autotune`` (only in the compiled run): a campaign flagged that as a behaviour
+    difference. Writes made by torch.compile's code are diagnostics; the program's stay."""
+    from pathlib import Path
+
+    from eqrewrite.oracle.core.observe import Printed
+
+    inductor = Path(torch.__file__).parent / "_inductor" / "select_algorithm.py"
+    stats = compile('import sys\nsys.stderr.write("Autotune Choices Stats:\\n{}\\n")\n',
+                    str(inductor), "exec")
+    with Printed() as capture:
+        exec(stats, {})
+        print("the program's own line", file=sys.stderr)
+    assert capture.observed()["stderr"] == "the program's own line\n"
+    assert capture.diagnostics == ["Autotune Choices Stats:\n{}\n"]
 
 
 def test_an_output_autograd_refuses_to_use_is_the_programs_backward_error():

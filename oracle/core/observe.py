@@ -191,13 +191,17 @@ def _grad(tensor: torch.Tensor) -> torch.Tensor | None:
     return tensor.grad.detach().clone() if tensor.grad is not None else None
 
 
+def _compiler_folders() -> tuple[str, ...]:
+    """The folders of torch.compile's own code (Dynamo, Inductor, AOT autograd)."""
+    folder = Path(torch.__file__).parent
+    return tuple(str(folder / part) for part in ("_dynamo", "_inductor", "_functorch"))
+
+
 def is_compiler_warning(warning: Any) -> bool:
     """A warning torch.compile itself raised (Dynamo's diagnostics, deprecations inside
     torch), not one the program raised, even through a stacklevel that points into torch."""
-    folder = Path(torch.__file__).parent
-    compiler = tuple(str(folder / part) for part in ("_dynamo", "_inductor", "_functorch"))
-    return warning.filename.startswith(compiler) or (
-        warning.filename.startswith(str(folder))
+    return warning.filename.startswith(_compiler_folders()) or (
+        warning.filename.startswith(str(Path(torch.__file__).parent))
         and issubclass(warning.category, DeprecationWarning))
 
 
@@ -219,7 +223,7 @@ class ProgramStream(io.StringIO):
         return self.real.fileno()
 
     def write(self, text: str) -> int:
-        if _from_torch_logging():
+        if _from_torch_logging() or _from_torch_compiler():
             self.diagnostics.append(text)
             return len(text)
         return super().write(text)
@@ -237,6 +241,15 @@ def _from_torch_logging() -> bool:
             return record.name == "torch" or record.name.startswith("torch.")
         frame = frame.f_back
     return False
+
+
+def _from_torch_compiler() -> bool:
+    """Is the current write made by torch.compile's own code? Inductor writes its
+    autotuning statistics to ``sys.stderr`` directly (``max_autotune``: "Autotune Choices
+    Stats: ..."), which only the compiled run does; the program's own prints run in its
+    frames (a print Dynamo defers runs eagerly, in the program's code)."""
+    frame: types.FrameType | None = sys._getframe(2)
+    return frame is not None and frame.f_code.co_filename.startswith(_compiler_folders())
 
 
 class Printed:
