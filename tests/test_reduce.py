@@ -9,6 +9,7 @@ them for a ``compiler-bug`` verdict.
 
 from __future__ import annotations
 
+import ast
 import io
 import json
 import subprocess
@@ -442,3 +443,15 @@ def test_ddmin_asks_for_a_rounds_tests_at_once():
 
     assert ddmin_first(list(range(12)), first) == [3, 7]
     assert max(rounds) > 2  # subsets and complements of a round come together
+
+
+def test_a_candidate_without_the_target_is_never_judged():
+    """The names a candidate binds at top level: a candidate that lost the target's class
+    (or its inputs function) is "bad" before any judge sees it."""
+    from eqrewrite.oracle.minimising.reduce import _module_level_names
+
+    text = ("import torch as t\nfrom x import y\nclass Program:\n    pass\n"
+            "def get_inputs():\n    return []\nN = 3\nif t:\n    M = 1\n")
+    assert _module_level_names(ast.parse(text)) >= {"t", "y", "Program", "get_inputs", "N",
+                                                    "M"}
+    assert "Program" not in _module_level_names(ast.parse("import torch\n"))

@@ -468,10 +468,19 @@ class Reduction:
                 text in queued):
             return "seen"
         try:
-            ast.parse(text)
+            tree = ast.parse(text)
         except SyntaxError:  # libcst prints what it is given; nothing to judge
             return "bad"
-        return "judge"
+        # A candidate that no longer defines the target cannot show the finding, whatever a
+        # judge answers (a campaign's reduction once kept an empty file).
+        return "judge" if self._defines_target(tree) else "bad"
+
+    def _defines_target(self, tree: ast.Module) -> bool:
+        assert self.checker.description is not None  # the checker has been started
+        target = self.checker.description["target"]
+        wanted = {str(name).split(".")[0] for name in (target.get("attribute"),
+                                                       target.get("inputs")) if name}
+        return wanted <= _module_level_names(tree)
 
     def _room(self) -> int:
         """Candidates judged at once at most (one without parallel jobs: a serial run), no
@@ -614,6 +623,26 @@ class Reduction:
         while self.first_kept("shapes", enumerate(rp.shape_candidates(self.text)),
                               same_layout=True) is not None:
             pass
+
+
+def _module_level_names(tree: ast.Module) -> set[str]:
+    """The names a module binds at its top level (definitions, assignments, imports)."""
+    names: set[str] = set()
+    for statement in tree.body:
+        if isinstance(statement, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            names.add(statement.name)
+        elif isinstance(statement, ast.Assign | ast.AnnAssign | ast.AugAssign):
+            targets = statement.targets if isinstance(statement, ast.Assign) else [
+                statement.target]
+            names.update(n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name))
+        elif isinstance(statement, ast.Import | ast.ImportFrom):
+            names.update((a.asname or a.name).split(".")[0] for a in statement.names)
+        else:  # names bound under an if/try at top level count too
+            names.update(n.id for n in ast.walk(statement)
+                         if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store))
+            names.update(n.name for n in ast.walk(statement)
+                         if isinstance(n, ast.FunctionDef | ast.ClassDef))
+    return names
 
 
 def ddmin(items: list[int], test: Callable[[list[int]], bool]) -> list[int]:
