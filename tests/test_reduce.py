@@ -455,3 +455,22 @@ def test_a_candidate_without_the_target_is_never_judged():
     assert _module_level_names(ast.parse(text)) >= {"t", "y", "Program", "get_inputs", "N",
                                                     "M"}
     assert "Program" not in _module_level_names(ast.parse("import torch\n"))
+
+
+def test_modules_of_every_tree_judged_before_are_forgotten(tmp_path, monkeypatch):
+    """The baseline may judge the reproducer's own source tree; its module shares the
+    target's name with every candidate's, and one left in ``sys.modules`` was judged in
+    place of the candidates (a campaign's reduction kept an empty file that way)."""
+    from eqrewrite.oracle.minimising import reduceworker
+
+    for folder in ("source", "trees/c000001"):
+        (tmp_path / folder).mkdir(parents=True)
+        (tmp_path / folder / "gen_target.py").write_text(f"WHERE = {folder!r}\n")
+    monkeypatch.syspath_prepend(str(tmp_path / "source"))
+    import gen_target
+
+    assert gen_target.WHERE == "source"
+    reduceworker._forget([tmp_path / "trees"])
+    assert "gen_target" in sys.modules  # another tree's module: not a candidate's
+    reduceworker._forget([tmp_path / "trees", tmp_path / "source"])
+    assert "gen_target" not in sys.modules

@@ -105,8 +105,10 @@ def _check(repro: Any, asked: dict[str, Any], trees: Path) -> dict[str, Any]:
     from _eqrewrite_oracle import replay
     from _eqrewrite_oracle.worker import Session
 
-    _forget(trees)
     root = Path(asked["root"])
+    _forget([trees, *_JUDGED])  # a module of an earlier tree would shadow this one's
+    if not root.resolve().is_relative_to(trees.resolve()):
+        _JUDGED.add(root.resolve())
     request = repro.REQUEST if asked["state"] else replace(repro.REQUEST, state=None)
     if asked.get("backend"):  # a cheaper backend screens the candidate
         request = replace(request, settings=replace(request.settings, backend=asked["backend"]))
@@ -152,12 +154,19 @@ def _error(result: Any) -> str | None:
     return described
 
 
-def _forget(trees: Path) -> None:
-    """Drop modules imported from earlier candidates: they share the target's module name."""
-    prefix = str(trees.resolve())
+# The trees judged in this process besides the candidates' (the reproducer's own source tree,
+# when the baseline needed it): their modules share the target's module name too.
+_JUDGED: set[Path] = set()
+
+
+def _forget(folders: list[Path]) -> None:
+    """Drop modules imported from earlier candidates and from the other trees judged here:
+    they share the target's module name, and one left in ``sys.modules`` would be judged
+    in place of the candidate (a reduction once kept an empty file that way)."""
+    prefixes = tuple(str(folder.resolve()) for folder in folders)
     for name, module in list(sys.modules.items()):
         location = getattr(module, "__file__", None) or ""
-        if location and str(Path(location).resolve()).startswith(prefix):
+        if location and str(Path(location).resolve()).startswith(prefixes):
             del sys.modules[name]
     importlib.invalidate_caches()
 
