@@ -364,10 +364,6 @@ def _flattened(module: cst.Module,
 
 # -- temporaries --------------------------------------------------------------------------------
 
-_ATOMIC_VALUES = (cst.Name, cst.Attribute, cst.Call, cst.Subscript, cst.Integer, cst.Float,
-                  cst.Imaginary, cst.SimpleString, cst.Tuple, cst.List, cst.Dict, cst.Set)
-
-
 def _inlined(statement: cst.BaseStatement) -> dict[str, cst.BaseExpression] | None:
     """The values ``name = value`` (or ``a, b = x, y``: each name its item) binds, each
     parenthesised where it will replace a name; None for any other statement."""
@@ -387,9 +383,8 @@ def _inlined(statement: cst.BaseStatement) -> dict[str, cst.BaseExpression] | No
         pairs = [(t.value, v.value) for t, v in zip(target.elements, value.elements)]
     if not all(isinstance(name, cst.Name) for name, _ in pairs):
         return None
-    return {name.value: v if isinstance(v, _ATOMIC_VALUES) or v.lpar else v.with_changes(
-        lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
-        for name, v in pairs if isinstance(name, cst.Name)}
+    return {name.value: _in_place_of(name, v) for name, v in pairs
+            if isinstance(name, cst.Name)}
 
 
 class _Inline(_Rename):

@@ -38,7 +38,8 @@ Proven first, else the code is left alone:
   tensor return): the select kinds take those with no read at all;
 - it lies in a function. The arm's name holds the chain's first line, and only the
   rewritten first test binds it: the other tests' edits require that edit (``requires``),
-  so a replay without it fails loudly (an unbound name) instead of reading a stale arm.
+  so the matcher and the oracle's replays drop them when it is missing, and no ``elif``
+  ever reads an arm its chain did not compute.
 """
 
 from __future__ import annotations
@@ -201,14 +202,11 @@ def _harmless(node: ast.expr, head: ast.If, context: KindContext) -> bool:
 def _assigned_values(name: str, context: KindContext) -> list[ast.expr]:
     """The values of the plain assignments ``name = value`` that are ``name``'s only
     bindings in the function ([] if anything else binds it)."""
-    values = []
-    for binder in context.binders(name):
-        statement = context.parents.get(binder)
-        if not (isinstance(binder, ast.Name) and isinstance(statement, ast.Assign)
-                and statement.targets == [binder]):
-            return []
-        values.append(statement.value)
-    return values
+    assignments = context.assignments(name)
+    if len(assignments) != len(context.binders(name)) or any(
+            len(a.targets) != 1 for a in assignments):
+        return []  # bound some other way too (a loop, a tuple target, a chained assignment)
+    return [a.value for a in assignments]
 
 
 def _bound_at(name: str, head: ast.If, context: KindContext) -> bool:
