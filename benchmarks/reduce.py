@@ -21,8 +21,17 @@ seconds of the command and its processes over its wall time: on a machine shared
 jobs, what ``-j N`` can gain is bounded by the cores it gets). A CASE may also be a finding
 folder of ``findings/`` (its ``program.py``).
 
+With ``--baseline REV`` as well, each case is first reduced by the reducer of commit REV of
+this repository (a git worktree of it, imported ahead of the installed package; its own
+``eqrewrite oracle`` writes its reproducer), serially, under the same ``--max-tests``, and
+the rows compare this reducer's throughput, serial and parallel, with that one's. The minutes
+of reduction are timed the same way for every run, from outside: from the progress line
+that says the unchanged program reproduces (start-up and baseline done) to the command's
+end (``--no-verify``).
+
 Usage: ``python benchmarks/reduce.py [CASE ...] [--generated LOW:HIGH] [--max-tests N]
-[--jobs N] [--keep]``. Times depend on the machine's load (every candidate is compiled).
+[--jobs N [--baseline REV]] [--keep]``. Times depend on the machine's load (every candidate
+is compiled).
 """
 
 from __future__ import annotations
@@ -35,6 +44,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -64,12 +74,60 @@ def off_by_one(gm, example_inputs):
 '''
 
 
-def eqrewrite(*args: str, cwd: Path | None = None,
-              env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
-    env = dict(os.environ, **(env or {}), PYTHONPATH=os.pathsep.join(filter(None, [
-        str(cwd) if cwd else "", os.environ.get("PYTHONPATH", "")])))
+def eqrewrite(*args: str, cwd: Path | None = None, env: dict[str, str] | None = None,
+              package: Path | None = None) -> subprocess.CompletedProcess:
+    """``eqrewrite ARGS`` in a fresh interpreter; ``package``: a folder holding another
+    build's ``eqrewrite`` package, imported ahead of the installed one."""
     return subprocess.run([sys.executable, "-m", "eqrewrite.rewriter", *args],
-                          capture_output=True, text=True, env=env)
+                          capture_output=True, text=True, env=_environment(cwd, env, package))
+
+
+def _environment(cwd: Path | None, env: dict[str, str] | None,
+                 package: Path | None) -> dict[str, str]:
+    return dict(os.environ, **(env or {}), PYTHONPATH=os.pathsep.join(filter(None, [
+        str(package or ""), str(cwd or ""), os.environ.get("PYTHONPATH", "")])))
+
+
+def timed_reduce(args: list[str], env: dict[str, str],
+                 package: Path | None = None) -> tuple[subprocess.CompletedProcess, float]:
+    """``eqrewrite reduce ARGS`` (with its progress lines) and the seconds from the line
+    saying the unchanged program reproduces to the end: the same clock for every build."""
+    command = [sys.executable, "-m", "eqrewrite.rewriter", "reduce", *args]
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                               text=True, env=_environment(None, env, package))
+    errors: list[str] = []
+    reproduced: list[float] = []
+
+    def read_errors() -> None:
+        for line in process.stderr:  # type: ignore[union-attr]
+            errors.append(line)
+            if line.startswith("reduce: reproduces:") and not reproduced:
+                reproduced.append(time.perf_counter())
+    reader = threading.Thread(target=read_errors)
+    reader.start()
+    out = process.stdout.read()  # type: ignore[union-attr]
+    process.wait()
+    reader.join()
+    ended = time.perf_counter()
+    done = subprocess.CompletedProcess(command, process.returncode, out, "".join(errors))
+    return done, ended - reproduced[0] if reproduced else 0.0
+
+
+def baseline_package(revision: str, work: Path) -> Path:
+    """A folder whose ``eqrewrite`` package is this repository at ``revision``."""
+    tree = work / "baseline-tree"
+    subprocess.run(["git", "-C", str(REPOSITORY), "worktree", "add", "--detach", str(tree),
+                    revision], check=True, capture_output=True)
+    package = work / "baseline-package"
+    (package / "eqrewrite").mkdir(parents=True)
+    for part in ("rewriter", "oracle", "rules"):
+        (package / "eqrewrite" / part).symlink_to(tree / part)
+    return package
+
+
+def drop_baseline(work: Path) -> None:
+    subprocess.run(["git", "-C", str(REPOSITORY), "worktree", "remove", "--force",
+                    str(work / "baseline-tree")], capture_output=True)
 
 
 def reduce_generated(seeds: str, work: Path, max_tests: int) -> list[dict]:
@@ -95,9 +153,10 @@ def reduce_generated(seeds: str, work: Path, max_tests: int) -> list[dict]:
     return results
 
 
-def reproducer(case: str, work: Path) -> Path | str:
+def reproducer(case: str, work: Path, package: Path | None = None) -> Path | str:
     """The reproducer folder the oracle writes for ``case`` (a corpus file name, or a
-    finding folder holding ``program.py``), or why there is none."""
+    finding folder holding ``program.py``), or why there is none; ``package``: the build
+    whose oracle writes it (default: the installed one)."""
     finding = REPOSITORY / case
     if (finding / "program.py").is_file():
         name, original = f"{finding.name.replace('-', '_')}.py", finding / "program.py"
@@ -106,9 +165,9 @@ def reproducer(case: str, work: Path) -> Path | str:
     source = work / "src" / name
     source.parent.mkdir(parents=True, exist_ok=True)
     shutil.copyfile(original, source)
-    repros = work / "repros" / source.stem
+    repros = work / ("repros-baseline" if package else "repros") / source.stem
     found = eqrewrite("oracle", str(source), "--reproducers", str(repros), "--no-breaks",
-                      "--timeout", "900")
+                      "--timeout", "900", package=package)
     folders = sorted(repros.glob("repro_*"))
     if found.returncode != 1 or not folders:
         return f"no reproducer (oracle exit {found.returncode})"
@@ -128,77 +187,117 @@ def reduce_case(case: str, work: Path, max_tests: int) -> dict:
     return {"case": case, "wall": seconds, **json.loads(done.stdout)}
 
 
-def compare_case(case: str, work: Path, max_tests: int, jobs: int) -> dict:
-    """``case`` reduced serially and with ``jobs`` checking processes: throughput of both,
-    and whether they reduced the same program with the same candidates."""
+def measured_run(folder: Path, out: Path, work: Path, max_tests: int, jobs: int,
+                 package: Path | None = None) -> dict:
+    """One reduction of ``folder`` into ``out`` with its figures: the JSON report, the
+    minutes of reduction (``timed_reduce``), load before, CPU seconds, the program."""
+    load = os.getloadavg()[0]
+    used = resource.getrusage(resource.RUSAGE_CHILDREN)
+    started = time.perf_counter()
+    args = [str(folder), "-o", str(out), "--format", "json", "--max-tests", str(max_tests),
+            "--no-verify"] + (["-j", str(jobs)] if package is None else [])
+    done, reducing = timed_reduce(
+        args, {"TORCHINDUCTOR_CACHE_DIR": str(work / "cache" / out.name)}, package)
+    if done.returncode not in (0, 1) or not done.stdout.strip() or not reducing:
+        return {"error": f"reduce exit {done.returncode}: {done.stderr[-500:]}"}
+    result = json.loads(done.stdout)
+    reduced = sorted((out / "reduced" / "tree").rglob("*.py"))
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime + after.ru_stime) - (used.ru_utime + used.ru_stime)
+    return {**result, "wall": time.perf_counter() - started, "reducing": reducing,
+            "per_minute": 60 * result["candidates"]["tried"] / reducing, "load": load,
+            "cpu": cpu, "program": reduced[0].read_text() if reduced else ""}
+
+
+def compare_case(case: str, work: Path, max_tests: int, jobs: int,
+                 package: Path | None) -> dict:
+    """``case`` reduced serially and with ``jobs`` checking processes (and, with a baseline
+    ``package``, by that build serially first): throughput of each, and whether the serial
+    and parallel runs reduced the same program with the same candidates."""
     folder = reproducer(case, work)
     if isinstance(folder, str):
         return {"case": case, "error": folder}
     runs = {}
-    for count in (1, jobs):
-        out = work / "out" / f"{Path(case).stem}-j{count}"
-        load = os.getloadavg()[0]
-        used = resource.getrusage(resource.RUSAGE_CHILDREN)
-        started = time.perf_counter()
-        done = eqrewrite("reduce", str(folder), "-o", str(out), "--format", "json",
-                         "--max-tests", str(max_tests), "-j", str(count), "--no-verify", "-q",
-                         env={"TORCHINDUCTOR_CACHE_DIR": str(work / "cache" / out.name)})
-        if done.returncode not in (0, 1) or not done.stdout.strip():
-            return {"case": case, "error": f"reduce -j {count} exit {done.returncode}: "
-                                           f"{done.stderr[-500:]}"}
-        result = json.loads(done.stdout)
-        reduced = sorted((out / "reduced" / "tree").rglob("*.py"))
-        after = resource.getrusage(resource.RUSAGE_CHILDREN)
-        cpu = (after.ru_utime + after.ru_stime) - (used.ru_utime + used.ru_stime)
-        result.update(wall=time.perf_counter() - started, load=load, cpu=cpu,
-                      program=reduced[0].read_text() if reduced else "")
-        runs[count] = result
-    serial, parallel = runs[1], runs[jobs]
+    if package is not None:
+        old = reproducer(case, work, package)
+        if isinstance(old, str):
+            return {"case": case, "error": f"baseline: {old}"}
+        runs["baseline"] = measured_run(old, work / "out" / f"{Path(case).stem}-baseline",
+                                        work, max_tests, 1, package)
+    for name, count in (("serial", 1), ("parallel", jobs)):
+        runs[name] = measured_run(folder, work / "out" / f"{Path(case).stem}-j{count}", work,
+                                  max_tests, count)
+    failed = [f"{name}: {run['error']}" for name, run in runs.items() if "error" in run]
+    if failed:
+        return {"case": case, "error": "; ".join(failed)}
+    serial, parallel = runs["serial"], runs["parallel"]
     counted = ("tried", "accepted", "repeated", "by_pass")
     same = serial["program"] == parallel["program"] and all(
         serial["candidates"][k] == parallel["candidates"][k] for k in counted)
-    return {"case": case, "serial": serial, "parallel": parallel, "jobs": jobs,
-            "identical": same}
+    return {"case": case, **runs, "jobs": jobs, "identical": same}
+
+
+COLUMNS = ("baseline", "serial", "parallel")
 
 
 def compare_row(result: dict) -> str:
     if "error" in result:
-        return f"{result['case']:45} {result['error']}"
-    serial, parallel = result["serial"], result["parallel"]
-    rates = [run["candidates"]["per_minute"] for run in (serial, parallel)]
-    ratio = rates[1] / rates[0] if rates[0] else 0.0
-    return (f"{Path(result['case']).name[:45]:45} {serial['candidates']['tried']:>5} "
-            f"{parallel['candidates']['tried']:>5} {rates[0]:>8.1f} {rates[1]:>8.1f} "
-            f"{ratio:>6.2f}x {serial['reducing_seconds']:>7.0f} "
-            f"{parallel['reducing_seconds']:>7.0f} {serial['load']:>5.1f} "
-            f"{parallel['load']:>5.1f}  {'yes' if result['identical'] else 'NO':>9} "
-            f"{parallel['candidates']['speculative']:>5} "
-            f"{serial['cpu'] / serial['wall']:>5.2f} {parallel['cpu'] / parallel['wall']:>5.2f}")
+        return f"{result['case']:40} {result['error']}"
+    runs = [result[k] for k in COLUMNS if k in result]
+    rates = [run["per_minute"] for run in runs]
+    ratios = [rates[-1] / rates[-2]] + ([rates[-1] / rates[0]] if len(runs) == 3 else [])
+    return (f"{Path(result['case']).name[:40]:40} "
+            + " ".join(f"{run['candidates']['tried']:>5}" for run in runs)
+            + " " + " ".join(f"{rate:>7.1f}" for rate in rates)
+            + " " + " ".join(f"{ratio:>5.2f}x" for ratio in ratios)
+            + " " + " ".join(f"{run['after']['statements']:>4}" for run in runs)
+            + " " + " ".join(f"{run['reducing']:>5.0f}" for run in runs)
+            + " " + " ".join(f"{run['load']:>4.1f}" for run in runs)
+            + " " + " ".join(f"{run['cpu'] / run['wall']:>4.2f}" for run in runs)
+            + f"  {'yes' if result['identical'] else 'NO':>3} "
+              f"{result['parallel']['candidates']['speculative']:>5}")
 
 
-def compare(cases: list[str], work: Path, max_tests: int, jobs: int) -> int:
+def compare(cases: list[str], work: Path, max_tests: int, jobs: int,
+            baseline: str | None) -> int:
+    package = baseline_package(baseline, work) if baseline else None
+    names = ["base", "-j 1", f"-j {jobs}"] if baseline else ["-j 1", f"-j {jobs}"]
     print(f"{os.cpu_count()} cores; load average at start {os.getloadavg()[0]:.1f}; "
-          f"--max-tests {max_tests}; -j 1 vs -j {jobs}")
-    print(f"{'case':45} {'tried':>5} {'':>5} {'cand/min':>8} {'':>8} {'ratio':>7} "
-          f"{'seconds':>7} {'':>7} {'load':>5} {'':>5}  {'identical':>9} {'ahead':>5} "
-          f"{'cores':>5} {'':>5}")
-    print(f"{'':45} {'-j 1':>5} {f'-j {jobs}':>5} {'-j 1':>8} {f'-j {jobs}':>8} {'':>7} "
-          f"{'-j 1':>7} {f'-j {jobs}':>7} {'-j 1':>5} {f'-j {jobs}':>5}  {'':>9} {'':>5} "
-          f"{'-j 1':>5} {f'-j {jobs}':>5}")
+          f"--max-tests {max_tests}; " + " vs ".join(names)
+          + (f" (base: the reducer of {baseline}, serial)" if baseline else ""))
+    ratios = [f"{names[-1]}/{names[-2]}"] + ([f"{names[-1]}/base"] if baseline else [])
+    print(f"{'case':40} " + " ".join(f"{'tried':>5}" for _ in names) + " "
+          + " ".join(f"{'c/min':>7}" for _ in names) + " "
+          + " ".join(f"{r:>6}" for r in ratios) + " "
+          + " ".join(f"{'stmts':>4}" for _ in names) + " "
+          + " ".join(f"{'secs':>5}" for _ in names) + " "
+          + " ".join(f"{'load':>4}" for _ in names) + " "
+          + " ".join(f"{'core':>4}" for _ in names) + "  same ahead")
+    print(f"{'':40} " + " ".join(f"{n:>5}" for n in names) + " "
+          + " ".join(f"{n:>7}" for n in names))
     results = []
-    for case in cases:
-        results.append(compare_case(case, work, max_tests, jobs))
-        print(compare_row(results[-1]), flush=True)
+    try:
+        for case in cases:
+            results.append(compare_case(case, work, max_tests, jobs, package))
+            print(compare_row(results[-1]), flush=True)
+    finally:
+        if baseline:
+            drop_baseline(work)
     good = [r for r in results if "error" not in r]
     if good:
-        minutes = [sum(r[k]["reducing_seconds"] for r in good) / 60 for k in ("serial",
-                                                                           "parallel")]
-        tried = [sum(r[k]["candidates"]["tried"] for r in good) for k in ("serial", "parallel")]
-        rates = [t / m if m else 0.0 for t, m in zip(tried, minutes)]
-        print(f"all: {rates[0]:.1f} vs {rates[1]:.1f} candidates/minute, "
-              f"{rates[1] / rates[0] if rates[0] else 0:.2f}x; identical programs and counts "
-              f"in {sum(r['identical'] for r in good)} of {len(good)}; load average at end "
-              f"{os.getloadavg()[0]:.1f}")
+        kinds = [k for k in COLUMNS if k in good[0]]
+        rates = {}
+        for kind in kinds:
+            minutes = sum(r[kind]["reducing"] for r in good) / 60
+            rates[kind] = sum(r[kind]["candidates"]["tried"] for r in good) / minutes
+        print("all: " + ", ".join(f"{kind} {rate:.1f}" for kind, rate in rates.items())
+              + " candidates/minute; parallel/serial "
+              f"{rates['parallel'] / rates['serial']:.2f}x"
+              + (f", parallel/baseline {rates['parallel'] / rates['baseline']:.2f}x, "
+                 f"serial/baseline {rates['serial'] / rates['baseline']:.2f}x"
+                 if "baseline" in rates else "")
+              + f"; identical programs and counts in {sum(r['identical'] for r in good)} "
+              f"of {len(good)}; load average at end {os.getloadavg()[0]:.1f}")
     return 0 if good and len(good) == len(results) and all(r["identical"] for r in good) else 1
 
 
@@ -223,12 +322,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--jobs", type=int, default=1,
                         help="above 1: reduce each case serially and with this many jobs, "
                              "side by side")
+    parser.add_argument("--baseline", metavar="REV",
+                        help="with --jobs: also reduce each case with the reducer of this "
+                             "commit, serially, and compare")
     parser.add_argument("--keep", action="store_true", help="keep the folders written")
     options = parser.parse_args(argv)
+    if options.baseline and options.jobs < 2:
+        parser.error("--baseline compares with the serial and parallel runs: give --jobs N")
     work = Path(tempfile.mkdtemp(prefix="eqrewrite-reduce-bench-"))
     if options.jobs > 1:
         try:
-            return compare(options.cases, work, options.max_tests, options.jobs)
+            return compare(options.cases, work, options.max_tests, options.jobs,
+                           options.baseline)
         finally:
             if options.keep:
                 print(f"kept {work}")

@@ -18,6 +18,7 @@ The parent enforces the time limit by killing this process; it also dies with it
 
 from __future__ import annotations
 
+import functools
 import importlib
 import importlib.util
 import inspect
@@ -166,9 +167,16 @@ def _forget(folders: list[Path]) -> None:
     prefixes = tuple(str(folder.resolve()) for folder in folders)
     for name, module in list(sys.modules.items()):
         location = getattr(module, "__file__", None) or ""
-        if location and str(Path(location).resolve()).startswith(prefixes):
+        if location and _resolved(location).startswith(prefixes):
             del sys.modules[name]
     importlib.invalidate_caches()
+
+
+@functools.cache
+def _resolved(location: str) -> str:
+    """``location`` with its links resolved, once per path: resolving the thousands of
+    torch modules' files for every candidate was most of a compiled candidate's own time."""
+    return str(Path(location).resolve())
 
 
 def _exception(result: Any) -> str | None:
