@@ -394,17 +394,62 @@ def test_parallel_reduction_reduces_the_same_program_as_serial(tmp_path, monkeyp
     assert texts[0] == texts[1] != textwrap.dedent(TWO_OUTPUTS)
     assert "argmin()" in texts[0]
     for field_name in ("tried", "accepted", "cached", "by_pass", "timeouts", "errors",
-                       "screened_eager", "screened_triage"):
+                       "screened_eager", "screened_triage", "screened_forward"):
         assert getattr(serial.tally, field_name) == getattr(parallel.tally, field_name), \
             field_name
     assert serial.stopped == parallel.stopped
     assert (serial.jobs, parallel.jobs) == (1, 2)
     assert serial.tally.speculative == 0 < parallel.tally.speculative
-    # Candidates that lose the argmin show a NaN instead: rejected before the triage.
-    assert serial.tally.screened_triage == parallel.tally.screened_triage > 0
+    # Candidates that lose the argmin show a NaN instead: rejected before the triage, and
+    # before the compiled backward (the NaN is in the forward's output).
+    assert serial.tally.screened_forward == parallel.tally.screened_forward > 0
     assert parallel.per_minute > 0
     recorded = json.loads((parallel.reduced / "reduction.json").read_text())
     assert recorded["jobs"] == 2 and recorded["candidates"]["per_minute"] > 0
+
+
+def _judged_with_forward_screen(tmp_path: Path, monkeypatch, refuse: bool) -> list[str]:
+    """``replay.judge`` of TWO_OUTPUTS under ``off_by_one_and_nan`` with a ``wanted_forward``
+    that refuses (or accepts) everything; the variants whose backward ran, in order."""
+    from eqrewrite.oracle.core import observe, replay, worker
+
+    (tmp_path / "planted.py").write_text(BACKENDS)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    (tmp_path / "tree").mkdir()
+    (tmp_path / "tree" / "argmin.py").write_text(textwrap.dedent(TWO_OUTPUTS))
+    target = Target("argmin.py::lowest", "lowest", TargetForm.FUNCTION, Path("argmin.py"))
+    request = RunRequest(target, CompileSettings(backend="planted:off_by_one_and_nan"),
+                         Variant.EAGER, seed=0)
+    backwards: list[str] = []
+    attempt, gradients = worker.Session._attempt, observe.gradients
+
+    def recording_attempt(self, asked, *args, **kwargs):
+        monkeypatch.setattr(observe, "gradients", lambda *a, **k: (
+            backwards.append(asked.variant.value), gradients(*a, **k))[1])
+        return attempt(self, asked, *args, **kwargs)
+    monkeypatch.setattr(worker.Session, "_attempt", recording_attempt)
+    judgement = None
+    try:
+        judgement = replay.judge(str(tmp_path / "tree"), request, CompareOptions(),
+                                 wanted_forward=lambda found: not refuse)
+    except replay.Unwanted as unwanted:
+        assert refuse and unwanted.before_backward
+        assert {d.path for d in unwanted.differences} >= {"result['output'][0]"}
+    assert refuse or judgement.verdict.value == "compiler-bug"
+    return backwards
+
+
+def test_a_refused_forward_difference_skips_the_compiled_backward(tmp_path, monkeypatch):
+    """``wanted_forward`` sees the compiled call's differences (gradients left out of both
+    runs) before the compiled backward is compiled and run: a refusal ends the judgement
+    there; an acceptance lets it finish with the compiled gradients compared."""
+    assert _judged_with_forward_screen(tmp_path, monkeypatch, refuse=True) == [
+        "eager", "eager"]
+
+
+def test_an_accepted_forward_difference_goes_on_to_the_backward(tmp_path, monkeypatch):
+    assert _judged_with_forward_screen(tmp_path, monkeypatch, refuse=False)[:3] == [
+        "eager", "eager", "compiled"]
 
 
 def test_a_cheaper_backend_that_shows_the_finding_screens_candidates(tmp_path, monkeypatch):

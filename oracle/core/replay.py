@@ -40,27 +40,34 @@ def replay(root: str, request: RunRequest, options: cmp.CompareOptions) -> Verdi
 
 
 class Unwanted(Exception):
-    """The differences are not the ones asked for (``judge``'s ``wanted``): not triaged."""
+    """The differences are not the ones asked for (``judge``'s ``wanted``): not triaged;
+    ``before_backward``: found before the compiled backward ran (``wanted_forward``)."""
 
-    def __init__(self, differences: list[cmp.Difference]):
+    def __init__(self, differences: list[cmp.Difference], before_backward: bool = False):
         super().__init__(", ".join(f"{d.kind} at {d.path}" for d in differences[:5]))
         self.differences = differences
+        self.before_backward = before_backward
 
 
 def judge(root: str, request: RunRequest, options: cmp.CompareOptions,
           eager: RunResult | None = None,
-          wanted: Callable[[list[cmp.Difference]], bool] | None = None) -> Judgement:
+          wanted: Callable[[list[cmp.Difference]], bool] | None = None,
+          wanted_forward: Callable[[list[cmp.Difference]], bool] | None = None) -> Judgement:
     """The verdict on ``request``'s target in the tree at ``root``, printing nothing; a run
     that cannot complete raises ``SystemExit`` with the reason. ``eager``: the first eager
     run, already made (the minimiser's screen). ``wanted``: when it refuses the differences
-    between eager and compiled, ``Unwanted`` is raised before the triage runs anything."""
+    between eager and compiled, ``Unwanted`` is raised before the triage runs anything.
+    ``wanted_forward``: the same for the differences of the compiled call alone (outputs,
+    inputs, state: no gradients), asked before its backward is compiled and run."""
     session = Session({"original": root})
     eager = eager or _checked(session.run(request), "eager")
     request = replace(request, grad_inputs=eager.grad_inputs)
     again = _checked(session.run(request), "eager (again)")
     if differences := differ(eager, again, options):
         return Judgement(Verdict.NONDETERMINISTIC, differences[0].message, differences, eager)
-    compiled = _checked(session.run(replace(request, variant=Variant.COMPILED)), "compiled")
+    screen = None if wanted_forward is None else _forward_screen(eager, options, wanted_forward)
+    compiled = _checked(session.run(replace(request, variant=Variant.COMPILED), screen),
+                        "compiled")
     if compiled.exception and not eager.exception:
         return Judgement(Verdict.COMPILE_ERROR, f"compiled raised {compiled.exception.describe()}",
                          [], eager, compiled)
@@ -71,6 +78,21 @@ def judge(root: str, request: RunRequest, options: cmp.CompareOptions,
         raise Unwanted(differences)
     verdict, evidence = decide(differences, eager, compiled, session.run, request, options)
     return Judgement(verdict, evidence.summary(), differences, eager, compiled)
+
+
+def _forward_screen(eager: RunResult, options: cmp.CompareOptions,
+                    wanted: Callable[[list[cmp.Difference]], bool]
+                    ) -> Callable[[RunResult], None]:
+    """What ``Session.run`` calls before a compiled backward: raises ``Unwanted`` when
+    ``wanted`` refuses the differences between the calls, gradients left out of both."""
+    forward = None if eager.observed is None else replace(
+        eager, observed={k: v for k, v in eager.observed.items() if k != "grads"})
+
+    def screen(called: RunResult) -> None:
+        if forward is not None and not wanted(found := differ(forward, called, options,
+                                                              strides=True)):
+            raise Unwanted(found, before_backward=True)
+    return screen
 
 
 def _checked(result: RunResult, label: str) -> RunResult:

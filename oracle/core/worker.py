@@ -206,15 +206,20 @@ class Session:
 
     # -- one run ------------------------------------------------------------------------------
 
-    def run(self, request: RunRequest) -> RunResult:
-        """Build the target, call it once as ``request.variant`` says, observe everything."""
+    def run(self, request: RunRequest,
+            before_backward: Callable[[RunResult], None] | None = None) -> RunResult:
+        """Build the target, call it once as ``request.variant`` says, observe everything.
+        ``before_backward``: called with what the call observed (no gradients yet) before the
+        backward runs, when there is one; what it raises ends the run (the minimiser's
+        screen: a backward costs a second compile)."""
         from .observe import LineTracer
 
         started = time.perf_counter()
         tracer = LineTracer(request.coverage)
         # An inference run has no backward, so its inputs never need grad.
         wanted = request.grad_inputs is not False and not request.settings.inference
-        result = self._attempt(request, tracer, grad_inputs=wanted)
+        result = self._attempt(request, tracer, grad_inputs=wanted,
+                               before_backward=before_backward)
         if request.grad_inputs is None and result.grad_inputs and (
                 result.exception is not None or _backward_failed(result)):
             # Input gradients can make a target fail (in-place writes to its inputs), or
@@ -226,7 +231,8 @@ class Session:
         result.seconds["total"] = time.perf_counter() - started
         return result
 
-    def _attempt(self, request: RunRequest, tracer: LineTracer, grad_inputs: bool) -> RunResult:
+    def _attempt(self, request: RunRequest, tracer: LineTracer, grad_inputs: bool,
+                 before_backward: Callable[[RunResult], None] | None = None) -> RunResult:
         import torch
 
         from .observe import (
@@ -267,6 +273,8 @@ class Session:
             # The breaks of the compiled call alone: a Compiled Autograd backward is
             # compiled by Dynamo too, its frame is not the target's.
             breaks = recorder.report() if recorder is not None else None
+            if exception is None and before_backward is not None:
+                before_backward(RunResult(observed=dict(observed)))
             if exception is None:
                 observed["grads"] = gradients(output, module, graded,
                                               _backward(variant, settings))

@@ -60,6 +60,7 @@ WORKER = Path(__file__).with_name("reduceworker.py")
 CORE = ("settings", "protocol", "compare", "records", "observe", "reference", "judge",
         "graphbreaks", "worker", "replay")
 START_TIMEOUT = 600.0  # seconds for the checking process to import torch and load the folder
+DIFFERENCES = ("differences", "forward")  # the worker's screens that compared the calls
 AHEAD = 4  # with parallel jobs, candidates judged ahead of the first undecided one, per job
 _NEEDED = ("ROOT", "TARGET", "SETTINGS", "REQUEST", "OPTIONS")
 
@@ -306,6 +307,7 @@ class Tally:
     screened_eager: int = 0    # rejected by the one eager run, nothing compiled
     screened_backend: int = 0  # rejected by the cheaper backend, the full one not compiled
     screened_triage: int = 0   # other differences: rejected before the triage ran
+    screened_forward: int = 0  # ... found before the compiled backward (none compiled)
     speculative: int = 0       # judged ahead in parallel, then dropped (not in ``tried``)
 
     def add(self, name: str, answer: dict[str, Any] | None, kept: bool) -> None:
@@ -320,6 +322,7 @@ class Tally:
         self.screened_eager += screen == "eager"
         self.screened_backend += screen == "backend"
         self.screened_triage += screen == "differences"
+        self.screened_forward += screen == "forward"
 
 
 class Reduction:
@@ -392,7 +395,7 @@ class Reduction:
                 answer = checker.check(root, state, self.capped(self.timeout),
                                        backend=self.screen_backend, **screen)
                 if answer is not None and "error" in answer:
-                    return answer if answer.get("screened") != "differences" else {
+                    return answer if answer.get("screened") not in DIFFERENCES else {
                         **answer, "screened": "backend"}
                 if answer is None or not self.signature.kept_by(answer):
                     return answer if answer is None else {**answer, "screened": "backend"}
@@ -719,6 +722,7 @@ class Result:
                                "screened_eager": self.tally.screened_eager,
                                "screened_backend": self.tally.screened_backend,
                                "screened_triage": self.tally.screened_triage,
+                               "screened_forward": self.tally.screened_forward,
                                "speculative": self.tally.speculative,
                                "per_minute": round(self.per_minute, 2)},
                 "jobs": self.jobs, "screen_backend": self.screen_backend,

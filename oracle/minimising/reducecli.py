@@ -80,7 +80,9 @@ def _render(result: Result) -> str:
                  f"timed out, {tally.errors} failed eagerly or could not run; "
                  f"{result.seconds:.0f}s")
     screened = (f"{tally.screened_eager} rejected by one eager run, "
-                f"{tally.screened_triage} on their differences before the triage")
+                f"{tally.screened_triage + tally.screened_forward} on their differences "
+                f"before the triage, {tally.screened_forward} of them before the compiled "
+                f"backward")
     if result.screen_backend:
         screened += f", {tally.screened_backend} by {result.screen_backend}"
     lines.append(f"throughput: {result.per_minute:.1f} candidates/minute with {result.jobs} "

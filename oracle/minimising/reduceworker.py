@@ -132,10 +132,15 @@ def _check(repro: Any, asked: dict[str, Any], trees: Path) -> dict[str, Any]:
         needed = tuple(asked["differences"][0])
         options["wanted"] = lambda found: needed in {(d.path, d.kind) for d in found} and {
             (d.path, d.kind) for d in found} <= allowed
+        if "wanted_forward" in parameters:  # before the backward: its compile is skipped
+            options["wanted_forward"] = options["wanted"] if not str(needed[0]).startswith(
+                GRADIENTS) else lambda found: {(d.path, d.kind) for d in found} <= allowed
     try:
         judgement = replay.judge(str(root), request, repro.OPTIONS, **options)
     except replay.Unwanted as unwanted:
-        return {"error": f"other differences: {unwanted}", "screened": "differences"}
+        forward = getattr(unwanted, "before_backward", False)  # an older core: never
+        return {"error": f"other differences: {unwanted}",
+                "screened": "forward" if forward else "differences"}
     eager, compiled = judgement.eager, judgement.compiled
     return {"verdict": judgement.verdict.value, "detail": judgement.detail,
             "differences": [[d.path, d.kind, d.message] for d in judgement.differences],
@@ -158,6 +163,7 @@ def _error(result: Any) -> str | None:
 # The trees judged in this process besides the candidates' (the reproducer's own source tree,
 # when the baseline needed it): their modules share the target's module name too.
 _JUDGED: set[Path] = set()
+GRADIENTS = "result['grads']"  # where the differences of gradients are
 
 
 def _forget(folders: list[Path]) -> None:
