@@ -41,6 +41,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+import functools
 import io
 import tokenize
 from collections.abc import Iterator, Mapping, Sequence
@@ -81,6 +82,24 @@ def size(text: str) -> Size:
 
 
 # -- names --------------------------------------------------------------------------------------
+
+
+# A pass asks for candidates of one program many times (each subset of delta debugging, each
+# expression), and libcst trees are immutable: the program's tree, its expression contexts
+# and its statement lists are made once and shared (nodes keep their identity, which
+# ``_Replace`` matches on).
+@functools.lru_cache(maxsize=8)
+def _parse(text: str) -> cst.Module:
+    return cst.parse_module(text)
+
+
+@functools.lru_cache(maxsize=4)
+def _analysed(text: str) -> tuple[cst.Module, Mapping[cst.CSTNode, ExpressionContext],
+                                  list[cst.Module | cst.IndentedBlock]]:
+    """The tree of ``text``, the expression context (load, store, del) of its nodes and its
+    statement lists (see ``_bodies``), all of one tree."""
+    wrapper = MetadataWrapper(_parse(text), unsafe_skip_copy=True)
+    return wrapper.module, wrapper.resolve(ExpressionContextProvider), _bodies(wrapper.module)
 
 
 def _module_names(module: cst.Module) -> frozenset[str]:
@@ -180,17 +199,15 @@ def _bodies(module: cst.Module) -> list[cst.Module | cst.IndentedBlock]:
 
 def body_lengths(text: str) -> list[int]:
     """How many statements each statement list of ``text`` holds, in pre-order."""
-    return [len(body.body) for body in _bodies(cst.parse_module(text))]
+    return [len(body.body) for body in _analysed(text)[2]]
 
 
 def keep_statements(text: str, body: int, keep: frozenset[int]) -> str:
     """``text`` with only the statements ``keep`` (indices) of statement list ``body``; names
     that removed statements bound are replaced in later statements of the list by the first
     value each read. An emptied block gets ``pass``."""
-    wrapper = MetadataWrapper(cst.parse_module(text))
-    module = wrapper.module
-    contexts = wrapper.resolve(ExpressionContextProvider)
-    target = _bodies(module)[body]
+    module, contexts, bodies = _analysed(text)
+    target = bodies[body]
     modules = _module_names(module)
     statements: list[cst.BaseStatement] = []
     mapping: dict[str, cst.BaseExpression] = {}
@@ -328,7 +345,7 @@ def break_candidates(text: str, start: int = 0) -> Iterator[tuple[int, str]]:
     ``torch._dynamo.graph_break()`` and one of its blocks. A data-dependent ``if`` splits
     the compiled program in two graphs; when the finding needs the split but not the test,
     plain hoisting loses it and this keeps it (the call does nothing eagerly)."""
-    module = cst.parse_module(text)
+    module = _parse(text)
     if "torch" not in _module_names(module):
         return
     visitor = _Compounds()
@@ -343,7 +360,7 @@ def break_candidates(text: str, start: int = 0) -> Iterator[tuple[int, str]]:
 def hoist_candidates(text: str, start: int = 0) -> Iterator[tuple[int, str]]:
     """``(position, text)``: each compound statement from ``start`` on replaced by one of its
     blocks (an ``if`` by its body or its ``else``, a loop, ``with`` or ``try`` by its body)."""
-    module = cst.parse_module(text)
+    module = _parse(text)
     visitor = _Compounds()
     module.visit(visitor)
     yield from _flattened(module, visitor.found, start)
@@ -406,9 +423,7 @@ def inline_candidates(text: str, start: int = 0) -> Iterator[tuple[int, str]]:
     its block read its names (``y = fn(x)`` becomes ``y = partial(f, k=1)(x)``). The
     statement pass replaces a removed name by one operand of its value, which cannot stand
     for a callable."""
-    wrapper = MetadataWrapper(cst.parse_module(text))
-    module = wrapper.module
-    contexts = wrapper.resolve(ExpressionContextProvider)
+    module, contexts, _ = _analysed(text)
     position = 0
     for body in _bodies(module):
         for index, statement in enumerate(body.body):
@@ -566,7 +581,7 @@ def unroll_candidates(text: str, start: int = 0) -> Iterator[tuple[int, str]]:
     """``(position, text)``: each loop from ``start`` on that runs its body once (over
     ``range(1)``, ``range(0, 1)`` or a one-item list or tuple, with no ``break``,
     ``continue`` or ``else``) replaced by ``v = <the value>`` and its body."""
-    module = cst.parse_module(text)
+    module = _parse(text)
     visitor = _Loops()
     module.visit(visitor)
     yield from _flattened(module, [(node, [body]) for node, body in visitor.found], start)
@@ -577,7 +592,7 @@ def iteration_candidates(text: str, start: int = 0) -> Iterator[tuple[int, str]]
     (or its ``items()``/``keys()``/``values()``, directly or through a name assigned it once;
     the generator's dicts of callables) replaced by one of its iterations: ``v = <item>``
     and its body, for each item in turn."""
-    module = cst.parse_module(text)
+    module = _parse(text)
     literals = _Literals()
     module.visit(literals)
     visitor = _LiteralLoops(literals.values)
@@ -746,7 +761,7 @@ def unused_input_candidates(text: str, start: int = 0) -> Iterator[tuple[int, st
     (then ``__init__``; for a functional program, its function) that its body never reads,
     removed from the signature and from the literal list ``get_inputs()``
     (``get_init_inputs()``) returns, by position."""
-    module = cst.parse_module(text)
+    module = _parse(text)
     for position, replacements in enumerate(_input_sites(module)):
         if position >= start:
             yield position, module.visit(_Replace(replacements)).code
@@ -766,7 +781,7 @@ def output_candidates(text: str, start: int = 0) -> Iterator[tuple[int, str]]:
     position from ``start`` on (one item left: that item alone). An output the verdict does
     not read (``return None, None, v3`` where only ``v3`` differs) goes; the judge keeps the
     candidate only if the verdict and signature stay."""
-    module = cst.parse_module(text)
+    module = _parse(text)
     function = _target_callable(module)
     if function is None:
         return
@@ -913,7 +928,7 @@ def unused_member_candidates(text: str, start: int = 0) -> Iterator[tuple[int, s
     """``(position, text)``: each member from ``start`` on that a class's ``__init__`` sets
     (``self.NAME = ...``: a parameter, a submodule, a buffer, a plain value; or
     ``self.register_buffer("NAME", ...)``) and nothing else reads, removed."""
-    module = cst.parse_module(text)
+    module = _parse(text)
     for position, removed in enumerate(_member_sites(module)):
         if position >= start:
             yield position, _emptied(module, removed).code
@@ -1039,7 +1054,7 @@ def _in_place_of(node: cst.BaseExpression, operand: cst.BaseExpression) -> cst.B
 def expression_candidates(text: str, start: int = 0) -> Iterator[tuple[int, str]]:
     """``(position, text)``: each expression from ``start`` on replaced by each of its
     smaller forms, outermost expressions first."""
-    module = cst.parse_module(text)
+    module = _parse(text)
     visitor = _Expressions(_module_names(module))
     module.visit(visitor)
     for position, (node, smaller) in enumerate(visitor.found):
@@ -1101,7 +1116,7 @@ def _simpler_numbers(node: cst.BaseExpression) -> list[str]:
 
 def constant_candidates(text: str, start: int = 0) -> Iterator[tuple[int, str]]:
     """``(position, text)``: each number from ``start`` on replaced by simpler ones."""
-    module = cst.parse_module(text)
+    module = _parse(text)
     visitor = _Numbers({id(n) for n in _shape_sites(module)[0]})
     module.visit(visitor)
     for position, node in enumerate(visitor.found):
@@ -1164,7 +1179,7 @@ def _shrunk(value: int) -> list[int]:
 def shape_candidates(text: str) -> Iterator[str]:
     """Factory dimensions shrunk (each value everywhere at once, largest first, then one site
     at a time) and items of ``torch.tensor`` lists removed."""
-    module = cst.parse_module(text)
+    module = _parse(text)
     dims, lists = _shape_sites(module)
     values = sorted({d.evaluated_value for d in dims}, reverse=True)
     for value in values:
@@ -1204,4 +1219,4 @@ class _Unparenthesise(cst.CSTTransformer):
 
 def tidy(text: str) -> str:
     """``text`` without parentheses around atoms."""
-    return cst.parse_module(text).visit(_Unparenthesise()).code
+    return _parse(text).visit(_Unparenthesise()).code
