@@ -24,7 +24,7 @@ import os
 import statistics
 import time
 import warnings
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, replace
 from types import ModuleType
 from typing import Any
@@ -104,14 +104,15 @@ class _SwitchedSession(Session):
         super().__init__(roots)
         self.switch = switch
 
-    def run(self, request: RunRequest) -> RunResult:
+    def run(self, request: RunRequest,
+            before_backward: Callable[[RunResult], None] | None = None) -> RunResult:
         import torch._dynamo.config as config
 
         if self.switch is None:
-            return super().run(request)
+            return super().run(request, before_backward)
         saved = getattr(config, self.switch[0])
         try:
-            return super().run(request)
+            return super().run(request, before_backward)
         finally:
             setattr(config, self.switch[0], saved)
 

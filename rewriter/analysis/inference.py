@@ -77,6 +77,9 @@ class Inference:
         self._envs: dict[ast.AST, _Env] = {}
         self._attributes: dict[ast.ClassDef, dict[str, ValueKind]] = {}
         self._value_kinds: dict[ast.AST, tuple[tuple[ast.AST, ...], ValueKind]] = {}
+        # What the kinds derive from these kinds alone, by (question, node): the rules of
+        # one kind (select's forms) ask the same question about the same node in turn.
+        self.derived: dict[tuple[str, ast.AST], object] = {}
 
     def value_kind(self, expr: ast.AST, chain: tuple[ast.AST, ...]) -> ValueKind:
         """Kind of ``expr``, evaluated in the innermost function of ``chain``."""

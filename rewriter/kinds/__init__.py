@@ -303,7 +303,18 @@ def tensor_condition(test: ast.expr, context: KindContext) -> tuple[str, Binding
     A tensor is used as it is; ``not``, ``and`` and ``or`` over pure boolean tensors become
     ``~``, ``&`` and ``|`` (the truth value is the same, and evaluating a pure operand that
     Python would have skipped changes nothing). Anything else is not data-dependent here.
+    Worked out once per test and inference (every select form asks about every ``if``).
     """
+    derived = context.guards.inference.derived
+    key = ("tensor_condition", test)
+    if key not in derived:
+        derived[key] = _tensor_condition(test, context)
+    found = derived[key]
+    assert found is None or isinstance(found, tuple)
+    return None if found is None else (found[0], dict(found[1]))
+
+
+def _tensor_condition(test: ast.expr, context: KindContext) -> tuple[str, Bindings] | None:
     bindings: Bindings = {}
 
     def convert(node: ast.expr) -> str | None:
