@@ -22,7 +22,10 @@ tracebacks, ``inspect.getsource``, coverage and debuggers show the original file
 
 Each compiled module (rewritten or not) is cached in the user cache folder (``hook/``),
 keyed by the tool build, the packs, the options, the file's path and content digest and
-its slice of the scopes: a second run compiles nothing and rewrites nothing. A module that
+its slice of the scopes: a second run compiles nothing and rewrites nothing. An entry is
+touched each time it is used; entries and helper files unused for ``UNUSED_DAYS`` days (a
+package upgraded, a file edited: their old keys are never asked for again) are removed,
+checked at most once a day when a hook is installed. A module that
 cannot be rewritten is loaded unmodified, with a warning naming its file and line; a module
 that does not parse raises Python's own ``SyntaxError``. Modules of the packages imported
 before the hook was installed are reported as missed. This module never imports torch (the
@@ -65,6 +68,8 @@ from .workspace.discovery import discover
 from .workspace.sources import decode
 
 FORMAT = 1  # of the cached entries; part of their key
+UNUSED_DAYS = 30  # cache entries unused this long are removed
+DAY = 24 * 3600.0
 DEFAULT_RULES = ("graphbreaks",)
 
 
@@ -136,6 +141,50 @@ class HookLoader(SourceFileLoader):
         return self.hook.code_for(fullname, self.path)
 
 
+def prune(folder: Path, now: float | None = None) -> int:
+    """Remove the compiled modules and helper files of ``folder`` (the hook's cache) that
+    were not used for ``UNUSED_DAYS`` days, at most once a day (a stamp file says when it
+    last ran); the number removed. A helper file removed while an entry still names it is
+    written again from the entry's text when that entry is loaded."""
+    now = time.time() if now is None else now
+    stamp = folder / "pruned"
+    try:
+        if now - stamp.stat().st_mtime < DAY:
+            return 0
+    except OSError:
+        pass  # never pruned (or no cache yet)
+    removed = 0
+    for part in ("modules", "helpers"):
+        try:
+            entries = list(os.scandir(folder / part))
+        except OSError:
+            continue
+        for entry in entries:
+            try:
+                if now - entry.stat().st_mtime > UNUSED_DAYS * DAY:
+                    os.remove(entry.path)
+                    removed += 1
+            except OSError:
+                pass  # another process removed or replaced it
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        stamp.touch()
+        os.utime(stamp, (now, now))
+    except OSError:
+        pass  # a cache is an optimisation
+    return removed
+
+
+def _touch(*paths: str | Path) -> None:
+    """Mark cache files as used now (what ``prune`` goes by)."""
+    for path in paths:
+        if path:
+            try:
+                os.utime(path)
+            except OSError:
+                pass
+
+
 class ImportHook(MetaPathFinder):
     """The ``sys.meta_path`` finder of ``install_import_hook``; ``report()`` says what it did."""
 
@@ -150,6 +199,7 @@ class ImportHook(MetaPathFinder):
                 raise HookError(f"{name!r} is not a module name")
         self.quiet = quiet
         self.folder = (cache_dir or user_cache_dir()) / "hook"
+        prune(self.folder)
         packs = [load_pack(spec) for spec in (rules or DEFAULT_RULES)]
         job = Job(tuple(p.path for p in packs), RewriteOptions(), Mode.CHECK,
                   ignore=tuple(ignore))
@@ -299,6 +349,7 @@ class ImportHook(MetaPathFinder):
                 return None
             if helper_file and self._helper_file(helper_text) != helper_file:
                 return None  # the cache folder moved: compile again
+            _touch(entry, helper_file)
             return _Compiled(code, ModuleRecord(**{**json.loads(record), "module": fullname,
                                                    "file": path, "cached": True}),
                              helper_file, helper_text)

@@ -9,6 +9,7 @@ import os
 import subprocess
 import sys
 import textwrap
+import time
 from pathlib import Path
 
 import pytest
@@ -281,3 +282,37 @@ def test_run_refuses_a_package_that_is_not_installed(tmp_path, package):
                    "nosuchpkg", str(script))
     assert done.returncode == 2 and "ran" not in done.stdout
     assert "no installed package or module 'nosuchpkg'" in done.stderr
+
+
+def test_cache_entries_unused_for_a_month_are_pruned_at_most_once_a_day(tmp_path):
+    from eqrewrite.rewriter.hook import DAY, UNUSED_DAYS, prune
+
+    folder = tmp_path / "hook"
+    (folder / "modules").mkdir(parents=True)
+    (folder / "helpers").mkdir()
+    now = time.time()
+    old, fresh = (folder / "modules" / f"module-{age}.marshal" for age in ("old", "new"))
+    helper = folder / "helpers" / "helpers-old.py"
+    for path, age in ((old, UNUSED_DAYS + 1), (fresh, UNUSED_DAYS - 1), (helper, UNUSED_DAYS + 5)):
+        path.write_bytes(b"x")
+        os.utime(path, (now - age * DAY, now - age * DAY))
+    assert prune(folder, now) == 2
+    assert not old.exists() and not helper.exists() and fresh.exists()
+    os.utime(fresh, (now - 2 * UNUSED_DAYS * DAY, now - 2 * UNUSED_DAYS * DAY))
+    assert prune(folder, now + DAY / 2) == 0 and fresh.exists()  # pruned less than a day ago
+    assert prune(folder, now + DAY + 1) == 1 and not fresh.exists()
+
+
+def test_a_module_loaded_from_the_cache_is_marked_used(tmp_path, package):
+    from eqrewrite.rewriter.hook import DAY, UNUSED_DAYS, prune
+
+    script = _script(tmp_path, SCRIPT)
+    _result(_eqrewrite_run(tmp_path, package, str(script)))
+    entries = list((tmp_path / "cache").rglob("module-*.marshal"))
+    assert len(entries) == 2
+    long_ago = time.time() - 2 * UNUSED_DAYS * DAY
+    for entry in entries:
+        os.utime(entry, (long_ago, long_ago))
+    _result(_eqrewrite_run(tmp_path, package, str(script)))  # both from the cache
+    assert prune(entries[0].parent.parent, time.time() + 2 * DAY) == 0
+    assert all(entry.exists() for entry in entries)
