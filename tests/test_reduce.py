@@ -429,12 +429,15 @@ def _judged_with_forward_screen(tmp_path: Path, monkeypatch, refuse: bool) -> li
         return attempt(self, asked, *args, **kwargs)
     monkeypatch.setattr(worker.Session, "_attempt", recording_attempt)
     judgement = None
+    sys.modules.pop("planted", None)  # judged in this process: these backends, no other's
     try:
         judgement = replay.judge(str(tmp_path / "tree"), request, CompareOptions(),
                                  wanted_forward=lambda found: not refuse)
     except replay.Unwanted as unwanted:
         assert refuse and unwanted.before_backward
         assert {d.path for d in unwanted.differences} >= {"result['output'][0]"}
+    finally:
+        sys.modules.pop("planted", None)  # nor are they any later test's
     assert refuse or judgement.verdict.value == "compiler-bug"
     return backwards
 
