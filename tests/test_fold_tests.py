@@ -135,3 +135,18 @@ def test_a_replay_without_the_first_test_drops_the_others():
     first = next(e for e in rounds.edits if "_eqrw_first_true" in e.edit.template)
     assert len(rounds.edits) == 3
     assert rounds.without({(first.round, first.index)}) == CHAIN
+
+
+def test_the_notes_on_the_folded_elifs_go_and_the_first_tests_stays():
+    """A folded ``elif`` reads a Python int: select's notes there (why it could not become a
+    select) no longer hold; the first test still reads the data once, so its note stays.
+    Suppressed, the fold leaves every note in place."""
+    def notes(text: str) -> list[int]:
+        return sorted(n.line for n in rewrite_source(text, PACK, EVERYWHERE).notes)
+
+    lines = {t: CHAIN.splitlines().index(line) + 1 for t, line in (
+        ("if", "    if left and not right:"), ("elif", "    elif not left and right:"))}
+    assert notes(CHAIN) == [lines["if"]]
+    suppressed = CHAIN.replace("if left and not right:",
+                               "if left and not right:  # eqrewrite: ignore[fold-tensor-tests]")
+    assert lines["elif"] in notes(suppressed) and len(notes(suppressed)) == 3

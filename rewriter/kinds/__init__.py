@@ -50,6 +50,9 @@ class Proposal:
     target: ast.expr | ast.stmt | None = None
     # A node whose edit by the same rule this one needs: without it, this one is dropped.
     requires: ast.expr | ast.stmt | None = None
+    # The edit leaves the node offered no graph break (a folded ``elif`` reads a Python
+    # int): the notes other rules leave on that node no longer hold.
+    settles: bool = False
 
 
 @dataclass

@@ -64,6 +64,9 @@ class Edit:
     statements: frozenset[str] = frozenset()
     # The span of another edit of the same rule this one needs (see ``with_requirements``).
     requires: Span | None = None
+    # Where the notes on a node this edit leaves without a graph break sit (line, 1-based
+    # column; see ``Proposal.settles``): they go with the edit.
+    settles: tuple[int, int] | None = None
 
 
 @dataclass(frozen=True)
@@ -350,6 +353,7 @@ class Matcher:
         bindings: Bindings
         target: Matchable = node
         requires: Span | None = None
+        settles: tuple[int, int] | None = None
         if rule.implementation is not None:
             reasons: list[str] = []
             proposal = rule.implementation.propose(node, KindContext(
@@ -365,6 +369,9 @@ class Matcher:
                 target = proposal.target
             if proposal.requires is not None:
                 requires = self._lines.span(proposal.requires)
+            if proposal.settles:
+                line, col = self._lines.span(node)[:2]
+                settles = (line, col + 1)  # as ``_note`` places the notes on ``node``
         elif matched is not None:
             bindings, template, helpers = matched, rule.rewrite, frozenset()
             level = _STATEMENT if isinstance(node, ast.stmt) else _EXPRESSION
@@ -398,7 +405,7 @@ class Matcher:
                                if isinstance(bound, ast.stmt))
         return Edit(rule, span, level, binding_spans, spelling[0], before,
                     frozenset(spelling[1]), template, helpers, statements=statements,
-                    requires=requires)
+                    requires=requires, settles=settles)
 
     def _note(self, rule: Rule, node: Matchable, reasons: list[str]) -> None:
         """Record the graph breaks a kind recognised and left alone (unless suppressed)."""

@@ -73,11 +73,14 @@ def select_rules(rules: list[Rule], options: RewriteOptions) -> list[Rule]:
 
 
 def _outside(notes: list[Note], edits: list[Edit]) -> list[Note]:
-    """The notes whose position lies in no edit's span (an edit there supersedes them).
+    """The notes whose position lies in no edit's span (an edit there supersedes them) and
+    on no node an edit settles (``Edit.settles``).
 
     Sorted by start, an edit covers a position exactly when the furthest end among the
     edits starting at or before it reaches it: one sort and a binary search per note.
     """
+    settled = {e.settles for e in edits if e.settles is not None}
+    notes = [n for n in notes if (n.line, n.col) not in settled]
     spans = sorted(((e.span[0], e.span[1]), (e.span[2], e.span[3])) for e in edits)
     starts = [start for start, _ in spans]
     furthest: list[tuple[int, int]] = []

@@ -116,7 +116,8 @@ class FoldTests(Kind):
             bindings.update({f"t{index}_{name[1:]}": value for name, value in bound.items()})
             if index:
                 self._planned[link] = Proposal(f"{arm} == {index}", {}, Level.EXPRESSION,
-                                               target=link.test, requires=node.test)
+                                               target=link.test, requires=node.test,
+                                               settles=True)  # reads a Python int
         return Proposal(f"({arm} := int(_eqrw_first_true({', '.join(tests)}))) == 0",
                         bindings, Level.EXPRESSION, frozenset({"_eqrw_first_true"}),
                         target=node.test)
