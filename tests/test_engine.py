@@ -785,13 +785,17 @@ def test_notes_inside_an_edit_are_dropped_and_the_others_kept():
     from eqrewrite.rewriter.matching.matcher import Note
     from eqrewrite.rewriter.rewriting.engine import _outside
 
-    edits = [SimpleNamespace(span=span) for span in
+    edits = [SimpleNamespace(span=span, settles=None) for span in
              [(2, 0, 9, 4), (3, 0, 3, 5), (12, 4, 12, 10)]]
     notes = [Note("r", line, col, "m") for line, col in
              [(1, 1), (2, 1), (5, 1), (9, 5), (9, 6), (12, 4), (12, 5), (12, 11), (12, 12)]]
     kept = _outside(notes, edits)
     assert [(n.line, n.col) for n in kept] == [(1, 1), (9, 6), (12, 4), (12, 12)]
     assert _outside(notes, []) == notes
+    # An edit elsewhere that settles the node a note sits on (a folded elif's test) drops it.
+    settling = SimpleNamespace(span=(20, 9, 20, 30), settles=(12, 12))
+    assert [(n.line, n.col) for n in _outside(notes, [*edits, settling])] == [
+        (1, 1), (9, 6), (12, 4)]
 
 
 @pytest.mark.parametrize("seed", range(3))
