@@ -23,13 +23,14 @@ tracebacks, ``inspect.getsource``, coverage and debuggers show the original file
 Each compiled module (rewritten or not) is cached in the user cache folder (``hook/``),
 keyed by the tool build, the packs, the options, the file's path and content digest and
 its slice of the scopes: a second run compiles nothing and rewrites nothing. An entry is
-touched each time it is used; entries and helper files unused for ``UNUSED_DAYS`` days (a
-package upgraded, a file edited: their old keys are never asked for again) are removed,
-checked at most once a day when a hook is installed. A module that
-cannot be rewritten is loaded unmodified, with a warning naming its file and line; a module
-that does not parse raises Python's own ``SyntaxError``. Modules of the packages imported
-before the hook was installed are reported as missed. This module never imports torch (the
-helpers it executes do, in the user's process, where the packages import it anyway).
+touched each time it is used; entries, helper files and call-graph files unused for
+``UNUSED_DAYS`` days (a package upgraded, a file edited, eqrewrite upgraded: their old keys
+are never asked for again) are removed, checked at most once a day when a hook is installed.
+A module that cannot be rewritten is loaded unmodified, with a warning naming its file and
+line; a module that does not parse raises Python's own ``SyntaxError``. Modules of the
+packages imported before the hook was installed are reported as missed. This module never
+imports torch (the helpers it executes do, in the user's process, where the packages import
+it anyway).
 """
 
 from __future__ import annotations
@@ -56,7 +57,14 @@ from typing import Any
 from . import __version__
 from .matching.rules import load_pack
 from .rewriting.engine import RewriteOptions
-from .running.cache import cache_file, canonical, digest, scope_facts, user_cache_dir
+from .running.cache import (
+    cache_file,
+    canonical,
+    digest,
+    scope_facts,
+    touch,
+    user_cache_dir,
+)
 from .running.results import Mode
 from .running.runner import Context, Job, prepare_scopes, rewrite_file
 from .running.summaries import SummaryStore
@@ -142,10 +150,11 @@ class HookLoader(SourceFileLoader):
 
 
 def prune(folder: Path, now: float | None = None) -> int:
-    """Remove the compiled modules and helper files of ``folder`` (the hook's cache) that
-    were not used for ``UNUSED_DAYS`` days, at most once a day (a stamp file says when it
-    last ran); the number removed. A helper file removed while an entry still names it is
-    written again from the entry's text when that entry is loaded."""
+    """Remove the compiled modules, helper files and call-graph files (an older build's,
+    each build keeps its own) of ``folder`` (the hook's cache) that were not used for
+    ``UNUSED_DAYS`` days, at most once a day (a stamp file says when it last ran); the
+    number removed. A helper file removed while an entry still names it is written again
+    from the entry's text when that entry is loaded."""
     now = time.time() if now is None else now
     stamp = folder / "pruned"
     try:
@@ -154,12 +163,14 @@ def prune(folder: Path, now: float | None = None) -> int:
     except OSError:
         pass  # never pruned (or no cache yet)
     removed = 0
-    for part in ("modules", "helpers"):
+    for part in ("modules", "helpers", "."):
         try:
             entries = list(os.scandir(folder / part))
         except OSError:
             continue
         for entry in entries:
+            if part == "." and not entry.name.startswith("callgraph-"):
+                continue  # the stamp, the folders
             try:
                 if now - entry.stat().st_mtime > UNUSED_DAYS * DAY:
                     os.remove(entry.path)
@@ -173,16 +184,6 @@ def prune(folder: Path, now: float | None = None) -> int:
     except OSError:
         pass  # a cache is an optimisation
     return removed
-
-
-def _touch(*paths: str | Path) -> None:
-    """Mark cache files as used now (what ``prune`` goes by)."""
-    for path in paths:
-        if path:
-            try:
-                os.utime(path)
-            except OSError:
-                pass
 
 
 class ImportHook(MetaPathFinder):
@@ -349,7 +350,7 @@ class ImportHook(MetaPathFinder):
                 return None
             if helper_file and self._helper_file(helper_text) != helper_file:
                 return None  # the cache folder moved: compile again
-            _touch(entry, helper_file)
+            touch(entry, helper_file)
             return _Compiled(code, ModuleRecord(**{**json.loads(record), "module": fullname,
                                                    "file": path, "cached": True}),
                              helper_file, helper_text)

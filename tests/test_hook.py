@@ -293,11 +293,15 @@ def test_cache_entries_unused_for_a_month_are_pruned_at_most_once_a_day(tmp_path
     now = time.time()
     old, fresh = (folder / "modules" / f"module-{age}.marshal" for age in ("old", "new"))
     helper = folder / "helpers" / "helpers-old.py"
-    for path, age in ((old, UNUSED_DAYS + 1), (fresh, UNUSED_DAYS - 1), (helper, UNUSED_DAYS + 5)):
+    graph = folder / "callgraph-of-an-older-build.json"  # each build keeps its own
+    other = folder / "not-a-cache-entry.txt"
+    for path, age in ((old, UNUSED_DAYS + 1), (fresh, UNUSED_DAYS - 1), (helper, UNUSED_DAYS + 5),
+                      (graph, UNUSED_DAYS + 1), (other, UNUSED_DAYS + 1)):
         path.write_bytes(b"x")
         os.utime(path, (now - age * DAY, now - age * DAY))
-    assert prune(folder, now) == 2
-    assert not old.exists() and not helper.exists() and fresh.exists()
+    assert prune(folder, now) == 3
+    assert not old.exists() and not helper.exists() and not graph.exists()
+    assert fresh.exists() and other.exists()
     os.utime(fresh, (now - 2 * UNUSED_DAYS * DAY, now - 2 * UNUSED_DAYS * DAY))
     assert prune(folder, now + DAY / 2) == 0 and fresh.exists()  # pruned less than a day ago
     assert prune(folder, now + DAY + 1) == 1 and not fresh.exists()
@@ -310,9 +314,11 @@ def test_a_module_loaded_from_the_cache_is_marked_used(tmp_path, package):
     _result(_eqrewrite_run(tmp_path, package, str(script)))
     entries = list((tmp_path / "cache").rglob("module-*.marshal"))
     assert len(entries) == 2
+    entries += list((tmp_path / "cache").rglob("callgraph-*"))  # the call graph's files too
+    assert len(entries) == 4
     long_ago = time.time() - 2 * UNUSED_DAYS * DAY
     for entry in entries:
         os.utime(entry, (long_ago, long_ago))
     _result(_eqrewrite_run(tmp_path, package, str(script)))  # both from the cache
-    assert prune(entries[0].parent.parent, time.time() + 2 * DAY) == 0
+    assert prune(entries[0].parent.parent, time.time() + 2 * DAY) == 0  # all were used
     assert all(entry.exists() for entry in entries)

@@ -93,6 +93,16 @@ def cache_file(folder: Path, prefix: str, key_parts: list[str]) -> Path:
     return folder / f"{prefix}-{key}.json"
 
 
+def touch(*paths: str | Path) -> None:
+    """Mark cache files as used now (what pruning by age goes by); failures are ignored."""
+    for path in paths:
+        if path:
+            try:
+                os.utime(path)
+            except OSError:
+                pass
+
+
 def stamp_of(stat: os.stat_result, content_digest: str) -> Stamp:
     """The stamp recorded for a file, its mtime zeroed when too recent to be trusted."""
     racy = time.time_ns() - stat.st_mtime_ns < RACY_NS

@@ -49,6 +49,7 @@ from .cache import (
     save_json,
     stamp_of,
     stat_matches,
+    touch,
 )
 
 PARALLEL_FILES = 64  # files per worker below which summarising stays in-process
@@ -229,6 +230,9 @@ class SummaryStore:
                 self.solved = (key, traced)
         except (KeyError, TypeError, ValueError):
             self.records, self.solved = {}, None  # damaged: start afresh
+        # Both files are in use while the index is: the summaries are read whenever the
+        # scope must be solved again (see the module's docstring).
+        touch(self.index_path, self.index_path.with_suffix(".marshal"))
 
     def traced(self, paths: list[str], jobs: int | None = None) -> dict[str, frozenset[str]]:
         """``CallGraph.traced()`` over ``paths``, from the store where it can be; keyed by
