@@ -307,7 +307,7 @@ class Tally:
     screened_eager: int = 0    # rejected by the one eager run, nothing compiled
     screened_backend: int = 0  # rejected by the cheaper backend, the full one not compiled
     screened_triage: int = 0   # other differences: rejected before the triage ran
-    screened_forward: int = 0  # ... found before the compiled backward (none compiled)
+    screened_forward: int = 0  # ... found before the compiled backward (never compiled)
     speculative: int = 0       # judged ahead in parallel, then dropped (not in ``tried``)
 
     def add(self, name: str, answer: dict[str, Any] | None, kept: bool) -> None:
