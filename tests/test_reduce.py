@@ -37,6 +37,18 @@ def off_by_one_and_nan(gm, example_inputs):
     return nan_at_first(exact_off_by_one(gm, example_inputs), example_inputs)
 
 
+def off_by_one_unless_small(gm, example_inputs):
+    """Integer outputs off by one; a graph of fewer than three operations raises instead (a
+    fault only the full backend has, which shrinking brings out)."""
+    operations = [n for n in gm.graph.nodes if n.op in ("call_function", "call_method")]
+    if len(operations) >= 3:
+        return exact_off_by_one(gm, example_inputs)
+
+    def refuse(*args):
+        raise RuntimeError("planted: a small graph")
+    return refuse
+
+
 def crash_on_argmin(gm, example_inputs):
     """A compile crash: refuses every graph holding an argmin (its node count varies)."""
     import torch
@@ -478,6 +490,62 @@ def test_a_cheaper_backend_that_shows_the_finding_screens_candidates(tmp_path, m
     assert texts[0] == texts[1]
     run = run_script(screened.reduced / "repro.py")
     assert run.returncode == 1  # judged with the full backend, as every kept candidate was
+
+
+# Under off_by_one_unless_small, the argmin's finding needs three operations in the graph;
+# under exact_off_by_one (the screen), one is enough.
+CHAIN = '''
+import torch
+
+
+def lowest(x: torch.Tensor):
+    a = x * 3.0
+    b = a + 1.0
+    c = b * 0.5
+    d = c - 2.0
+    return d.argmin()
+
+
+def get_inputs():
+    torch.manual_seed(0)
+    return [torch.randn(5, 7)]
+'''
+
+
+def _operations(source: str) -> int:
+    return sum(source.count(f" {op} ") for op in "*+-") + source.count(".argmin(")
+
+
+def test_candidates_kept_by_the_screen_are_confirmed_by_the_full_backend(tmp_path,
+                                                                        monkeypatch):
+    """With a cheaper backend showing the finding, candidates are kept on its word and the
+    full backend confirms the program every ``confirm_every`` kept ones and at the end; a
+    program it does not keep is undone (bisected back to one it keeps) and the passes go on
+    from there. The result is the full backend's finding, the same serially and in
+    parallel; with ``confirm_every=0`` every candidate is judged by the full backend."""
+    from eqrewrite.oracle.minimising import reduce as reducing
+
+    folder = reproducer(tmp_path, monkeypatch, CHAIN, "argmin.py", "lowest",
+                        TargetForm.FUNCTION, "off_by_one_unless_small")
+    monkeypatch.setitem(reducing.CHEAPER, "planted:off_by_one_unless_small",
+                        ("planted:exact_off_by_one",))
+    runs = {name: reduce_folder(folder, tmp_path / name, Budget(max_tests=60,
+                                                                confirm_every=every),
+                                verify=False, jobs=jobs)
+            for name, every, jobs in (("j1", 2, 1), ("j2", 2, 2), ("each", 0, 1))}
+    texts = {name: (r.reduced / "tree" / "argmin.py").read_text() for name, r in runs.items()}
+    assert texts["j1"] == texts["j2"]
+    for name in ("tried", "accepted", "cached", "by_pass", "confirmations", "reverted"):
+        assert getattr(runs["j1"].tally, name) == getattr(runs["j2"].tally, name), name
+    deferred, each = runs["j1"], runs["each"]
+    assert deferred.screen_backend == each.screen_backend == "planted:exact_off_by_one"
+    assert deferred.tally.confirmations > 0 and deferred.tally.reverted > 0
+    assert each.tally.confirmations == each.tally.reverted == 0
+    recorded = json.loads((deferred.reduced / "reduction.json").read_text())
+    assert recorded["confirm_every"] == 2 and recorded["candidates"]["reverted"] > 0
+    for name, text in texts.items():  # the screen alone would have gone down to one
+        assert 3 <= _operations(text) < _operations(CHAIN), (name, text)
+    assert run_script(deferred.reduced / "repro.py").returncode == 1
 
 
 def test_ddmin_asks_for_a_rounds_tests_at_once():

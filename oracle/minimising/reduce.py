@@ -23,7 +23,11 @@ screened with the cheapest check that can show it lost the finding: one eager ru
 without compiling, those whose eager run raises what the original's did not (most removed
 statements leave a name undefined); when the original fails the same way with ``aot_eager``
 (the finding is Dynamo's or AOT autograd's, not Inductor's code generation), that backend
-judges a candidate first and only the candidates it keeps are compiled with the full one.
+judges the candidates, and the full one confirms the program after every ``confirm_every``
+candidates it kept and at the end: when it does not keep it, bisection finds the kept
+candidate it refuses, the reduction goes back to the program before it and goes on from
+there, so the result is always one the full backend keeps (``confirm_every=0``: every
+candidate the cheaper backend keeps is compiled with the full one before it is kept).
 The order of candidates is fixed, so a run is deterministic up to time limits. With
 ``jobs`` above 1, that many checking processes judge the next candidates of a pass at once
 (speculatively: the first kept one in the pass's order wins, and the judgements after it are
@@ -50,7 +54,7 @@ from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, NamedTuple
 
 from . import reducepasses as rp
 
@@ -80,6 +84,23 @@ class Budget:
     max_tests: int = 500
     timeout: float | None = None      # per candidate; None: 5 x the baseline, at least 60 s
     time_budget: float | None = None  # for the whole command: start-up, candidates, check
+    # With a cheaper screening backend: confirm the program with the full one after this
+    # many candidates kept by the screen (and at the end); 0: judge every candidate fully.
+    confirm_every: int = 4
+
+
+class Kept(NamedTuple):
+    """A program the screening backend kept, not yet confirmed by the full one."""
+
+    name: str  # the pass that kept it
+    text: str
+    state: bool
+    answer: dict[str, Any]
+
+
+class Reverted(Exception):
+    """The full backend did not keep a program the screen had kept: the reduction went back
+    to the last program it keeps, and its passes start again from there."""
 
 
 class OutOfBudget(Exception):
@@ -309,6 +330,8 @@ class Tally:
     screened_triage: int = 0   # other differences: rejected before the triage ran
     screened_forward: int = 0  # ... found before the compiled backward (never compiled)
     speculative: int = 0       # judged ahead in parallel, then dropped (not in ``tried``)
+    confirmations: int = 0     # programs judged by the full backend after the screen kept them
+    reverted: int = 0          # kept by the screen, undone because the full backend did not
 
     def add(self, name: str, answer: dict[str, Any] | None, kept: bool) -> None:
         self.tried += 1
@@ -356,6 +379,10 @@ class Reduction:
         self.base_tree: Path | None = None  # the whole source tree, when one file is not enough
         self._seen: dict[tuple[str, bool], bool] = {}
         self._count = 0
+        # Deferred confirmation (see _confirm): the programs the screening backend kept since
+        # the last one the full backend kept, with the pass that kept each.
+        self.unconfirmed: list[Kept] = []
+        self.confirmed: tuple[str, bool, dict[str, Any]] = (text, self.state, {})  # _baseline
 
     def finding(self) -> tuple[Signature, dict[str, Any]]:
         """The finding's signature and the current program's answer (both set by
@@ -369,13 +396,20 @@ class Reduction:
     def jobs(self) -> int:
         return len(self.checkers)
 
+    @property
+    def deferring(self) -> bool:
+        """Whether candidates are kept on the screening backend's word, the full backend
+        confirming the program every ``confirm_every`` kept ones (``_confirm``)."""
+        return self.screen_backend is not None and self.budget.confirm_every > 0
+
     def judge(self, text: str, state: bool, checker: Checker | None = None,
-              backend: str | None = None, root: Path | None = None
+              backend: str | None = None, root: Path | None = None, full: bool = False
               ) -> dict[str, Any] | None:
         """Write ``text`` into a fresh candidate tree and judge it (on ``checker``, default
         the first): screened by one eager run, then by the cheaper backend when there is
-        one, then with the reproducer's own settings (or with ``backend`` alone). A
-        screen's rejection is the answer, marked ``screened``."""
+        one, then with the reproducer's own settings (or with ``backend`` alone; or, with
+        ``full``, with its own settings alone). While ``deferring``, the cheaper backend's
+        answer is final. A screen's rejection is the answer, marked ``screened``."""
         checker = checker or self.checker
         root = root or self._tree()
         try:
@@ -391,6 +425,9 @@ class Reduction:
             if backend is not None:
                 return checker.check(root, state, self.capped(self.timeout), backend=backend,
                                      **screen)
+            if full:  # a program the eager run passed already; the result depends on it,
+                screen.pop("eager", None)  # so it may overstay the time budget
+                return checker.check(root, state, self.timeout, **screen)
             if self.screen_backend is not None and self.signature is not None:
                 answer = checker.check(root, state, self.capped(self.timeout),
                                        backend=self.screen_backend, **screen)
@@ -399,6 +436,8 @@ class Reduction:
                         **answer, "screened": "backend"}
                 if answer is None or not self.signature.kept_by(answer):
                     return answer if answer is None else {**answer, "screened": "backend"}
+                if self.deferring:
+                    return answer
                 screen.pop("eager")  # the eager run just passed
             return checker.check(root, state, self.capped(self.timeout), **screen)
         finally:
@@ -462,6 +501,8 @@ class Reduction:
             if self._settle(name, text, state, status, answer, same_layout):
                 self.tally.speculative += sum(f is not None and not f.cancel()
                                               for *_, f in pending)
+                if self.deferring and len(self.unconfirmed) >= self.budget.confirm_every:
+                    self._confirm(self._take_chain())
                 return key
 
     def _status(self, text: str, state: bool, queued: set[str]) -> str:
@@ -512,6 +553,8 @@ class Reduction:
             self._ahead = self.jobs if kept else min(self._ahead + 1, AHEAD * self.jobs)
         if kept:
             assert answer is not None  # kept_by(None) is False
+            if self.deferring:
+                self.unconfirmed.append(Kept(name, text, state, answer))
             self.text, self.state, self.answer = text, state, answer
             size = rp.size(text)
             self.say(f"{self.tally.tried} tried: {name} kept; {size.statements} statements, "
@@ -535,12 +578,73 @@ class Reduction:
                 self._free.put(checker)
         return self._pool.submit(self._judge_free, text, state, root)
 
-    def _judge_free(self, text: str, state: bool, root: Path) -> dict[str, Any] | None:
+    def _judge_free(self, text: str, state: bool, root: Path | None = None, full: bool = False
+                    ) -> dict[str, Any] | None:
         checker = self._free.get()
         try:
-            return self.judge(text, state, checker, root=root)
+            return self.judge(text, state, checker, root=root, full=full)
         finally:
             self._free.put(checker)
+
+    # -- deferred confirmation --------------------------------------------------------------------
+
+    def _take_chain(self) -> list[Kept]:
+        chain, self.unconfirmed = self.unconfirmed, []
+        return chain
+
+    def _confirm(self, chain: list[Kept], restart: bool = True) -> None:
+        """Judge the last program of ``chain`` (kept by the screen since the last confirmed
+        one) with the full backend: when it keeps the finding, the chain stands; else
+        ``_revert``."""
+        if not chain:
+            return
+        assert self.signature is not None
+        if self.signature.kept_by(answer := self._full(chain[-1])):
+            assert answer is not None
+            self._settle_confirmed(chain[-1], answer)
+        else:
+            self._revert(chain, restart)
+
+    def _revert(self, chain: list[Kept], restart: bool = True) -> None:
+        """The full backend does not keep the chain's last program: find by bisection one it
+        keeps (``lo``, or the last confirmed) followed by one it does not (``hi``), go back
+        to ``lo``, reject ``hi`` and forget the programs after it (reduced from a rejected
+        one), then raise ``Reverted`` (unless not ``restart``). Only the order of answers
+        decides, so serial and parallel runs stay the same."""
+        assert self.signature is not None
+        lo, hi, kept_answer = -1, len(chain) - 1, None
+        while hi - lo > 1:
+            middle = (lo + hi) // 2
+            if self.signature.kept_by(answer := self._full(chain[middle])):
+                lo, kept_answer = middle, answer
+            else:
+                hi = middle
+        self._seen[(chain[hi].text, chain[hi].state)] = False
+        for later in chain[hi + 1:]:
+            self._seen.pop((later.text, later.state), None)
+        self.tally.reverted += len(chain) - hi
+        if lo >= 0:
+            assert kept_answer is not None
+            self._settle_confirmed(chain[lo], kept_answer)
+        else:
+            self.text, self.state, self.answer = self.confirmed
+        self.say(f"{self.tally.tried} tried: the full backend does not keep the finding "
+                 f"after a {chain[hi].name} candidate; {len(chain) - hi} kept by "
+                 f"{self.screen_backend} undone")
+        if restart:
+            raise Reverted
+
+    def _full(self, kept: Kept) -> dict[str, Any] | None:
+        """The full backend's answer for a program the screen kept (on a free process)."""
+        self.tally.confirmations += 1
+        if self._pool is None:
+            return self.judge(kept.text, kept.state, root=self._tree(), full=True)
+        return self._judge_free(kept.text, kept.state, self._tree(), full=True)
+
+    def _settle_confirmed(self, kept: Kept, answer: dict[str, Any]) -> None:
+        """``kept``'s program is the current one, confirmed, with the full backend's answer."""
+        self.confirmed = (kept.text, kept.state, answer)
+        self.text, self.state, self.answer = self.confirmed
 
     def close(self) -> None:
         """End the checking processes (and the judgements still running ahead)."""
@@ -574,29 +678,41 @@ class Reduction:
     # -- the passes -----------------------------------------------------------------------------
 
     def run(self) -> str | None:
-        """Reduce until no pass finds anything; the reason it stopped early, if it did."""
-        try:
-            if self.state:
-                self.attempt("weights", self.text, state=False)
-            while True:
-                before = (self.text, self.state)
-                self.statements()
-                self.greedy("inputs", rp.unused_input_candidates)
-                self.greedy("outputs", rp.output_candidates)
-                self.greedy("members", rp.unused_member_candidates)
-                self.greedy("unroll", rp.unroll_candidates)
-                self.greedy("iterations", rp.iteration_candidates)
-                self.greedy("hoist", rp.hoist_candidates)
-                self.greedy("split", rp.break_candidates)
-                self.greedy("inline", rp.inline_candidates)
-                self.greedy("expressions", rp.expression_candidates)
-                self.shapes()
-                self.greedy("constants", rp.constant_candidates)
-                if (self.text, self.state) == before:
-                    self.attempt("tidy", rp.tidy(self.text))
-                    return None
-        except OutOfBudget as stop:
-            return str(stop)
+        """Reduce until no pass finds anything; the reason it stopped early, if it did.
+        The program it ends with is one the full backend keeps (``_confirm``)."""
+        while True:
+            try:
+                try:
+                    self._round()
+                except OutOfBudget as stop:
+                    self._confirm(self._take_chain(), restart=False)
+                    return str(stop)
+                self._confirm(self._take_chain())
+                return None
+            except Reverted:
+                continue
+
+    def _round(self) -> None:
+        """The passes, over and over until none changes the program, then the tidy-up."""
+        if self.state:
+            self.attempt("weights", self.text, state=False)
+        while True:
+            before = (self.text, self.state)
+            self.statements()
+            self.greedy("inputs", rp.unused_input_candidates)
+            self.greedy("outputs", rp.output_candidates)
+            self.greedy("members", rp.unused_member_candidates)
+            self.greedy("unroll", rp.unroll_candidates)
+            self.greedy("iterations", rp.iteration_candidates)
+            self.greedy("hoist", rp.hoist_candidates)
+            self.greedy("split", rp.break_candidates)
+            self.greedy("inline", rp.inline_candidates)
+            self.greedy("expressions", rp.expression_candidates)
+            self.shapes()
+            self.greedy("constants", rp.constant_candidates)
+            if (self.text, self.state) == before:
+                self.attempt("tidy", rp.tidy(self.text))
+                return
 
     def statements(self) -> None:
         """Delta debugging over each statement list, outermost first."""
@@ -703,6 +819,7 @@ class Result:
     jobs: int = 1
     reducing: float = 0.0  # seconds spent on the candidates (after the baseline)
     screen_backend: str | None = None
+    confirm_every: int = 0  # with a screen backend (see Budget.confirm_every)
 
     @property
     def per_minute(self) -> float:
@@ -724,8 +841,11 @@ class Result:
                                "screened_triage": self.tally.screened_triage,
                                "screened_forward": self.tally.screened_forward,
                                "speculative": self.tally.speculative,
+                               "confirmations": self.tally.confirmations,
+                               "reverted": self.tally.reverted,
                                "per_minute": round(self.per_minute, 2)},
                 "jobs": self.jobs, "screen_backend": self.screen_backend,
+                "confirm_every": self.confirm_every,
                 "reducing_seconds": round(self.reducing, 1),
                 "seconds": round(self.seconds, 1), "stopped": self.stopped,
                 "weights_dropped": self.weights_dropped, "reduced": str(self.reduced),
@@ -770,7 +890,8 @@ def reduce_folder(folder: Path, out: Path | None = None, budget: Budget | None =
             _sizes(original, baseline), _sizes(reduction.text, answer),
             reduction.tally, 0.0, stopped, description["has_state"] and not reduction.state,
             out / "reduced", out / "minimal.py", jobs=reduction.jobs, reducing=reducing,
-            screen_backend=reduction.screen_backend)
+            screen_backend=reduction.screen_backend,
+            confirm_every=budget.confirm_every if reduction.deferring else 0)
         try:
             _write_reduced(result.reduced, repro, checker.core, reduction)
             _write_minimal(result.minimal, reduction, description)
@@ -840,6 +961,7 @@ def _baseline(reduction: Reduction, root: Path) -> dict[str, Any]:
         raise NotReproduced(f"{reduction.checker.folder}: {problem}")
     assert answer is not None  # _failing(None) is not None
     reduction.signature, reduction.answer = Signature.of(answer), answer
+    reduction.confirmed = (reduction.text, reduction.state, answer)
     reduction.timeout = reduction.budget.timeout or max(60.0, 5 * answer["seconds"])
     reduction.screen_backend = _cheaper_backend(reduction)
     return answer

@@ -34,10 +34,14 @@ if TYPE_CHECKING:  # the minimiser itself is imported only when the command runs
 @click.option("-j", "--jobs", type=click.IntRange(min=1), default=1, show_default=True,
               help="Candidates judged at once, each in a checking process of its own (the "
                    "program reduced is the same as with 1).")
+@click.option("--confirm-every", type=click.IntRange(min=0), default=4, show_default=True,
+              help="When a cheaper backend shows the finding too, keep candidates on its "
+                   "word and confirm the program with the full one after this many (and at "
+                   "the end); 0: compile every candidate with the full backend.")
 @click.option("-q", "--quiet", is_flag=True, help="No progress lines on stderr.")
 def reduce_command(folder: Path, max_tests: int, timeout: float | None,
                    time_budget: float | None, out: Path | None, output_format: str,
-                   no_verify: bool, jobs: int, quiet: bool) -> None:
+                   no_verify: bool, jobs: int, confirm_every: int, quiet: bool) -> None:
     """Shrink the reproducer in FOLDER (a compiler-bug or compile-crash finding) to the
     smallest program with the same verdict and signature; write FOLDER/minimal.py and
     FOLDER/reduced/.
@@ -52,8 +56,8 @@ def reduce_command(folder: Path, max_tests: int, timeout: float | None,
             click.echo(f"reduce: {line}", err=True)
 
     try:
-        result = reduce_folder(folder, out, Budget(max_tests, timeout, time_budget), say,
-                               verify=not no_verify, jobs=jobs)
+        budget = Budget(max_tests, timeout, time_budget, confirm_every)
+        result = reduce_folder(folder, out, budget, say, verify=not no_verify, jobs=jobs)
     except ReduceError as error:
         click.echo(f"error: {error}", err=True)
         sys.exit(2)
@@ -85,6 +89,9 @@ def _render(result: Result) -> str:
                 f"backward")
     if result.screen_backend:
         screened += f", {tally.screened_backend} by {result.screen_backend}"
+    if tally.confirmations:
+        screened += (f"; {tally.confirmations} full judgements confirmed what "
+                     f"{result.screen_backend} kept, {tally.reverted} kept undone")
     lines.append(f"throughput: {result.per_minute:.1f} candidates/minute with {result.jobs} "
                  f"job{'s' if result.jobs != 1 else ''} ({screened}"
                  + (f"; {tally.speculative} judged ahead and dropped" if result.jobs > 1
