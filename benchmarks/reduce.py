@@ -16,10 +16,11 @@ with a fresh Inductor cache folder of its own (so neither reuses the other's com
 kernels; the workers of one run share theirs), and one row per case gives the candidates
 judged per minute of reduction (start-up, baseline and final check left out) of both, their
 ratio, whether the two reduced programs and candidate counts are identical, the candidates
-judged ahead and dropped, the load average before each run, and the cores the run used (CPU
-seconds of the command and its processes over its wall time: on a machine shared with other
-jobs, what ``-j N`` can gain is bounded by the cores it gets). A CASE may also be a finding
-folder of ``findings/`` (its ``program.py``).
+judged ahead and dropped, the serial run's Inductor confirmations and the kept candidates
+they undid (findings screened with ``aot_eager``), the load average before each run, and
+the cores the run used (CPU seconds of the command and its processes over its wall time: on
+a machine shared with other jobs, what ``-j N`` can gain is bounded by the cores it gets).
+A CASE may also be a finding folder of ``findings/`` (its ``program.py``).
 
 With ``--baseline REV`` as well, each case is first reduced by the reducer of commit REV of
 this repository (a git worktree of it, imported ahead of the installed package; its own
@@ -231,9 +232,9 @@ def compare_case(case: str, work: Path, max_tests: int, jobs: int,
     if failed:
         return {"case": case, "error": "; ".join(failed)}
     serial, parallel = runs["serial"], runs["parallel"]
-    counted = ("tried", "accepted", "repeated", "by_pass")
+    counted = ("tried", "accepted", "repeated", "by_pass", "confirmations", "reverted")
     same = serial["program"] == parallel["program"] and all(
-        serial["candidates"][k] == parallel["candidates"][k] for k in counted)
+        serial["candidates"].get(k) == parallel["candidates"].get(k) for k in counted)
     return {"case": case, **runs, "jobs": jobs, "identical": same}
 
 
@@ -255,7 +256,9 @@ def compare_row(result: dict) -> str:
             + " " + " ".join(f"{run['load']:>4.1f}" for run in runs)
             + " " + " ".join(f"{run['cpu'] / run['wall']:>4.2f}" for run in runs)
             + f"  {'yes' if result['identical'] else 'NO':>3} "
-              f"{result['parallel']['candidates']['speculative']:>5}")
+              f"{result['parallel']['candidates']['speculative']:>5} "
+              f"{result['serial']['candidates'].get('confirmations', 0):>7} "
+              f"{result['serial']['candidates'].get('reverted', 0):>6}")
 
 
 def compare(cases: list[str], work: Path, max_tests: int, jobs: int,
@@ -272,7 +275,7 @@ def compare(cases: list[str], work: Path, max_tests: int, jobs: int,
           + " ".join(f"{'stmts':>4}" for _ in names) + " "
           + " ".join(f"{'secs':>5}" for _ in names) + " "
           + " ".join(f"{'load':>4}" for _ in names) + " "
-          + " ".join(f"{'core':>4}" for _ in names) + "  same ahead")
+          + " ".join(f"{'core':>4}" for _ in names) + "  same ahead confirm undone")
     print(f"{'':40} " + " ".join(f"{n:>5}" for n in names) + " "
           + " ".join(f"{n:>7}" for n in names))
     results = []

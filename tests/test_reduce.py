@@ -49,6 +49,16 @@ def off_by_one_unless_small(gm, example_inputs):
     return refuse
 
 
+def off_by_one_if_channels_last(gm, example_inputs):
+    """Integer outputs off by one when an input is channels-last and not contiguous."""
+    import torch
+
+    if any(isinstance(t, torch.Tensor) and t.dim() == 4 and not t.is_contiguous()
+           and t.is_contiguous(memory_format=torch.channels_last) for t in example_inputs):
+        return exact_off_by_one(gm, example_inputs)
+    return gm.forward
+
+
 def crash_on_argmin(gm, example_inputs):
     """A compile crash: refuses every graph holding an argmin (its node count varies)."""
     import torch
@@ -546,6 +556,35 @@ def test_candidates_kept_by_the_screen_are_confirmed_by_the_full_backend(tmp_pat
     for name, text in texts.items():  # the screen alone would have gone down to one
         assert 3 <= _operations(text) < _operations(CHAIN), (name, text)
     assert run_script(deferred.reduced / "repro.py").returncode == 1
+
+
+CHANNELS_LAST = '''
+import torch
+
+
+def lowest(x: torch.Tensor):
+    return (x * 3.0).argmin()
+
+
+def get_inputs():
+    torch.manual_seed(0)
+    return [torch.randn(2, 3, 4, 5).to(memory_format=torch.channels_last)]
+'''
+
+
+def test_shrunk_inputs_that_change_layout_are_refused_before_any_run(tmp_path, monkeypatch):
+    """A shape candidate whose input loses its layout class (a channels-last input with one
+    channel, or one row and column, is contiguous too) is refused once its inputs are built,
+    before the eager run or any compile; the input stays channels-last and not contiguous."""
+    folder = reproducer(tmp_path, monkeypatch, CHANNELS_LAST, "argmin.py", "lowest",
+                        TargetForm.FUNCTION, "off_by_one_if_channels_last")
+    result = reduce_folder(folder, tmp_path / "out", Budget(max_tests=40), verify=False)
+    assert result.tally.screened_layout > 0
+    assert result.after["input_elements"] < 120
+    namespace: dict = {}
+    exec((result.reduced / "tree" / "argmin.py").read_text(), namespace)
+    (x,) = namespace["get_inputs"]()
+    assert x.is_contiguous(memory_format=torch.channels_last) and not x.is_contiguous()
 
 
 def test_ddmin_asks_for_a_rounds_tests_at_once():

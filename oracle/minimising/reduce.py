@@ -57,6 +57,7 @@ from pathlib import Path
 from typing import IO, Any, NamedTuple
 
 from . import reducepasses as rp
+from .reduceworker import layout_class
 
 WORKER = Path(__file__).with_name("reduceworker.py")
 # The modules a reproducer carries (repro.VENDORED; repeated so that importing this module
@@ -298,16 +299,6 @@ class Signature:
         return f"{self.verdict}: {kind} at {path}{more}; raised {thrown}"
 
 
-def _layout(inputs: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The inputs without their element counts: what shrinking must keep."""
-    def strip(item: dict[str, Any]) -> dict[str, Any]:
-        kept = {k: v for k, v in item.items() if k != "numel"}
-        if "items" in kept:
-            kept["items"] = [strip(i) for i in kept["items"]]
-        return kept
-    return [strip(item) for item in inputs]
-
-
 def elements(inputs: list[dict[str, Any]]) -> int:
     return sum(item["numel"] for item in inputs)
 
@@ -329,6 +320,7 @@ class Tally:
     screened_backend: int = 0  # rejected by the cheaper backend, the full one not compiled
     screened_triage: int = 0   # other differences: rejected before the triage ran
     screened_forward: int = 0  # ... found before the compiled backward (never compiled)
+    screened_layout: int = 0   # shrunk inputs that changed layout class: built, never run
     speculative: int = 0       # judged ahead in parallel, then dropped (not in ``tried``)
     confirmations: int = 0     # programs judged by the full backend after the screen kept them
     reverted: int = 0          # kept by the screen, undone because the full backend did not
@@ -346,6 +338,7 @@ class Tally:
         self.screened_backend += screen == "backend"
         self.screened_triage += screen == "differences"
         self.screened_forward += screen == "forward"
+        self.screened_layout += screen == "layout"
 
 
 class Reduction:
@@ -403,13 +396,15 @@ class Reduction:
         return self.screen_backend is not None and self.budget.confirm_every > 0
 
     def judge(self, text: str, state: bool, checker: Checker | None = None,
-              backend: str | None = None, root: Path | None = None, full: bool = False
-              ) -> dict[str, Any] | None:
+              backend: str | None = None, root: Path | None = None, full: bool = False,
+              layout: list[dict[str, Any]] | None = None) -> dict[str, Any] | None:
         """Write ``text`` into a fresh candidate tree and judge it (on ``checker``, default
         the first): screened by one eager run, then by the cheaper backend when there is
         one, then with the reproducer's own settings (or with ``backend`` alone; or, with
         ``full``, with its own settings alone). While ``deferring``, the cheaper backend's
-        answer is final. A screen's rejection is the answer, marked ``screened``."""
+        answer is final. ``layout``: the inputs' layout classes (``layout_class``) the
+        candidate must keep, checked before anything runs. A screen's rejection is the
+        answer, marked ``screened``."""
         checker = checker or self.checker
         root = root or self._tree()
         try:
@@ -422,6 +417,8 @@ class Reduction:
             screen: dict[str, Any] = {} if self.signature is None else {
                 "eager": self.signature.exceptions[0],
                 "differences": [list(d) for d in self.signature.differences]}
+            if layout is not None:
+                screen["layout"] = layout
             if backend is not None:
                 return checker.check(root, state, self.capped(self.timeout), backend=backend,
                                      **screen)
@@ -465,6 +462,8 @@ class Reduction:
         have judged them. So the program, the candidates counted and the budget spent are a
         serial run's."""
         state = self.state if state is None else state
+        # The inputs' layout classes a candidate must keep: refused before anything runs.
+        layout = layout_class(self.finding()[1]["inputs"]) if same_layout else None
         stream = iter(candidates)
         pending: deque[tuple[Any, str, str, Future[dict[str, Any] | None] | None]] = deque()
         judged: set[str] = set()  # the texts of the pending candidates being judged
@@ -488,7 +487,7 @@ class Reduction:
                     if not judged:
                         self._spend()  # where a serial run would stop: before judging
                     judged.add(text)
-                    future = self._submit(text, state)
+                    future = self._submit(text, state, layout)
                 queued.add(text)
                 pending.append((key, text, status, future))
             if not pending:
@@ -546,7 +545,7 @@ class Reduction:
             return False
         signature, current = self.finding()
         kept = answer is not None and signature.kept_by(answer) and not (
-            same_layout and _layout(answer["inputs"]) != _layout(current["inputs"]))
+            same_layout and layout_class(answer["inputs"]) != layout_class(current["inputs"]))
         self._seen[key] = kept
         self.tally.add(name, answer, kept)
         if self.jobs > 1:
@@ -561,13 +560,14 @@ class Reduction:
                      f"{size.tokens} tokens, {elements(answer['inputs'])} input elements")
         return kept
 
-    def _submit(self, text: str, state: bool) -> Future[dict[str, Any] | None]:
+    def _submit(self, text: str, state: bool, layout: list[dict[str, Any]] | None = None
+                ) -> Future[dict[str, Any] | None]:
         """Judge ``text``: now without parallel jobs, else on the next checking process
         free (the answer's future)."""
         root = self._tree()
         if self.jobs == 1:
             done: Future[dict[str, Any] | None] = Future()
-            done.set_result(self.judge(text, state, root=root))
+            done.set_result(self.judge(text, state, root=root, layout=layout))
             return done
         if self._pool is None:
             for checker in self.checkers:
@@ -576,13 +576,13 @@ class Reduction:
             self._pool = ThreadPoolExecutor(self.jobs, thread_name_prefix="reduce-judge")
             for checker in self.checkers:
                 self._free.put(checker)
-        return self._pool.submit(self._judge_free, text, state, root)
+        return self._pool.submit(self._judge_free, text, state, root, layout=layout)
 
-    def _judge_free(self, text: str, state: bool, root: Path | None = None, full: bool = False
-                    ) -> dict[str, Any] | None:
+    def _judge_free(self, text: str, state: bool, root: Path | None = None, full: bool = False,
+                    layout: list[dict[str, Any]] | None = None) -> dict[str, Any] | None:
         checker = self._free.get()
         try:
-            return self.judge(text, state, checker, root=root, full=full)
+            return self.judge(text, state, checker, root=root, full=full, layout=layout)
         finally:
             self._free.put(checker)
 
@@ -840,6 +840,7 @@ class Result:
                                "screened_backend": self.tally.screened_backend,
                                "screened_triage": self.tally.screened_triage,
                                "screened_forward": self.tally.screened_forward,
+                               "screened_layout": self.tally.screened_layout,
                                "speculative": self.tally.speculative,
                                "confirmations": self.tally.confirmations,
                                "reverted": self.tally.reverted,

@@ -86,7 +86,8 @@ def _render(result: Result) -> str:
     screened = (f"{tally.screened_eager} rejected by one eager run, "
                 f"{tally.screened_triage + tally.screened_forward} on their differences "
                 f"before the triage, {tally.screened_forward} of them before the compiled "
-                f"backward")
+                f"backward, {tally.screened_layout} shrunk inputs that changed layout before "
+                f"any run")
     if result.screen_backend:
         screened += f", {tally.screened_backend} by {result.screen_backend}"
     if tally.confirmations:

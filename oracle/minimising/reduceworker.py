@@ -7,8 +7,9 @@ of eqrewrite. It loads the reproducer's ``repro.py`` as a module (so target, set
 weights and comparison options are the reproducer's own), then answers one JSON request per
 line on stdin with one JSON line on the original stdout: the verdict, the differences, the
 exceptions and the inputs' shapes and layouts. A request may name another ``backend`` (a
-cheaper one that screens candidates) and an ``eager`` exception to screen with one eager
-run first. Everything else written to stdout (the
+cheaper one that screens candidates), an ``eager`` exception to screen with one eager
+run first, and the ``layout`` the inputs must keep (checked once they are built, before any
+run). Everything else written to stdout (the
 compiler, the target) goes to stderr, so it cannot corrupt the answers. ``CORE`` is a folder
 holding a newer ``_eqrewrite_oracle`` to use instead of the reproducer's, for folders written
 before ``replay.judge`` existed.
@@ -113,6 +114,13 @@ def _check(repro: Any, asked: dict[str, Any], trees: Path) -> dict[str, Any]:
     request = repro.REQUEST if asked["state"] else replace(repro.REQUEST, state=None)
     if asked.get("backend"):  # a cheaper backend screens the candidate
         request = replace(request, settings=replace(request.settings, backend=asked["backend"]))
+    if "layout" in asked:  # shrunk inputs: built, not run, when their layout class changed
+        try:
+            built = layout_class(_inputs(root, request))
+        except Exception as error:  # noqa: BLE001 - the candidate does not build
+            return {"error": _last_lines(error), "screened": "eager"}
+        if built != asked["layout"]:
+            return {"error": "the inputs' layout changed", "screened": "layout"}
     if "eager" in asked:  # what it rejects is marked "screened": nothing was compiled
         try:
             first = Session({"original": str(root)}).run(request)
@@ -198,6 +206,17 @@ def _inputs(root: Path, request: Any) -> list[dict[str, Any]]:
     _, inputs, _, _ = session.build(request)
     values = list(inputs.values()) if isinstance(inputs, dict) else list(inputs)
     return [_input(value) for value in values]
+
+
+def layout_class(inputs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The inputs as ``_inputs`` describes them, without their element counts: what shrinking
+    an input must keep (dtype, rank, layout class)."""
+    def strip(item: dict[str, Any]) -> dict[str, Any]:
+        kept = {k: v for k, v in item.items() if k != "numel"}
+        if "items" in kept:
+            kept["items"] = [strip(i) for i in kept["items"]]
+        return kept
+    return [strip(item) for item in inputs]
 
 
 def _input(value: object) -> dict[str, Any]:
