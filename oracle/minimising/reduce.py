@@ -24,7 +24,7 @@ without compiling, those whose eager run raises what the original's did not (mos
 statements leave a name undefined); when the original fails the same way with ``aot_eager``
 (the finding is Dynamo's or AOT autograd's, not Inductor's code generation), that backend
 judges the candidates, and the full one confirms the program after every ``confirm_every``
-candidates it kept and at the end: when it does not keep it, bisection finds the kept
+(16) candidates it kept and at the end: when it does not keep it, bisection finds a kept
 candidate it refuses, the reduction goes back to the program before it and goes on from
 there, so the result is always one the full backend keeps (``confirm_every=0``: every
 candidate the cheaper backend keeps is compiled with the full one before it is kept).
@@ -87,7 +87,9 @@ class Budget:
     time_budget: float | None = None  # for the whole command: start-up, candidates, check
     # With a cheaper screening backend: confirm the program with the full one after this
     # many candidates kept by the screen (and at the end); 0: judge every candidate fully.
-    confirm_every: int = 4
+    # Seldom is cheaper: programs refused midway are often made good by later candidates
+    # (docs/minimising.md has the measurements).
+    confirm_every: int = 16
 
 
 class Kept(NamedTuple):

@@ -34,7 +34,7 @@ if TYPE_CHECKING:  # the minimiser itself is imported only when the command runs
 @click.option("-j", "--jobs", type=click.IntRange(min=1), default=1, show_default=True,
               help="Candidates judged at once, each in a checking process of its own (the "
                    "program reduced is the same as with 1).")
-@click.option("--confirm-every", type=click.IntRange(min=0), default=4, show_default=True,
+@click.option("--confirm-every", type=click.IntRange(min=0), default=16, show_default=True,
               help="When a cheaper backend shows the finding too, keep candidates on its "
                    "word and confirm the program with the full one after this many (and at "
                    "the end); 0: compile every candidate with the full backend.")
