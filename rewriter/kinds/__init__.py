@@ -31,6 +31,7 @@ from ..analysis.facts import ModuleFacts
 from ..analysis.guards import GuardContext, is_pure
 from ..analysis.inference import TENSOR
 from ..syntax.enums import Level, ValueKind
+from ..syntax.nodes import children, walk_in_order
 from ..syntax.pattern import Bindings, NodeKey
 
 
@@ -175,7 +176,7 @@ def forget_module(tree: ast.Module) -> None:
 def _walked(function: ast.AST) -> list[ast.AST]:
     nodes = _WALKS.get(function)
     if nodes is None:
-        nodes = _WALKS[function] = list(ast.walk(function))
+        nodes = _WALKS[function] = walk_in_order(function)
     return nodes
 
 
@@ -184,7 +185,7 @@ def _parents_of(function: ast.AST) -> dict[ast.AST, ast.AST]:
     if found is None:
         found = _PARENTS[function] = {}
         for parent in _walked(function):
-            for child in ast.iter_child_nodes(parent):
+            for child in children(parent):
                 found[child] = parent
     return found
 

@@ -73,6 +73,33 @@ def descendants(node: ast.AST) -> list[ast.AST]:
     return found
 
 
+def walk_in_order(node: ast.AST) -> list[ast.AST]:
+    """What ``list(ast.walk(node))`` is, in the same breadth-first order and with the same
+    nodes (contexts and operators included), without a generator per node: about twice as
+    fast, for the walks whose order their users keep."""
+    found = [node]
+    for parent in found:  # grows while it is read: each node's children join the end
+        for field in parent._fields:
+            value = getattr(parent, field, None)
+            if isinstance(value, ast.AST):
+                found.append(value)
+            elif isinstance(value, list):
+                found += [item for item in value if isinstance(item, ast.AST)]
+    return found
+
+
+def children(node: ast.AST) -> list[ast.AST]:
+    """What ``list(ast.iter_child_nodes(node))`` is, without the generators."""
+    found: list[ast.AST] = []
+    for field in node._fields:
+        value = getattr(node, field, None)
+        if isinstance(value, ast.AST):
+            found.append(value)
+        elif isinstance(value, list):
+            found += [item for item in value if isinstance(item, ast.AST)]
+    return found
+
+
 def names_read(node: ast.AST) -> Iterator[str]:
     """Every name in ``node`` (``ast.Name`` ids, in no particular order)."""
     return (n.id for n in descendants(node) if type(n) is ast.Name)

@@ -459,11 +459,16 @@ def _from_tensor(test: ast.expr, context: KindContext) -> bool:
     local name assigned only such values (Longformer's ``is_global_attn``)."""
     if tensor_condition(test, context) is not None:
         return True
+    # A local assigned ``.item()`` needs the word "item" in its function: most functions
+    # have none, and then are not walked for their assignments here.
+    function = context.function
+    scalars = not isinstance(function, ast.stmt) or any(  # the module, a lambda: searched
+        context.facts.text.mentions(function, word) for word in ("item", "tolist"))
     for node in ast.walk(test):
         if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
                 and node.func.attr in ("item", "tolist") and context.is_tensor(node.func.value)):
             return True
-        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
+        if scalars and isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
             values = [assign.value for assign in context.assignments(node.id)]
             if values and all(isinstance(v, ast.Call) and isinstance(v.func, ast.Attribute)
                               and v.func.attr in ("item", "tolist")
