@@ -245,31 +245,46 @@ class _Summarizer:
             for annotation in annotated + returns:
                 summary.annotations |= {r for r in map(dotted_name, ast.walk(annotation))
                                         if r}
+        # Dispatched on the exact node type (ast's node classes are never subclassed in a
+        # parsed tree): this loop sees every node of every file the call graph reads.
         for node in descendants(function):
-            if isinstance(node, ast.Call):
-                if isinstance(node.func, ast.Attribute):
+            if type(node) is ast.Name:
+                if type(node.ctx) is ast.Load:
+                    summary.references.add(node.id)
+            elif type(node) is ast.Attribute:
+                if type(node.ctx) is ast.Load:
+                    self._attribute(node, summary)
+            elif type(node) is ast.Call:
+                if type(node.func) is ast.Attribute:
                     if not node.func.attr.startswith("__"):  # super().__init__(): not a call
                         summary.called.add(node.func.attr)   # on arbitrary objects
                 if (callee := dotted_name(node.func)) is not None:
                     summary.built.add(callee)
-            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
-                summary.references.add(node.id)
-            elif isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Load):
-                base = node.value
-                if isinstance(base, ast.Call) and isinstance(base.func, ast.Name) and (
-                        base.func.id == "super"):
-                    summary.self_attributes.add(node.attr)
-                elif isinstance(base, ast.Name) and base.id in _SELF:
-                    summary.self_attributes.add(node.attr)
-                elif (reference := dotted_name(node)) is not None:
-                    summary.references.add(reference)
-            elif isinstance(node, ast.Assign):
-                for target in node.targets:
-                    if isinstance(target, ast.Subscript) and isinstance(target.value, ast.Name):
-                        summary.stores.add(target.value.id)
-            if cls is not None and isinstance(node, ast.Assign | ast.AnnAssign) and isinstance(
-                    node.value, ast.Call):
-                _self_values(cls, node, node.value)
+            elif type(node) is ast.Assign or type(node) is ast.AnnAssign:
+                self._assignment(node, summary, cls)
+
+    @staticmethod
+    def _attribute(node: ast.Attribute, summary: FunctionSummary) -> None:
+        """A read ``base.name``: of ``self``/``super()``, or a dotted reference."""
+        base = node.value
+        if isinstance(base, ast.Call) and isinstance(base.func, ast.Name) and (
+                base.func.id == "super"):
+            summary.self_attributes.add(node.attr)
+        elif isinstance(base, ast.Name) and base.id in _SELF:
+            summary.self_attributes.add(node.attr)
+        elif (reference := dotted_name(node)) is not None:
+            summary.references.add(reference)
+
+    @staticmethod
+    def _assignment(node: ast.Assign | ast.AnnAssign, summary: FunctionSummary,
+                    cls: ClassSummary | None) -> None:
+        """``name[...] = ...`` stores into ``name``; in a method, ``self.x = f(...)``."""
+        if isinstance(node, ast.Assign):
+            for target in node.targets:
+                if isinstance(target, ast.Subscript) and isinstance(target.value, ast.Name):
+                    summary.stores.add(target.value.id)
+        if cls is not None and isinstance(node.value, ast.Call):
+            _self_values(cls, node, node.value)
 
     def _class(self, cls: ast.ClassDef, chain: tuple[ast.AST, ...]) -> None:
         inner = chain + (cls,)
