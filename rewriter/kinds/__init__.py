@@ -130,6 +130,14 @@ class KindContext:
                      if isinstance(f, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda)]
         return functions[-1] if functions else self.facts.tree
 
+    def function_mentions(self, *words: str) -> bool:
+        """Whether the enclosing function's lines hold one of ``words`` (a substring test;
+        True at module level and in a lambda): a cheap refusal before a question that would
+        walk the whole function, such as whether a local holds ``.item()``."""
+        function = self.function
+        return not isinstance(function, ast.stmt) or any(
+            self.facts.text.mentions(function, word) for word in words)
+
     def walk(self) -> list[ast.AST]:
         """Every node of the enclosing function in ``ast.walk``'s order, walked once per
         function and shared by every rule and node there (see ``_walked``)."""

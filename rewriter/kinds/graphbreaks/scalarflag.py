@@ -112,6 +112,8 @@ def flag_value(name: ast.Name, context: KindContext) -> ast.expr | None:
     """The value a local name is bound to once and only once in the function, when that
     value is a Python number taken from a one-element tensor (``scalar_of``) or what
     this kind turned it into (``_eqrw_item(t)``)."""
+    if not context.function_mentions("item", "tolist"):  # each value named holds one
+        return None
     bound = context.binders(name.id)
     if len(bound) != 1:
         return None

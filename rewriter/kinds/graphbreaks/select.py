@@ -461,9 +461,7 @@ def _from_tensor(test: ast.expr, context: KindContext) -> bool:
         return True
     # A local assigned ``.item()`` needs the word "item" in its function: most functions
     # have none, and then are not walked for their assignments here.
-    function = context.function
-    scalars = not isinstance(function, ast.stmt) or any(  # the module, a lambda: searched
-        context.facts.text.mentions(function, word) for word in ("item", "tolist"))
+    scalars = context.function_mentions("item", "tolist")
     for node in ast.walk(test):
         if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
                 and node.func.attr in ("item", "tolist") and context.is_tensor(node.func.value)):
