@@ -37,7 +37,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..syntax.nodes import descendants
+from ..syntax.nodes import children, descendants
 from ..syntax.pattern import dotted_name
 from .facts.classes import ModuleClasses
 from .facts.compiled import CompiledFunctions
@@ -243,7 +243,7 @@ class _Summarizer:
                          if a is not None and a.annotation is not None]
             returns = [] if function.returns is None else [function.returns]
             for annotation in annotated + returns:
-                summary.annotations |= {r for r in map(dotted_name, ast.walk(annotation))
+                summary.annotations |= {r for r in map(dotted_name, descendants(annotation))
                                         if r}
         # Dispatched on the exact node type (ast's node classes are never subclassed in a
         # parsed tree): this loop sees every node of every file the call graph reads.
@@ -318,13 +318,13 @@ def _self_values(cls: ClassSummary, node: ast.Assign | ast.AnnAssign, value: ast
 def _direct_defs(node: ast.AST) -> Iterator[ast.FunctionDef | ast.AsyncFunctionDef
                                            | ast.ClassDef]:
     """Functions and classes defined in ``node``'s body, not inside another of them."""
-    stack = [c for c in ast.iter_child_nodes(node) if not isinstance(c, ast.expr)]
+    stack = [c for c in children(node) if not isinstance(c, ast.expr)]
     while stack:
         child = stack.pop()
         if isinstance(child, _DEFS | ast.ClassDef):
             yield child
         else:
-            stack += [c for c in ast.iter_child_nodes(child) if not isinstance(c, ast.expr)]
+            stack += [c for c in children(child) if not isinstance(c, ast.expr)]
 
 
 def _listed(value: ast.expr) -> list[str]:

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 
 from ...analysis.knowledge import SELECT_HELPER
 from ...syntax.enums import Level
+from ...syntax.nodes import descendants
 from ...syntax.pattern import Bindings, same_tree
 from .. import COMPARISONS, Kind, KindContext, Proposal, tensor_condition, with_compare
 from .refresh import CONVERSIONS
@@ -462,7 +463,7 @@ def _from_tensor(test: ast.expr, context: KindContext) -> bool:
     # A local assigned ``.item()`` needs the word "item" in its function: most functions
     # have none, and then are not walked for their assignments here.
     scalars = context.function_mentions("item", "tolist")
-    for node in ast.walk(test):
+    for node in descendants(test):  # any node will do: the order does not matter
         if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
                 and node.func.attr in ("item", "tolist") and context.is_tensor(node.func.value)):
             return True
