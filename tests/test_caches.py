@@ -267,3 +267,27 @@ def test_the_audit_answers_from_its_cache_and_follows_the_facts(
     assert "print" in found and sorted(audited) == ["model.py", "util.py"]
     audited.clear()
     assert util_findings(audit([package], cache)) == found and audited == []
+
+
+def test_a_file_no_rule_concerns_is_parsed_once_and_its_syntax_errors_still_show(
+        package: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The call graph parses every file for its summary; a file that no rule concerns is not
+    parsed again for its syntax errors when its content is the one summarised, and one that
+    does not parse (no summary) still reports its error, with its line."""
+    (package / "plain.py").write_text("VALUE = 1\n")
+    (package / "broken.py").write_text("VALUE = (\n")
+    parsed: list[str] = []
+    original = runner.parse
+
+    def counting(text: str):  # type: ignore[no-untyped-def]
+        parsed.append(text)
+        return original(text)
+
+    monkeypatch.setattr(runner, "parse", counting)
+    result = CliRunner().invoke(main, [str(package), "--rules", "graphbreaks", "--check",
+                                       "--format", "json", "-j", "1", "--no-cache"])
+    assert result.exit_code == 123, result.output  # a file could not be processed
+    document = json.loads(result.stdout)
+    assert "VALUE = 1\n" not in parsed and "VALUE = (\n" in parsed
+    [broken] = [e for e in document["errors"] if e["file"].endswith("broken.py")]
+    assert "syntax error" in broken["message"] and broken["line"] == 1

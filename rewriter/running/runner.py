@@ -30,13 +30,12 @@ from .diffs import unified_diff
 from .formatting import format_with_black
 from .progress import file_progress, line_progress
 from .results import EditRecord, FileResult, Mode, NoteRecord, Status
-from .summaries import function_scopes
+from .summaries import SummaryStore, function_scopes
 
 if TYPE_CHECKING:  # libcst (which apply.py needs) loads only when a file has edits
     from collections.abc import Iterator, Sequence
 
     from ..rewriting.apply import ChunkApplier, Spread
-    from .summaries import SummaryStore
 
 PARALLEL_THRESHOLD = 16  # fewer files than this run in-process
 LONG_FILE = 1_000_000  # characters: a file this long shows its own progress, line by line
@@ -60,6 +59,9 @@ class Job:
     black: bool = False
     ignore: tuple[str, ...] = ()
     scopes: Scopes = field(default_factory=dict)
+    # Files the call graph parsed for this run (path -> content digest): one that still has
+    # that content and that no rule concerns is not parsed again for its syntax errors.
+    parsed: dict[str, str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         # Callers may give the packs as a list and the mode as its word ("check").
@@ -120,12 +122,14 @@ def prepare_scopes(job: Job, paths: list[Path], jobs: int | None = None,
     if not needed:
         return job
     graph = [str(p) for p in [*paths, *context]]
+    store = store or SummaryStore(None)
     with collector_tuned():
         scopes = function_scopes(graph, needed, job.options.profiles, jobs, store)
     processed = {str(p) for p in paths}
     return replace(job, scopes={name: {path: names for path, names in by_path.items()
                                        if path in processed}
-                                for name, by_path in scopes.items()})
+                                for name, by_path in scopes.items()},
+                   parsed=store.parsed(processed))
 
 
 def could_match(text: str, rules: list[Rule]) -> list[Rule]:
@@ -156,14 +160,16 @@ def _process(context: Context, path: Path, destination: Path | None) -> FileResu
     data, info = files.read_source(path)
     if files.is_generated(data):
         return FileResult(str(path), Status.GENERATED)
+    content = digest(data)
     try:
         source = decode(data)
-        new_text, edits, notes = _rewrite(source, context.rules, str(path), context)
+        new_text, edits, notes = _rewrite(source, context.rules, str(path), context,
+                                          context.job.parsed.get(str(path)) == content)
     except Exception as error:  # noqa: BLE001 - still copied, so the --out tree is complete
         copy = (destination, data, info) if destination is not None else None
         return _failed(path, error, copy)
     # The stamp of the text processed: the cache keeps this outcome, notes included.
-    stamp = stamp_of(info, digest(data))
+    stamp = stamp_of(info, content)
     if not edits:
         result = FileResult(str(path), Status.UNCHANGED, stamp=stamp, notes=notes)
         return result if destination is None else _with_copy(result, destination, data, info)
@@ -223,14 +229,15 @@ def rewrite_file(context: Context, source: Source, path: str
     return _rewrite(source, context.rules, path, context)
 
 
-def _rewrite(source: Source, rules: list[Rule], path: str, context: Context
-             ) -> tuple[str, tuple[EditRecord, ...], tuple[NoteRecord, ...]]:
+def _rewrite(source: Source, rules: list[Rule], path: str, context: Context,
+             parses: bool = False) -> tuple[str, tuple[EditRecord, ...], tuple[NoteRecord, ...]]:
     options = _file_options(context.job, path)
     # A rule that no code of this file is in the scope of can neither edit nor note.
     candidates = [rule for rule in could_match(source.text, rules)
                   if may_be_in_scope(source.text, rule.scope, options.function_scopes)]
     if not candidates:
-        parse(source.text)  # still report syntax errors in files no rule concerns
+        if not parses:  # ``parses``: the call graph parsed this very content already
+            parse(source.text)  # still report syntax errors in files no rule concerns
         return source.text, (), ()
     long = context.show_progress and len(source.text) >= LONG_FILE
     lines = source.text.count("\n") + 1 if long else 0

@@ -266,6 +266,16 @@ class SummaryStore:
         return {given[path]: frozenset(functions) for path, functions in solved.items()
                 if path in given}
 
+    def parsed(self, paths: AbstractSet[str]) -> dict[str, str]:
+        """The content digest of each of ``paths`` (as given to ``traced``) whose summary
+        was made: the files ``ast.parse`` took, as they were then."""
+        found = {}
+        for path in paths:
+            record = self.records.get(os.path.abspath(path))
+            if record is not None and record.summary is not None:
+                found[path] = record.stamp[2]
+        return found
+
     def _take(self, answer: Summarized, fresh: dict[str, Plain]) -> None:
         """Record a worker's answer."""
         if answer.record is None:
