@@ -75,16 +75,11 @@ def descendants(node: ast.AST) -> list[ast.AST]:
 
 def walk_in_order(node: ast.AST) -> list[ast.AST]:
     """What ``list(ast.walk(node))`` is, in the same breadth-first order and with the same
-    nodes (contexts and operators included), without a generator per node: about twice as
-    fast, for the walks whose order their users keep."""
+    nodes (contexts and operators included), without a generator per node: about 1.3 times
+    as fast, for the walks whose order their users keep."""
     found = [node]
     for parent in found:  # grows while it is read: each node's children join the end
-        for field in parent._fields:
-            value = getattr(parent, field, None)
-            if isinstance(value, ast.AST):
-                found.append(value)
-            elif isinstance(value, list):
-                found += [item for item in value if isinstance(item, ast.AST)]
+        found += children(parent)
     return found
 
 
