@@ -98,7 +98,6 @@ class Kept(NamedTuple):
     name: str  # the pass that kept it
     text: str
     state: bool
-    answer: dict[str, Any]
 
 
 class Reverted(Exception):
@@ -558,7 +557,7 @@ class Reduction:
         if kept:
             assert answer is not None  # kept_by(None) is False
             if self.deferring:
-                self.unconfirmed.append(Kept(name, text, state, answer))
+                self.unconfirmed.append(Kept(name, text, state))
             self.text, self.state, self.answer = text, state, answer
             size = rp.size(text)
             self.say(f"{self.tally.tried} tried: {name} kept; {size.statements} statements, "
