@@ -273,9 +273,13 @@ def test_a_file_no_rule_concerns_is_parsed_once_and_its_syntax_errors_still_show
         package: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The call graph parses every file for its summary; a file that no rule concerns is not
     parsed again for its syntax errors when its content is the one summarised, and one that
-    does not parse (no summary) still reports its error, with its line."""
+    does not parse (no summary) still reports its error, with its line; so does one that
+    parses as the call graph reads it (UTF-8) but not in its declared encoding."""
     (package / "plain.py").write_text("VALUE = 1\n")
     (package / "broken.py").write_text("VALUE = (\n")
+    # UTF-8 bytes under a latin-1 declaration: the call graph (UTF-8) parses them, Python
+    # does not (``é`` reads as ``Ã©``, and ``©`` is no identifier character).
+    (package / "latin.py").write_bytes(b"# -*- coding: latin-1 -*-\nn\xc3\xa9 = 1\n")
     parsed: list[str] = []
     original = runner.parse
 
@@ -289,5 +293,6 @@ def test_a_file_no_rule_concerns_is_parsed_once_and_its_syntax_errors_still_show
     assert result.exit_code == 123, result.output  # a file could not be processed
     document = json.loads(result.stdout)
     assert "VALUE = 1\n" not in parsed and "VALUE = (\n" in parsed
-    [broken] = [e for e in document["errors"] if e["file"].endswith("broken.py")]
-    assert "syntax error" in broken["message"] and broken["line"] == 1
+    errors = {Path(e["file"]).name: e for e in document["errors"]}
+    assert "syntax error" in errors["broken.py"]["message"] and errors["broken.py"]["line"] == 1
+    assert "syntax error" in errors["latin.py"]["message"] and errors["latin.py"]["line"] == 2

@@ -163,8 +163,10 @@ def _process(context: Context, path: Path, destination: Path | None) -> FileResu
     content = digest(data)
     try:
         source = decode(data)
-        new_text, edits, notes = _rewrite(source, context.rules, str(path), context,
-                                          context.job.parsed.get(str(path)) == content)
+        # The call graph read the file as UTF-8: its parse vouches for this text only when
+        # the file is UTF-8 too (a latin-1 file's bytes may read otherwise).
+        parses = source.encoding == "utf-8" and context.job.parsed.get(str(path)) == content
+        new_text, edits, notes = _rewrite(source, context.rules, str(path), context, parses)
     except Exception as error:  # noqa: BLE001 - still copied, so the --out tree is complete
         copy = (destination, data, info) if destination is not None else None
         return _failed(path, error, copy)
