@@ -327,32 +327,37 @@ def tensor_condition(test: ast.expr, context: KindContext) -> tuple[str, Binding
 
 
 def _tensor_condition(test: ast.expr, context: KindContext) -> tuple[str, Bindings] | None:
-    bindings: Bindings = {}
-
-    def convert(node: ast.expr) -> str | None:
-        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
-            inner = convert(node.operand)
-            return None if inner is None or not _boolean_or_op(node.operand, context) else (
-                f"~{_grouped(inner)}")
-        if isinstance(node, ast.BoolOp):
-            converted = [convert(v) for v in node.values]
-            parts = [p for p in converted if p is not None]
-            if len(parts) != len(converted) or not all(
-                    _boolean_or_op(v, context) and context.is_pure(v) for v in node.values):
-                return None
-            joiner = " & " if isinstance(node.op, ast.And) else " | "
-            return joiner.join(_grouped(p) for p in parts)
-        if not context.is_tensor(node):
-            return None
-        name = f"c{len(bindings)}"
-        bindings[name] = node
-        return f"${name}"
-
     scalar = _scalar_condition(test, context)
     if scalar is not None:
         return scalar
-    text = convert(test)
+    bindings: Bindings = {}
+    text = _converted(test, context, bindings)
     return None if text is None else (text, bindings)
+
+
+def _converted(node: ast.expr, context: KindContext, bindings: Bindings) -> str | None:
+    """``node``'s truth as tensor template text, binding its tensors in ``bindings``.
+
+    A module-level function, not a closure: a closure calling itself is a reference
+    cycle, which would keep the whole file's tree alive until the garbage collector ran.
+    """
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
+        inner = _converted(node.operand, context, bindings)
+        return None if inner is None or not _boolean_or_op(node.operand, context) else (
+            f"~{_grouped(inner)}")
+    if isinstance(node, ast.BoolOp):
+        converted = [_converted(v, context, bindings) for v in node.values]
+        parts = [p for p in converted if p is not None]
+        if len(parts) != len(converted) or not all(
+                _boolean_or_op(v, context) and context.is_pure(v) for v in node.values):
+            return None
+        joiner = " & " if isinstance(node.op, ast.And) else " | "
+        return joiner.join(_grouped(p) for p in parts)
+    if not context.is_tensor(node):
+        return None
+    name = f"c{len(bindings)}"
+    bindings[name] = node
+    return f"${name}"
 
 
 def with_compare(proposal: Proposal | None) -> Proposal | None:

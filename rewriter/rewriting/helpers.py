@@ -304,16 +304,19 @@ def closure(names: set[str]) -> list[str]:
     """``names`` and every helper they need, dependencies first, in a stable order."""
     helpers = registered()
     ordered: list[str] = []
-
-    def add(name: str) -> None:
-        for dependency in helpers[name][1]:
-            add(dependency)
-        if name not in ordered:
-            ordered.append(name)
-
     for name in sorted(names):
-        add(name)
+        _add_with_dependencies(name, helpers, ordered)
     return ordered
+
+
+def _add_with_dependencies(name: str, helpers: dict[str, tuple[str, tuple[str, ...]]],
+                           ordered: list[str]) -> None:
+    """Append ``name`` to ``ordered`` after the helpers it needs (not a closure calling
+    itself: that would be a reference cycle, left for the garbage collector)."""
+    for dependency in helpers[name][1]:
+        _add_with_dependencies(dependency, helpers, ordered)
+    if name not in ordered:
+        ordered.append(name)
 
 
 def source_of(names: list[str], with_preamble: bool) -> str:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterator
+from collections.abc import Container, Iterator, Mapping
 from functools import cached_property
 from typing import TypeGuard
 
@@ -51,21 +51,9 @@ class ModuleClasses:
         the file (``class T5Stack(T5PreTrainedModel)`` where ``T5PreTrainedModel``
         derives from an imported ``PreTrainedModel``): most likely modules too."""
         classes, aliases = self._definitions.classes, self._imports.aliases
-
-        def leaves_file(cls: ast.ClassDef,
-                        seen: frozenset[ast.ClassDef] = frozenset()) -> bool:
-            for base in cls.bases:
-                root = (dotted_name(base) or "").split(".")[0]
-                if root in aliases:
-                    return True
-                parent = classes.get(root) if isinstance(base, ast.Name) else None
-                if parent is not None and parent not in seen and leaves_file(parent,
-                                                                             seen | {cls}):
-                    return True
-            return False
-
         likely = {cls for cls in classes.values()
-                  if self._definitions.method(cls, "forward") and leaves_file(cls)}
+                  if self._definitions.method(cls, "forward")
+                  and _leaves_file(cls, classes, aliases)}
         return frozenset(likely) | self.module_classes
 
     def is_forward(self, function: ast.AST) -> bool:
@@ -129,3 +117,20 @@ def statements(body: list[ast.stmt]) -> Iterator[ast.stmt]:
 def _is_self_attribute(node: ast.AST) -> TypeGuard[ast.Attribute]:
     return (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name)
             and node.value.id == "self")
+
+
+def _leaves_file(cls: ast.ClassDef, classes: Mapping[str, ast.ClassDef],
+                 aliases: Container[str], seen: frozenset[ast.ClassDef] = frozenset()) -> bool:
+    """Whether a base of ``cls``, or of a base class defined in this file, is imported.
+
+    Not a closure: a closure calling itself is a reference cycle, which would keep the
+    file's tree alive until the garbage collector ran."""
+    for base in cls.bases:
+        root = (dotted_name(base) or "").split(".")[0]
+        if root in aliases:
+            return True
+        parent = classes.get(root) if isinstance(base, ast.Name) else None
+        if parent is not None and parent not in seen and _leaves_file(
+                parent, classes, aliases, seen | {cls}):
+            return True
+    return False
