@@ -712,8 +712,9 @@ def test_progress_is_reported_line_by_line_each_round(default_rules):
     seen = []
     rewrite_source("import torch\n" + source, default_rules,
                    progress=lambda round_number, line: seen.append((round_number, line)))
+    # Round 2 matches only the statements round 1 changed (narrowing.py): not the import.
     assert seen == [(1, 1), *((1, line) for line in range(2, 12, 2)),
-                    (2, 1), *((2, line) for line in range(2, 12, 2))]
+                    *((2, line) for line in range(2, 12, 2))]
 
 
 def test_application_reports_its_progress_unit_by_unit(default_rules):

@@ -4,7 +4,9 @@ Each round parses with ``ast``, finds edits, applies them with libcst and checks
 that the result still parses. Rounds repeat until no rule matches, so the output
 is by construction a fixed point: a second run over it changes nothing. A later
 round re-parses and re-matches only the top-level definitions that held edits
-when ``incremental.py`` proves that is equivalent; otherwise the whole file.
+when ``incremental.py`` proves that is equivalent; otherwise it parses the whole new text
+and matches only the statements the round changed or inserted when ``narrowing.py``
+proves that is, and the whole file when neither does.
 """
 
 from __future__ import annotations
@@ -17,10 +19,12 @@ from dataclasses import dataclass, field, replace
 from functools import partial
 from typing import TYPE_CHECKING
 
+from ..analysis.facts import ModuleFacts
 from ..matching.matcher import Edit, Note, find_edits_and_notes
 from ..matching.rules import Rule
 from ..syntax.enums import Safety, Scope
-from .incremental import Reparsed, eligible, reparse
+from .incremental import eligible, reparse
+from .narrowing import Roots, changed_roots, kept_statements, narrowable
 
 if TYPE_CHECKING:  # libcst (which apply.py needs) loads only when a file has edits
     from .apply import Spread
@@ -139,14 +143,15 @@ def _rewrite(text: str, rules: list[Rule], options: RewriteOptions, tree: ast.Mo
     result = Rewrite(text)
     current, tree = text, tree or parse(text)
     incremental = eligible(rules, options.assume_tensor_params)
-    reparsed: Reparsed | None = None
+    narrowing = narrowable(rules, options.function_scopes)
+    roots: Roots | None = None  # None: the whole module
+    facts: ModuleFacts | None = None
     for round_number in range(1, MAX_ROUNDS + 1):
         edits, notes = find_edits_and_notes(
             current, tree, rules, options.assume_tensor_params,
             options.trust_scalar_annotations, options.function_scopes,
             None if progress is None else partial(progress, round_number),
-            roots=None if reparsed is None else reparsed.roots,
-            facts=None if reparsed is None else reparsed.facts)
+            roots=roots, facts=facts)
         if round_number == 1:
             result.notes = _outside(notes, edits)
         if not edits:
@@ -164,10 +169,13 @@ def _rewrite(text: str, rules: list[Rule], options: RewriteOptions, tree: ast.Mo
         try:
             reparsed = reparse(previous, current, tree, edits) if incremental else None
             if reparsed is not None:
-                tree = reparsed.tree
+                tree, roots, facts = reparsed.tree, reparsed.roots, reparsed.facts
             else:
+                kept = kept_statements(previous, tree, edits) if narrowing else None
                 tree = None  # freed before the new text is parsed: the two need not coexist
                 tree = ast.parse(current)
+                roots = None if kept is None else changed_roots(kept, current, tree)
+                facts = None
         except SyntaxError as error:
             rule_ids = sorted({e.rule.id for e in edits})
             raise RewriteError(f"rewrite by {', '.join(rule_ids)} produced invalid Python "

@@ -40,6 +40,7 @@ from ..matching.matcher import Edit
 from ..matching.rules import Rule
 from ..syntax.enums import Scope
 from ..syntax.lines import split_lines
+from ..syntax.nodes import first_line
 
 _DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 
@@ -70,10 +71,10 @@ def reparse(old_text: str, new_text: str, tree: ast.Module,
     old_lines, new_lines = split_lines(old_text), split_lines(new_text)
     if len(old_lines) != len(new_lines):
         return None
-    edited = _edited_statements(tree.body, edits, old_lines)
+    edited = edited_statements(tree.body, edits, old_lines)
     if edited is None:
         return None
-    ranges = [(_first_line(tree.body[i]), tree.body[i].end_lineno or 0) for i in edited]
+    ranges = [(first_line(tree.body[i]), tree.body[i].end_lineno or 0) for i in edited]
     kept_from = 0
     pieces: list[str] = []
     for first, last in ranges:
@@ -94,17 +95,17 @@ def reparse(old_text: str, new_text: str, tree: ast.Module,
     roots: list[tuple[ast.AST, tuple[ast.AST, ...]]] = [(s, ()) for s in parsed]
     new_tree = ast.Module(body=body, type_ignores=tree.type_ignores)
     new_index = index_module(new_tree)
-    if _cross_statement_facts(index_module(tree)) != _cross_statement_facts(new_index):
+    if cross_statement_facts(index_module(tree)) != cross_statement_facts(new_index):
         return None
     return Reparsed(new_tree, ModuleFacts(new_tree, new_text, index=new_index), roots)
 
 
-def _edited_statements(body: list[ast.stmt], edits: Sequence[Edit],
-                       lines: list[str]) -> list[int] | None:
+def edited_statements(body: list[ast.stmt], edits: Sequence[Edit], lines: list[str],
+                       most: bool = False) -> list[int] | None:
     """Indexes of the top-level statements holding ``edits``, in order, or None when an
     edit lies outside the body of a top-level ``def`` or ``class``, one such statement
-    shares a line with another, or they make up most of the file."""
-    starts = [_first_line(statement) for statement in body]
+    shares a line with another, or (unless ``most``) they make up most of the file."""
+    starts = [first_line(statement) for statement in body]
     found: set[int] = set()
     covered = 0  # lines of the statements found: past half the file, a whole parse is cheaper
     for edit in edits:
@@ -114,7 +115,7 @@ def _edited_statements(body: list[ast.stmt], edits: Sequence[Edit],
         if index not in found:
             found.add(index)
             covered += (body[index].end_lineno or 0) - starts[index] + 1
-            if covered * 2 > len(lines):
+            if covered * 2 > len(lines) and not most:
                 return None
     for index in found:
         before = body[index - 1].end_lineno if index else 0
@@ -137,12 +138,7 @@ def _inside_body(statement: ast.stmt, span: tuple[int, int, int, int],
     return span[0] >= first.lineno and span[2] <= (statement.end_lineno or 0)
 
 
-def _first_line(statement: ast.stmt) -> int:
-    decorators: list[ast.expr] = getattr(statement, "decorator_list", [])
-    return min([statement.lineno] + [d.lineno for d in decorators])
-
-
-def _cross_statement_facts(index: ModuleIndex) -> tuple[object, ...]:
+def cross_statement_facts(index: ModuleIndex) -> tuple[object, ...]:
     """What inference reads of one statement while matching another."""
     functions = {name: [_dump(d.returns) for d in defs if not isinstance(d, ast.Lambda)]
                  for name, defs in index.functions.items()}

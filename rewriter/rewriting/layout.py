@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 
 from ..syntax.lines import newline_of
 from ..syntax.marks import END_MARKER, MARKER, PREFIX
-from ..syntax.nodes import BLOCK_FIELDS, Span, end_line
+from ..syntax.nodes import BLOCK_FIELDS, Span, end_line, first_line
 from .helpers import closure, source_of
 
 if TYPE_CHECKING:  # the matcher imports this module
@@ -91,7 +91,7 @@ class _UnitFinder:
             if len(members) != 1:
                 break
             body = next((block for block in _blocks(members[0], self.lines)
-                         if _first_line(block[0]) <= first and last <= end_line(block[-1])),
+                         if first_line(block[0]) <= first and last <= end_line(block[-1])),
                         None)
         return best
 
@@ -103,7 +103,7 @@ class _UnitFinder:
             starts: list[int] = []
             groups: list[_Group] = []
             for node in body:
-                start = _first_line(node)
+                start = first_line(node)
                 if groups and start <= groups[-1].end:
                     groups[-1].end = max(groups[-1].end, end_line(node))
                     groups[-1].members.append(node)
@@ -131,11 +131,6 @@ class _UnitFinder:
         if BLOCK_FIELDS.get(type(node)) or len(indent) == node.col_offset:
             return indent  # compound statements always start a line
         return None
-
-
-def _first_line(node: ast.stmt) -> int:
-    decorators: list[ast.expr] | None = getattr(node, "decorator_list", None)
-    return decorators[0].lineno if decorators else node.lineno
 
 
 def _blocks(node: ast.stmt, lines: list[str]) -> Iterator[list[ast.stmt]]:

@@ -56,6 +56,12 @@ CHILD_FIELDS = {t: tuple(reversed([
 CHILDLESS = frozenset(t for t in NODE_TYPES if not CHILD_FIELDS[t])
 
 
+def first_line(statement: ast.stmt) -> int:
+    """The line a statement starts on: its first decorator's, if it has any."""
+    decorators: list[ast.expr] | None = getattr(statement, "decorator_list", None)
+    return decorators[0].lineno if decorators else statement.lineno
+
+
 def descendants(node: ast.AST) -> list[ast.AST]:
     """``node`` and every node under it, in no particular order: what ``ast.walk`` yields
     less the context and operator singletons (``Load``, ``Add``...), about twice as fast."""
