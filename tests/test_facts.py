@@ -3,8 +3,10 @@
 import ast
 import textwrap
 
+import pytest
 from eqrewrite.rewriter.analysis.facts import ModuleFacts
 from eqrewrite.rewriter.analysis.facts.definitions import definition_qualname
+from eqrewrite.rewriter.analysis.facts.text import TextIndex
 from eqrewrite.rewriter.syntax.enums import Scope
 
 SOURCE = textwrap.dedent("""
@@ -107,6 +109,18 @@ def test_the_text_index_answers_per_statement_and_maybe_without_text():
     assert module.text.mentions(scale, "LIMIT") and not module.text.mentions(limit, "def")
     assert not module.text.has_walrus
     assert ModuleFacts(tree).text.mentions(limit, "anything")  # no text: maybe
+
+
+@pytest.mark.parametrize(("text", "calls"), [
+    ("model = torch.compile(model)", True),
+    ("f = compile ( source, 'x', 'exec')", True),
+    ("opt = torch._dynamo.optimize\n(backend)", True),
+    ("if torch.compiler.is_compiling(): recompile(x)", False),  # no word `compile(`
+    ("compiled(x); _compile(x); écompile(x)", False),  # part of a longer word
+    ("# compile the model later", False),
+])
+def test_a_compiler_call_is_a_whole_word_before_a_parenthesis(text, calls):
+    assert TextIndex(text).may_call_compiler is calls
 
 
 def test_scopes_place_nodes_and_collect_shared_names():

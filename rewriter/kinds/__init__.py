@@ -216,7 +216,9 @@ def _assignments_of(function: ast.AST) -> dict[str, list[ast.Assign]]:
             if isinstance(node, ast.Assign):
                 for target in node.targets:
                     if isinstance(target, ast.Name):
-                        found.setdefault(target.id, []).append(node)
+                        bound = found.setdefault(target.id, [])
+                        if not bound or bound[-1] is not node:  # `a = a = v`: listed once
+                            bound.append(node)
     return found
 
 
@@ -296,8 +298,7 @@ def is_boolean(node: ast.expr, context: KindContext) -> bool:
     if not context.is_tensor(node):
         return False
     if isinstance(node, ast.Name):
-        values = [n.value for n in context.walk() if isinstance(n, ast.Assign)
-                  and any(isinstance(t, ast.Name) and t.id == node.id for t in n.targets)]
+        values = [n.value for n in context.assignments(node.id)]
         return len(values) == 1 and is_boolean(values[0], context)
     if isinstance(node, ast.Compare):
         return True

@@ -197,10 +197,8 @@ def _mask_of_index(index: ast.expr, context: KindContext) -> ast.expr | None:
 
 def _selected_earlier(value: ast.expr, index: ast.expr, context: KindContext) -> bool:
     """The index, or a name in the value, holds a selection made by another statement."""
-    def assigned(name: ast.AST) -> list[ast.expr]:
-        return [n.value for n in context.walk() if isinstance(n, ast.Assign)
-                and any(isinstance(t, ast.Name) and isinstance(name, ast.Name)
-                        and t.id == name.id for t in n.targets)]
+    def assigned(name: ast.Name) -> list[ast.expr]:
+        return [n.value for n in context.assignments(name.id)]
 
     if isinstance(index, ast.Name) and any(
             isinstance(v, ast.Call) and _mask_of_index(v, context) is not None
