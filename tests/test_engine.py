@@ -867,3 +867,42 @@ def test_an_elif_rewritten_into_a_statement_stays_the_else_branch():
     assert torch.equal(rewritten["check"](negative, True), torch.tensor([-2.0]))
     with pytest.raises(ValueError, match="negative"):
         rewritten["check"](negative, False)
+
+
+def test_each_node_gets_the_first_rule_whose_scope_holds_there(tmp_path):
+    # Two rules share a pattern; the first holds only in `forward`. Outside it the second
+    # applies; inside, the first (rules are tried in order, those out of scope skipped).
+    rules = pack_rules(tmp_path, """
+        rules:
+          - id: in-forward
+            description: only in forward
+            pattern: $x.sub($y)
+            rewrite: $x - $y
+            scope: [forward]
+          - id: everywhere
+            description: anywhere
+            pattern: $x.sub($y)
+            rewrite: sub($x, $y)
+        """)
+    source = textwrap.dedent("""\
+        from torch import nn
+
+
+        def helper(a, b):
+            return a.sub(b)
+
+
+        class M(nn.Module):
+            def forward(self, a, b):
+                def inner(c):
+                    return c.sub(b)
+                return a.sub(b) + inner(a)
+
+
+        def _eqrw_kept(a, b):
+            return a.sub(b)
+        """)
+    text = rewrite_source(source, rules).text
+    assert "return sub(a, b)" in text  # helper: the second rule
+    assert "return (c - b)" in text and "return (a - b) + inner(a)" in text  # in forward
+    assert text.endswith("def _eqrw_kept(a, b):\n    return a.sub(b)\n")  # never rewritten

@@ -17,10 +17,11 @@ from dataclasses import dataclass, field
 from functools import cached_property
 
 from ..analysis.facts import ModuleFacts
+from ..analysis.facts.scopes import in_helper
 from ..analysis.guards import GUARDS, GuardContext
 from ..analysis.inference import Assumption, Inference
 from ..kinds import KindContext, forget_module
-from ..syntax.enums import Context, Level, Stage
+from ..syntax.enums import Context, Level, Scope, Stage
 from ..syntax.lines import lines_holding, split_lines
 from ..syntax.nodes import CHILD_FIELDS, CHILDLESS, NODE_TYPES, Positioned, end_line
 from ..syntax.nodes import Span as Span  # re-exported: an edit's spans are the matcher's to give
@@ -34,6 +35,7 @@ _MATCHABLE = (ast.expr, ast.stmt)
 _CONDITION, _EXPRESSION, _STATEMENT = Context.CONDITION, Level.EXPRESSION, Level.STATEMENT
 _CONTEXT, _PATTERN, _SCOPE = Stage.CONTEXT, Stage.PATTERN, Stage.SCOPE
 _KIND, _GUARD = Stage.KIND, Stage.GUARD
+_EVERYWHERE_ONLY = frozenset({Scope.EVERYWHERE})
 _IGNORE_RE = re.compile(r"#\s*eqrewrite:\s*ignore(?:\[([^\]]*)\])?")
 _CONDITION_OWNERS = (ast.If, ast.While, ast.IfExp, ast.Assert)
 # Scopes: what a name means inside one of these may differ from outside it.
@@ -260,6 +262,13 @@ class Matcher:
             [(self.tree, (), False)] if roots is None
             else [(node, chain, False) for node, chain in reversed(roots)])
         push = stack.append
+        # The scopes that hold where the walk is, worked out once per chain (nodes of one
+        # function come one after another): a rule none of them is in is not tried at all.
+        # A third of a graph-break run's attempts were such rules, declined one by one.
+        names = frozenset(name for rules in self.by_key.values() for rule in rules
+                          for name in rule.scope)
+        scoped_chain: tuple[ast.AST, ...] | None = None
+        holding: frozenset[str] = frozenset()
         while stack:
             node, chain, in_condition = stack.pop()
             node_type = type(node)
@@ -272,6 +281,10 @@ class Matcher:
                     continue  # no line of this statement holds an anchor
             if node_type in interesting and isinstance(node, _MATCHABLE):
                 for rule in self.by_key.get(index_key(node), ()):
+                    if chain is not scoped_chain:
+                        scoped_chain, holding = chain, self._holding(names, chain)
+                    if rule.scope.isdisjoint(holding):
+                        continue
                     if self._try(rule, node, chain, in_condition):
                         break
             if node_type in _LEXICAL_SCOPES:
@@ -294,6 +307,15 @@ class Matcher:
                 elif type(value) in walked:
                     push((value, chain, flag))
         return with_requirements(self.edits)
+
+    def _holding(self, names: frozenset[str], chain: tuple[ast.AST, ...]) -> frozenset[str]:
+        """The scopes among ``names`` that hold for code whose enclosing functions and
+        classes are ``chain`` (a rule's scope holds when one of its names does). Rules of
+        the ``everywhere`` scope alone need no module facts: built only if another does."""
+        if names <= _EVERYWHERE_ONLY:
+            return frozenset() if in_helper(chain) else names
+        scopes = self.facts.scopes
+        return frozenset(name for name in names if scopes.in_scope(frozenset((name,)), chain))
 
     def _anchors(self) -> frozenset[str] | None:
         """Tokens one of which every match lies on a line with, or None if some rule has

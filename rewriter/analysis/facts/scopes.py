@@ -52,6 +52,12 @@ def may_be_in_scope(text: str, scope: AbstractSet[str],
     return False
 
 
+def in_helper(chain: tuple[ast.AST, ...]) -> bool:
+    """Whether ``chain`` runs through an inserted helper: they hold the original code, and
+    are never in any scope (never rewritten)."""
+    return any(getattr(f, "name", "").startswith(HELPER_PREFIX) for f in chain)
+
+
 class Scopes:
     """Scope tests for the nodes of one module."""
 
@@ -80,8 +86,8 @@ class Scopes:
         return found
 
     def _decide(self, scope: AbstractSet[str], chain: tuple[ast.AST, ...]) -> bool:
-        if any(getattr(f, "name", "").startswith(HELPER_PREFIX) for f in chain):
-            return False  # the inserted helpers hold the original code: never rewritten
+        if in_helper(chain):
+            return False
         if _EVERYWHERE in scope:
             return True
         if _FORWARD in scope and any(self._classes.is_forward(f) for f in chain):
