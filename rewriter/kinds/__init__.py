@@ -77,9 +77,10 @@ class KindContext:
         ``parameters_behind`` its operands are tensors before taking the tensor path."""
         return None if self.assumed is None else KindContext(self.assumed())
 
-    def parameters_behind(self, nodes: list[ast.AST]) -> list[str]:
-        """Unannotated parameters (no default) of the enclosing function whose values reach
-        ``nodes``, directly or through local assignments, in order of declaration."""
+    def assumable_parameters(self) -> list[str]:
+        """The enclosing function's unannotated parameters without a default (not ``self``
+        or ``cls``), in order of declaration: those ``assuming`` takes as tensors, and the
+        only ones ``parameters_behind`` can name."""
         function = self.function
         if not isinstance(function, ast.FunctionDef | ast.AsyncFunctionDef):
             return []
@@ -87,8 +88,16 @@ class KindContext:
         positional = arguments.posonlyargs + arguments.args
         without_default = positional[:len(positional) - len(arguments.defaults)] + [
             a for a, d in zip(arguments.kwonlyargs, arguments.kw_defaults) if d is None]
-        candidates = [a.arg for a in without_default
-                      if a.annotation is None and a.arg not in ("self", "cls")]
+        return [a.arg for a in without_default
+                if a.annotation is None and a.arg not in ("self", "cls")]
+
+    def parameters_behind(self, nodes: list[ast.AST]) -> list[str]:
+        """Unannotated parameters (no default) of the enclosing function whose values reach
+        ``nodes``, directly or through local assignments, in order of declaration."""
+        candidates = self.assumable_parameters()
+        if not candidates:
+            return []
+        function = self.function
         sources: dict[str, set[str]] = {}
         for targets, value in _bindings_in(function):
             used = {n.id for n in ast.walk(value) if isinstance(n, ast.Name)}

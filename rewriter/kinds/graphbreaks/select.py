@@ -51,8 +51,10 @@ class Select(Kind):
         if proposal is not None or self.options["form"] == "same_call":
             return with_compare(proposal)
         # Not proven: perhaps only because unannotated parameters are of unknown kind.
-        # Proven with them taken as tensors, it becomes a run-time dispatch on their types.
-        assumed = context.assuming()
+        # Proven with them taken as tensors, it becomes a run-time dispatch on their types,
+        # which needs such a parameter in this very function (``_dispatch``): without one,
+        # the proof under that assumption is not even tried.
+        assumed = context.assuming() if context.assumable_parameters() else None
         proposal = self._propose(node, assumed) if assumed is not None else None
         dispatched = None if proposal is None or not isinstance(node, ast.If | ast.IfExp) else (
             _dispatch(node, proposal, context))
