@@ -34,6 +34,7 @@ rules:
 """
 FORWARD = frozenset({Scope.FORWARD})
 EVERY_SCOPE = {"traced": frozenset(), "profiled": frozenset()}
+matched: list[list[str] | None] = []  # what each narrowed round matched (both_ways)
 
 
 @pytest.fixture
@@ -48,6 +49,7 @@ def both_ways(source: str, rules, monkeypatch, options: RewriteOptions | None = 
     """The rewrite of ``source``, checked equal narrowed and whole, and for each later
     round whether it was narrowed."""
     narrowed: list[bool] = []
+    matched.clear()
     real_kept, real_roots = narrowing.kept_statements, narrowing.changed_roots
 
     def kept_spy(*args):
@@ -59,6 +61,8 @@ def both_ways(source: str, rules, monkeypatch, options: RewriteOptions | None = 
     def roots_spy(*args):
         roots = real_roots(*args)
         narrowed.append(roots is not None)
+        matched.append(None if roots is None else [
+            getattr(node, "name", type(node).__name__) for node, _ in roots])
         return roots
 
     monkeypatch.setattr(engine, "kept_statements", kept_spy)
@@ -73,6 +77,41 @@ def both_ways(source: str, rules, monkeypatch, options: RewriteOptions | None = 
     assert [(n.rule, n.line, n.col, n.message) for n in fast.notes] == [
         (n.rule, n.line, n.col, n.message) for n in slow.notes]
     return fast.text, narrowed
+
+
+METHODS = """\
+    import torch
+    from torch import nn
+
+
+    class M(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.scale = 2
+
+        def helper(self, a):
+            return a - 1
+
+        def forward(self, x: torch.Tensor):
+            {body}
+            return x.sub(2)
+    """
+
+
+def test_an_edited_class_is_matched_again_only_in_its_edited_methods(cascade, monkeypatch):
+    text, narrowed = both_ways(METHODS.format(body="y = 1"), cascade, monkeypatch)
+    assert "return torch.sub(x, 2)" in text
+    assert narrowed == [True, True] and matched == [["forward"], ["forward"]]
+
+
+@pytest.mark.parametrize("body", [
+    "self.scale = 3",  # other methods' inference reads what is stored on self
+    "self.register_buffer('b', x)",
+], ids=["self-store", "buffer"])
+def test_a_method_storing_on_self_has_its_class_matched_whole(body, cascade, monkeypatch):
+    text, narrowed = both_ways(METHODS.format(body=body), cascade, monkeypatch)
+    assert "return torch.sub(x, 2)" in text
+    assert narrowed == [True, True] and matched == [["M"], ["M"]]
 
 
 def test_a_rewrite_enabling_another_is_found_in_the_narrowed_round(cascade, monkeypatch):
@@ -192,7 +231,7 @@ def g(x) -> int:
 
 
 def test_only_the_edited_and_inserted_statements_are_matched_again():
-    kept = narrowing.kept_statements(OLD, ast.parse(OLD), [edit_at(5)])
+    kept = narrowing.kept_statements(OLD, ast.parse(OLD), [edit_at(5)], [])
     assert kept is not None
     new = OLD.replace("import torch\n", "import torch\nimport torch as _eqrw_torch\n"
                       "\n\ndef _eqrw_where(c, a, b):\n    return a\n").replace(
@@ -208,11 +247,40 @@ def test_only_the_edited_and_inserted_statements_are_matched_again():
     "global g\n    y = x.sum()",  # a global name
 ], ids=["nested-function", "global"])
 def test_a_module_fact_changed_by_the_edited_statement_matches_the_whole_file(edited):
-    kept = narrowing.kept_statements(OLD, ast.parse(OLD), [edit_at(5)])
+    kept = narrowing.kept_statements(OLD, ast.parse(OLD), [edit_at(5)], [])
     assert kept is not None
     new = OLD.replace("y = x.sum()", edited)
     assert narrowing.changed_roots(kept, new, ast.parse(new)) is None
 
 
 def test_an_edit_outside_a_top_level_definition_is_not_narrowed():
-    assert narrowing.kept_statements(OLD, ast.parse(OLD), [edit_at(1)]) is None
+    assert narrowing.kept_statements(OLD, ast.parse(OLD), [edit_at(1)], []) is None
+
+
+OLD_CLASS = """\
+class M:
+    def f(self, x):
+        y = x.sum()
+        return y
+
+    def g(self, x):
+        return x
+"""
+
+
+@pytest.mark.parametrize(("old", "new", "roots"), [
+    ("y = x.sum()", "y = sum(x)", ["f"]),
+    # what select reads of a method called on self (torch.cond branches must be pure)
+    ("y = x.sum()", "y = x.add_(1)", ["M"]),
+    # a member edited where no edit was: not the text the round left
+    ("return x\n", "return -x\n", ["M"]),
+    ("class M:", "@decorated\nclass M:", ["M"]),  # the header
+], ids=["edited-method", "now-in-place", "other-member", "header"])
+def test_a_class_is_narrowed_to_its_edited_methods_only_when_the_rest_is_as_it_was(
+        old, new, roots):
+    kept = narrowing.kept_statements(OLD_CLASS, ast.parse(OLD_CLASS), [edit_at(3)], [])
+    assert kept is not None and kept.classes[0] is not None
+    text = OLD_CLASS.replace(old, new)
+    found = narrowing.changed_roots(kept, text, ast.parse(text))
+    assert found is not None
+    assert [node.name for node, _ in found] == roots

@@ -171,7 +171,7 @@ def _rewrite(text: str, rules: list[Rule], options: RewriteOptions, tree: ast.Mo
             if reparsed is not None:
                 tree, roots, facts = reparsed.tree, reparsed.roots, reparsed.facts
             else:
-                kept = kept_statements(previous, tree, edits) if narrowing else None
+                kept = kept_statements(previous, tree, edits, rules) if narrowing else None
                 tree = None  # freed before the new text is parsed: the two need not coexist
                 tree = ast.parse(current)
                 roots = None if kept is None else changed_roots(kept, current, tree)

@@ -110,7 +110,7 @@ def edited_statements(body: list[ast.stmt], edits: Sequence[Edit], lines: list[s
     covered = 0  # lines of the statements found: past half the file, a whole parse is cheaper
     for edit in edits:
         index = bisect_right(starts, edit.span[0]) - 1
-        if index < 0 or not _inside_body(body[index], edit.span, lines):
+        if index < 0 or not inside_body(body[index], edit.span, lines):
             return None
         if index not in found:
             found.add(index)
@@ -126,7 +126,7 @@ def edited_statements(body: list[ast.stmt], edits: Sequence[Edit], lines: list[s
     return sorted(found)
 
 
-def _inside_body(statement: ast.stmt, span: tuple[int, int, int, int],
+def inside_body(statement: ast.stmt, span: tuple[int, int, int, int],
                  lines: list[str]) -> bool:
     if not isinstance(statement, _DEFINITIONS):
         return False

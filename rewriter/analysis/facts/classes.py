@@ -114,6 +114,34 @@ def statements(body: list[ast.stmt]) -> Iterator[ast.stmt]:
             stack += getattr(node, field)
 
 
+def changes_state(function: ast.AST) -> bool:
+    """Whether ``function`` may change state beyond its own locals: it assigns to an
+    attribute or an item, calls an in-place method (``x.add_(...)``), declares global or
+    nonlocal names, or yields."""
+    for node in ast.walk(function):
+        if isinstance(node, ast.Assign | ast.AugAssign | ast.AnnAssign):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            if any(isinstance(t, ast.Attribute | ast.Subscript) for t in targets):
+                return True
+        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+                and node.func.attr.endswith("_") and not node.func.attr.startswith("_")):
+            return True
+        if isinstance(node, ast.Global | ast.Nonlocal | ast.Yield | ast.YieldFrom):
+            return True
+    return False
+
+
+def stores_on_self(function: ast.AST) -> bool:
+    """Whether ``function`` stores an attribute of ``self`` anywhere (``self.x = ...``,
+    ``self.x += ...``, in an unpacking too) or registers a buffer or parameter: what
+    ``self_assignments`` could read from it."""
+    return any((isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store)
+                and _is_self_attribute(node))
+               or (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+                   and node.func.attr in ("register_buffer", "register_parameter"))
+               for node in ast.walk(function))
+
+
 def _is_self_attribute(node: ast.AST) -> TypeGuard[ast.Attribute]:
     return (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name)
             and node.value.id == "self")

@@ -21,6 +21,7 @@ import ast
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from ...analysis.facts.classes import changes_state
 from ...analysis.knowledge import SELECT_HELPER
 from ...syntax.enums import Level
 from ...syntax.nodes import descendants
@@ -265,19 +266,7 @@ def _pure_method(context: KindContext, call: ast.Call) -> bool:
         return False
     cls = context.facts.definitions.enclosing_class(context.function)
     method = context.facts.definitions.method(cls, func.attr) if cls is not None else None
-    if method is None:
-        return False
-    for node in ast.walk(method):
-        if isinstance(node, ast.Assign | ast.AugAssign | ast.AnnAssign):
-            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-            if any(isinstance(t, ast.Attribute | ast.Subscript) for t in targets):
-                return False
-        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
-                and node.func.attr.endswith("_") and not node.func.attr.startswith("_")):
-            return False
-        if isinstance(node, ast.Global | ast.Nonlocal | ast.Yield | ast.YieldFrom):
-            return False
-    return True
+    return method is not None and not changes_state(method)
 
 
 def _free_tensors(context: KindContext, branches: list[ast.expr]) -> list[str] | None:
