@@ -294,7 +294,8 @@ class SummaryStore:
                ) -> dict[str, frozenset[str]]:
         """Load the stored summaries, summarise what is missing, solve, store them."""
         bodies = self._load_bodies()
-        bodies.update((path, (summary_digest(body), body)) for path, body in fresh.items())
+        # A fresh body's digest is its record's (worked out where it was summarised).
+        bodies.update((path, (self._digest_of(path), body)) for path, body in fresh.items())
         missing: list[tuple[str, str, str | None]] = []
         for path in paths:
             record = self.records.get(path)
@@ -304,7 +305,7 @@ class SummaryStore:
         for answer in _summarize_all(missing, jobs):  # a damaged or lost body
             self._take(answer, fresh)
             if answer.body is not None:
-                bodies[answer.path] = (summary_digest(answer.body), answer.body)
+                bodies[answer.path] = (self._digest_of(answer.path), answer.body)
         wanted = set(paths)
         graph = CallGraph(from_plain(body) for path, (_, body) in bodies.items()
                           if path in wanted and (r := self.records.get(path)) is not None
@@ -312,6 +313,11 @@ class SummaryStore:
         traced = graph.traced()
         self._save_bodies(bodies)
         return traced
+
+    def _digest_of(self, path: str) -> str:
+        record = self.records[path]
+        assert record.summary is not None  # recorded with the body it was taken with
+        return record.summary
 
     def _load_bodies(self) -> dict[str, tuple[str, Plain]]:
         if self.index_path is None:
