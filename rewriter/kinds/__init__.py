@@ -77,19 +77,23 @@ class KindContext:
         ``parameters_behind`` its operands are tensors before taking the tensor path."""
         return None if self.assumed is None else KindContext(self.assumed())
 
-    def assumable_parameters(self) -> list[str]:
+    def assumable_parameters(self) -> tuple[str, ...]:
         """The enclosing function's unannotated parameters without a default (not ``self``
         or ``cls``), in order of declaration: those ``assuming`` takes as tensors, and the
         only ones ``parameters_behind`` can name."""
         function = self.function
         if not isinstance(function, ast.FunctionDef | ast.AsyncFunctionDef):
-            return []
-        arguments = function.args
-        positional = arguments.posonlyargs + arguments.args
-        without_default = positional[:len(positional) - len(arguments.defaults)] + [
-            a for a, d in zip(arguments.kwonlyargs, arguments.kw_defaults) if d is None]
-        return [a.arg for a in without_default
-                if a.annotation is None and a.arg not in ("self", "cls")]
+            return ()
+        found = _ASSUMABLE.get(function)
+        if found is None:  # asked at every `if` (select): worked out once per function
+            arguments = function.args
+            positional = arguments.posonlyargs + arguments.args
+            without_default = positional[:len(positional) - len(arguments.defaults)] + [
+                a for a, d in zip(arguments.kwonlyargs, arguments.kw_defaults) if d is None]
+            found = _ASSUMABLE[function] = tuple(
+                a.arg for a in without_default
+                if a.annotation is None and a.arg not in ("self", "cls"))
+        return found
 
     def parameters_behind(self, nodes: list[ast.AST]) -> list[str]:
         """Unannotated parameters (no default) of the enclosing function whose values reach
@@ -181,6 +185,7 @@ _BINDERS: weakref.WeakKeyDictionary[ast.AST, dict[str, list[ast.AST]]] = (
     weakref.WeakKeyDictionary())
 _ASSIGNMENTS: weakref.WeakKeyDictionary[ast.AST, dict[str, list[ast.Assign]]] = (
     weakref.WeakKeyDictionary())
+_ASSUMABLE: weakref.WeakKeyDictionary[ast.AST, tuple[str, ...]] = weakref.WeakKeyDictionary()
 
 
 def forget_module(tree: ast.Module) -> None:

@@ -285,7 +285,7 @@ class Matcher:
                         scoped_chain, holding = chain, self._holding(names, chain)
                     if rule.scope.isdisjoint(holding):
                         continue
-                    if self._try(rule, node, chain, in_condition):
+                    if self._try(rule, node, chain, in_condition):  # (its scope holds)
                         break
             if node_type in _LEXICAL_SCOPES:
                 chain = chain + (node,)
@@ -332,7 +332,8 @@ class Matcher:
 
     def _try(self, rule: Rule, node: Matchable, chain: tuple[ast.AST, ...],
              in_condition: bool) -> bool:
-        edit = self._attempt(rule, node, chain, in_condition)
+        """Attempt a rule whose scope the walk found to hold here; keep its edit."""
+        edit = self._attempt(rule, node, chain, in_condition, scope_holds=True)
         if edit is not None:
             self.edits.append(edit)
         return edit is not None
@@ -358,8 +359,10 @@ class Matcher:
         return decline
 
     def _attempt(self, rule: Rule, node: Matchable, chain: tuple[ast.AST, ...],
-                 in_condition: bool, why: list[Decline] | None = None) -> Edit | None:
+                 in_condition: bool, why: list[Decline] | None = None,
+                 scope_holds: bool = False) -> Edit | None:
         # ``why`` collects the reason only when explaining: the normal path never builds one.
+        # ``scope_holds``: the walk checked the rule's scope already (``_holding``).
         if rule.context == _CONDITION and not in_condition:
             return _decline(why, _CONTEXT, "applies only to values that are truth-tested")
         pattern = rule.pattern  # a template rule's; a kind's rule has an implementation
@@ -368,7 +371,7 @@ class Matcher:
             matched = pattern.match(node, self._resolve)
             if matched is None:
                 return _decline(why, _PATTERN, "does not match the rule's pattern")
-        if not self.facts.scopes.in_scope(rule.scope, chain):
+        if not scope_holds and not self.facts.scopes.in_scope(rule.scope, chain):
             return _decline(why, _SCOPE, "outside the rule's scope")
         inference = self._inference_for(rule)
         context = GuardContext(inference, chain)

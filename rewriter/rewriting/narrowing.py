@@ -158,9 +158,11 @@ def _members(cls: ast.ClassDef, edits: list[Edit], lines: list[str]
     edited: set[ast.AST] = set()
     for edit in edits:
         method = next((m for m in methods if inside_body(m, edit.span, lines)), None)
-        if method is None or method.name == "__init__" or stores_on_self(method):
+        if method is None or method.name == "__init__":
             return None
         edited.add(method)
+    if any(stores_on_self(method) for method in edited):
+        return None
     if first_line(cls.body[0]) <= cls.lineno:
         return None  # `class A: x = 1`: no header of its own
     members: Members = []

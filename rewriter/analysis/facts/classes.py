@@ -7,7 +7,7 @@ from collections.abc import Container, Iterator, Mapping
 from functools import cached_property
 from typing import TypeGuard
 
-from ...syntax.nodes import BLOCK_FIELDS
+from ...syntax.nodes import BLOCK_FIELDS, descendants
 from ...syntax.pattern import dotted_name
 from .definitions import Def, Definitions
 from .imports import Imports
@@ -118,7 +118,7 @@ def changes_state(function: ast.AST) -> bool:
     """Whether ``function`` may change state beyond its own locals: it assigns to an
     attribute or an item, calls an in-place method (``x.add_(...)``), declares global or
     nonlocal names, or yields."""
-    for node in ast.walk(function):
+    for node in descendants(function):
         if isinstance(node, ast.Assign | ast.AugAssign | ast.AnnAssign):
             targets = node.targets if isinstance(node, ast.Assign) else [node.target]
             if any(isinstance(t, ast.Attribute | ast.Subscript) for t in targets):
@@ -139,7 +139,7 @@ def stores_on_self(function: ast.AST) -> bool:
                 and _is_self_attribute(node))
                or (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
                    and node.func.attr in ("register_buffer", "register_parameter"))
-               for node in ast.walk(function))
+               for node in descendants(function))
 
 
 def _is_self_attribute(node: ast.AST) -> TypeGuard[ast.Attribute]:
