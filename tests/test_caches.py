@@ -296,3 +296,34 @@ def test_a_file_no_rule_concerns_is_parsed_once_and_its_syntax_errors_still_show
     errors = {Path(e["file"]).name: e for e in document["errors"]}
     assert "syntax error" in errors["broken.py"]["message"] and errors["broken.py"]["line"] == 1
     assert "syntax error" in errors["latin.py"]["message"] and errors["latin.py"]["line"] == 2
+
+
+def test_a_file_that_only_mentions_forward_is_not_parsed_again(
+        package: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The call graph traces every `forward` method it parsed: a file with no traced
+    function has none, whatever its text says, so the forward-scoped rules skip it (a third
+    of transformers' files that mention the word); a file with one is still rewritten."""
+    (package / "doc.py").write_text('"""Call forward() on the model."""\n\n\n'
+                                    "def g(x):\n    print(x)\n    return x\n")
+    rewritten: list[str] = []
+    original = runner.rewrite_source
+
+    def counting(text: str, *args, **kwargs):  # type: ignore[no-untyped-def]
+        rewritten.append(text)
+        return original(text, *args, **kwargs)
+
+    monkeypatch.setattr(runner, "rewrite_source", counting)
+    result = CliRunner().invoke(main, [str(package), "--rules", "graphbreaks", "--check",
+                                       "--format", "json", "-j", "1", "--no-cache"])
+    assert result.exit_code == 0, result.output
+    assert NOT_CALLING in rewritten  # its forward is traced: matched
+    assert not any("forward()" in text for text in rewritten)
+    # The same file given with a forward method is matched, and its print deferred.
+    (package / "doc.py").write_text('"""Call forward() on the model."""\nimport torch\n\n\n'
+                                    "class M(torch.nn.Module):\n    def forward(self, x):\n"
+                                    "        print(x)\n        return x\n")
+    result = CliRunner().invoke(main, [str(package), "--rules", "graphbreaks", "--check",
+                                       "--format", "json", "-j", "1", "--no-cache"])
+    assert result.exit_code == 1, result.output
+    edits = json.loads(result.stdout)["edits"]
+    assert any(e["file"].endswith("doc.py") and e["rule"] == "defer-print" for e in edits)

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 from ..analysis.facts.scopes import FUNCTION_SCOPES, may_be_in_scope
 from ..matching.rules import Rule, load_pack
 from ..rewriting.engine import RewriteError, RewriteOptions, parse, rewrite_source, select_rules
+from ..syntax.enums import Scope
 from ..workspace import files
 from ..workspace.files import WriteError
 from ..workspace.sources import Source, SourceError, decode, encode
@@ -234,9 +235,12 @@ def rewrite_file(context: Context, source: Source, path: str
 def _rewrite(source: Source, rules: list[Rule], path: str, context: Context,
              parses: bool = False) -> tuple[str, tuple[EditRecord, ...], tuple[NoteRecord, ...]]:
     options = _file_options(context.job, path)
-    # A rule that no code of this file is in the scope of can neither edit nor note.
+    # A rule that no code of this file is in the scope of can neither edit nor note. The
+    # call graph that parsed this very text traced every `forward` method it holds.
+    forward_traced = parses and Scope.TRACED in (options.function_scopes or {})
     candidates = [rule for rule in could_match(source.text, rules)
-                  if may_be_in_scope(source.text, rule.scope, options.function_scopes)]
+                  if may_be_in_scope(source.text, rule.scope, options.function_scopes,
+                                     forward_traced)]
     if not candidates:
         if not parses:  # ``parses``: the call graph parsed this very content already
             parse(source.text)  # still report syntax errors in files no rule concerns

@@ -31,15 +31,24 @@ def known_scopes() -> frozenset[Scope]:
 
 
 def may_be_in_scope(text: str, scope: AbstractSet[str],
-                    function_scopes: dict[str, frozenset[str]] | None) -> bool:
+                    function_scopes: dict[str, frozenset[str]] | None,
+                    forward_traced: bool = False) -> bool:
     """Whether some code of the module ``text`` may lie in ``scope``: False only when none
     can (no ``forward`` method without the word, nothing compiled without ``compile`` or
     ``optimize``, which ``TextIndex.may_compile`` requires too, and no function of this
     file in the function scopes computed over the run), so that a rule of that scope need
-    not walk the module at all."""
+    not walk the module at all.
+
+    ``forward_traced``: the ``traced`` scope in ``function_scopes`` was solved over this very
+    text, where every method called ``forward`` is a root and so traced: a file with no
+    traced function has no ``forward`` method, whatever its text says (a third of the files
+    of transformers that mention the word)."""
     for name in scope:
         if name == _FORWARD:
-            if "forward" in text:
+            if forward_traced:
+                if function_scopes and function_scopes.get(Scope.TRACED):
+                    return True
+            elif "forward" in text:
                 return True
         elif name == _COMPILED:
             if "compile" in text or "optimize" in text:
