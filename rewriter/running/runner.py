@@ -17,7 +17,7 @@ from dataclasses import astuple, dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..analysis.facts.scopes import FUNCTION_SCOPES, may_be_in_scope
+from ..analysis.facts.scopes import FUNCTION_SCOPES, possible_scopes
 from ..matching.rules import Rule, load_pack
 from ..rewriting.engine import RewriteError, RewriteOptions, parse, rewrite_source, select_rules
 from ..syntax.enums import Scope
@@ -238,9 +238,10 @@ def _rewrite(source: Source, rules: list[Rule], path: str, context: Context,
     # A rule that no code of this file is in the scope of can neither edit nor note. The
     # call graph that parsed this very text traced every `forward` method it holds.
     forward_traced = parses and Scope.TRACED in (options.function_scopes or {})
-    candidates = [rule for rule in could_match(source.text, rules)
-                  if may_be_in_scope(source.text, rule.scope, options.function_scopes,
-                                     forward_traced)]
+    possible = possible_scopes(source.text, {name for rule in rules for name in rule.scope},
+                               options.function_scopes, forward_traced)
+    candidates = could_match(source.text, [rule for rule in rules
+                                           if not rule.scope.isdisjoint(possible)])
     if not candidates:
         if not parses:  # ``parses``: the call graph parsed this very content already
             parse(source.text)  # still report syntax errors in files no rule concerns

@@ -30,35 +30,34 @@ def known_scopes() -> frozenset[Scope]:
     return _RULE_SCOPES
 
 
-def may_be_in_scope(text: str, scope: AbstractSet[str],
+def possible_scopes(text: str, names: AbstractSet[str],
                     function_scopes: dict[str, frozenset[str]] | None,
-                    forward_traced: bool = False) -> bool:
-    """Whether some code of the module ``text`` may lie in ``scope``: False only when none
-    can (no ``forward`` method without the word, nothing compiled without ``compile`` or
-    ``optimize``, which ``TextIndex.may_compile`` requires too, and no function of this
-    file in the function scopes computed over the run), so that a rule of that scope need
-    not walk the module at all.
+                    forward_traced: bool = False) -> frozenset[str]:
+    """The scope ``names`` some code of the module ``text`` may lie in: a name is left out
+    only when no code can (no ``forward`` method without the word, nothing compiled without
+    ``compile`` or ``optimize``, which ``TextIndex.may_compile`` requires too, and no
+    function of this file in the function scopes computed over the run), so that a rule of
+    those scopes alone need not walk the module at all.
 
     ``forward_traced``: the ``traced`` scope in ``function_scopes`` was solved over this very
     text, where every method called ``forward`` is a root and so traced: a file with no
     traced function has no ``forward`` method, whatever its text says (a third of the files
     of transformers that mention the word)."""
-    for name in scope:
-        if name == _FORWARD:
-            if forward_traced:
-                if function_scopes and function_scopes.get(Scope.TRACED):
-                    return True
-            elif "forward" in text:
-                return True
-        elif name == _COMPILED:
-            if "compile" in text or "optimize" in text:
-                return True
-        elif name in FUNCTION_SCOPES:
-            if function_scopes is None or function_scopes.get(name, True):
-                return True  # (a scope not given is computed from the module itself)
-        else:
-            return True  # everywhere
-    return False
+    return frozenset(name for name in names
+                     if _may_hold(name, text, function_scopes, forward_traced))
+
+
+def _may_hold(name: str, text: str, function_scopes: dict[str, frozenset[str]] | None,
+              forward_traced: bool) -> bool:
+    if name == _FORWARD:
+        if forward_traced:
+            return bool(function_scopes and function_scopes.get(Scope.TRACED))
+        return "forward" in text
+    if name == _COMPILED:
+        return "compile" in text or "optimize" in text
+    if name in FUNCTION_SCOPES:  # (a scope not given is computed from the module itself)
+        return function_scopes is None or bool(function_scopes.get(name, True))
+    return True  # everywhere
 
 
 def in_helper(chain: tuple[ast.AST, ...]) -> bool:
