@@ -102,6 +102,32 @@ def test_compiled_functions_follow_calls_from_what_torch_compile_gets():
     assert facts(without_compile).compiled.functions == frozenset()
 
 
+def test_a_compiler_is_found_under_any_name_it_is_imported_as():
+    # Only the statements naming a compiler are searched for its calls: `fast` is one.
+    module = facts(textwrap.dedent("""\
+        import torch
+        from torch import compile as fast
+
+
+        def f(x):
+            return x
+
+
+        def g(x):
+            return x
+
+
+        runner = fast(f)
+        other = torch.compile(g)
+        """))
+    assert {getattr(f, "name", "") for f in module.compiled.functions} == {"f", "g"}
+
+
+def test_a_statement_mentions_what_its_decorators_hold():
+    tree = ast.parse("@register(mode=\"compile\")\ndef f(x):\n    return x\n")
+    assert TextIndex(ast.unparse(tree)).mentions(tree.body[0], "compile")
+
+
 def test_the_text_index_answers_per_statement_and_maybe_without_text():
     tree = ast.parse(SOURCE)
     module = ModuleFacts(tree, SOURCE)

@@ -35,7 +35,7 @@ class CompiledFunctions:
             f for f in self._definitions.parent
             if isinstance(f, ast.FunctionDef | ast.AsyncFunctionDef)
             and any(self._is_compiler(d) for d in f.decorator_list)]
-        for node in descendants(self._tree) if self._text.may_call_compiler else ():
+        for node in self._calls_maybe_compiling() if self._text.may_call_compiler else ():
             if isinstance(node, ast.Call) and self._is_compiler(node.func) and node.args:
                 roots += self._compiled_targets(node.args[0])
         seen: set[ast.AST] = set()
@@ -45,6 +45,17 @@ class CompiledFunctions:
                 seen.add(function)
                 roots += self._callees(function)
         return frozenset(seen)
+
+    def _calls_maybe_compiling(self) -> list[ast.AST]:
+        """The nodes of the top-level statements whose lines name a compiler: its own name
+        (``compile``, ``optimize``, the last part of any attribute ``_is_compiler`` takes)
+        or a name it is imported as. Most files mentioning ``compile(`` do so in one or two
+        statements, not in every model class."""
+        words = _COMPILER_NAMES | {local for local, imported in self._imports.aliases.items()
+                                   if imported in _COMPILERS}
+        return [node for statement in self._tree.body
+                if any(self._text.mentions(statement, word) for word in words)
+                for node in descendants(statement)]
 
     def _is_compiler(self, node: ast.expr) -> bool:
         target = node.func if isinstance(node, ast.Call) else node

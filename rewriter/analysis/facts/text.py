@@ -12,7 +12,7 @@ import bisect
 import re
 
 from ...syntax.lines import split_lines
-from ...syntax.nodes import end_line
+from ...syntax.nodes import end_line, first_line
 
 _COMPILER_CALL = re.compile(r"\b(?:compile|optimize)\s*\(")
 
@@ -43,7 +43,8 @@ class TextIndex:
         lines = self._lines_with[token]
         if lines is None:
             return True
-        at = bisect.bisect_left(lines, statement.lineno)
+        # From its first decorator's line: a decorator is part of the statement.
+        at = bisect.bisect_left(lines, first_line(statement))
         return at < len(lines) and lines[at] <= end_line(statement)
 
 
