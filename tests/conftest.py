@@ -9,6 +9,27 @@ import pytest
 from eqrewrite.rewriter.matching.rules import load_pack
 from eqrewrite.rewriter.rewriting.engine import RewriteOptions, rewrite_source, select_rules
 
+# `x.sub(y)` becomes `x - y`, which the default pack's sub-to-torch-sub rewrites in the next
+# round: a cascade that a later round must still find (test_incremental, test_narrowing).
+SUB_METHOD_RULE = """
+  - id: sub-method-to-operator
+    description: x.sub(y) is x - y
+    pattern: $x.sub($y)
+    rewrite: $x - $y
+    where:
+      - tensor: $x
+      - numeric: $y
+"""
+
+
+def cascade_rules(folder: Path, more: str = "") -> list:
+    """``SUB_METHOD_RULE`` (and the rules in ``more``) then the default pack's
+    sub-to-torch-sub."""
+    pack = write_pack(folder, "rules:" + textwrap.indent(
+        textwrap.dedent(SUB_METHOD_RULE + more), "  "))
+    return (load_pack(str(pack)).rules
+            + [r for r in load_pack("default").rules if r.id == "sub-to-torch-sub"])
+
 
 @pytest.fixture(scope="session")
 def default_rules():

@@ -12,23 +12,13 @@ import textwrap
 
 import pytest
 from eqrewrite.rewriter.matching.matcher import find_edits
-from eqrewrite.rewriter.matching.rules import load_pack
 from eqrewrite.rewriter.rewriting import engine, incremental
 from eqrewrite.rewriter.rewriting.engine import RewriteOptions, rewrite_source
 
-from tests.conftest import write_pack
+from tests.conftest import cascade_rules
 
-# `x.sub(y)` becomes `x - y`, which the default pack's sub-to-torch-sub rewrites in a
-# second round: a cascade the later round must still find.
-CASCADE = """
-rules:
-  - id: sub-method-to-operator
-    description: x.sub(y) is x - y
-    pattern: $x.sub($y)
-    rewrite: $x - $y
-    where:
-      - tensor: $x
-      - numeric: $y
+# The cascade (conftest.SUB_METHOD_RULE) and a rule on annotations.
+OPTIONAL_LAST = """
   - id: optional-last
     description: None | T is T | None
     pattern: None | $t
@@ -38,8 +28,7 @@ rules:
 
 @pytest.fixture
 def rules(tmp_path):
-    return (load_pack(str(write_pack(tmp_path, CASCADE))).rules
-            + [r for r in load_pack("default").rules if r.id == "sub-to-torch-sub"])
+    return cascade_rules(tmp_path, OPTIONAL_LAST)
 
 
 def both_ways(source: str, rules, monkeypatch) -> tuple[str, list[bool]]:

@@ -18,20 +18,8 @@ from eqrewrite.rewriter.rewriting import engine, narrowing
 from eqrewrite.rewriter.rewriting.engine import RewriteOptions, rewrite_source, select_rules
 from eqrewrite.rewriter.syntax.enums import Scope
 
-from tests.conftest import write_pack
+from tests.conftest import cascade_rules
 
-# `x.sub(y)` becomes `x - y`, which the default pack's sub-to-torch-sub rewrites in a
-# second round; both only in `forward` (a scoped rule: the template fast path is not taken).
-CASCADE = """
-rules:
-  - id: sub-method-to-operator
-    description: x.sub(y) is x - y
-    pattern: $x.sub($y)
-    rewrite: $x - $y
-    where:
-      - tensor: $x
-      - numeric: $y
-"""
 FORWARD = frozenset({Scope.FORWARD})
 EVERY_SCOPE = {"traced": frozenset(), "profiled": frozenset()}
 matched: list[list[str] | None] = []  # what each narrowed round matched (both_ways)
@@ -39,9 +27,9 @@ matched: list[list[str] | None] = []  # what each narrowed round matched (both_w
 
 @pytest.fixture
 def cascade(tmp_path):
-    rules = (load_pack(str(write_pack(tmp_path, CASCADE))).rules
-             + [r for r in load_pack("default").rules if r.id == "sub-to-torch-sub"])
-    return [replace(r, scope=FORWARD) for r in rules]
+    """The cascade (conftest.SUB_METHOD_RULE), only in `forward`: a scoped rule, so the
+    template fast path (incremental.py) is not taken."""
+    return [replace(r, scope=FORWARD) for r in cascade_rules(tmp_path)]
 
 
 def both_ways(source: str, rules, monkeypatch, options: RewriteOptions | None = None
