@@ -128,16 +128,8 @@ def summarize(path: str, text: str, name: str | None = None) -> Summary | None:
         definitions = Definitions(index.parent, index.classes, index.functions)
         compiled = CompiledFunctions(tree, imports, definitions,
                                      ModuleClasses(imports, definitions, lines), lines)
-        summary.roots |= {definition_qualname(_chain(definitions, f))
-                          for f in compiled.functions}
+        summary.roots |= {definitions.qualname(f) for f in compiled.functions}
     return summary
-
-
-def _chain(definitions: Definitions, function: ast.AST) -> list[ast.AST]:
-    chain = [function]
-    while (parent := definitions.parent.get(chain[0])) is not None:
-        chain.insert(0, parent)
-    return chain
 
 
 class _Summarizer:

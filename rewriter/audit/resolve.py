@@ -15,7 +15,7 @@ import ast
 from dataclasses import dataclass
 from typing import Any
 
-from ..matching.matcher import Decline, Edit, Matcher, Span
+from ..matching.matcher import Decline, Edit, Matcher, Roots, Span
 from ..matching.rules import Rule
 from ..syntax.pattern import index_key
 from .catalogue import PATTERNS, pattern_for_kind
@@ -137,7 +137,7 @@ class Resolver:
                 facts=self.detector.facts).run(self.roots)
         return self._assumed
 
-    def _roots(self, sites: list[Site]) -> list[tuple[ast.AST, tuple[ast.AST, ...]]]:
+    def _roots(self, sites: list[Site]) -> Roots:
         """The statement holding each site, with its enclosing functions; outermost only."""
         found: list[tuple[ast.stmt | ast.expr, tuple[ast.AST, ...]]] = []
         for site in sites:
@@ -149,7 +149,7 @@ class Resolver:
                 chain = chain[:-1]  # a lambda never holds a statement
             found.append((statement, chain))
         found.sort(key=lambda pair: _outer_first(position(pair[0])))
-        outermost: list[tuple[ast.AST, tuple[ast.AST, ...]]] = []
+        outermost: Roots = []
         for statement, chain in found:
             if outermost and _contains(self.span(outermost[-1][0]), self.span(statement)):
                 continue

@@ -30,6 +30,8 @@ from .rules import Condition, Rule
 
 Matchable = ast.expr | ast.stmt  # what rules match: patterns parse as one, kinds list theirs
 _MATCHABLE = (ast.expr, ast.stmt)
+# Subtrees to walk instead of a whole module: (statement, enclosing functions and classes).
+Roots = list[tuple[ast.AST, tuple[ast.AST, ...]]]
 # Enum members read for every node a rule is tried on, bound once: on Python 3.11, reading
 # ``Stage.PATTERN`` is a descriptor call costing about 15 global reads.
 _CONDITION, _EXPRESSION, _STATEMENT = Context.CONDITION, Level.EXPRESSION, Level.STATEMENT
@@ -237,7 +239,7 @@ class Matcher:
         """The source text a span covers."""
         return self._lines.text(span)
 
-    def run(self, roots: list[tuple[ast.AST, tuple[ast.AST, ...]]] | None = None,
+    def run(self, roots: Roots | None = None,
             progress: Callable[[int], None] | None = None) -> list[Edit]:
         """Walk the whole module (or only the subtrees ``roots``: ``(statement, enclosing
         functions and classes)``, none inside another) and collect edits, outermost first,
@@ -555,7 +557,7 @@ def find_edits_and_notes(text: str, tree: ast.Module, rules: list[Rule],
                          trust_scalar_annotations: bool = True,
                          function_scopes: dict[str, frozenset[str]] | None = None,
                          progress: Callable[[int], None] | None = None,
-                         roots: list[tuple[ast.AST, tuple[ast.AST, ...]]] | None = None,
+                         roots: Roots | None = None,
                          facts: ModuleFacts | None = None
                          ) -> tuple[list[Edit], list[Note]]:
     """``find_edits`` plus the notes on what the rules recognised and left alone.

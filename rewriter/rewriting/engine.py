@@ -20,11 +20,11 @@ from functools import partial
 from typing import TYPE_CHECKING
 
 from ..analysis.facts import ModuleFacts
-from ..matching.matcher import Edit, Note, find_edits_and_notes
+from ..matching.matcher import Edit, Note, Roots, find_edits_and_notes
 from ..matching.rules import Rule
 from ..syntax.enums import Safety, Scope
 from .incremental import eligible, reparse
-from .narrowing import Roots, changed_roots, kept_statements, narrowable
+from .narrowing import changed_roots, kept_statements, narrowable
 
 if TYPE_CHECKING:  # libcst (which apply.py needs) loads only when a file has edits
     from .apply import Spread

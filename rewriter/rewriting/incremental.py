@@ -36,7 +36,7 @@ from dataclasses import dataclass
 
 from ..analysis.facts import ModuleFacts
 from ..analysis.facts.index import ModuleIndex, index_module
-from ..matching.matcher import Edit
+from ..matching.matcher import Edit, Roots
 from ..matching.rules import Rule
 from ..syntax.enums import Scope
 from ..syntax.lines import split_lines
@@ -51,7 +51,7 @@ class Reparsed:
 
     tree: ast.Module
     facts: ModuleFacts
-    roots: list[tuple[ast.AST, tuple[ast.AST, ...]]]
+    roots: Roots
 
 
 def eligible(rules: Sequence[Rule], assume_tensor_params: object) -> bool:
@@ -92,7 +92,7 @@ def reparse(old_text: str, new_text: str, tree: ast.Module,
     body = list(tree.body)
     for index, statement in zip(edited, parsed, strict=True):
         body[index] = statement
-    roots: list[tuple[ast.AST, tuple[ast.AST, ...]]] = [(s, ()) for s in parsed]
+    roots: Roots = [(s, ()) for s in parsed]
     new_tree = ast.Module(body=body, type_ignores=tree.type_ignores)
     new_index = index_module(new_tree)
     if cross_statement_facts(index_module(tree)) != cross_statement_facts(new_index):

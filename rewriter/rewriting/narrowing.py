@@ -46,17 +46,14 @@ from dataclasses import dataclass
 
 from ..analysis.facts import ModuleFacts
 from ..analysis.facts.classes import changes_state, stores_on_self
-from ..analysis.facts.definitions import definition_qualname
 from ..analysis.facts.index import index_module
 from ..analysis.facts.scopes import FUNCTION_SCOPES
-from ..matching.matcher import Edit
+from ..matching.matcher import Edit, Roots
 from ..matching.rules import Rule
 from ..syntax.lines import split_lines
 from ..syntax.marks import PREFIX
 from ..syntax.nodes import first_line
 from .incremental import cross_statement_facts, edited_statements, inside_body
-
-Roots = list[tuple[ast.AST, tuple[ast.AST, ...]]]
 
 
 def narrowable(rules: Sequence[Rule], function_scopes: dict[str, frozenset[str]] | None) -> bool:
@@ -239,15 +236,5 @@ def _module_facts(tree: ast.Module, text: str) -> tuple[object, ...]:
                             if isinstance(f, ast.FunctionDef | ast.AsyncFunctionDef))
                for name, cls in index.classes.items()}
     facts = ModuleFacts(tree, text, index=index)
-    compiled = Counter(definition_qualname(_chain(f, facts)) for f in facts.compiled.functions)
+    compiled = Counter(facts.definitions.qualname(f) for f in facts.compiled.functions)
     return (cross_statement_facts(index), methods, compiled)
-
-
-def _chain(function: ast.AST, facts: ModuleFacts) -> list[ast.AST]:
-    """``function`` and the definitions enclosing it, outermost first."""
-    chain: list[ast.AST] = []
-    node: ast.AST | None = function
-    while node is not None:
-        chain.append(node)
-        node = facts.definitions.parent.get(node)
-    return chain[::-1]

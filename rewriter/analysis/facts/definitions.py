@@ -43,6 +43,13 @@ class Definitions:
         self.classes = classes
         self.functions = functions
 
+    def qualname(self, definition: ast.AST) -> str:
+        """Python's ``__qualname__`` for a function or class of this module."""
+        chain = [definition]
+        while (parent := self.parent.get(chain[0])) is not None:
+            chain.insert(0, parent)
+        return definition_qualname(chain)
+
     def enclosing_class(self, function: ast.AST) -> ast.ClassDef | None:
         """The class whose body defines ``function`` directly, if any."""
         owner = self.parent.get(function)
