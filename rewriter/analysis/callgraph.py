@@ -37,7 +37,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..syntax.nodes import BLOCK_FIELDS, descendants
+from ..syntax.nodes import BLOCK_FIELDS, CHILD_FIELDS, NODE_TYPES, descendants
 from ..syntax.pattern import dotted_name
 from .facts.classes import ModuleClasses
 from .facts.compiled import CompiledFunctions
@@ -52,6 +52,9 @@ _IMPLICIT = ("__call__", "__getitem__", "forward")
 # Methods that run when traced code builds an object.
 _CONSTRUCTORS = ("__new__", "__init__", "__post_init__")
 _SELF = ("self", "cls")
+# What the summarizer's walk pushes: every node type but the leaves it handles as it meets
+# them (names) or that hold nothing it reads (constants).
+_PUSHED = NODE_TYPES - {ast.Name, ast.Constant}
 
 
 @dataclass
@@ -237,22 +240,43 @@ class _Summarizer:
             for annotation in annotated + returns:
                 summary.annotations |= _references_in(annotation)
         # Dispatched on the exact node type (ast's node classes are never subclassed in a
-        # parsed tree): this loop sees every node of every file the call graph reads.
-        for node in descendants(function):
-            if type(node) is ast.Name:
-                if type(node.ctx) is ast.Load:
-                    summary.references.add(node.id)
-            elif type(node) is ast.Attribute:
+        # parsed tree): this loop sees every node of every file the call graph reads. Names
+        # and constants (nearly half of all nodes, and leaves) are handled as they are met
+        # instead of pushed; the other nodes are popped in ``descendants``' order.
+        references = summary.references
+        stack: list[ast.AST] = [function]
+        while stack:
+            node = stack.pop()
+            if type(node) is ast.Attribute:
                 if type(node.ctx) is ast.Load:
                     self._attribute(node, summary)
             elif type(node) is ast.Call:
-                if type(node.func) is ast.Attribute:
-                    if not node.func.attr.startswith("__"):  # super().__init__(): not a call
-                        summary.called.add(node.func.attr)   # on arbitrary objects
-                if (callee := dotted_name(node.func)) is not None:
-                    summary.built.add(callee)
+                self._call(node, summary)
             elif type(node) is ast.Assign or type(node) is ast.AnnAssign:
                 self._assignment(node, summary, cls)
+            for name in CHILD_FIELDS[type(node)]:
+                value = getattr(node, name)
+                if type(value) is list:
+                    for child in value:
+                        if type(child) is ast.Name:
+                            if type(child.ctx) is ast.Load:
+                                references.add(child.id)
+                        elif type(child) in _PUSHED:
+                            stack.append(child)
+                elif type(value) is ast.Name:
+                    if type(value.ctx) is ast.Load:
+                        references.add(value.id)
+                elif type(value) in _PUSHED:
+                    stack.append(value)
+
+    @staticmethod
+    def _call(node: ast.Call, summary: FunctionSummary) -> None:
+        """A call: of a method by name (``called``), of a dotted callee (``built``)."""
+        if type(node.func) is ast.Attribute:
+            if not node.func.attr.startswith("__"):  # super().__init__(): not a call
+                summary.called.add(node.func.attr)   # on arbitrary objects
+        if (callee := dotted_name(node.func)) is not None:
+            summary.built.add(callee)
 
     @staticmethod
     def _attribute(node: ast.Attribute, summary: FunctionSummary) -> None:
