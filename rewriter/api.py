@@ -228,7 +228,7 @@ def rewrite(paths: PathArg | Iterable[PathArg], *, rules: Sequence[str] | None =
     A file that cannot be processed is that file's ``error`` result; the others still are.
     A bad argument, configuration or pack raises one of ``USAGE_ERRORS`` before any file
     is read."""
-    from .running.cache import Cache, canonical, default_cache_dir
+    from .running.cache import Cache, canonical, default_cache_dir, prune
     from .running.formatting import require_black
     from .running.runner import Job, run
     from .workspace.worklist import plan
@@ -266,6 +266,8 @@ def rewrite(paths: PathArg | Iterable[PathArg], *, rules: Sequence[str] | None =
         [p.digest for p in packs] + [canonical(options), canonical(set(job.ignore))],
     ) if cache and not black else None
     results = run(items, job, store, jobs, progress=progress)
+    if cache:
+        prune(folder)  # after the run, which touched or wrote every cache file it used
     selected = select_rules([r for p in packs for r in p.rules if r.id not in job.ignore],
                             options)
     empty = tuple(p for p in roots if p.is_dir() and not any(p in f.parents for f in files))
@@ -439,7 +441,7 @@ def audit(paths: PathArg | Iterable[PathArg], *, rules: Sequence[str] | None = N
     ``rewrite``. A file that cannot be audited is one of the report's ``errors``; a bad
     argument, configuration or pack raises one of ``USAGE_ERRORS``."""
     from .audit.config import audit_config, check_patterns, check_scopes
-    from .running.cache import default_cache_dir
+    from .running.cache import default_cache_dir, prune
 
     roots = _paths(paths)
     root = find_project_root(list(roots))
@@ -458,6 +460,8 @@ def audit(paths: PathArg | Iterable[PathArg], *, rules: Sequence[str] | None = N
     report = _audit_files(roots, root, config, settings, packs, tuple(scope),
                           (assume_tensor_params, trust_scalar_annotations), tuple(ignore),
                           tuple(exclude), (jobs, folder))
+    if folder is not None:
+        prune(folder)  # after the audit, which touched or wrote every cache file it used
     report.document["summary"]["seconds"] = round(time.perf_counter() - started, 3)
     if baseline is not None:
         report.compare_to(baseline)

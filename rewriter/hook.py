@@ -24,7 +24,7 @@ Each compiled module (rewritten or not) is cached in the user cache folder (``ho
 keyed by the tool build, the packs, the options, the file's path and content digest and
 its slice of the scopes: a second run compiles nothing and rewrites nothing. An entry is
 touched each time it is used; entries, helper files and call-graph files unused for
-``UNUSED_DAYS`` days (a package upgraded, a file edited, eqrewrite upgraded: their old keys
+``cache.UNUSED_DAYS`` days (a package upgraded, a file edited, eqrewrite upgraded: their old keys
 are never asked for again) are removed, checked at most once a day when a hook is installed.
 A module that cannot be rewritten is loaded unmodified, with a warning naming its file and
 line; a module that does not parse raises Python's own ``SyntaxError``. Modules of the
@@ -61,6 +61,7 @@ from .running.cache import (
     cache_file,
     canonical,
     digest,
+    prune,
     scope_facts,
     touch,
     user_cache_dir,
@@ -76,8 +77,6 @@ from .workspace.discovery import discover
 from .workspace.sources import decode
 
 FORMAT = 1  # of the cached entries; part of their key
-UNUSED_DAYS = 30  # cache entries unused this long are removed
-DAY = 24 * 3600.0
 DEFAULT_RULES = ("graphbreaks",)
 
 
@@ -149,43 +148,6 @@ class HookLoader(SourceFileLoader):
         return self.hook.code_for(fullname, self.path)
 
 
-def prune(folder: Path, now: float | None = None) -> int:
-    """Remove the compiled modules, helper files and call-graph files (an older build's,
-    each build keeps its own) of ``folder`` (the hook's cache) that were not used for
-    ``UNUSED_DAYS`` days, at most once a day (a stamp file says when it last ran); the
-    number removed. A helper file removed while an entry still names it is written again
-    from the entry's text when that entry is loaded."""
-    now = time.time() if now is None else now
-    stamp = folder / "pruned"
-    try:
-        if now - stamp.stat().st_mtime < DAY:
-            return 0
-    except OSError:
-        pass  # never pruned (or no cache yet)
-    removed = 0
-    for part in ("modules", "helpers", "."):
-        try:
-            entries = list(os.scandir(folder / part))
-        except OSError:
-            continue
-        for entry in entries:
-            if part == "." and not entry.name.startswith("callgraph-"):
-                continue  # the stamp, the folders
-            try:
-                if now - entry.stat().st_mtime > UNUSED_DAYS * DAY:
-                    os.remove(entry.path)
-                    removed += 1
-            except OSError:
-                pass  # another process removed or replaced it
-    try:
-        folder.mkdir(parents=True, exist_ok=True)
-        stamp.touch()
-        os.utime(stamp, (now, now))
-    except OSError:
-        pass  # a cache is an optimisation
-    return removed
-
-
 class ImportHook(MetaPathFinder):
     """The ``sys.meta_path`` finder of ``install_import_hook``; ``report()`` says what it did."""
 
@@ -200,7 +162,7 @@ class ImportHook(MetaPathFinder):
                 raise HookError(f"{name!r} is not a module name")
         self.quiet = quiet
         self.folder = (cache_dir or user_cache_dir()) / "hook"
-        prune(self.folder)
+        prune(self.folder, ("modules", "helpers"))
         packs = [load_pack(spec) for spec in (rules or DEFAULT_RULES)]
         job = Job(tuple(p.path for p in packs), RewriteOptions(), Mode.CHECK,
                   ignore=tuple(ignore))

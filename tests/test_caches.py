@@ -327,3 +327,55 @@ def test_a_file_that_only_mentions_forward_is_not_parsed_again(
     assert result.exit_code == 1, result.output
     edits = json.loads(result.stdout)["edits"]
     assert any(e["file"].endswith("doc.py") and e["rule"] == "defer-print" for e in edits)
+
+
+# -- pruning ---------------------------------------------------------------------------------
+
+
+def _age(paths: list[Path], days: float) -> None:
+    then = cache_module.time.time() - days * cache_module.DAY
+    for path in paths:
+        os.utime(path, (then, then))
+
+
+@pytest.mark.parametrize("command", ["rewrite", "audit"])
+def test_a_run_removes_cache_files_unused_for_a_month_and_keeps_its_own(
+        package: Path, tmp_path: Path, command: str) -> None:
+    cache = tmp_path / "cache"
+    run = check if command == "rewrite" else audit
+    run([package], cache)
+    own = sorted(p for p in cache.iterdir() if p.name.startswith(("cache-", "audit-",
+                                                                   "callgraph-")))
+    assert own  # what this run used: its outcomes, the call graph's index and summaries
+    stale = [cache / "cache-0123456789abcdef0123.json", cache / "audit-00aa.json",
+             cache / "callgraph-00bb.marshal"]
+    kept = [cache / "notes.txt", cache / "callgraph-00cc.json"]  # not ours; used lately
+    for path in stale + kept:
+        path.write_text("{}")
+    _age(stale + own + [kept[0]], cache_module.UNUSED_DAYS + 1)
+    _age([kept[1]], cache_module.UNUSED_DAYS - 1)
+    _age([cache / "pruned"], 2)  # the first run pruned (nothing) two days ago
+    run([package], cache)  # uses (writes or touches) its own files, then prunes
+    assert [p for p in stale if p.exists()] == []
+    assert all(p.exists() for p in own + kept)
+    (cache / "cache-0123456789abcdef0123.json").write_text("{}")
+    _age([cache / "cache-0123456789abcdef0123.json"], cache_module.UNUSED_DAYS + 1)
+    run([package], cache)  # pruned less than a day ago: not again
+    assert (cache / "cache-0123456789abcdef0123.json").exists()
+
+
+def test_the_summary_index_forgets_files_that_no_longer_exist(
+        package: Path, tmp_path: Path) -> None:
+    folder = tmp_path / "cache"
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "__init__.py").write_text("")
+    (other / "gone.py").write_text("def f():\n    return 1\n")
+    traced(SummaryStore(folder), other)
+    traced(SummaryStore(folder), package)
+    assert str(other / "gone.py") in SummaryStore(folder).records  # another tree: kept
+    (other / "gone.py").unlink()
+    (package / "util.py").write_text(UTIL + "\n\ndef more():\n    return 2\n")
+    traced(SummaryStore(folder), package)  # a change: the index is saved again
+    records = SummaryStore(folder).records
+    assert str(other / "gone.py") not in records and str(other / "__init__.py") in records

@@ -284,8 +284,11 @@ def test_run_refuses_a_package_that_is_not_installed(tmp_path, package):
     assert "no installed package or module 'nosuchpkg'" in done.stderr
 
 
+HOOK_PARTS = ("modules", "helpers")  # the hook's cache folders of per-module files
+
+
 def test_cache_entries_unused_for_a_month_are_pruned_at_most_once_a_day(tmp_path):
-    from eqrewrite.rewriter.hook import DAY, UNUSED_DAYS, prune
+    from eqrewrite.rewriter.running.cache import DAY, UNUSED_DAYS, prune
 
     folder = tmp_path / "hook"
     (folder / "modules").mkdir(parents=True)
@@ -293,22 +296,23 @@ def test_cache_entries_unused_for_a_month_are_pruned_at_most_once_a_day(tmp_path
     now = time.time()
     old, fresh = (folder / "modules" / f"module-{age}.marshal" for age in ("old", "new"))
     helper = folder / "helpers" / "helpers-old.py"
-    graph = folder / "callgraph-of-an-older-build.json"  # each build keeps its own
+    graph = folder / "callgraph-0123456789abcdef0123.json"  # each build keeps its own
     other = folder / "not-a-cache-entry.txt"
     for path, age in ((old, UNUSED_DAYS + 1), (fresh, UNUSED_DAYS - 1), (helper, UNUSED_DAYS + 5),
                       (graph, UNUSED_DAYS + 1), (other, UNUSED_DAYS + 1)):
         path.write_bytes(b"x")
         os.utime(path, (now - age * DAY, now - age * DAY))
-    assert prune(folder, now) == 3
+    assert prune(folder, HOOK_PARTS, now) == 3
     assert not old.exists() and not helper.exists() and not graph.exists()
     assert fresh.exists() and other.exists()
     os.utime(fresh, (now - 2 * UNUSED_DAYS * DAY, now - 2 * UNUSED_DAYS * DAY))
-    assert prune(folder, now + DAY / 2) == 0 and fresh.exists()  # pruned less than a day ago
-    assert prune(folder, now + DAY + 1) == 1 and not fresh.exists()
+    # Pruned less than a day ago: not again.
+    assert prune(folder, HOOK_PARTS, now + DAY / 2) == 0 and fresh.exists()
+    assert prune(folder, HOOK_PARTS, now + DAY + 1) == 1 and not fresh.exists()
 
 
 def test_a_module_loaded_from_the_cache_is_marked_used(tmp_path, package):
-    from eqrewrite.rewriter.hook import DAY, UNUSED_DAYS, prune
+    from eqrewrite.rewriter.running.cache import DAY, UNUSED_DAYS, prune
 
     script = _script(tmp_path, SCRIPT)
     _result(_eqrewrite_run(tmp_path, package, str(script)))
@@ -320,5 +324,5 @@ def test_a_module_loaded_from_the_cache_is_marked_used(tmp_path, package):
     for entry in entries:
         os.utime(entry, (long_ago, long_ago))
     _result(_eqrewrite_run(tmp_path, package, str(script)))  # both from the cache
-    assert prune(entries[0].parent.parent, time.time() + 2 * DAY) == 0  # all were used
+    assert prune(entries[0].parent.parent, HOOK_PARTS, time.time() + 2 * DAY) == 0  # all were used
     assert all(entry.exists() for entry in entries)

@@ -10,6 +10,10 @@ a file whose callers changed so that it became traced is processed again even th
 bytes did not change. A file whose stat matches
 is not even read; one whose stat changed but whose content did not is not parsed.
 
+Nothing is kept for ever: a run or audit that used the cache then removes the cache files
+of the folder that no run used for ``UNUSED_DAYS`` days (``prune``): an older build's, other
+packs' or options'. Each run writes or touches the files it used.
+
 Stat matches are trusted only for files last modified well before they were recorded
 (``RACY_NS``): a file changed twice within one mtime tick keeps its mtime and size, so a
 recent mtime always goes through the content digest. Only the main process reads and
@@ -35,6 +39,11 @@ from ..workspace.files import write_atomic
 
 Stamp = tuple[int, int, str]  # mtime_ns, size, sha256 of the content
 RACY_NS = 3_000_000_000  # an mtime this close to the recording time is not trusted
+UNUSED_DAYS = 30  # cache files unused this long are removed
+DAY = 24 * 3600.0
+# The files of a cache folder, one per key: per-file outcomes of runs and audits, the call
+# graph's index and summaries.
+_KEYED = ("cache-", "audit-", "callgraph-")
 _SOURCES = (".py", ".json", ".yaml")  # the rewriter's code and the data it reads
 
 
@@ -101,6 +110,42 @@ def touch(*paths: str | Path) -> None:
                 os.utime(path)
             except OSError:
                 pass
+
+
+def prune(folder: Path, subfolders: tuple[str, ...] = (), now: float | None = None) -> int:
+    """Remove the cache files of ``folder`` (and every file of its ``subfolders``) that were
+    not used for ``UNUSED_DAYS`` days, at most once a day (a stamp file, ``pruned``, says
+    when it last ran); the number removed. Their keys are never asked for again once the
+    tool, the packs or the options change; a file removed while in use is a cache miss."""
+    now = time.time() if now is None else now
+    stamp = folder / "pruned"
+    try:
+        if now - stamp.stat().st_mtime < DAY:
+            return 0
+    except OSError:
+        pass  # never pruned (or no cache yet)
+    removed = 0
+    for part in (".", *subfolders):
+        try:
+            entries = list(os.scandir(folder / part))
+        except OSError:
+            continue
+        for entry in entries:
+            if part == "." and not entry.name.startswith(_KEYED):
+                continue  # the stamp, .gitignore, subfolders, anything not ours
+            try:
+                if now - entry.stat().st_mtime > UNUSED_DAYS * DAY:
+                    os.remove(entry.path)
+                    removed += 1
+            except OSError:
+                pass  # another process removed or replaced it
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        stamp.touch()
+        os.utime(stamp, (now, now))
+    except OSError:
+        pass  # a cache is an optimisation
+    return removed
 
 
 def stamp_of(stat: os.stat_result, content_digest: str) -> Stamp:

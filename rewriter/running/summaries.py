@@ -254,6 +254,8 @@ class SummaryStore:
         key = digest(canonical(sorted(
             (p, r.name, r.summary) for p in absolute if (r := self.records.get(p)) is not None)
         ).encode())
+        if tasks:  # the index will be saved: without the files of other runs now gone
+            self._forget_missing(set(absolute))
         if self.solved is not None and self.solved[0] == key:
             if tasks:
                 self._save_index()
@@ -275,6 +277,12 @@ class SummaryStore:
             if record is not None and record.summary is not None:
                 found[path] = record.stamp[2]
         return found
+
+    def _forget_missing(self, present: AbstractSet[str]) -> None:
+        """Drop the records of files outside ``present`` that no longer exist (a deleted
+        tree, a renamed file): the index and the summaries would otherwise keep them."""
+        for path in [p for p in self.records if p not in present and not os.path.exists(p)]:
+            del self.records[path]
 
     def _take(self, answer: Summarized, fresh: dict[str, Plain]) -> None:
         """Record a worker's answer."""
