@@ -100,6 +100,8 @@ class MaskScatter(Kind):
         return frozenset({"] =", "index_put_"})
 
     def propose(self, node: ast.AST, context: KindContext) -> Proposal | None:
+        if _scatter_parts(node) is None:  # most assignments: no need to try them twice
+            return None
         proposal = self._propose(node, context)
         if proposal is None and (assumed := context.assuming()) is not None:
             # Proven with unannotated parameters taken as tensors: the helper's traced path

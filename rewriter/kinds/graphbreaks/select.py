@@ -44,6 +44,13 @@ class Select(Kind):
     node_types = (ast.If, ast.IfExp)
     options_schema = {"form": ("assign", "return", "elseless", "ternary", "same_call")}
 
+    def __init__(self, options: dict[str, str]):
+        super().__init__(options)
+        # Each form is offered only the nodes it rewrites: a conditional expression for
+        # "ternary", an ``if`` statement for the others (every ``if`` of traced code is
+        # otherwise offered to six rules).
+        self.node_types = (ast.IfExp,) if options["form"] == "ternary" else (ast.If,)
+
     def tokens(self) -> frozenset[str]:
         return frozenset({"if"})
 
