@@ -41,7 +41,7 @@ _MUTATING_SUFFIX = "_"
 
 class Select(Kind):
     name = "select"
-    node_types = (ast.If, ast.IfExp)
+    node_types: tuple[type[ast.AST], ...] = (ast.If, ast.IfExp)
     options_schema = {"form": ("assign", "return", "elseless", "ternary", "same_call")}
 
     def __init__(self, options: dict[str, str]):
