@@ -552,28 +552,12 @@ def with_requirements(edits: list[Edit]) -> list[Edit]:
         edits = kept
 
 
-def find_edits_and_notes(text: str, tree: ast.Module, rules: list[Rule],
-                         assume_tensor_params: bool = False,
-                         trust_scalar_annotations: bool = True,
-                         function_scopes: dict[str, frozenset[str]] | None = None,
-                         progress: Callable[[int], None] | None = None,
-                         roots: Roots | None = None,
-                         facts: ModuleFacts | None = None
-                         ) -> tuple[list[Edit], list[Note]]:
-    """``find_edits`` plus the notes on what the rules recognised and left alone.
-
-    ``roots`` and ``facts``: as for ``Matcher.run`` and ``Matcher``."""
-    matcher = Matcher(text, tree, rules, assume_tensor_params, trust_scalar_annotations,
-                      function_scopes, facts)
-    return matcher.run(roots, progress), matcher.notes
-
-
 def find_edits(text: str, tree: ast.Module, rules: list[Rule],
                assume_tensor_params: bool = False, trust_scalar_annotations: bool = True,
                function_scopes: dict[str, frozenset[str]] | None = None,
                progress: Callable[[int], None] | None = None) -> list[Edit]:
     """All edits ``rules`` make in ``tree`` (parsed from ``text``); ``function_scopes`` gives
     the qualified names of the functions in the ``traced``/``profiled`` scopes."""
-    return find_edits_and_notes(text, tree, rules, assume_tensor_params,
-                                trust_scalar_annotations, function_scopes, progress)[0]
+    return Matcher(text, tree, rules, assume_tensor_params, trust_scalar_annotations,
+                   function_scopes).run(progress=progress)
 

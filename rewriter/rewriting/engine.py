@@ -20,7 +20,7 @@ from functools import partial
 from typing import TYPE_CHECKING
 
 from ..analysis.facts import ModuleFacts
-from ..matching.matcher import Edit, Note, Roots, find_edits_and_notes
+from ..matching.matcher import Edit, Matcher, Note, Roots
 from ..matching.rules import Rule
 from ..syntax.enums import Safety, Scope
 from .incremental import eligible, reparse
@@ -147,13 +147,11 @@ def _rewrite(text: str, rules: list[Rule], options: RewriteOptions, tree: ast.Mo
     roots: Roots | None = None  # None: the whole module
     facts: ModuleFacts | None = None
     for round_number in range(1, MAX_ROUNDS + 1):
-        edits, notes = find_edits_and_notes(
-            current, tree, rules, options.assume_tensor_params,
-            options.trust_scalar_annotations, options.function_scopes,
-            None if progress is None else partial(progress, round_number),
-            roots=roots, facts=facts)
+        matcher = Matcher(current, tree, rules, options.assume_tensor_params,
+                          options.trust_scalar_annotations, options.function_scopes, facts)
+        edits = matcher.run(roots, None if progress is None else partial(progress, round_number))
         if round_number == 1:
-            result.notes = _outside(notes, edits)
+            result.notes = _outside(matcher.notes, edits)
         if not edits:
             result.text = current
             return result
@@ -171,8 +169,11 @@ def _rewrite(text: str, rules: list[Rule], options: RewriteOptions, tree: ast.Mo
             if reparsed is not None:
                 tree, roots, facts = reparsed.tree, reparsed.roots, reparsed.facts
             else:
-                kept = kept_statements(previous, tree, edits, rules) if narrowing else None
-                tree = None  # freed before the new text is parsed: the two need not coexist
+                kept = kept_statements(previous, tree, edits, rules,
+                                       matcher.facts) if narrowing else None
+                # Freed before the new text is parsed: the two trees need not coexist.
+                tree = None
+                del matcher
                 tree = ast.parse(current)
                 roots = None if kept is None else changed_roots(kept, current, tree)
                 facts = None

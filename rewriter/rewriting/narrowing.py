@@ -46,7 +46,6 @@ from dataclasses import dataclass
 
 from ..analysis.facts import ModuleFacts
 from ..analysis.facts.classes import changes_state, stores_on_self
-from ..analysis.facts.index import index_module
 from ..analysis.facts.scopes import FUNCTION_SCOPES
 from ..matching.matcher import Edit, Roots
 from ..matching.rules import Rule
@@ -90,9 +89,10 @@ class Kept:
 
 
 def kept_statements(text: str, tree: ast.Module, edits: Sequence[Edit],
-                    rules: Sequence[Rule]) -> Kept | None:
+                    rules: Sequence[Rule], facts: ModuleFacts | None = None) -> Kept | None:
     """The statements of ``tree`` (``text``'s) that ``edits`` leave as they are, or None
-    when the next round must match the whole file."""
+    when the next round must match the whole file. ``facts``: ``tree``'s, if the round
+    that found ``edits`` built them."""
     lines = split_lines(text)
     edited = edited_statements(tree.body, edits, lines, most=True)
     if edited is None:
@@ -113,7 +113,7 @@ def kept_statements(text: str, tree: ast.Module, edits: Sequence[Edit],
         classes.append(_members(statement, inside[index], lines)
                        if by_method and isinstance(statement, ast.ClassDef) else None)
     return Kept(texts, [type(tree.body[i]) for i in edited], classes,
-                _module_facts(tree, text))
+                _module_facts(tree, text) if facts is None else _cross_statement(facts))
 
 
 def changed_roots(kept: Kept, text: str, tree: ast.Module) -> Roots | None:
@@ -231,10 +231,13 @@ def _root_name(target: ast.expr) -> str:
 
 def _module_facts(tree: ast.Module, text: str) -> tuple[object, ...]:
     """What matching one statement reads of the others (see the module docstring)."""
-    index = index_module(tree)
+    return _cross_statement(ModuleFacts(tree, text))
+
+
+def _cross_statement(facts: ModuleFacts) -> tuple[object, ...]:
+    """``_module_facts`` of the module ``facts`` describe."""
     methods = {name: sorted(f.name for f in cls.body
                             if isinstance(f, ast.FunctionDef | ast.AsyncFunctionDef))
-               for name, cls in index.classes.items()}
-    facts = ModuleFacts(tree, text, index=index)
+               for name, cls in facts.index.classes.items()}
     compiled = Counter(facts.definitions.qualname(f) for f in facts.compiled.functions)
-    return (cross_statement_facts(index), methods, compiled)
+    return (cross_statement_facts(facts.index), methods, compiled)

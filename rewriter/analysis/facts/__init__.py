@@ -35,7 +35,7 @@ class ModuleFacts:
                  index: ModuleIndex | None = None):
         """``index``: ``tree``'s, if the caller has it already."""
         self.tree = tree
-        index = index or index_module(tree)
+        self.index = index = index or index_module(tree)
         self.text = TextIndex(text)
         self.imports = Imports(index.aliases)
         self.definitions = Definitions(index.parent, index.classes, index.functions)
