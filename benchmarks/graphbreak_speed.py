@@ -27,7 +27,9 @@ LibCST parse of the statements around the cold run's edits (edits are applied th
 statement by statement, so that comments and formatting stay; whole files were measured here
 before: 3.8-4.7x the bound where the statements take 0.05x); with the rewrite's own parse of
 every file (a second ``ast`` parse: the summaries' trees are not kept across the run) they
-make the floor a cold run cannot go below, printed as a ratio to the bound.
+make the floor a cold run cannot go below, printed as a ratio to the bound. A second floor
+leaves that parse out: what a design keeping every file's tree from the call graph to the
+rewrite could reach (1.46 GB of trees for transformers 4.57.6), before any rule is tried.
 
 Each run's report must list the same edits and notes as the cold run's (the edits in the
 files appended to keep their lines: text is only added at the end). Wall-clock and CPU
@@ -247,9 +249,10 @@ def measure(tree: Path, project: Path, jobs: int) -> int:
     for label, timing in rows:
         print(f"{label:42} {timing.wall:8.2f} {timing.cpu:8.2f} "
               f"{timing.cpu / bound.cpu:10.2f}")
-    floor = (summaries.cpu + bound.cpu + libcst_parse.cpu) / bound.cpu
+    once = (summaries.cpu + libcst_parse.cpu) / bound.cpu
     print(f"\nfloor of a cold run (summaries + a second parse of every file + LibCST of "
-          f"the edited units): {floor:.2f} x bound; cold run: {cold.cpu / bound.cpu:.2f} x")
+          f"the edited units): {once + 1:.2f} x bound; with each file parsed once (trees "
+          f"kept): {once:.2f} x; cold run: {cold.cpu / bound.cpu:.2f} x")
     measured = {"cold CPU / bound": cold.cpu / bound.cpu, "warm wall s": warm.wall,
                 "one file edited wall s": max(commented.wall, edited.wall),
                 "hook wall s": hook.wall, "audit warm wall s": audit_warm.wall}

@@ -252,3 +252,48 @@ def test_traced_functions_called_untraced_behave_as_before(tmp_path, caplog, mon
     assert "_eqrw_log(" in (tmp_path / "pkg/integrations/sdpa.py").read_text()
     assert [(r.name, r.levelname, r.getMessage(), r.funcName) for r in caplog.records] == [
         ("pkg.integrations.sdpa", "WARNING", "sdpa", "sdpa_forward")]
+
+
+def test_a_summary_keeps_only_the_names_its_module_can_resolve():
+    from eqrewrite.rewriter.analysis.callgraph import summarize
+
+    text = textwrap.dedent('''
+        import torch
+        from .layers import Norm
+        TABLE = {}
+
+        def f(hidden: torch.Tensor, scale: float):
+            out = Norm()(hidden) * scale
+            TABLE[out] = len(hidden)
+            local = out.sum()
+            return local, math.pi
+    ''')
+    [function] = summarize("pkg/model.py", text, "pkg.model").functions.values()
+    assert function.references == {"Norm", "TABLE", "torch", "torch.Tensor"}
+    assert function.built == {"Norm"} and function.annotations == {"torch", "torch.Tensor"}
+    assert function.stores == {"TABLE"}
+    # A package resolves more: a name it does not bind may be one of its submodules.
+    [package] = summarize("pkg/__init__.py", text, "pkg").functions.values()
+    assert {"out", "local", "math.pi", "len"} <= package.references
+
+
+def test_a_package_function_reaches_a_submodule_it_does_not_import(tmp_path):
+    files = {"pkg/__init__.py": '''
+                 import torch
+
+                 class Model(torch.nn.Module):
+                     def forward(self, x):
+                         return helpers.scale(x)
+             ''',
+             "pkg/helpers.py": '''
+                 def scale(x):
+                     return x * 2
+             '''}
+    paths = []
+    for name, text in files.items():
+        path = tmp_path / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(text))
+        paths.append(str(path))
+    traced = traced_functions(paths, jobs=1)
+    assert traced[str(tmp_path / "pkg/helpers.py")] == frozenset({"scale"})

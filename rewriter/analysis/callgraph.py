@@ -122,6 +122,8 @@ def summarize(path: str, text: str, name: str | None = None) -> Summary | None:
         is_package = path.endswith("__init__.py")
     summary = Summary(name, path, is_package)
     _Summarizer(summary, tree).run()
+    if not is_package:
+        _drop_unbound(summary)
     # The functions compiled in this module are roots: only the facts that finds them, not
     # a whole ``ModuleFacts``, whose scopes ask this module for ``traced``.
     lines = TextIndex(text)
@@ -133,6 +135,21 @@ def summarize(path: str, text: str, name: str | None = None) -> Summary | None:
                                      ModuleClasses(imports, definitions, lines), lines)
         summary.roots |= {definitions.qualname(f) for f in compiled.functions}
     return summary
+
+
+def _drop_unbound(summary: Summary) -> None:
+    """Leave out of each function's references, callees, annotations and stores the names
+    whose first part the module does not bind at top level (local variables, builtins:
+    three quarters of all references). In a module that is not a package, such a name
+    resolves to nothing (``CallGraph._member``), so the solve is the same; the summaries
+    are smaller to store and load, and nothing resolves them at every solve."""
+    bound = summary.bindings
+    for function in summary.functions.values():
+        function.references = {r for r in function.references if r.partition(".")[0] in bound}
+        function.built = {r for r in function.built if r.partition(".")[0] in bound}
+        function.annotations = {r for r in function.annotations
+                                if r.partition(".")[0] in bound}
+        function.stores = {r for r in function.stores if r in bound}
 
 
 class _Summarizer:

@@ -331,8 +331,9 @@ class SummaryStore:
         if self.index_path is None:
             return {}
         try:
-            with open(self.index_path.with_suffix(".marshal"), "rb") as handle:
-                loaded = marshal.load(handle)
+            # Read whole, then decoded: ``marshal.load`` on a file reads it piece by piece,
+            # four times slower (0.5 s for transformers' 17 MB at every solve).
+            loaded = marshal.loads(self.index_path.with_suffix(".marshal").read_bytes())
         except (OSError, EOFError, ValueError, TypeError):
             return {}
         return loaded if isinstance(loaded, dict) else {}
