@@ -379,3 +379,18 @@ def test_the_summary_index_forgets_files_that_no_longer_exist(
     traced(SummaryStore(folder), package)  # a change: the index is saved again
     records = SummaryStore(folder).records
     assert str(other / "gone.py") not in records and str(other / "__init__.py") in records
+
+
+def test_a_run_that_changes_nothing_only_marks_the_cache_used(
+        package: Path, tmp_path: Path) -> None:
+    cache = tmp_path / "cache"
+    check([package], cache)
+    [outcomes] = cache.glob("cache-*.json")
+    _age([outcomes], 2)
+    written = outcomes.stat()
+    check([package], cache)  # every file from the cache
+    assert outcomes.stat().st_ino == written.st_ino  # not replaced (a write is atomic)
+    assert outcomes.stat().st_mtime > written.st_mtime  # but used now
+    (package / "model.py").write_text(CALLING)
+    check([package], cache)
+    assert outcomes.stat().st_ino != written.st_ino  # new outcomes: written

@@ -156,3 +156,26 @@ def test_unknown_pack_name_lists_packaged():
 
 def test_packaged_pack_by_name_and_file_name():
     assert load_pack("default").digest == load_pack("default.yaml").digest
+
+
+def test_a_pack_is_parsed_once_per_content(tmp_path, monkeypatch):
+    from eqrewrite.rewriter.matching import rules as rules_module
+
+    parsed: list[str] = []
+    original = rules_module._parse_pack
+
+    def counting(shown, data):  # type: ignore[no-untyped-def]
+        parsed.append(shown)
+        return original(shown, data)
+
+    monkeypatch.setattr(rules_module, "_parse_pack", counting)
+    pack = write_pack(tmp_path, GOOD_RULE)
+    first, second = load_pack(str(pack)), load_pack(str(pack))
+    assert len(parsed) == 1 and first.rules == second.rules
+    assert first.rules is not second.rules  # each caller gets its own list
+    write_pack(tmp_path, GOOD_RULE.replace("add-to-torch-add", "renamed"))  # edited
+    assert [r.id for r in load_pack(str(pack)).rules] == ["renamed"] and len(parsed) == 2
+    broken = write_pack(tmp_path, GOOD_RULE.replace("pattern:", "patern:"), "broken.yaml")
+    for _ in range(2):  # a bad pack is never kept: each load reports it
+        with pytest.raises(RuleError):
+            load_pack(str(broken))

@@ -13,7 +13,7 @@ import hashlib
 import re
 from collections.abc import Callable
 from collections.abc import Set as AbstractSet
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from importlib import resources
 from pathlib import Path
 from typing import TypedDict
@@ -39,6 +39,10 @@ _PACK_KEYS = {"description", "rules"}
 _RULE_KEYS = {"id", "description", "pattern", "rewrite", "kind", "options", "scope", "where",
               "safety", "safety_note", "context", "assume_tensor_params", "examples"}
 _EXAMPLE_KEYS = {"before", "after", "unchanged"}
+# Packs loaded by this process, by path and bytes: one command reads its packs several times
+# (options, the call graph's scopes, each worker), and YAML parsing is a fifth of a warm run.
+_LOADED: dict[tuple[str, bytes], RulePack] = {}
+_KEPT_PACKS = 16
 _SAFETIES = {s.value for s in Safety}
 _CONTEXTS = {c.value for c in Context}
 _ID_RE = re.compile(r"^[a-z0-9][a-z0-9-]*$")
@@ -154,10 +158,21 @@ def resolve_pack(spec: str) -> Path:
 
 
 def load_pack(spec: str) -> RulePack:
-    """Load and validate one pack; raise RuleError on the first problem found."""
+    """Load and validate one pack; raise RuleError on the first problem found. A pack this
+    process loaded already, with the same bytes, is not parsed again (a copy of its list
+    of rules is returned)."""
     path = resolve_pack(spec)
     data = path.read_bytes()
-    shown = str(path)
+    key = (str(path), data)
+    if key not in _LOADED:
+        if len(_LOADED) >= _KEPT_PACKS:  # a long-lived process (the import hook) stays small
+            del _LOADED[next(iter(_LOADED))]
+        _LOADED[key] = _parse_pack(str(path), data)
+    pack = _LOADED[key]
+    return replace(pack, rules=list(pack.rules))
+
+
+def _parse_pack(shown: str, data: bytes) -> RulePack:
     try:
         root = yaml.compose(data.decode("utf-8"), Loader=yaml.SafeLoader)
     except UnicodeDecodeError as error:

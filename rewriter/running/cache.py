@@ -220,6 +220,7 @@ class Cache:
         self.folder = folder
         self.path = cache_file(folder, command, key_parts)
         self.entries: dict[str, Entry] = {}
+        self.changed = False  # whether ``save`` has anything new to write
         loaded = load_json(self.path)
         if isinstance(loaded, dict):
             for path, value in loaded.items():
@@ -248,12 +249,20 @@ class Cache:
     def record(self, path: Path, entry: Entry | None) -> None:
         """Remember ``entry`` for ``path``, or forget the file when it is None."""
         key = os.path.abspath(path)
+        if self.entries.get(key) == entry:
+            return
+        self.changed = True
         if entry is None:
-            self.entries.pop(key, None)
+            del self.entries[key]
         else:
             self.entries[key] = entry
 
     def save(self) -> None:
-        """Write the cache (atomically; failures are ignored)."""
+        """Write the cache (atomically; failures are ignored); when nothing changed, only
+        mark it used (``prune`` goes by that)."""
+        if not self.changed and self.path.exists():
+            touch(self.path)
+            return
         save_json(self.folder, self.path,
                   {path: entry.to_json() for path, entry in self.entries.items()})
+        self.changed = False
