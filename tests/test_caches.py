@@ -394,3 +394,9 @@ def test_a_run_that_changes_nothing_only_marks_the_cache_used(
     (package / "model.py").write_text(CALLING)
     check([package], cache)
     assert outcomes.stat().st_ino != written.st_ino  # new outcomes: written
+
+
+def test_pruning_makes_no_cache_folder(tmp_path: Path) -> None:
+    folder = tmp_path / ".eqrewrite_cache"
+    assert cache_module.prune(folder) == 0
+    assert not folder.exists()  # (it would show in `git status`, without its .gitignore)

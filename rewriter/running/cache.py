@@ -118,12 +118,14 @@ def prune(folder: Path, subfolders: tuple[str, ...] = (), now: float | None = No
     when it last ran); the number removed. Their keys are never asked for again once the
     tool, the packs or the options change; a file removed while in use is a cache miss."""
     now = time.time() if now is None else now
+    if not folder.is_dir():
+        return 0  # no cache yet: none is made for the stamp alone
     stamp = folder / "pruned"
     try:
         if now - stamp.stat().st_mtime < DAY:
             return 0
     except OSError:
-        pass  # never pruned (or no cache yet)
+        pass  # never pruned
     removed = 0
     for part in (".", *subfolders):
         try:
@@ -140,7 +142,6 @@ def prune(folder: Path, subfolders: tuple[str, ...] = (), now: float | None = No
             except OSError:
                 pass  # another process removed or replaced it
     try:
-        folder.mkdir(parents=True, exist_ok=True)
         stamp.touch()
         os.utime(stamp, (now, now))
     except OSError:
