@@ -906,3 +906,45 @@ def test_each_node_gets_the_first_rule_whose_scope_holds_there(tmp_path):
     assert "return sub(a, b)" in text  # helper: the second rule
     assert "return (c - b)" in text and "return (a - b) + inner(a)" in text  # in forward
     assert text.endswith("def _eqrw_kept(a, b):\n    return a.sub(b)\n")  # never rewritten
+
+
+def test_the_walk_enters_an_unscoped_definition_only_for_scoped_code_inside(tmp_path):
+    # Traced: a function nested in an untraced one, and a method of an untraced class. The
+    # walk skips definitions with no scoped code inside, and must still find these; and a
+    # lambda compiled inside an untraced function is in the compiled scope.
+    rules = pack_rules(tmp_path, """
+        rules:
+          - id: sub-op
+            description: sub as an operator
+            pattern: $x.sub($y)
+            rewrite: $x - $y
+            scope: [traced, compiled]
+        """)
+    source = textwrap.dedent("""\
+        def outer(a, b):
+            def inner(c):
+                return c.sub(b)
+            return a.sub(b), inner
+
+
+        class Holder:
+            def untraced(self, a, b):
+                return a.sub(b)
+
+            def traced(self, a, b):
+                return a.sub(b)
+        """)
+    scopes = {"traced": frozenset({"outer.<locals>.inner", "Holder.traced"})}
+    text = rewrite_source(source, rules, RewriteOptions(function_scopes=scopes)).text
+    assert "return (c - b)" in text and "return a.sub(b), inner" in text
+    assert text.count("return (a - b)") == 1 and "return a.sub(b)\n\n    def traced" in text
+    compiled = textwrap.dedent("""\
+        import torch
+
+
+        def builder(b):
+            fast = torch.compile(lambda a: a.sub(b))
+            return fast, b.sub(b)
+        """)
+    text = rewrite_source(compiled, rules, RewriteOptions(function_scopes={})).text
+    assert "lambda a: (a - b))" in text and "return fast, b.sub(b)" in text

@@ -42,5 +42,6 @@ class ModuleFacts:
         self.classes = ModuleClasses(self.imports, self.definitions, self.text)
         self.compiled = CompiledFunctions(tree, self.imports, self.definitions, self.classes,
                                           self.text)
-        self.scopes = Scopes(tree, self.text, self.classes, self.compiled, function_scopes,
+        self.scopes = Scopes(tree, self.text, self.classes, self.compiled, self.definitions,
+                             function_scopes,
                              index.global_names, index.nonlocal_names)

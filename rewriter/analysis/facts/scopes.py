@@ -13,7 +13,7 @@ from ...syntax.enums import Scope
 from ...syntax.marks import PREFIX as HELPER_PREFIX
 from .classes import ModuleClasses
 from .compiled import CompiledFunctions
-from .definitions import definition_qualname
+from .definitions import Definitions, definition_qualname
 from .text import TextIndex
 
 _RULE_SCOPES = frozenset({Scope.EVERYWHERE, Scope.FORWARD, Scope.COMPILED, Scope.TRACED})
@@ -70,9 +70,12 @@ class Scopes:
     """Scope tests for the nodes of one module."""
 
     def __init__(self, tree: ast.Module, text: TextIndex, classes: ModuleClasses,
-                 compiled: CompiledFunctions, function_scopes: dict[str, frozenset[str]] | None,
+                 compiled: CompiledFunctions, definitions: Definitions,
+                 function_scopes: dict[str, frozenset[str]] | None,
                  global_names: set[str], nonlocal_names: set[str]):
         self._tree = tree
+        self._definitions = definitions
+        self._enclosing: dict[frozenset[str], frozenset[ast.AST] | None] = {}
         self._text = text
         self._classes = classes
         self._compiled = compiled
@@ -105,12 +108,53 @@ class Scopes:
         return any(name in scope and self._in_function_scope_of(name, chain)
                    for name in FUNCTION_SCOPES)
 
+    def may_hold_inside(self, names: frozenset[str], definition: ast.AST) -> bool:
+        """Whether some code inside ``definition`` (a function or class) may lie in one of
+        the scopes ``names`` however the code around it is scoped: it is or holds a
+        ``forward`` method, a compiled function or a function of a function scope. Code
+        inside a definition for which this is False is in none of them unless the
+        definitions enclosing it are (``in_scope`` of its chain), so a walk may skip it."""
+        if names not in self._enclosing:
+            self._enclosing[names] = self._holding_definitions(names)
+        holding = self._enclosing[names]
+        return holding is None or definition in holding
+
+    def _holding_definitions(self, names: frozenset[str]) -> frozenset[ast.AST] | None:
+        """The functions and classes that are, or hold, one in the scopes ``names``; None
+        when any code may be (``everywhere``, or a compiled lambda, which the definitions'
+        nesting does not list)."""
+        if _EVERYWHERE in names or (_COMPILED in names and any(
+                isinstance(f, ast.Lambda) for f in self._compiled.functions)):
+            return None
+        parent = self._definitions.parent
+        scoped: list[ast.AST] = []
+        if _FORWARD in names:
+            scoped += [f for f in parent if self._classes.is_forward(f)]
+        if _COMPILED in names:
+            scoped += self._compiled.functions
+        qualnames = frozenset().union(*(self._function_scope(name) for name in FUNCTION_SCOPES
+                                        if name in names))
+        if qualnames:
+            scoped += [d for d in parent if self._definitions.qualname(d) in qualnames]
+        found: set[ast.AST] = set()
+        for definition in scoped:
+            node: ast.AST | None = definition
+            while node is not None and node not in found:
+                found.add(node)
+                node = parent.get(node)
+        return frozenset(found)
+
+    def _function_scope(self, name: str) -> frozenset[str]:
+        """The qualified names in the function scope ``name`` (computed from this module
+        alone when the run gave none)."""
+        if name not in self.function_scopes:
+            self.function_scopes[name] = self._own_scope(name)
+        return self.function_scopes[name]
+
     def _in_function_scope_of(self, name: str, chain: tuple[ast.AST, ...]) -> bool:
         key = (name, chain)
         if key not in self._in_function_scope:
-            if name not in self.function_scopes:
-                self.function_scopes[name] = self._own_scope(name)
-            names = self.function_scopes[name]
+            names = self._function_scope(name)
             self._in_function_scope[key] = bool(names) and any(
                 definition_qualname(chain[:i + 1]) in names for i in range(len(chain)))
         return self._in_function_scope[key]
