@@ -125,9 +125,9 @@ FILES = {
 }
 
 
-def write_package(root: Path) -> list[str]:
+def write_package(root: Path, files: dict[str, str] = FILES) -> list[str]:
     paths = []
-    for name, text in FILES.items():
+    for name, text in files.items():
         path = root / name
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(textwrap.dedent(text))
@@ -289,11 +289,5 @@ def test_a_package_function_reaches_a_submodule_it_does_not_import(tmp_path):
                  def scale(x):
                      return x * 2
              '''}
-    paths = []
-    for name, text in files.items():
-        path = tmp_path / name
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(textwrap.dedent(text))
-        paths.append(str(path))
-    traced = traced_functions(paths, jobs=1)
+    traced = traced_functions(write_package(tmp_path, files), jobs=1)
     assert traced[str(tmp_path / "pkg/helpers.py")] == frozenset({"scale"})
