@@ -100,20 +100,19 @@ class MaskScatter(Kind):
         return frozenset({"] =", "index_put_"})
 
     def propose(self, node: ast.AST, context: KindContext) -> Proposal | None:
-        if _scatter_parts(node) is None:  # most assignments: no need to try them twice
+        found = _scatter_parts(node)
+        if found is None:  # most assignments: declined once, not again under assumptions
             return None
-        proposal = self._propose(node, context)
+        proposal = self._propose(found, context)
         if proposal is None and (assumed := context.assuming()) is not None:
             # Proven with unannotated parameters taken as tensors: the helper's traced path
             # checks that the mask, ``out`` and every selected value are tensors, and runs
             # the original statement otherwise (the assumed context records no notes).
-            proposal = self._propose(node, assumed)
+            proposal = self._propose(found, assumed)
         return proposal
 
-    def _propose(self, node: ast.AST, context: KindContext) -> Proposal | None:
-        found = _scatter_parts(node)
-        if found is None:
-            return None
+    def _propose(self, found: tuple[ast.expr, ast.expr, ast.expr, str],
+                 context: KindContext) -> Proposal | None:
         out, index, value, form = found
         if form == "index_put_" and not isinstance(index, ast.Tuple | ast.Call):
             return None  # index_put_ takes a tuple of indices: a bare mask raises TypeError
