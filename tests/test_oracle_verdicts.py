@@ -600,7 +600,7 @@ def _decide_with(emulated_output: torch.Tensor | None, backend: str = "inductor"
     eager, compiled = RunResult(observed(1.0, 25.25)), RunResult(observed(1.0, 31.5))
     outputs = {Variant.REFERENCE: RunResult({"output": torch.tensor([1.0, 24.0],
                                                                     dtype=torch.float64)}),
-               Variant.PERTURBED: eager}
+               Variant.PERTURBED: eager, Variant.CHECKED: eager}  # no undefined behaviour
     made = []
 
     def call(request: RunRequest) -> RunResult:
@@ -705,6 +705,8 @@ def _decide_jump(eager_values, compiled_values, reference_values, *, nudged=None
             return result(values, torch.float64, called=tuple(called))
         if request.variant is Variant.PERTURBED:
             return result(perturbed or compiled_values)
+        if request.variant is Variant.CHECKED:  # the semantics triage: nothing undefined
+            return eager
         raise AssertionError(request.variant)
 
     base = RunRequest(None, CompileSettings(backend="aot_eager"), Variant.EAGER)  # type: ignore[arg-type]
@@ -724,8 +726,9 @@ def test_integer_jumps_on_recorded_outputs():
     verdict, evidence, made = _decide_jump(eager, compiled, eager)
     assert verdict is Verdict.COMPILER_BUG and evidence.cause == "integer-jump"
     assert "4 values" in evidence.cause_note
-    assert [v for v, _ in made] == [Variant.REFERENCE] * 5  # the reference, four nudged
-    assert sorted(p for _, p in made) == [0, 1, 2, 3, 4]
+    # the semantics check, the reference, four nudged
+    assert [v for v, _ in made] == [Variant.CHECKED] + [Variant.REFERENCE] * 5
+    assert sorted(p for v, p in made if v is Variant.REFERENCE) == [0, 1, 2, 3, 4]
 
     # Exact arithmetic sides with compiled: eager jumped (it rounded first).
     verdict, evidence, _ = _decide_jump(eager, compiled, compiled)

@@ -199,6 +199,9 @@ def _judged(job: _Job, program: Program, report: TargetReport) -> dict[str, Any]
         program.source if tree != "rewritten" else _rewritten_or(program, job),
         list(program.ops), names, divergence_kinds)
     result.update(tree=tree, kinds=divergence_kinds, error=error, signature_ops=ops)
+    if outcome_class == outcome.EXCUSED:  # the rule the semantics triage matched
+        result["rule"] = next((f.evidence.cause for f in report.findings
+                               if f.verdict is report.verdict and f.evidence), "")
     if (outcome_class in (outcome.COMPILER_BUG, outcome.COMPILE_CRASH)
             and report.reference is not None):
         from ..core.protocol import RunRequest, Variant

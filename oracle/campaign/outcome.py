@@ -31,11 +31,15 @@ COMPILE_CRASH = "compile-crash"
 EAGER_CRASH = "eager-crash"
 TIMEOUT = "timeout"
 NONDETERMINISTIC = "nondeterministic"
+# Not a compiler bug: the program's eager behaviour is undefined or unsupported, or only its
+# warnings differ (the oracle's semantics triage); kept apart, in ``excused/``, unreported.
+EXCUSED = "excused"
 REWRITE_ERROR = "rewrite-error"
 GENERATION_FAILED = "generation-failed"
 PASSED = "passed"
 CLASSES = (COMPILER_BUG, REWRITE_CHANGED, COMPILE_CRASH, EAGER_CRASH, TIMEOUT, NONDETERMINISTIC,
-           REWRITE_ERROR, GENERATION_FAILED, PASSED)
+           EXCUSED, REWRITE_ERROR, GENERATION_FAILED, PASSED)
+EXCUSED_VERDICTS = frozenset({"unsupported", "undefined-behaviour", "warning-only"})
 FINDING_CLASSES = frozenset(CLASSES) - {PASSED, GENERATION_FAILED}
 
 _EAGER_LABELS = ("original eager", "rewritten eager")
@@ -53,6 +57,8 @@ def classify(verdict: str, detail: str) -> str:
         return TIMEOUT
     if verdict == "compile-error":
         return COMPILE_CRASH
+    if verdict in EXCUSED_VERDICTS:
+        return EXCUSED
     if verdict in ("crash", "oom", "error"):
         return EAGER_CRASH if detail.startswith(_EAGER_LABELS) else COMPILE_CRASH
     return PASSED  # passed, numerical-noise

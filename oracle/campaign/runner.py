@@ -18,7 +18,7 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Any, Protocol, TypedDict
 
 from . import known as known_issues
-from . import outcome, store
+from . import outcome, rootcause, store
 from .outcome import Record
 
 if TYPE_CHECKING:
@@ -32,8 +32,8 @@ REDUCE_GRACE = 30.0
 
 # One unique finding as ``summary.json`` lists it (functional form: ``class`` is a keyword).
 FindingSummary = TypedDict("FindingSummary", {
-    "folder": str, "class": str, "signature": str, "kinds": list[str], "ops": list[str],
-    "error": str, "confidence": Any, "seeds": list[int]})
+    "folder": str, "class": str, "rule": str | None, "signature": str, "kinds": list[str],
+    "ops": list[str], "error": str, "confidence": Any, "seeds": list[int]})
 
 
 class Executor(Protocol):
@@ -82,6 +82,7 @@ class Runner:
         self.job_failures: list[Record] = []
         self.reductions: dict[str, Record] = {}  # finding folder -> how its reduction went
         self.stopped_by = "done"
+        self.root_causes: list[Record] = []  # filled once the seeds are done
 
     # -- the loop ----------------------------------------------------------------------------
 
@@ -109,8 +110,18 @@ class Runner:
         finally:
             journal.close()
             self.c.executor.close(cancel=interrupted)
+            self._merge_root_causes()
             self._write_summary()
         return self.summary()
+
+    def _merge_root_causes(self) -> None:
+        """One finding per root cause, read from the reduced programs (``rootcause.py``)."""
+        findings = self.out / store.FINDINGS
+        if findings.is_dir():
+            self.root_causes = [{"root_cause": g.cause.key, "cause": g.cause.describe(),
+                                 "representative": g.representative.name,
+                                 "findings": len(g.folders), "seeds": g.seeds}
+                                for g in rootcause.merge(findings)]
 
     def _spent(self) -> bool:
         return self.c.budget is not None and time.monotonic() - self.started >= self.c.budget
@@ -141,7 +152,7 @@ class Runner:
         if issue is not None:
             result["known"] = issue.url
         elif store.finding_name(result) in self.findings:
-            store.add_seed(self.out / store.FINDINGS / store.finding_name(result), result["seed"])
+            store.add_seed(store.finding_folder(self.out, result), result["seed"])
         elif result.get("program"):
             folder = store.write_finding(self.out, result, self.c.context)
             if self.c.reduce and (result["class"] == outcome.COMPILER_BUG
@@ -164,7 +175,8 @@ class Runner:
             return
         name = store.finding_name(result)
         entry = self.findings.setdefault(name, {
-            "folder": f"{store.FINDINGS}/{name}", "class": result["class"],
+            "folder": store.finding_folder(self.out, result).relative_to(self.out).as_posix(),
+            "class": result["class"], "rule": result.get("rule"),
             "signature": result["signature"], "kinds": result.get("kinds", []),
             "ops": result.get("signature_ops", []), "error": result.get("error", ""),
             "confidence": result.get("confidence"), "seeds": []})
@@ -199,14 +211,19 @@ class Runner:
             "generation": {"programs": len(validated), "drafted": attempts,
                            "validity_rate": round(len(validated) / attempts, 4)
                            if attempts else None},
-            "findings": sorted(self.findings.values(), key=lambda f: (
+            "findings": sorted((f for f in self.findings.values()
+                                if f["class"] != outcome.EXCUSED), key=lambda f: (
                 outcome.CLASSES.index(f["class"]), f["seeds"][0])),
+            # Programs the semantics triage excused, by rule: counted, never reported.
+            "excused": dict(sorted(Counter(r.get("rule") for r in self.results.values()
+                                           if r["class"] == outcome.EXCUSED).items())),
             "job_failures": self.job_failures,
             "known": [{"url": url, "seeds": count} for url, count in sorted(known.items())],
             "op_coverage": {"ops_used": len(ops), "uses": dict(sorted(ops.items()))},
             "rules_applied": dict(Counter(rule for r in validated
                                           for rule in r.get("edits") or [])),
             "reductions": self.reductions,
+            "root_causes": self.root_causes,
             "context": self.c.context,
         }
 

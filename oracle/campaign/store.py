@@ -13,6 +13,9 @@ campaign/
       repro_<name>/ the oracle's reproducer folder (eager vs compiled findings): repro.py
                     exits 1 while the verdict is the finding's (compiler-bug, or
                     compile-error for a compile crash); ``eqrewrite reduce`` works on it
+  excused/<rule>-<signature>/
+      finding.json, program.py   a program the semantics triage excused (undefined or
+                    unsupported behaviour, warnings only): no reproducer, no report
   work/             the local jobs' folders (current program and rewrite)
 ```
 
@@ -31,11 +34,14 @@ from typing import Any
 
 from eqrewrite.rewriter.api import write_atomic
 
+from . import outcome
 from .outcome import Record
 
 JOURNAL, SUMMARY, META, FINDINGS = "journal.jsonl", "summary.json", "campaign.json", "findings"
+EXCUSED = "excused"
 # What the journal keeps of a result (sources, records and requests go to finding folders).
-JOURNALED = ("seed", "class", "verdict", "signature", "known", "confidence", "seconds", "ops",
+JOURNALED = ("seed", "class", "verdict", "rule", "signature", "known", "confidence", "seconds",
+             "ops",
              "features", "focus", "edits", "kinds", "signature_ops", "error", "pid", "attempts",
              "at")
 
@@ -99,16 +105,26 @@ class Journal:
 
 
 def finding_name(result: Record) -> str:
-    return f"{result['class']}-{result['signature']}"
+    """The folder name of a result's finding: its class (an excused one's rule) and
+    signature."""
+    first = result["rule"] if result["class"] == outcome.EXCUSED else result["class"]
+    return f"{first}-{result['signature']}"
+
+
+def finding_folder(out: Path, result: Record) -> Path:
+    """Where a result's finding folder is: ``findings/``, or ``excused/`` for a program the
+    semantics triage excused."""
+    parent = EXCUSED if result["class"] == outcome.EXCUSED else FINDINGS
+    return out / parent / finding_name(result)
 
 
 def write_finding(out: Path, result: Record, context: Record) -> Path:
     """The folder of a new finding (first seed showing it), complete before it appears."""
-    final = out / FINDINGS / finding_name(result)
+    final = finding_folder(out, result)
     if final.exists():  # written before an interruption, journal line lost: keep it
         add_seed(final, result["seed"])
         return final
-    building = out / FINDINGS / f".building-{finding_name(result)}-{os.getpid()}"
+    building = final.parent / f".building-{finding_name(result)}-{os.getpid()}"
     shutil.rmtree(building, ignore_errors=True)
     building.mkdir(parents=True)
     (building / "program.py").write_text(result["program"], encoding="utf-8")
@@ -118,7 +134,7 @@ def write_finding(out: Path, result: Record, context: Record) -> Path:
     if result.get("request") is not None:
         reproducer = _reproducer(building, final, result)
     record = {key: result.get(key) for key in
-              ("class", "signature", "verdict", "confidence", "detail", "tree", "kinds",
+              ("class", "signature", "verdict", "rule", "confidence", "detail", "tree", "kinds",
                "signature_ops", "error", "ops", "features", "focus", "edits")}
     record.update(seeds=[result["seed"]], first_seed=result["seed"], file=result.get("file"),
                   reproducer=reproducer, regenerate=context.get("regenerate"),

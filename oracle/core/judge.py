@@ -50,6 +50,7 @@ from __future__ import annotations
 
 import enum
 import math
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
@@ -57,6 +58,7 @@ from typing import Any
 import torch
 
 from . import compare as cmp
+from . import semantics
 from .protocol import RaisedException, RunRequest, RunResult, Variant
 
 PERTURBATIONS = 3        # perturbed eager runs that measure a program's sensitivity
@@ -88,6 +90,9 @@ class Verdict(str, enum.Enum):
     REWRITE_CHANGED_BEHAVIOUR = "rewrite-changed-behaviour"
     COMPILER_BUG = "compiler-bug"
     COMPILE_ERROR = "compile-error"
+    UNSUPPORTED = "unsupported"                   # the program does what PyTorch does not
+    UNDEFINED_BEHAVIOUR = "undefined-behaviour"   # support, or what it leaves undefined,
+    WARNING_ONLY = "warning-only"                 # or differs only in warnings (semantics.py)
     NUMERICAL_NOISE = "numerical-noise"
     PASSED = "passed"
 
@@ -96,6 +101,8 @@ class Verdict(str, enum.Enum):
         return list(Verdict).index(self)
 
 
+# What the semantics triage gives instead of a compiler bug: never reported as one.
+EXCUSED = frozenset({Verdict.UNSUPPORTED, Verdict.UNDEFINED_BEHAVIOUR, Verdict.WARNING_ONLY})
 FAILING = frozenset({Verdict.REWRITE_CHANGED_BEHAVIOUR, Verdict.COMPILER_BUG,
                      Verdict.COMPILE_ERROR, Verdict.CRASH, Verdict.TIMEOUT, Verdict.OOM,
                      Verdict.ERROR})
@@ -119,6 +126,8 @@ class Evidence:
     def summary(self) -> str:
         """One line for tables: the reference's side and the errors."""
         parts = [f"{self.cause}: {self.cause_note}"] if self.cause else []
+        if not self.reference:  # the semantics triage decided; no reference was run
+            return "; ".join(parts)
         parts.append(f"reference {self.reference}" if self.reference == "unavailable"
                      else f"reference agrees with {self.reference}")
         if self.reference_note:
@@ -318,7 +327,12 @@ def decide(differences: list[cmp.Difference], eager: RunResult, compiled: RunRes
            options: cmp.CompareOptions) -> tuple[Verdict, Evidence]:
     """The triage of ``py`` for one eager/compiled pair; ``call(request)`` runs the
     float64 reference and the perturbed runs on the tree's worker (or in-process, in a
-    reproducer)."""
+    reproducer). First the semantics triage (``semantics.py``): differences that lie in
+    values of undefined behaviour, or only in warnings, are no compiler bug; the rest go on
+    to the numerical triage."""
+    excused, differences = semantic_triage(differences, eager, compiled, call, base)
+    if excused is not None:
+        return excused
     floating = [d for d in differences if d.floating]
     exact = [d for d in differences if not d.floating]
     reference = call(replace(base, variant=Variant.REFERENCE, coverage=()))
@@ -358,6 +372,105 @@ def decide(differences: list[cmp.Difference], eager: RunResult, compiled: RunRes
                              excused_by if verdict is Verdict.NUMERICAL_NOISE else "",
                              cause=INTEGER_JUMP if jumps else "",
                              cause_note=_describe_jumps(jumps, reference.called))
+
+
+# -- undefined behaviour, unsupported programs, warnings ---------------------------------------
+
+# What compile crashes caused by a rule's behaviour say (the compiler refusing it).
+CRASH_TEXTS = {
+    "overlapping-write": ("more than one element of the written-to tensor",
+                          "single memory location", "internal overlap"),
+    "float-to-int": ("cannot convert float", "without overflow"),
+}
+_USER_FRAME = re.compile(r'File "([^"]+)", line (\d+)')
+
+
+def semantic_triage(differences: list[cmp.Difference], eager: RunResult, compiled: RunResult,
+                    call: Callable[[RunRequest], RunResult], base: RunRequest
+                    ) -> tuple[tuple[Verdict, Evidence] | None, list[cmp.Difference]]:
+    """``(verdict and evidence, [])`` when no difference survives the semantics triage,
+    else ``(None, the differences that survive)``: those in values no event of undefined
+    behaviour reaches (checked in one more eager run, ``Variant.CHECKED``), warnings
+    left out when something else differs too."""
+    results = [d for d in differences if not semantics.is_warning_difference(d)]
+    if not results:
+        return _excused("warning-only", differences[0].message), []
+    if _message_only(results, eager, compiled):
+        return _excused("exception-message", results[0].message), []
+    checked = call(replace(base, variant=Variant.CHECKED, coverage=()))
+    found = checked.semantics
+    if checked.failure is not None or found is None or not found.events:
+        return None, differences
+    causes = [found.causes(d.keys) for d in results]
+    if not all(causes):
+        return None, [d for d, c in zip(results, causes) if not c]
+    events = [found.events[i] for i in sorted(frozenset().union(*causes))]
+    return _excused_by(events, "every difference lies in values it wrote or that were "
+                       "computed from them"), []
+
+
+def nondeterminism(differences: list[cmp.Difference], first: RunResult, again: RunResult,
+                   call: Callable[[RunRequest], RunResult], base: RunRequest
+                   ) -> tuple[Verdict, Evidence | None]:
+    """Two eager runs that disagree: ``nondeterministic``, unless the semantics triage
+    explains every difference (reads of uninitialised memory differ from run to run; a
+    warning emitted once per process)."""
+    excused, _ = semantic_triage(differences, first, again, call, base)
+    return excused if excused is not None else (Verdict.NONDETERMINISTIC, None)
+
+
+def excuse_crash(eager: RunResult, compiled: RunResult,
+                 call: Callable[[RunRequest], RunResult], base: RunRequest
+                 ) -> tuple[Verdict, Evidence] | None:
+    """A compile crash the program's own undefined or unsupported behaviour explains: the
+    crash says so (the overlap error, a failed float-to-integer conversion) or points at
+    the line of an event; None when the crash stands."""
+    assert compiled.exception is not None
+    checked = call(replace(base, variant=Variant.CHECKED, coverage=()))
+    found = checked.semantics
+    if checked.failure is not None or found is None or not found.events:
+        return None
+    message = compiled.exception.message
+    lines = {(name.rpartition("/")[2], int(line)) for name, line in
+             _USER_FRAME.findall(message)}
+    if compiled.exception.frame:
+        name, _, rest = compiled.exception.frame.partition(":")
+        lines.add((name.rpartition("/")[2], int(rest.split()[0] or 0)))
+    explaining = [event for event in found.events
+                  if any(text in message for text in CRASH_TEXTS.get(event.rule, ()))
+                  or _event_line(event) in lines]
+    if not explaining:
+        return None
+    return _excused_by(explaining, "the compile crash is the compiler refusing it")
+
+
+def _event_line(event: semantics.Event) -> tuple[str, int] | None:
+    name, _, rest = event.frame.partition(":")
+    line = rest.split(" ")[0]
+    return (name, int(line)) if line.isdigit() else None
+
+
+def _message_only(results: list[cmp.Difference], eager: RunResult,
+                  compiled: RunResult) -> bool:
+    """Both runs raised the same exception type, only its message differs."""
+    return len(results) == 1 and results[0].kind == "exception" and (
+        eager.exception is not None and compiled.exception is not None
+        and eager.exception.type == compiled.exception.type)
+
+
+def _excused(rule: str, note: str) -> tuple[Verdict, Evidence]:
+    chosen = semantics.RULES[rule]
+    return Verdict(chosen.verdict), Evidence("", cause=rule,
+                                             cause_note=f"{note} ({chosen.why})")
+
+
+def _excused_by(events: list[semantics.Event], how: str) -> tuple[Verdict, Evidence]:
+    verdict, rule = semantics.rule_verdict(events)
+    shown = "; ".join(event.describe() if event.rule == rule.name else
+                      f"{event.rule}: {event.describe()}" for event in events[:3])
+    more = f" (and {len(events) - 3} more)" if len(events) > 3 else ""
+    return Verdict(verdict), Evidence("", cause=rule.name,
+                                      cause_note=f"{shown}{more}: {how} ({rule.why})")
 
 
 # -- integer jumps ----------------------------------------------------------------------------

@@ -56,27 +56,29 @@ def settle(obj: Any) -> Any:
     return obj
 
 
-def to_plain(obj: Any) -> Any:
-    """Tensors (detached copies), builtins and containers; other objects become records."""
+def to_plain(obj: Any, leaf: Callable[[torch.Tensor], Any] | None = None) -> Any:
+    """Tensors (detached copies), builtins and containers; other objects become records.
+    ``leaf(tensor)``: what stands for each tensor instead of its copy (the same structure
+    with something else at the tensors: ``semantics.py``'s taint marks)."""
     if isinstance(obj, torch.Tensor):
-        return obj.detach().clone()
+        return obj.detach().clone() if leaf is None else leaf(obj)
     if isinstance(obj, Record):
-        return Record(obj.type, to_plain(obj.fields))
+        return Record(obj.type, to_plain(obj.fields, leaf))
     if obj is None or isinstance(obj, bool | int | float | complex | str | bytes):
         return obj
     if isinstance(obj, torch.dtype | torch.device | torch.Size):
         return obj
     if isinstance(obj, dict):
-        items = {key if isinstance(key, str | int) else repr(key): to_plain(v)
+        items = {key if isinstance(key, str | int) else repr(key): to_plain(v, leaf)
                  for key, v in obj.items()}
         return items if type(obj) is dict else Record(type_name(obj), items)
     if isinstance(obj, tuple) and hasattr(obj, "_fields"):
-        return Record(type_name(obj), {f: to_plain(getattr(obj, f)) for f in obj._fields})
+        return Record(type_name(obj), {f: to_plain(getattr(obj, f), leaf) for f in obj._fields})
     if isinstance(obj, list | tuple):
-        converted = [to_plain(v) for v in obj]
+        converted = [to_plain(v, leaf) for v in obj]
         return converted if type(obj) is list else tuple(converted)
     if is_dataclass(obj) and not isinstance(obj, type):
-        return Record(type_name(obj), {f.name: to_plain(getattr(obj, f.name))
+        return Record(type_name(obj), {f.name: to_plain(getattr(obj, f.name), leaf)
                                        for f in fields(obj)})
     return Opaque(type_name(obj), repr(obj)[:500])
 
@@ -176,19 +178,22 @@ def gradients(output: Any, module: torch.nn.Module | None, inputs: list[torch.Te
         (backward or call_backward)(loss)
     except RuntimeError as error:
         return {"backward_error": str(error)[:500]}
-    grads: dict[str, Any] = {f"input{i}": _grad(t) for i, t in enumerate(inputs)}
+    grads: dict[str, Any] = to_plain(live_gradients(module, inputs))
+    return grads
+
+
+def live_gradients(module: torch.nn.Module | None, inputs: list[torch.Tensor]
+                   ) -> dict[str, torch.Tensor | None]:
+    """The ``.grad`` of each tracked input (``input0``, ...) and parameter, not copied."""
+    grads = {f"input{i}": t.grad for i, t in enumerate(inputs)}
     if module is not None:
-        grads.update({name: _grad(p) for name, p in module.named_parameters()})
+        grads.update({name: p.grad for name, p in module.named_parameters()})
     return grads
 
 
 def call_backward(loss: torch.Tensor) -> None:
     """``loss.backward()``: the eager backward pass, and what a compiled caller traces."""
     loss.backward()  # type: ignore[no-untyped-call]  # torch leaves it unannotated
-
-
-def _grad(tensor: torch.Tensor) -> torch.Tensor | None:
-    return tensor.grad.detach().clone() if tensor.grad is not None else None
 
 
 def _compiler_folders() -> tuple[str, ...]:

@@ -16,6 +16,7 @@ from .settings import CompileSettings, Target
 
 if TYPE_CHECKING:  # it imports torch
     from .graphbreaks import BreakReport
+    from .semantics import Semantics
 
 
 class Variant(enum.Enum):
@@ -25,6 +26,7 @@ class Variant(enum.Enum):
     COMPILED = "compiled"
     REFERENCE = "reference"    # eagerly, every floating computation in float64
     PERTURBED = "perturbed"    # eagerly, floating inputs and parameters nudged by ~1 ulp
+    CHECKED = "checked"        # eagerly, under the semantics checker (undefined behaviour)
 
 
 class FailureKind(enum.Enum):
@@ -100,3 +102,4 @@ class RunResult:
     grad_inputs: bool = True            # whether the run tracked its inputs' gradients
     diagnostics: list[str] = field(default_factory=list)  # the compiler's own warnings/logs
     called: tuple[str, ...] = ()        # torch functions the run called (REFERENCE runs only)
+    semantics: Semantics | None = None  # undefined behaviour seen (CHECKED runs only)

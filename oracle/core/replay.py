@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
 from . import compare as cmp
-from .judge import Verdict, decide, differ
+from .judge import Verdict, decide, differ, excuse_crash, nondeterminism
 from .protocol import RunRequest, RunResult, Variant
 from .worker import Session
 
@@ -64,11 +64,16 @@ def judge(root: str, request: RunRequest, options: cmp.CompareOptions,
     request = replace(request, grad_inputs=eager.grad_inputs)
     again = _checked(session.run(request), "eager (again)")
     if differences := differ(eager, again, options):
-        return Judgement(Verdict.NONDETERMINISTIC, differences[0].message, differences, eager)
+        verdict, evidence = nondeterminism(differences, eager, again, session.run, request)
+        return Judgement(verdict, differences[0].message if evidence is None else
+                         evidence.summary(), differences, eager)
     screen = None if wanted_forward is None else _forward_screen(eager, options, wanted_forward)
     compiled = _checked(session.run(replace(request, variant=Variant.COMPILED), screen),
                         "compiled")
     if compiled.exception and not eager.exception:
+        if excused := excuse_crash(eager, compiled, session.run, request):
+            return Judgement(excused[0], f"compiled raised {compiled.exception.describe()}; "
+                             f"{excused[1].summary()}", [], eager, compiled)
         return Judgement(Verdict.COMPILE_ERROR, f"compiled raised {compiled.exception.describe()}",
                          [], eager, compiled)
     differences = differ(eager, compiled, options, strides=True)

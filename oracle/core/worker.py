@@ -51,6 +51,7 @@ if TYPE_CHECKING:  # torch is imported inside the worker process only, once it h
     from .graphbreaks import BreakRecorder, BreakReport
     from .observe import LineTracer
     from .reference import Float64Mode
+    from .semantics import SemanticsMode
 
 WATCHDOG_PERIOD = 0.5   # seconds between checks on the parent and the deadline
 DEADLINE_GRACE = 10.0   # the parent's own timeout fires first; this is the backstop
@@ -253,7 +254,7 @@ class Session:
         loaded = time.perf_counter()
         recorder, printed = _recorder(variant), Printed()
         with _configured(settings), _reference(variant) as mode, \
-                recorder or contextlib.nullcontext():
+                recorder or contextlib.nullcontext(), _checker(variant) as checker:
             if variant is Variant.COMPILED:
                 torch._dynamo.reset()
                 fn = compiled(fn, settings)
@@ -278,11 +279,13 @@ class Session:
             if exception is None:
                 observed["grads"] = gradients(output, module, graded,
                                               _backward(variant, settings))
+            semantics = None if checker is None else checker.semantics(
+                _live(output, inputs, module, graded, observed))
         return RunResult(
             observed=observed, exception=exception, state=state,
             diagnostics=printed.diagnostics, breaks=breaks,
             called=tuple(sorted(mode.called)) if mode is not None else (),
-            grad_inputs=bool(graded),
+            grad_inputs=bool(graded), semantics=semantics,
             seconds={"load": loaded - started, "call": called - loaded,
                      "grads": time.perf_counter() - called})
 
@@ -429,6 +432,30 @@ def _reference(variant: Variant) -> contextlib.AbstractContextManager[Float64Mod
     from .reference import float64_reference
 
     return float64_reference()
+
+
+def _checker(variant: Variant) -> contextlib.AbstractContextManager[SemanticsMode | None]:
+    """The semantics checker of a ``CHECKED`` run (``semantics.py``)."""
+    if variant is not Variant.CHECKED:
+        return contextlib.nullcontext()
+    from .semantics import SemanticsMode
+
+    return SemanticsMode()
+
+
+def _live(output: Any, inputs: Any, module: Any, graded: list[Any],
+          observed: dict[str, Any]) -> dict[str, Any]:
+    """The run's observed values before they were copied, keyed as ``observed`` is (what
+    the semantics checker marks tainted or not)."""
+    from .observe import live_gradients
+
+    live: dict[str, Any] = {"output": output, "inputs_after": inputs}
+    if module is not None:
+        live["state_after"] = dict(module.state_dict())
+    grads = observed.get("grads")
+    if isinstance(grads, dict) and "backward_error" not in grads:
+        live["grads"] = live_gradients(module, graded)
+    return live
 
 
 def _recorder(variant: Variant) -> BreakRecorder | None:

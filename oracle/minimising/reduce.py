@@ -62,8 +62,8 @@ from .reduceworker import layout_class
 WORKER = Path(__file__).with_name("reduceworker.py")
 # The modules a reproducer carries (repro.VENDORED; repeated so that importing this module
 # stays free of torch).
-CORE = ("settings", "protocol", "compare", "records", "observe", "reference", "judge",
-        "graphbreaks", "worker", "replay")
+CORE = ("settings", "protocol", "compare", "records", "observe", "reference", "semantics",
+        "judge", "graphbreaks", "worker", "replay")
 START_TIMEOUT = 600.0  # seconds for the checking process to import torch and load the folder
 DIFFERENCES = ("differences", "forward")  # the worker's screens that compared the calls
 AHEAD = 4  # with parallel jobs, candidates judged ahead of the first undecided one, per job

@@ -139,10 +139,13 @@ class Harness:
         if _failed(report, again, "original eager (second run)", settings):
             return report
         if differences := self._differ(first, again, settings):
-            report.worst(Verdict.NONDETERMINISTIC, "two eager runs of the original disagree: "
-                         + differences[0].message)
-            report.findings.append(Finding(Verdict.NONDETERMINISTIC, "original eager",
-                                           "original eager (again)", differences))
+            verdict, evidence = judge.nondeterminism(differences, first, again,
+                                                     self._caller("original"), base)
+            detail = "two eager runs of the original disagree: " + differences[0].message
+            report.worst(verdict, detail if evidence is None else
+                         f"{detail} ({evidence.summary()})")
+            report.findings.append(Finding(verdict, "original eager", "original eager (again)",
+                                           differences, evidence=evidence))
             return report
         trees = {"original": first}
         if rewritten:
@@ -204,6 +207,12 @@ class Harness:
             return
         if compiled.exception and not eager.exception:
             message = compiled.exception.describe()
+            if excused := judge.excuse_crash(eager, compiled, self._caller(tree), base):
+                verdict, evidence = excused
+                report.findings.append(Finding(verdict, f"{tree} eager", label, [],
+                                               f"{message}; {evidence.summary()}", evidence))
+                report.worst(verdict, f"{label} raised {message} ({evidence.summary()})")
+                return
             report.worst(Verdict.COMPILE_ERROR, f"{label} raised where eager did not: {message}"
                          + (f" ({compiled.exception.frame})" if compiled.exception.frame else ""))
             crash = Finding(Verdict.COMPILE_ERROR, f"{tree} eager", label, [], message)
@@ -234,10 +243,13 @@ class Harness:
     def _triage(self, tree: str, base: RunRequest, eager: RunResult, compiled: RunResult,
                 differences: list[cmp.Difference]) -> tuple[Verdict, judge.Evidence]:
         """Compiler bug, or rounding that the reference or the program's sensitivity explains?"""
+        return decide(differences, eager, compiled, self._caller(tree), base,
+                      self.compare_options(base.settings))
+
+    def _caller(self, tree: str) -> Callable[[RunRequest], RunResult]:
+        """Runs a triage request on ``tree`` in the worker."""
         timeout = self.options.timeout
-        return decide(differences, eager, compiled,
-                      lambda request: self.worker.call(replace(request, tree=tree), timeout),
-                      base, self.compare_options(base.settings))
+        return lambda request: self.worker.call(replace(request, tree=tree), timeout)
 
     def compare_options(self, settings: CompileSettings) -> cmp.CompareOptions:
         """The comparison options with a target's ``strict`` and ``tolerance-scale``."""

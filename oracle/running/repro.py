@@ -21,8 +21,8 @@ from ..core.protocol import RunRequest
 from ..core.settings import CompileSettings, Target
 
 # What a reproducer carries: every module the replay imports, directly or not.
-VENDORED = ("settings", "protocol", "compare", "records", "observe", "reference", "judge",
-            "graphbreaks", "worker", "replay")
+VENDORED = ("settings", "protocol", "compare", "records", "observe", "reference", "semantics",
+            "judge", "graphbreaks", "worker", "replay")
 
 _TEMPLATE = '''\
 """Reproducer written by eqrewrite's oracle for {name}.
