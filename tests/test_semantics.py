@@ -379,3 +379,41 @@ def test_a_crash_of_its_own_stays_a_compile_error(harness, tree):
     program's crash is a crash whatever it says."""
     assert verdict_of(harness, tree, "overlap.py", "crashes")[0] is Verdict.COMPILE_ERROR
     assert verdict_of(harness, tree, "clean.py", "refuses_overlap")[0] is Verdict.COMPILE_ERROR
+
+
+# -- the minimiser judges candidates with the same triage ------------------------------------
+
+INDEX_COPY = '''
+import torch
+
+
+def f(x, src):
+    return x.clone().index_copy_(0, torch.tensor({index}), src)
+
+
+def get_inputs():
+    return [torch.zeros(3, 2), torch.arange(6.0).reshape(3, 2)]
+'''
+
+
+@pytest.mark.parametrize("index,verdict", [
+    ([0, 1, 2], Verdict.COMPILER_BUG),
+    ([0, 0, 0], Verdict.UNDEFINED_BEHAVIOUR),  # what a careless reduction would make of it
+])
+def test_a_candidate_made_undefined_is_no_longer_the_finding(tmp_path, monkeypatch, index,
+                                                             verdict):
+    """The replay (what a reproducer and every reduction candidate run) triages too: the
+    same wrong values after distinct indices are made duplicates get another verdict, so the
+    minimiser refuses such a candidate (its verdict must stay the finding's)."""
+    from eqrewrite.oracle.core.compare import CompareOptions
+    from eqrewrite.oracle.core.protocol import RunRequest, Variant
+    from eqrewrite.oracle.core.replay import judge
+    from eqrewrite.oracle.core.settings import CompileSettings
+
+    (tmp_path / "ubfaults.py").write_text(FAULTS)
+    name = f"candidate_{len(set(index))}.py"  # one module name per case: both import here
+    (tmp_path / name).write_text(INDEX_COPY.format(index=index))
+    monkeypatch.syspath_prepend(str(tmp_path))
+    target = find_target(tmp_path, tmp_path / name)
+    request = RunRequest(target, CompileSettings(backend="ubfaults:off_by_one"), Variant.EAGER)
+    assert judge(str(tmp_path), request, CompareOptions()).verdict is verdict
