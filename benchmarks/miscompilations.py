@@ -2,7 +2,7 @@
 
 Runs ``eqrewrite oracle tests/miscompilations --format json`` (Inductor, each target's header
 settings), compares every verdict with the ``Expect:`` line of its file, then runs every
-reproducer the oracle wrote and checks that it exits 1 exactly for the ``compiler-bug``
+reproducer the oracle wrote and checks that it exits 1 exactly for the ``compiler-bug`` and ``compile-error``
 verdicts. Prints one row per case and the totals: bugs flagged, controls left alone,
 confidence of the flagged bugs, and reproducer agreement.
 
@@ -75,7 +75,10 @@ def report(document: dict, seconds: float) -> int:
         got = target["verdict"]
         scripts = [f["reproducer"] for f in target["findings"] if f.get("reproducer")]
         exits = [run_reproducer(script) for script in scripts]
-        agrees = (exits == [1] * len(exits)) and (bool(exits) == (got == "compiler-bug"))
+        # A reproducer is written for a compiler bug and for a compile crash (it exits 1
+        # while compiling raises), and for nothing else.
+        agrees = (exits == [1] * len(exits)) and (
+            bool(exits) == (got in ("compiler-bug", "compile-error")))
         group = "disputed" if disputed else {"compiler-bug": "bug",
                                              "numerical-noise": "control"}.get(expect, expect)
         tally[(group, got == expect)] += 1
