@@ -36,7 +36,7 @@ def test_crashes_with_one_compiler_error_are_one_finding_whatever_the_ops(tmp_pa
     finding(tmp_path, "compile-crash-c", "def program(x):\n    return x.sin()",
             **{"class": "compile-crash", "seeds": [5], "detail": CRASH.replace(
                 "as_strided()", "unfold()").format(n=2)})
-    groups = merge(tmp_path)
+    groups = merge(tmp_path, tmp_path / ROOT_CAUSES)
     assert sorted(len(g.folders) for g in groups) == [1, 2]
     (merged,) = [g for g in groups if len(g.folders) == 2]
     assert merged.seeds == [3, 9] and merged.representative.name == "compile-crash-b"

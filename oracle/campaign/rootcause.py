@@ -15,7 +15,7 @@ module reads (``minimal.py``, else ``program.py``: torch is never imported):
 
 Findings with the same root cause are merged: the one with the smallest program stays the
 representative (its report is the one to file) and lists the seeds of all of them.
-``merge`` writes ``root_causes.json`` beside the findings and records each finding's
+``merge`` writes the groups (a campaign's ``root_causes.json``) and records each finding's
 ``root_cause`` (and ``duplicate_of``) in its ``finding.json``.
 """
 
@@ -140,10 +140,10 @@ def root_cause(folder: Path) -> RootCause:
         differences=() if crashed else tuple(record.get("kinds") or ()))
 
 
-def merge(findings: Path) -> list[Group]:
+def merge(findings: Path, written: Path) -> list[Group]:
     """Group the finding folders under ``findings`` by root cause (compiler bugs and
     crashes; other classes are left alone), record it in each ``finding.json``, and write
-    ``ROOT_CAUSES`` beside them: one entry per cause, representative first."""
+    the groups to ``written`` (JSON: one entry per cause, representative first)."""
     groups: dict[str, Group] = {}
     for folder in sorted(p for p in findings.iterdir() if (p / "finding.json").is_file()):
         record = json.loads((folder / "finding.json").read_text(encoding="utf-8"))
@@ -160,7 +160,7 @@ def merge(findings: Path) -> list[Group]:
                 "representative": g.representative.name,
                 "duplicates": sorted(f.name for f in g.folders if f != g.representative),
                 "seeds": g.seeds} for g in ordered]
-    (findings / ROOT_CAUSES).write_text(json.dumps(entries, indent=1) + "\n", encoding="utf-8")
+    written.write_text(json.dumps(entries, indent=1) + "\n", encoding="utf-8")
     return ordered
 
 

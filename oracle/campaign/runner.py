@@ -121,7 +121,8 @@ class Runner:
             self.root_causes = [{"root_cause": g.cause.key, "cause": g.cause.describe(),
                                  "representative": g.representative.name,
                                  "findings": len(g.folders), "seeds": g.seeds}
-                                for g in rootcause.merge(findings)]
+                                for g in rootcause.merge(findings,
+                                                         self.out / rootcause.ROOT_CAUSES)]
 
     def _spent(self) -> bool:
         return self.c.budget is not None and time.monotonic() - self.started >= self.c.budget
