@@ -361,7 +361,7 @@ def _duplicate_write(name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -
         return "" if accumulate else _index_put_duplicates(self, args[1], args[2])
     if name == "index_copy_":
         dim, index, source = args[1], args[2], args[3]
-        return _along_duplicates(index.reshape(-1), source, dim, 1)
+        return _along_duplicates(index.reshape(-1), source, dim)
     if name == "scatter_" and len(args) > 3 and isinstance(args[3], torch.Tensor) and (
             "reduce" not in kwargs and len(args) < 5):
         dim, index, source = args[1], args[2], args[3]
@@ -393,7 +393,8 @@ def _index_put_duplicates(self: torch.Tensor, indices: list[Any], values: torch.
     return _values_disagree(linear.reshape(-1), spread.reshape(linear.numel(), -1))
 
 
-def _along_duplicates(index: torch.Tensor, source: torch.Tensor, dim: int, _: int) -> str:
+def _along_duplicates(index: torch.Tensor, source: torch.Tensor, dim: int) -> str:
+    """``index_copy_``: one row of ``source`` along ``dim`` per index."""
     rows = source.movedim(dim, 0).reshape(index.numel(), -1) if source.dim() else \
         source.reshape(1, 1)
     return _values_disagree(index.long(), rows)
@@ -463,8 +464,6 @@ def _integer_target(func: Any, name: str, args: tuple[Any, ...], kwargs: dict[st
         dtype = dtype if isinstance(dtype, torch.dtype) else None
     elif written:
         dtype = written[0].dtype
-    elif name in ("full",) and len(args) > 1 and dtype is None:
-        dtype = torch.get_default_dtype() if isinstance(args[1], float) else None
     elif dtype is None and args and isinstance(args[0], torch.Tensor):
         dtype = args[0].dtype
     if not isinstance(dtype, torch.dtype) or dtype.is_floating_point or dtype.is_complex or (
@@ -475,10 +474,10 @@ def _integer_target(func: Any, name: str, args: tuple[Any, ...], kwargs: dict[st
 
 def _floating_sources(name: str, args: tuple[Any, ...], kwargs: dict[str, Any]
                       ) -> Iterator[Any]:
-    """The floating values an operation converts: tensor and Python-float arguments."""
-    skip_first = name.endswith("_") and name not in ("copy_",)
+    """The floating values an operation converts: tensor and Python-float arguments (not
+    the tensor an in-place operation writes into)."""
     for position, value in enumerate([*args, *kwargs.values()]):
-        if position == 0 and (skip_first or name == "copy_"):
+        if position == 0 and name.endswith("_"):
             continue
         for item in _flat(value):
             if isinstance(item, torch.Tensor) and item.is_floating_point():
