@@ -47,6 +47,8 @@ UNDEFINED = {
         lambda: torch.arange(4.0).unfold(0, 2, 1).mul_(2),
         lambda: torch.zeros(4).as_strided((2, 2), (1, 1)).add_(1),
         lambda: torch.zeros(3, 1).expand(3, 4).masked_fill_(torch.ones(3, 4).bool(), 2.0),
+        lambda: torch.zeros(1, 1).expand(2, 1)[None, 0:0].copy_(torch.ones(1, 1)),
+        lambda: torch.zeros(1, 3).expand(2, 3)[0].add_(1),  # a row of an expanded tensor
     ],
     "duplicate-index-write": [
         lambda: torch.zeros(4).index_put_((_int([0, 0]),), torch.tensor([1.0, 2.0])),
@@ -80,6 +82,7 @@ DEFINED = {
         lambda: torch.zeros(1, 4).expand(3, 4).clone().index_put_((_int([0]),), torch.ones(4)),
         lambda: torch.zeros(4, 4).expand(4, 4).add_(1),   # an expand to the same shape
         lambda: torch.arange(6.0).unfold(0, 2, 2).mul_(2),  # windows that do not overlap
+        lambda: _base_written_under_a_view(),
     ],
     "duplicate-index-write": [
         lambda: torch.zeros(4).index_put_((_int([0, 1]),), torch.tensor([1.0, 2.0])),
@@ -104,6 +107,14 @@ DEFINED = {
         lambda: torch.tensor([3.0, 1.0, 2.0]).topk(2),
     ],
 }
+
+
+def _base_written_under_a_view():
+    """Writing the base of an expanded view is defined: every alias sees the new value."""
+    base = torch.zeros(1, 3)
+    view = base.expand(2, 3)
+    base.add_(1)
+    return view * 2
 
 
 def _written_half():
@@ -355,6 +366,8 @@ def test_a_difference_in_undefined_values_gets_the_rules_verdict(harness, tree, 
 def test_a_genuine_bug_beside_undefined_behaviour_stays_a_bug(harness, tree):
     found, evidence = verdict_of(harness, tree, "mixed.py", "off_by_one")
     assert found is Verdict.COMPILER_BUG, evidence
+    assert evidence.undefined == ("float-to-int",) and "also holds float-to-int" in \
+        evidence.summary()
     found, _ = verdict_of(harness, tree, "clean.py", "off_by_one")
     assert found is Verdict.COMPILER_BUG
 
@@ -417,3 +430,20 @@ def test_a_candidate_made_undefined_is_no_longer_the_finding(tmp_path, monkeypat
     target = find_target(tmp_path, tmp_path / name)
     request = RunRequest(target, CompileSettings(backend="ubfaults:off_by_one"), Variant.EAGER)
     assert judge(str(tmp_path), request, CompareOptions()).verdict is verdict
+
+
+def test_a_reduction_candidate_may_lose_undefined_behaviour_but_never_gain_it():
+    """Even where it explains none of the differences (strides do not depend on values),
+    undefined behaviour the original did not hold makes a candidate another finding: a
+    maintainer would close the reproducer for it."""
+    from eqrewrite.oracle.minimising.reduce import Signature
+
+    def answer(*undefined):
+        return {"verdict": "compiler-bug", "exceptions": [None, None],
+                "differences": [["result['output']", "stride", "strides differ"]],
+                "undefined": list(undefined)}
+
+    clean = Signature.of(answer())
+    assert clean.kept_by(answer())
+    assert not clean.kept_by(answer("duplicate-index-write"))
+    assert Signature.of(answer("tie-break")).kept_by(answer())

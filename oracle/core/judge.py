@@ -122,6 +122,9 @@ class Evidence:
     deterministic: bool = True       # two eager runs agreed exactly (the gate before judging)
     cause: str = ""       # a class of bug the triage recognised: "integer-jump" | ""
     cause_note: str = ""  # what it saw, in words
+    # Rules of undefined behaviour the program also holds, which explain none of the
+    # differences (the minimiser refuses a candidate that adds one: semantics.py).
+    undefined: tuple[str, ...] = ()
 
     def summary(self) -> str:
         """One line for tables: the reference's side and the errors."""
@@ -139,6 +142,9 @@ class Evidence:
             parts.append(f"sensitivity {self.sensitivity:.3g}")
         if self.excused_by:
             parts.append(f"excused by {self.excused_by}")
+        if self.undefined:
+            parts.append("the program also holds " + ", ".join(self.undefined)
+                         + ", which explains none of it")
         return "; ".join(parts)
 
 
@@ -330,9 +336,10 @@ def decide(differences: list[cmp.Difference], eager: RunResult, compiled: RunRes
     reproducer). First the semantics triage (``semantics.py``): differences that lie in
     values of undefined behaviour, or only in warnings, are no compiler bug; the rest go on
     to the numerical triage."""
-    excused, differences = semantic_triage(differences, eager, compiled, call, base)
-    if excused is not None:
-        return excused
+    triage = semantic_triage(differences, eager, compiled, call, base)
+    if triage.excused is not None:
+        return triage.excused
+    differences = triage.surviving
     floating = [d for d in differences if d.floating]
     exact = [d for d in differences if not d.floating]
     reference = call(replace(base, variant=Variant.REFERENCE, coverage=()))
@@ -371,7 +378,8 @@ def decide(differences: list[cmp.Difference], eager: RunResult, compiled: RunRes
     return verdict, Evidence(agreement, note, *measured, noise,
                              excused_by if verdict is Verdict.NUMERICAL_NOISE else "",
                              cause=INTEGER_JUMP if jumps else "",
-                             cause_note=_describe_jumps(jumps, reference.called))
+                             cause_note=_describe_jumps(jumps, reference.called),
+                             undefined=triage.undefined)
 
 
 # -- undefined behaviour, unsupported programs, warnings ---------------------------------------
@@ -385,28 +393,52 @@ CRASH_TEXTS = {
 _USER_FRAME = re.compile(r'File "([^"]+)", line (\d+)')
 
 
+@dataclass(frozen=True)
+class SemanticTriage:
+    """What the semantics triage made of a pair of runs: the verdict when it explains
+    everything, else the differences that survive it, and the rules of undefined behaviour
+    the program holds besides (which explain none of them)."""
+
+    excused: tuple[Verdict, Evidence] | None
+    surviving: list[cmp.Difference]
+    undefined: tuple[str, ...] = ()
+
+
 def semantic_triage(differences: list[cmp.Difference], eager: RunResult, compiled: RunResult,
                     call: Callable[[RunRequest], RunResult], base: RunRequest
-                    ) -> tuple[tuple[Verdict, Evidence] | None, list[cmp.Difference]]:
-    """``(verdict and evidence, [])`` when no difference survives the semantics triage,
-    else ``(None, the differences that survive)``: those in values no event of undefined
-    behaviour reaches (checked in one more eager run, ``Variant.CHECKED``), warnings
-    left out when something else differs too."""
+                    ) -> SemanticTriage:
+    """Excused when no difference survives the semantics triage; else the differences that
+    survive: those in values no event of undefined behaviour reaches (checked in one more
+    eager run, ``Variant.CHECKED``), warnings left out when something else differs too."""
     results = [d for d in differences if not semantics.is_warning_difference(d)]
     if not results:
-        return _excused("warning-only", differences[0].message), []
+        return SemanticTriage(_excused("warning-only", differences[0].message), [])
     if _message_only(results, eager, compiled):
-        return _excused("exception-message", results[0].message), []
+        return SemanticTriage(_excused("exception-message", results[0].message), [])
+    found = _checked(call, base)
+    if found is None:
+        return SemanticTriage(None, differences)
+    causes = [found.causes(d.keys) for d in results]
+    if not all(causes):
+        return SemanticTriage(None, [d for d, c in zip(results, causes) if not c],
+                              _rules(found.events))
+    events = [found.events[i] for i in sorted(frozenset().union(*causes))]
+    return SemanticTriage(_excused_by(events, "every difference lies in values it wrote or "
+                                      "that were computed from them"), [])
+
+
+def _checked(call: Callable[[RunRequest], RunResult],
+             base: RunRequest) -> semantics.Semantics | None:
+    """The events of one eager run under the semantics checker; None when there are none."""
     checked = call(replace(base, variant=Variant.CHECKED, coverage=()))
     found = checked.semantics
     if checked.failure is not None or found is None or not found.events:
-        return None, differences
-    causes = [found.causes(d.keys) for d in results]
-    if not all(causes):
-        return None, [d for d, c in zip(results, causes) if not c]
-    events = [found.events[i] for i in sorted(frozenset().union(*causes))]
-    return _excused_by(events, "every difference lies in values it wrote or that were "
-                       "computed from them"), []
+        return None
+    return found
+
+
+def _rules(events: list[semantics.Event]) -> tuple[str, ...]:
+    return tuple(sorted({event.rule for event in events}))
 
 
 def nondeterminism(differences: list[cmp.Difference], first: RunResult, again: RunResult,
@@ -415,21 +447,20 @@ def nondeterminism(differences: list[cmp.Difference], first: RunResult, again: R
     """Two eager runs that disagree: ``nondeterministic``, unless the semantics triage
     explains every difference (reads of uninitialised memory differ from run to run; a
     warning emitted once per process)."""
-    excused, _ = semantic_triage(differences, first, again, call, base)
+    excused = semantic_triage(differences, first, again, call, base).excused
     return excused if excused is not None else (Verdict.NONDETERMINISTIC, None)
 
 
 def excuse_crash(eager: RunResult, compiled: RunResult,
-                 call: Callable[[RunRequest], RunResult], base: RunRequest
-                 ) -> tuple[Verdict, Evidence] | None:
+                 call: Callable[[RunRequest], RunResult], base: RunRequest) -> SemanticTriage:
     """A compile crash the program's own undefined or unsupported behaviour explains: the
     crash says so (the overlap error, a failed float-to-integer conversion) or points at
-    the line of an event; None when the crash stands."""
+    the line of an event; else the crash stands (``excused`` None, with the rules of
+    undefined behaviour the program holds besides)."""
     assert compiled.exception is not None
-    checked = call(replace(base, variant=Variant.CHECKED, coverage=()))
-    found = checked.semantics
-    if checked.failure is not None or found is None or not found.events:
-        return None
+    found = _checked(call, base)
+    if found is None:
+        return SemanticTriage(None, [])
     message = compiled.exception.message
     lines = {(name.rpartition("/")[2], int(line)) for name, line in
              _USER_FRAME.findall(message)}
@@ -440,8 +471,9 @@ def excuse_crash(eager: RunResult, compiled: RunResult,
                   if any(text in message for text in CRASH_TEXTS.get(event.rule, ()))
                   or _event_line(event) in lines]
     if not explaining:
-        return None
-    return _excused_by(explaining, "the compile crash is the compiler refusing it")
+        return SemanticTriage(None, [], _rules(found.events))
+    return SemanticTriage(_excused_by(explaining, "the compile crash is the compiler "
+                                      "refusing it"), [])
 
 
 def _event_line(event: semantics.Event) -> tuple[str, int] | None:

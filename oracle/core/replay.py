@@ -27,6 +27,7 @@ class Judgement:
     differences: list[cmp.Difference] = field(default_factory=list)
     eager: RunResult | None = None
     compiled: RunResult | None = None
+    undefined: tuple[str, ...] = ()  # rules of undefined behaviour that explain none of it
 
 
 def replay(root: str, request: RunRequest, options: cmp.CompareOptions) -> Verdict:
@@ -71,18 +72,21 @@ def judge(root: str, request: RunRequest, options: cmp.CompareOptions,
     compiled = _checked(session.run(replace(request, variant=Variant.COMPILED), screen),
                         "compiled")
     if compiled.exception and not eager.exception:
-        if excused := excuse_crash(eager, compiled, session.run, request):
-            return Judgement(excused[0], f"compiled raised {compiled.exception.describe()}; "
-                             f"{excused[1].summary()}", [], eager, compiled)
+        triage = excuse_crash(eager, compiled, session.run, request)
+        if triage.excused is not None:
+            return Judgement(triage.excused[0], f"compiled raised "
+                             f"{compiled.exception.describe()}; {triage.excused[1].summary()}",
+                             [], eager, compiled)
         return Judgement(Verdict.COMPILE_ERROR, f"compiled raised {compiled.exception.describe()}",
-                         [], eager, compiled)
+                         [], eager, compiled, triage.undefined)
     differences = differ(eager, compiled, options, strides=True)
     if not differences:
         return Judgement(Verdict.PASSED, "eager and compiled agree", [], eager, compiled)
     if wanted is not None and not wanted(differences):
         raise Unwanted(differences)
     verdict, evidence = decide(differences, eager, compiled, session.run, request, options)
-    return Judgement(verdict, evidence.summary(), differences, eager, compiled)
+    return Judgement(verdict, evidence.summary(), differences, eager, compiled,
+                     evidence.undefined)
 
 
 def _forward_screen(eager: RunResult, options: cmp.CompareOptions,

@@ -12,7 +12,8 @@ rule                       verdict               recognised when
 ``overlapping-write``      ``unsupported``       an operation writes into a tensor some of whose
                                                  elements share memory (``expand``, zero
                                                  strides, overlapping ``unfold`` windows or
-                                                 ``as_strided``), an input included
+                                                 ``as_strided``), an input included, or into
+                                                 a view taken of such a tensor
 ``duplicate-index-write``  undefined-behaviour   an indexed write without accumulation
                                                  (``index_put_``, ``index_copy_``, ``scatter_``,
                                                  ``put_``) writes different values to one
@@ -56,6 +57,7 @@ from typing import Any
 import torch
 from torch.multiprocessing.reductions import StorageWeakRef
 from torch.utils._python_dispatch import TorchDispatchMode
+from torch.utils.weak import WeakIdKeyDictionary
 
 from . import compare as cmp
 
@@ -177,6 +179,9 @@ class SemanticsMode(TorchDispatchMode):  # type: ignore[no-untyped-call]  # torc
         self._tainted: dict[Any, frozenset[int]] = {}  # storage -> the events behind it
         self._uninitialised: dict[Any, torch.Tensor] = {}  # storage -> element mask
         self._kept: dict[Any, Any] = {}  # storages alive for the run: no reused keys
+        # Views taken of a tensor whose elements share memory (an expanded input, say):
+        # writing through them is writing into it, which the documentation forbids.
+        self._overlap_views = WeakIdKeyDictionary()
 
     # -- what the run tells ----------------------------------------------------------------
 
@@ -215,6 +220,9 @@ class SemanticsMode(TorchDispatchMode):  # type: ignore[no-untyped-call]  # torc
             if indices is not None:
                 self._record("tie-break", name, "over equal values", [indices])
         self._track_initialisation(name, func, outputs, written)
+        if _is_view(func) and any(t in self._overlap_views or _overlaps(t) for t in read):
+            for tensor in outputs:
+                self._overlap_views[tensor] = True
         return result
 
     # -- the rules ------------------------------------------------------------------------
@@ -228,6 +236,10 @@ class SemanticsMode(TorchDispatchMode):  # type: ignore[no-untyped-call]  # torc
                              f"writes into a {_shape(tensor)} tensor with strides "
                              f"{tuple(tensor.stride())} whose elements share memory",
                              [tensor])
+            elif tensor in self._overlap_views:
+                self._record("overlapping-write", name,
+                             f"writes into a view ({_shape(tensor)}) of a tensor whose "
+                             "elements share memory", [tensor])
         if name in _PARTIAL_WRITES and (detail := _duplicate_write(name, args, kwargs)):
             self._record("duplicate-index-write", name, detail, written)
         if name in _CONVERTING and (detail := _bad_conversion(func, name, args, kwargs,

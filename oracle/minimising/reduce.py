@@ -263,12 +263,15 @@ class Checker:
 class Signature:
     """What makes a finding the same finding: the verdict, the exceptions of both sides, and
     the differences (``(path, kind)``), the first of which must stay; for a compile crash,
-    the compiled run's error with numbers, names and paths masked."""
+    the compiled run's error with numbers, names and paths masked. ``undefined``: the rules
+    of undefined behaviour the program holds besides (the semantics triage's); a candidate
+    may lose them, never gain one (a reduction never makes distinct indices duplicates)."""
 
     verdict: str
     exceptions: tuple[str | None, str | None]
     differences: tuple[tuple[str, str], ...]
     error: str = ""
+    undefined: tuple[str, ...] = ()
 
     @classmethod
     def of(cls, answer: dict[str, Any]) -> Signature:
@@ -277,13 +280,16 @@ class Signature:
         crashed = answer["verdict"] == "compile-error"
         return cls(answer["verdict"], tuple(answer["exceptions"]),
                    tuple((path, kind) for path, kind, _ in answer["differences"]),
-                   normalise_error(answer.get("compiled_error") or "") if crashed else "")
+                   normalise_error(answer.get("compiled_error") or "") if crashed else "",
+                   tuple(answer.get("undefined") or ()))
 
     def kept_by(self, answer: dict[str, Any] | None) -> bool:
         if answer is None or "error" in answer:
             return False
         other = Signature.of(answer)
         if other.verdict != self.verdict or other.exceptions != self.exceptions:
+            return False
+        if not set(other.undefined) <= set(self.undefined):
             return False
         if self.verdict == "compile-error":
             return other.error == self.error

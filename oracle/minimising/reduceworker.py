@@ -154,6 +154,8 @@ def _check(repro: Any, asked: dict[str, Any], trees: Path) -> dict[str, Any]:
             "differences": [[d.path, d.kind, d.message] for d in judgement.differences],
             "exceptions": [_exception(eager), _exception(compiled)],
             "compiled_error": _error(compiled),
+            # Undefined behaviour the program holds besides (an older core has none to say)
+            "undefined": list(getattr(judgement, "undefined", ())),
             "grad_inputs": bool(eager and eager.grad_inputs),
             "inputs": _inputs(root, request)}
 

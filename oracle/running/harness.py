@@ -207,15 +207,18 @@ class Harness:
             return
         if compiled.exception and not eager.exception:
             message = compiled.exception.describe()
-            if excused := judge.excuse_crash(eager, compiled, self._caller(tree), base):
-                verdict, evidence = excused
+            triage = judge.excuse_crash(eager, compiled, self._caller(tree), base)
+            if triage.excused is not None:
+                verdict, evidence = triage.excused
                 report.findings.append(Finding(verdict, f"{tree} eager", label, [],
                                                f"{message}; {evidence.summary()}", evidence))
                 report.worst(verdict, f"{label} raised {message} ({evidence.summary()})")
                 return
             report.worst(Verdict.COMPILE_ERROR, f"{label} raised where eager did not: {message}"
                          + (f" ({compiled.exception.frame})" if compiled.exception.frame else ""))
-            crash = Finding(Verdict.COMPILE_ERROR, f"{tree} eager", label, [], message)
+            crash = Finding(Verdict.COMPILE_ERROR, f"{tree} eager", label, [], message,
+                            judge.Evidence("", undefined=triage.undefined)
+                            if triage.undefined else None)
             if self.options.reproducer_dir is not None:  # to minimise it, as a bug's
                 from .repro import write_reproducer
 
