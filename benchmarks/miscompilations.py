@@ -3,8 +3,8 @@
 Runs ``eqrewrite oracle tests/miscompilations --format json`` (Inductor, each target's header
 settings), compares every verdict with the ``Expect:`` line of its file, then runs every
 reproducer the oracle wrote and checks that it exits 1 exactly for the ``compiler-bug`` and
-``compile-error`` verdicts. Prints one row per case and the totals: bugs flagged, controls left alone,
-confidence of the flagged bugs, and reproducer agreement.
+``compile-error`` verdicts. Prints one row per case and the totals: bugs flagged, controls
+left alone, confidence of the flagged bugs, and reproducer agreement.
 
 Usage: ``python benchmarks/miscompilations.py [--parallel N] [--keep]``. Exit status 0 when
 every verdict is the expected one and every reproducer agrees.

@@ -25,7 +25,9 @@ graph). Nothing here imports torch or the oracle (the oracle's own function, ``o
 - the graph-break audit: ``WHAT_IF_SWITCHES`` (Dynamo switches and the breaks each may remove);
 - installed packages rewritten as they are imported (``hook.py``): ``install_import_hook``
   (returns the ``ImportHook``, whose ``report()`` says what it rewrote) and
-  ``run_with_import_hook`` (what ``eqrewrite run`` does); ``HookError``.
+  ``run_with_import_hook`` (what ``eqrewrite run`` does), both taking Dynamo switches
+  (``dynamo_config``: ``DYNAMIC_SIZES``, or ``KEY=VALUE`` texts read by
+  ``parse_switches``, ``switches.py``); ``HookError``, ``SwitchError``.
 """
 
 from __future__ import annotations
@@ -52,6 +54,7 @@ from .rewriting.engine import MAX_ROUNDS, Rewrite, RewriteError, RewriteOptions,
 from .rewriting.engine import rewrite_source as rewrite_text
 from .running.results import EditRecord, FileResult, Mode, NoteRecord, Status
 from .running.summaries import function_scopes, traced_functions
+from .switches import DYNAMIC_SIZES, SwitchError, parse_switches
 from .syntax.enums import Scope
 from .syntax.lines import split_lines
 from .workspace.config import Config, ConfigError, find_project_root, load_config
@@ -67,6 +70,7 @@ if TYPE_CHECKING:
 __all__ = [
     "FUNCTION_SCOPES", "Config", "ConfigError", "Edit", "EditRecord", "FileResult", "Mode",
     "HookError", "ImportHook", "install_import_hook", "run_with_import_hook",
+    "DYNAMIC_SIZES", "SwitchError", "parse_switches",
     "NoteRecord", "Rewrite", "RewriteError", "RewriteOptions", "Rule", "Status",
     "RuleError", "RulePack", "Source", "SourceError", "WHAT_IF_SWITCHES", "apply_edit_subset",
     "RoundEdit", "Rounds", "decode", "discover_files", "encode", "find_project_root",

@@ -406,23 +406,32 @@ _add_audit()
                    "cache folder, $XDG_CACHE_HOME/eqrewrite or ~/.cache/eqrewrite).")
 @click.option("-j", "--jobs", type=click.IntRange(min=1),
               help="Worker processes for a cold call graph (default: cores).")
+@click.option("--dynamo-config", "dynamo", multiple=True, metavar="KEY=VALUE",
+              help="A torch._dynamo.config switch set before the program's code compiles "
+                   "(e.g. capture_scalar_outputs=true). Repeatable.")
+@click.option("--dynamic-sizes", is_flag=True,
+              help="Let Dynamo capture .item() values and data-dependent output shapes: "
+                   "capture_scalar_outputs=true and capture_dynamic_output_shape_ops=true "
+                   "(a --dynamo-config value for either wins).")
 @click.argument("target", metavar="SCRIPT|MODULE")
 @click.argument("args", nargs=-1, type=click.UNPROCESSED)
 def run_command(packages: tuple[str, ...], rule_specs: tuple[str, ...], report: Path | None,
                 as_module: bool, ignored: tuple[str, ...], cache_dir: Path | None,
-                jobs: int | None, target: str, args: tuple[str, ...]) -> None:
+                jobs: int | None, dynamo: tuple[str, ...], dynamic_sizes: bool, target: str,
+                args: tuple[str, ...]) -> None:
     """Run a Python script (or -m MODULE) with the named installed packages rewritten as
     they are imported, in memory: nothing is written into them. Exits with the program's
-    status. Example: eqrewrite run --package transformers train.py --epochs 1"""
-    from .api import HookError, run_with_import_hook
+    status. Example: eqrewrite run --package transformers --dynamic-sizes train.py"""
+    from .api import HookError, SwitchError, parse_switches, run_with_import_hook
 
     if not as_module and not Path(target).is_file():
         _fail(f"no such script {target!r} (use -m to run a module)")
     try:
+        switches = parse_switches(dynamo, dynamic_sizes)
         status = run_with_import_hook(target, args, packages, rule_specs or ("graphbreaks",),
                                       module=as_module, report=report, cache_dir=cache_dir,
-                                      jobs=jobs, ignore=ignored)
-    except (HookError, RuleError) as error:
+                                      jobs=jobs, ignore=ignored, dynamo_config=switches)
+    except (HookError, SwitchError, RuleError) as error:
         _fail(str(error))
     sys.exit(status)
 

@@ -31,6 +31,12 @@ line; a module that does not parse raises Python's own ``SyntaxError``. Modules 
 packages imported before the hook was installed are reported as missed. This module never
 imports torch (the helpers it executes do, in the user's process, where the packages import
 it anyway).
+
+Dynamo switches (``dynamo_config``, ``--dynamo-config``, ``--dynamic-sizes``) are set on
+``torch._dynamo.config`` as soon as that module has run: the hook wraps its loader
+(``switches.SwitchingLoader``), or sets them at installation when it is already in
+``sys.modules``, so they hold before any of the program's code compiles. A switch the module
+does not have is a ``SwitchError`` naming it and its close matches.
 """
 
 from __future__ import annotations
@@ -47,7 +53,7 @@ import sys
 import time
 import traceback
 import types
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from importlib.abc import MetaPathFinder
 from importlib.machinery import ModuleSpec, SourceFileLoader
@@ -69,6 +75,7 @@ from .running.cache import (
 from .running.results import Mode
 from .running.runner import Context, Job, prepare_scopes, rewrite_file
 from .running.summaries import SummaryStore
+from .switches import DYNAMO_CONFIG, DynamoSwitches, SwitchingLoader
 from .syntax.lines import split_lines
 from .syntax.marks import END_MARKER, MARKER
 from .workspace import files
@@ -81,7 +88,8 @@ DEFAULT_RULES = ("graphbreaks",)
 
 
 class HookError(Exception):
-    """The hook cannot be installed as asked (a package that is not installed...)."""
+    """The hook cannot be installed as asked (a package that is not installed, a Dynamo
+    switch that does not exist...)."""
 
 
 @dataclass
@@ -153,13 +161,18 @@ class ImportHook(MetaPathFinder):
 
     def __init__(self, packages: Sequence[str], rules: Sequence[str] = DEFAULT_RULES,
                  cache_dir: Path | None = None, jobs: int | None = 1,
-                 ignore: Sequence[str] = (), quiet: bool = False):
+                 ignore: Sequence[str] = (), quiet: bool = False,
+                 dynamo_config: Mapping[str, object] | None = None):
         if not packages:
             raise HookError("no package to rewrite: name at least one")
         self.packages = tuple(dict.fromkeys(packages))
         for name in self.packages:
             if not name or not all(part.isidentifier() for part in name.split(".")):
                 raise HookError(f"{name!r} is not a module name")
+        self.switches = DynamoSwitches(dynamo_config or {})
+        loaded = sys.modules.get(DYNAMO_CONFIG)
+        if loaded is not None and self.switches.pending:
+            self.switches.check(loaded)  # refused now, before the call graph is computed
         self.quiet = quiet
         self.folder = (cache_dir or user_cache_dir()) / "hook"
         prune(self.folder, ("modules", "helpers"))
@@ -219,19 +232,37 @@ class ImportHook(MetaPathFinder):
 
     def find_spec(self, fullname: str, path: Sequence[str] | None = None,
                   target: types.ModuleType | None = None) -> ModuleSpec | None:
-        if not self._hooked(fullname):
+        hooked = self._hooked(fullname)
+        switching = fullname == DYNAMO_CONFIG and self.switches.pending
+        if not (hooked or switching):
             return None
+        spec = self._other_spec(fullname, path, target)
+        if spec is None:
+            return None
+        if hooked and isinstance(spec.loader, SourceFileLoader) and spec.origin is not None:
+            spec.loader = HookLoader(fullname, spec.origin, self)
+            spec.cached = None  # no .pyc belongs to this code
+        if switching and spec.loader is not None:
+            spec.loader = SwitchingLoader(spec.loader, self.switches)
+        return spec
+
+    def _other_spec(self, fullname: str, path: Sequence[str] | None,
+                    target: types.ModuleType | None) -> ModuleSpec | None:
+        """The spec the finders after this one give ``fullname``."""
         for finder in sys.meta_path:
             if finder is self or not hasattr(finder, "find_spec"):
                 continue
             spec = finder.find_spec(fullname, path, target)
-            if spec is None:
-                continue
-            if isinstance(spec.loader, SourceFileLoader) and spec.origin is not None:
-                spec.loader = HookLoader(fullname, spec.origin, self)
-                spec.cached = None  # no .pyc belongs to this code
-            return spec
+            if spec is not None:
+                return spec
         return None
+
+    def switch_if_loaded(self) -> None:
+        """Set the Dynamo switches now if ``torch._dynamo.config`` is already imported (the
+        Python API called after ``import torch._dynamo``); else its import sets them."""
+        loaded = sys.modules.get(DYNAMO_CONFIG)
+        if loaded is not None and self.switches.pending:
+            self.switches.apply(loaded, "installation")
 
     # -- loading ------------------------------------------------------------------------
 
@@ -345,7 +376,7 @@ class ImportHook(MetaPathFinder):
                  for status in ("rewritten", "unchanged", "generated", "error")}
         return {
             "version": __version__, "packages": list(self.packages), "packs": self.packs,
-            "cache": str(self.folder),
+            "cache": str(self.folder), "dynamo_config": self.switches.to_json(),
             "summary": {"modules": len(modules), **count, "missed": len(self.missed),
                         "edits": len(edits), "cache_hits": self.cache_hits,
                         "cache_misses": self.cache_misses,
@@ -479,16 +510,20 @@ def install_import_hook(packages: Sequence[str], rules: Sequence[str] = DEFAULT_
                         report: str | os.PathLike[str] | None = None,
                         cache_dir: str | os.PathLike[str] | None = None,
                         jobs: int | None = 1, ignore: Sequence[str] = (),
-                        quiet: bool = False) -> ImportHook:
+                        quiet: bool = False,
+                        dynamo_config: Mapping[str, object] | None = None) -> ImportHook:
     """Rewrite the installed ``packages`` (top-level or dotted names) with the rule packs
     ``rules`` as they are imported from now on; call it before importing them.
 
     The ``traced`` scope is computed over each whole package here (cached in the user
     cache folder, or ``cache_dir``); ``jobs`` worker processes summarise it on a cold
     cache (1: in this process, safe in any program). ``report``: a JSON file written at
-    exit (``ImportHook.report()``). Returns the installed hook."""
+    exit (``ImportHook.report()``). ``dynamo_config``: ``torch._dynamo.config`` switches
+    (``DYNAMIC_SIZES``...), set now if that module is imported, else as soon as it is; an
+    unknown one raises ``SwitchError`` then. Returns the installed hook."""
     hook = ImportHook(packages, rules, Path(cache_dir) if cache_dir is not None else None,
-                      jobs, ignore, quiet)
+                      jobs, ignore, quiet, dynamo_config)
+    hook.switch_if_loaded()  # before installing: a refusal leaves no hook behind
     sys.meta_path.insert(0, hook)
     if report is not None:  # where the program's working folder was at installation
         atexit.register(hook.write_report, Path(report).absolute())
@@ -499,14 +534,26 @@ def run_with_import_hook(target: str, args: Sequence[str], packages: Sequence[st
                          rules: Sequence[str] = DEFAULT_RULES, *, module: bool = False,
                          report: str | os.PathLike[str] | None = None,
                          cache_dir: str | os.PathLike[str] | None = None,
-                         jobs: int | None = None, ignore: Sequence[str] = ()) -> int:
+                         jobs: int | None = None, ignore: Sequence[str] = (),
+                         dynamo_config: Mapping[str, object] | None = None) -> int:
     """Run the script ``target`` (or, with ``module``, the module, as ``python -m`` does)
-    with ``args`` in this process, the ``packages`` rewritten as they are imported; return
-    its exit status. Raises ``HookError`` (or ``RuleError``) before running anything."""
+    with ``args`` in this process, the ``packages`` rewritten as they are imported and the
+    ``dynamo_config`` switches set; return its exit status. Raises ``HookError``,
+    ``SwitchError`` or ``RuleError`` before running anything, and ``SwitchError`` when the
+    program imported ``torch._dynamo.config`` and it has no such switch (no traceback is
+    printed)."""
     sys.path[0] = os.getcwd() if module else os.path.dirname(os.path.abspath(target))
-    install_import_hook(packages, rules, report=report, cache_dir=cache_dir, jobs=jobs,
-                        ignore=ignore)
+    hook = install_import_hook(packages, rules, report=report, cache_dir=cache_dir,
+                               jobs=jobs, ignore=ignore, dynamo_config=dynamo_config)
     sys.argv = [target, *args]
+    status = _run_program(target, module, hook)
+    if hook.switches.error is not None:  # the command's error, not the program's
+        raise hook.switches.error
+    return status
+
+
+def _run_program(target: str, module: bool, hook: ImportHook) -> int:
+    """Run the script or module as ``python`` would; its exit status."""
     try:
         if module:
             runpy.run_module(target, run_name="__main__", alter_sys=True)
@@ -518,7 +565,8 @@ def run_with_import_hook(target: str, args: Sequence[str], packages: Sequence[st
         traceback.print_exc()
         return 130
     except BaseException as error:  # noqa: BLE001 - reported as Python reports it
-        _print_user_traceback(error)
+        if error is not hook.switches.error:  # a refused switch: the caller reports it
+            _print_user_traceback(error)
         return 1
     return 0
 
