@@ -12,6 +12,9 @@ from __future__ import annotations
 
 import ast
 import json
+import re
+import shutil
+import socket
 import subprocess
 import sys
 import textwrap
@@ -154,9 +157,50 @@ def crash(gm, example_inputs):
 @pytest.fixture
 def planted(tmp_path, monkeypatch):
     """The planted backends importable as ``planted:<name>`` (here and in the scripts)."""
-    (tmp_path / "planted.py").write_text(BACKENDS + CRASH)
+    (tmp_path / "planted.py").write_text(BACKENDS + CRASH + FLAKY)
     monkeypatch.syspath_prepend(str(tmp_path))
     return tmp_path
+
+
+# A NaN eagerly (sqrt of the negative inputs) that the planted nan_to_zero backend drops.
+SQRT = FLOAT.replace("torch.sin(x0) * 2.0", "torch.sqrt(x0) * 2.0")
+
+FLAKY = '''
+
+def flaky(gm, example_inputs):
+    """A NaN on the first compile only: the first process that compiles counts, beside this
+    module, and later ones compile right."""
+    import pathlib
+    counter = pathlib.Path(__file__).with_name("flaky.count")
+    first = not counter.exists()
+    counter.write_text("1")
+    return nan_at_first(gm, example_inputs) if first else gm
+'''
+
+# Paths the prose of a report names: backticked file names, and tree paths anywhere.
+_PATH = re.compile(r"`([\w./-]+\.(?:py|json|md|yaml))`|\b((?:reduced|tree)/[\w./-]+)")
+
+
+def mentioned_paths(markdown: str) -> set[str]:
+    """The paths a report names outside its code blocks and folded sections (the script,
+    the traceback and collect_env name files of this machine, not of the folder)."""
+    prose = re.sub(r"```.*?```", "", markdown, flags=re.DOTALL)
+    prose = re.sub(r"<details>.*?</details>", "", prose, flags=re.DOTALL)
+    return {a or b for a, b in _PATH.findall(prose)}
+
+
+def assert_paths_are_in_the_folder(text: str, folder: Path) -> None:
+    for path in mentioned_paths(text):
+        assert (folder / path).exists(), f"the report names {path}, which {folder} lacks"
+
+
+def test_the_path_check_catches_a_path_the_folder_lacks(tmp_path):
+    text = ("Found by differential testing of a generated program (seed 6067); the program "
+            "above is `reduced/tree/gen_006067.py` of the finding folder.\n\n```python\n"
+            "# tree/ignored.py in the script\n```\n")
+    assert mentioned_paths(text) == {"reduced/tree/gen_006067.py"}
+    with pytest.raises(AssertionError, match="lacks"):
+        assert_paths_are_in_the_folder(text, tmp_path)
 
 
 def run_script(text: str, folder: Path) -> subprocess.CompletedProcess:
@@ -195,7 +239,14 @@ def test_report_of_a_dynamo_finding_with_ablation_and_bisection(tmp_path):
     # The bisector stops at the first backend that fails.
     assert report.bisection is not None and report.bisection.backend == "eager", report.bisection
     assert "**Bisection:** `torch._inductor.compiler_bisector` names the `eager` backend" in text
-    assert "**Known issues:** no known issue matches" in text
+    assert "**Known issues:** no known issue matches. Searched: eqrewrite's known-issues " \
+           "file (14 entries, checked upstream 2026-11-28); GitHub's issue search was not " \
+           "run (`--search-upstream` not given)." in text
+    assert "\n**Kind: silent wrong result.** The compiled call returns without an error" in text
+    assert ("**First layer that shows it:** Dynamo: `backend='eager'` differs (Dynamo alone, "
+            "before AOT autograd and Inductor).") in text
+    assert report.confirmed and report.second.status == "differs"
+    assert_paths_are_in_the_folder(text, folder)
     assert "<details><summary>python -m torch.utils.collect_env" in text
     assert f"PyTorch version: {torch.__version__}" in text and "Python version:" in text
     assert "\nCPU:\n" in text
@@ -210,7 +261,10 @@ def test_report_matches_a_known_issue_and_its_script_fails_on_its_own(planted, t
     assert report.outcome.status == "differs"
     assert text.startswith("# [torch.compile] argmin, mul: output values (compared exactly)")
     assert ("**Known issues:** matches known issue #197739 (argmin/argmax after a pointwise "
-            "op on a transposed input index the physical order)") in text
+            "op on a transposed input index the physical order; open): "
+            "https://github.com/pytorch/pytorch/issues/197739 (its reproducer has the shape "
+            "of the finding's minimal program). Searched: eqrewrite's known-issues file") in text
+    assert "**First layer that shows it:** not determined: the ablation was not run" in text
     assert "Not bisected: the finding's backend is a custom one" in text
     assert "Which backends and modes" not in text  # --no-ablation
     # The script needs nothing but torch and the backend: moved elsewhere, it fails.
@@ -221,22 +275,21 @@ def test_report_matches_a_known_issue_and_its_script_fails_on_its_own(planted, t
     assert "Mismatched elements: 1 / 4" in done.stderr
 
 
-def test_a_finding_that_does_not_reproduce(tmp_path):
+def test_a_finding_that_does_not_reproduce_is_not_written_up(tmp_path):
     folder = make_finding(tmp_path / "finding", AGREES, backend="eager",
                           kinds=[("result['output']", "value")], ops=["tanh"])
     out = tmp_path / "issue.md"
     result = CliRunner().invoke(report_command, [str(folder), "-o", str(out), "--no-bisect",
                                                  "--no-ablation", "-q"])
     assert result.exit_code == 1, result.output
-    text = out.read_text()
-    assert "**The script passes on this machine**" in text
-    assert "eager and compiled agree" in text
-    assert "**Known issues:** no known issue matches" in text
+    assert not out.exists()  # an issue must show a script that fails
+    assert "not written: the script does not fail on this machine (agrees)" in result.output
+    report = build(folder, Options(ablation=False, bisect=False))
+    assert report.second is None and report.values is None and not report.environment
     # x0.add_ on an input that requires grad raises eagerly: the oracle's runs gave the
     # inputs no gradients, nor does the script.
-    assert "requires_grad_" not in text
-    script = text.split("```python\n")[1].split("```")[0]
-    assert run_script(script, tmp_path / "alone").returncode == 0
+    assert "requires_grad_" not in report.script
+    assert run_script(report.script, tmp_path / "alone").returncode == 0
 
 
 def test_inductor_strides_finding(tmp_path):
@@ -247,7 +300,11 @@ def test_inductor_strides_finding(tmp_path):
     report = build(folder, Options(ablation=False, bisect=False))
     text = report.markdown()
     assert report.outcome.status == "differs", report.outcome.completed.stderr
-    assert text.startswith("# [inductor] fmin: output strides differ from eager\n")
+    # without the ablation no layer is named: Inductor is not shown to be the one
+    assert text.startswith("# [torch.compile] fmin: output strides differ from eager\n")
+    assert ("**Kind: cosmetic.** Only the memory layout (strides) of the output differs; "
+            "the values agree.") in text
+    assert report.values is not None and report.values.differences == ()
     assert ("compiled differs from eager: strides [[2, 4, 1]], expected [[4, 2, 1]]"
             in text), text
     assert report.grad_inputs and "t.requires_grad_(True)" in report.script
@@ -257,6 +314,105 @@ def test_the_command_refuses_a_folder_without_a_finding(tmp_path):
     result = CliRunner().invoke(report_command, [str(tmp_path), "-q"])
     assert result.exit_code == 2
     assert "no finding.json" in result.output
+
+
+@pytest.mark.parametrize(("backend", "program", "title"), [
+    ("planted:nan_at_first", FLOAT, r"output is NaN where eager's is -1\.68294\n"),
+    ("planted:nan_to_zero", SQRT, r"output is 0 where eager's is NaN\n"),
+])
+def test_the_title_says_which_side_is_nan_from_the_values(planted, tmp_path, backend,
+                                                           program, title):
+    # the record says only "nan differs": the side comes from what the runs gave
+    folder = make_finding(tmp_path / "finding", program, backend=backend,
+                          kinds=[("result['output']", "nan")], ops=["sin", "sqrt", "mul"])
+    report = build(folder, Options(ablation=False, bisect=False))
+    text = report.markdown()
+    assert report.confirmed, report.not_written
+    assert re.match(r"# \[torch\.compile\] \w+, mul: " + title, text), text[:200]
+    assert "**Kind: silent wrong result.**" in text
+    assert re.search(r"At index \(\d,\) of the output, eager gives \S+ and the compiled "
+                     r"call \S+ \(\d of 6 values differ\)\.", text)
+    assert_paths_are_in_the_folder(text, folder)
+
+
+def test_a_crash_report_carries_the_full_traceback(planted, tmp_path):
+    folder = make_finding(tmp_path / "finding", FLOAT, backend="planted:crash", kinds=[],
+                          ops=["sin"], cls="compile-crash")
+    report = build(folder, Options(ablation=False, bisect=False))
+    text = report.markdown()
+    assert report.confirmed and report.second.status == "raises"
+    assert "**Kind: crash.** Compiling or running the compiled program raises" in text
+    folded = text.split("<details><summary>Full traceback (the script run again with "
+                        "<code>TORCHDYNAMO_VERBOSE=1</code>)</summary>")[1].split("</details>")[0]
+    assert "Traceback (most recent call last)" in folded
+    assert 'File "repro.py", line' in folded and "in crash" in folded
+    assert "RuntimeError: planted compile crash" in folded
+    assert "eqrewrite-report-" not in text  # no scratch path of this machine
+    assert report.values is None  # nothing to compare when compiling raises
+    assert_paths_are_in_the_folder(text, folder)
+
+
+def test_the_command_says_when_the_upstream_search_could_not_run(planted, tmp_path,
+                                                                monkeypatch):
+    with socket.socket() as free:  # a port nothing listens on: no real network in tests
+        free.bind(("127.0.0.1", 0))
+        api = f"http://127.0.0.1:{free.getsockname()[1]}"
+    monkeypatch.setenv("EQREWRITE_GITHUB_API", api)
+    folder = make_finding(tmp_path / "finding", FLOAT, backend="planted:crash", kinds=[],
+                          ops=["sin"], cls="compile-crash")
+    out = tmp_path / "issue.md"
+    result = CliRunner().invoke(report_command, [str(folder), "-o", str(out), "--no-bisect",
+                                                 "--no-ablation", "--search-upstream", "-q"])
+    assert result.exit_code == 0, result.output
+    text = out.read_text()
+    assert ("**Known issues:** no known issue matches. Searched: eqrewrite's known-issues "
+            "file") in text
+    assert f"; GitHub's issue search could not be run: {api} could not be reached (" in text
+
+
+def test_a_finding_that_fails_only_once_is_not_written_up(planted, tmp_path):
+    folder = make_finding(tmp_path / "finding", FLOAT, backend="planted:flaky",
+                          kinds=[("result['output']", "nan")], ops=["sin"])
+    report = build(folder, Options(ablation=False, bisect=False))
+    assert report.outcome.status == "differs" and report.second.status == "agrees"
+    assert report.not_written == ("the script failed once (differs) but not the same way on "
+                                  "a second run (agrees)")
+    assert report.values is None and not report.environment  # nothing else was run
+
+
+def _campaign_finding(tmp_path: Path, name: str) -> Path:
+    """A finding folder of the real campaign, copied without its old report."""
+    folder = tmp_path / name
+    shutil.copytree(Path(__file__).parent.parent / "findings" / "campaign-2026-11-27" / name,
+                    folder)
+    (folder / "report.md").unlink(missing_ok=True)
+    return folder
+
+
+def test_a_real_try_except_crash_names_its_cause_and_known_issue(tmp_path):
+    folder = _campaign_finding(tmp_path, "compile-crash-083b79f8c5b7")
+    report = build(folder, Options(ablation=False, bisect=False))
+    text = report.markdown()
+    assert text.startswith("# [torch.compile] compiled call raises TorchRuntimeError: "
+                           "RuntimeError when making fake tensor call\n")
+    # the verbose traceback holds what the one line hides: the RuntimeError eager would raise
+    assert "got RuntimeError(\"shape '[0]' is invalid for input of size 1\")" in text
+    assert ("**Known issues:** matches known issue #148475 (Dynamo replaces exception by hard "
+            "error in `run_node`; open)") in text
+    assert "the program above is the program part of `minimal.py` in the finding folder" in text
+    assert_paths_are_in_the_folder(text, folder)
+
+
+def test_a_real_var_mean_finding_is_titled_by_its_values(tmp_path):
+    # recorded as a lost warning beside a mean of 0 against NaN: the title is about the mean
+    folder = _campaign_finding(tmp_path, "compiler-bug-f5f4d84f4c63")
+    report = build(folder, Options(ablation=False, bisect=False))
+    text = report.markdown()
+    assert report.confirmed, report.not_written
+    assert text.startswith("# [torch.compile] var_mean: output is 0 where eager's is NaN\n")
+    assert "**Kind: silent wrong result.**" in text
+    assert "matches known issue #197108" in text
+    assert_paths_are_in_the_folder(text, folder)
 
 
 # -- the minimal script -----------------------------------------------------------------------
@@ -357,6 +513,9 @@ def test_classify_reads_the_scripts_exit():
     eager = outcome(1, 'Traceback (most recent call last):\n  File "r.py", line 9\n'
                        "    expected = run()  # eager\nValueError: boom\n")
     assert eager.status == "eager-raises" and eager.message == "ValueError: boom"
+    broken = outcome(2, 'Traceback (most recent call last):\nNameError: name "x"\n'
+                        "minimal.py is broken, not the finding (exit 2): NameError: x\n")
+    assert broken.status == "broken" and not broken.reproduces
     assert outcome(None).status == "timeout"
     assert outcome(-9).status == "crashed" and "SIGKILL" in outcome(-9).message
 

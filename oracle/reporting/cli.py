@@ -27,16 +27,21 @@ import click
               show_default=True, help="Seconds for the whole bisection.")
 @click.option("--known-issues", "known_issues", default=None, metavar="FILE|none",
               help="Known-issues file to match (default: the shipped one).")
+@click.option("--search-upstream", is_flag=True,
+              help="Also ask GitHub's issue search (pytorch/pytorch) for near matches "
+                   "($GITHUB_TOKEN if set; $EQREWRITE_GITHUB_API for another address).")
 @click.option("-q", "--quiet", is_flag=True, help="No progress lines on stderr.")
 def report_command(finding: Path, out: Path | None, no_ablation: bool, no_bisect: bool,
                    timeout: float, bisect_budget: float, known_issues: str | None,
-                   quiet: bool) -> None:
-    """Write FINDING (a campaign's finding folder) up as a PyTorch issue: title, the minimal
-    script, expected vs actual, which backends and modes show it, what the compiler
-    bisector names, versions, and the known issue it matches.
+                   search_upstream: bool, quiet: bool) -> None:
+    """Write FINDING (a campaign's finding folder) up as a PyTorch issue: its kind, title,
+    the minimal script, expected vs actual, a crash's full traceback, which backends and
+    modes show it, what the compiler bisector names, versions, and the known issue it
+    matches with what was searched.
 
-    Exit status: 0 written, 1 the script does not fail on this machine (the report is still
-    written), 2 not a finding folder or a bad known-issues file.
+    Exit status: 0 written; 1 nothing written, because the script does not fail on this
+    machine or does not fail the same way a second time; 2 not a finding folder or a bad
+    known-issues file.
     """
     from eqrewrite.rewriter.api import write_atomic
 
@@ -50,19 +55,23 @@ def report_command(finding: Path, out: Path | None, no_ablation: bool, no_bisect
 
     issues = DEFAULT_FILE if known_issues is None else (
         None if known_issues == "none" else Path(known_issues))
-    options = Options(not no_ablation, not no_bisect, timeout, bisect_budget, issues)
+    options = Options(not no_ablation, not no_bisect, timeout, bisect_budget, issues,
+                      search_upstream=search_upstream)
     started = time.monotonic()
     try:
         report = build(finding, options, say)
     except (ReportError, KnownIssuesError) as error:
         click.echo(f"error: {error}", err=True)
         sys.exit(2)
+    timings = ", ".join(f"{name} {seconds:.0f} s" for name, seconds in report.seconds.items())
+    if report.not_written:  # an issue must show a script that fails: none is written
+        click.echo(f"report: not written: {report.not_written} "
+                   f"({time.monotonic() - started:.0f} s: {timings})", err=True)
+        sys.exit(1)
     text = report.markdown()
     if out is None:
         click.echo(text, nl=False)
     else:
         write_atomic(out, text.encode("utf-8"))
         say(f"wrote {out}")
-    timings = ", ".join(f"{name} {seconds:.0f} s" for name, seconds in report.seconds.items())
     say(f"{report.outcome.status}; {time.monotonic() - started:.0f} s ({timings})")
-    sys.exit(0 if report.outcome.reproduces else 1)

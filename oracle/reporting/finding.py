@@ -211,34 +211,87 @@ def ops_in(program: str, ops: list[str], target: str) -> list[str]:
     return [op for op in ops if op in called or op.rstrip("_") in called]
 
 
+def deciding(finding: Finding) -> tuple[str, str, str] | None:
+    """The difference a title should name: a failing backward, then a wrong value (exact
+    kinds before floating ones, as the script compares them), then strides, then what was
+    printed (warnings): a mean of 0 against NaN is the finding even when a warning went
+    missing beside it."""
+    if not finding.differences:
+        return None
+    return min(finding.differences, key=_severity)
+
+
+def _severity(difference: tuple[str, str, str]) -> tuple[int, int]:
+    path, kind, message = difference
+    if kind == "structure" and "backward_error" in message:
+        return (0, 0)
+    if "['printed']" in path:
+        return (3, 0)
+    if kind == "stride":
+        return (2, 0)
+    return (1, int(kind in FLOATING_KINDS))
+
+
+def category(finding: Finding, status: str = "") -> str:
+    """``crash``, ``wrong result`` or ``cosmetic`` (strides or printed output alone), from
+    the record and, when known, the status of the script's run."""
+    if finding.crash or status == "raises":
+        return "crash"
+    difference = deciding(finding)
+    if difference is not None and _severity(difference)[0] >= 2:
+        return "cosmetic"
+    return "wrong result"
+
+
 def difference_phrase(finding: Finding, error: str = "") -> str:
     """The kind of difference that decided the verdict, in a few words (``error``: what
     compiling raised, when known)."""
     if finding.crash:
         return f"compiled call raises {_short(error)}" if error else (
             "compiled call raises where eager runs")
-    deciding = [d for d in finding.differences if d[1] not in FLOATING_KINDS] or list(
-        finding.differences)
-    if not deciding:
+    difference = deciding(finding)
+    if difference is None:
         return "compiled and eager disagree"
-    path, kind, message = deciding[0]
-    area = _area(path)
+    path, kind, message = difference
+    area = area_of(path)
     if kind == "structure" and "backward_error" in message:
         return "compiled backward raises where eager's runs"
     if kind == "exception":
         return "does not raise where eager raises" if message.endswith(
             "vs no exception") else "raises differently from eager"
     if kind in ("nan", "inf"):
+        return _special_phrase(area, kind, message)
+    words = {"stride": "strides differ", "exact": "values (compared exactly) differ",
+             "signed_zero": "signs of zero differ", "nan_sign": "signs of NaN differ",
+             "value": "values differ"}
+    return f"{area} {words.get(kind, kind + ' differs')} from eager"
+
+
+_EXPECTED_GOT = re.compile(r"expected (-?[\w.+-]+), got (-?[\w.+-]+)")
+
+
+def _special_phrase(area: str, kind: str, message: str) -> str:
+    """Which side is NaN or infinite, read from the recorded ``expected X, got Y`` (eager's
+    value first): the side is never guessed."""
+    found = _EXPECTED_GOT.search(message)
+    if found is None:
         special = "NaN" if kind == "nan" else "infinity"
-        if re.search(r"got -?(nan|inf)", message):
-            return f"{special} in the {area} where eager's is finite"
         return f"{special} positions in the {area} differ from eager"
-    words = {"stride": "strides", "exact": "values (compared exactly)",
-             "signed_zero": "signs of zero", "nan_sign": "signs of NaN"}
-    return f"{area} {words.get(kind, kind)} differ from eager"
+    eager, compiled = (_value_class(v) for v in found.groups())
+    return f"{area} is {compiled} where eager's is {eager}"
 
 
-def _area(path: str) -> str:
+def _value_class(text: str) -> str:
+    """NaN, inf, -inf, or "finite" for a number as the oracle printed it."""
+    bare = text.lstrip("+")
+    if bare.lstrip("-").lower() == "nan":
+        return "NaN"
+    if bare.lower() in ("inf", "-inf"):
+        return bare.lower()
+    return "finite"
+
+
+def area_of(path: str) -> str:
     for key, name in (("['grads']", "gradient"), ("['inputs_after']", "inputs after the call"),
                       ("['state_after']", "module state"), ("['printed']", "printed output")):
         if key in path:

@@ -1,16 +1,20 @@
 """A finding as an issue for pytorch/pytorch: Markdown in the shape of its bug-report template.
 
 A title in the tracker's style (``[inductor] fmin: output strides differ from eager``, from
-the backend that shows it, the ops of the program and the kind of difference), then
-"🐛 Describe the bug": what differs in a sentence or two, the minimal script, expected
-against actual as the script printed them (or the exception's last line), which backends
-and modes show it (each run apart), what ``torch._inductor.compiler_bisector`` names, the
-known issue it matches if any, and "Versions" from ``torch.utils.collect_env``.
+the lowest backend the ablation shows it under, the ops of the program and the kind of
+difference, read from the values eager and compiled gave when NaN or infinity is on one side
+only), then "🐛 Describe the bug": whether it is a crash, a silent wrong result or cosmetic,
+what differs in a sentence or two, the minimal script, expected against actual as the script
+printed them, a crash's full traceback (``TORCHDYNAMO_VERBOSE=1``), which backends and modes
+show it and the first layer that does, what ``torch._inductor.compiler_bisector`` names, the
+known issue it matches and what was searched, and "Versions" from ``torch.utils.collect_env``.
+Only a finding whose script fails twice here is written up (``Report.not_written``).
 """
 
 from __future__ import annotations
 
 import importlib.metadata
+import os
 import shutil
 import time
 from collections.abc import Callable
@@ -19,10 +23,12 @@ from pathlib import Path
 from typing import Any
 
 from ..campaign import known
-from .finding import Finding, difference_phrase, load, ops_in
+from ..campaign.known import KnownIssues
+from . import sections, upstream, values
+from .finding import Finding, area_of, deciding, difference_phrase, load, ops_in
 from .runs import ROWS, Bisection, Outcome, Row, Runner, ablation, bisect, collect_env
+from .values import Values, headline, sentence
 
-_COMPONENTS = {"eager": "[dynamo]", "aot_eager": "[aot_autograd]", "inductor": "[inductor]"}
 _EXPECTED_LINES = 40  # of what the script printed, in the report
 
 
@@ -34,6 +40,8 @@ class Options:
     bisect_budget: float = 900.0  # seconds for the whole bisection
     known_issues: Path | None = known.DEFAULT_FILE
     rows: tuple[tuple[str, str | None], ...] = ROWS  # the ablation's (backend, mode) rows
+    search_upstream: bool = False  # ask GitHub's issue search (upstream.py)
+    github_api: str | None = None  # its address (default: $EQREWRITE_GITHUB_API or GitHub's)
 
 
 @dataclass
@@ -49,8 +57,33 @@ class Report:
     environment: list[str] = field(default_factory=list)
     environment_note: str = ""
     known: known.KnownIssue | None = None
-    known_count: int = 0
+    known_file: KnownIssues = field(default_factory=KnownIssues)
+    upstream: upstream.Search | None = None  # None: not searched
+    second: Outcome | None = None   # the script run again (TORCHDYNAMO_VERBOSE=1 for a crash)
+    values: Values | None = None    # what eager and compiled gave (values.py)
+    ablated: bool = False           # was the ablation run
     seconds: dict[str, float] = field(default_factory=dict)
+
+    @property
+    def known_count(self) -> int:
+        return len(self.known_file.issues)
+
+    @property
+    def confirmed(self) -> bool:
+        """Did the script fail here, and fail the same way when run a second time?"""
+        return (self.outcome.reproduces and self.second is not None
+                and self.second.status == self.outcome.status)
+
+    @property
+    def not_written(self) -> str:
+        """Why no issue should be written from this report ("" when it should)."""
+        if not self.outcome.reproduces:
+            return f"the script does not fail on this machine ({self.outcome.describe()})"
+        if not self.confirmed:
+            second = self.second.describe() if self.second is not None else "not run"
+            return (f"the script failed once ({self.outcome.status}) but not the same way "
+                    f"on a second run ({second})")
+        return ""
 
     @property
     def title(self) -> str:
@@ -63,37 +96,74 @@ class Report:
 def build(folder: Path, options: Options, say: Callable[[str], None] = lambda _: None
           ) -> Report:
     """Run what the report shows; ReportError (from ``load``) for a folder it cannot use,
-    KnownIssuesError for a bad known-issues file."""
+    KnownIssuesError for a bad known-issues file. The ablation, bisection, versions and
+    searches run only when the script fails twice (``Report.confirmed``)."""
     finding = load(folder)
-    issues = known.load(options.known_issues)
+    issues = known.read(options.known_issues)
     runner = Runner(finding, options.timeout, say=say)
-    seconds: dict[str, float] = {}
     try:
-        started = time.monotonic()
-        say(f"{finding.source}: does the eager run give its inputs gradients? (starting torch)")
-        runner.grad_inputs = runner.probe()
-        seconds["probe"] = time.monotonic() - started
-        script = runner.script()
-        say(f"running the script ({finding.settings['backend']})")
-        outcome = runner.run(script)
-        seconds["script"] = outcome.completed.seconds
-        report = Report(finding, script, outcome, runner.grad_inputs, seconds=seconds,
-                        known=known.recognise(issues, finding.record), known_count=len(issues))
-        environment = time.monotonic()
-        report.environment, report.environment_note = collect_env(runner.scratch,
-                                                                  options.timeout)
-        seconds["collect_env"] = time.monotonic() - environment
-        cuda = any(line.startswith("Is CUDA available: True") for line in report.environment)
-        if options.ablation:
-            started = time.monotonic()
-            report.rows = ablation(runner, outcome, cuda, options.rows)
-            seconds["ablation"] = time.monotonic() - started
-        if options.bisect:
-            report.bisection = _bisect(runner, report, options.bisect_budget, say)
-            seconds["bisect"] = report.bisection.seconds
+        report = _first_run(runner, issues, say)
+        if report.outcome.reproduces:
+            _second_run(runner, report, say)
+        if report.confirmed:
+            _measure(runner, report, options, say)
     finally:
         shutil.rmtree(runner.scratch, ignore_errors=True)
     return report
+
+
+def _first_run(runner: Runner, issues: known.KnownIssues, say: Callable[[str], None]
+               ) -> Report:
+    finding = runner.finding
+    started = time.monotonic()
+    say(f"{finding.source}: does the eager run give its inputs gradients? (starting torch)")
+    runner.grad_inputs = runner.probe()
+    seconds = {"probe": time.monotonic() - started}
+    script = runner.script()
+    say(f"running the script ({finding.settings['backend']})")
+    outcome = runner.run(script)
+    seconds["script"] = outcome.completed.seconds
+    return Report(finding, script, outcome, runner.grad_inputs, seconds=seconds,
+                  known=known.recognise(issues.issues, finding.record, finding.program),
+                  known_file=issues)
+
+
+def _second_run(runner: Runner, report: Report, say: Callable[[str], None]) -> None:
+    """The script once more: it must fail the same way. A crash runs with
+    TORCHDYNAMO_VERBOSE=1, so the report carries Dynamo's full internal traceback."""
+    verbose = report.outcome.status == "raises"
+    say("running the script a second time" + (" (TORCHDYNAMO_VERBOSE=1)" if verbose else ""))
+    env = dict(os.environ, TORCHDYNAMO_VERBOSE="1") if verbose else None
+    report.second = runner.run(report.script, env)
+    report.seconds["second run"] = report.second.completed.seconds
+
+
+def _measure(runner: Runner, report: Report, options: Options,
+             say: Callable[[str], None]) -> None:
+    """The values, the versions, the ablation, the bisection and the searches."""
+    seconds = report.seconds
+    if report.outcome.status == "differs":
+        started = time.monotonic()
+        say("reading what eager and compiled give")
+        report.values = values.probe(runner, report.script)
+        seconds["values"] = time.monotonic() - started
+    started = time.monotonic()
+    report.environment, report.environment_note = collect_env(runner.scratch,
+                                                              options.timeout)
+    seconds["collect_env"] = time.monotonic() - started
+    cuda = any(line.startswith("Is CUDA available: True") for line in report.environment)
+    if options.ablation:
+        started = time.monotonic()
+        report.rows, report.ablated = ablation(runner, report.outcome, cuda, options.rows), True
+        seconds["ablation"] = time.monotonic() - started
+    if options.bisect:
+        report.bisection = _bisect(runner, report, options.bisect_budget, say)
+        seconds["bisect"] = report.bisection.seconds
+    if options.search_upstream:
+        started = time.monotonic()
+        say("searching GitHub's issues")
+        report.upstream = upstream.search(sections.upstream_query(report), options.github_api)
+        seconds["search"] = time.monotonic() - started
 
 
 def _bisect(runner: Runner, report: Report, budget: float, say: Callable[[str], None]
@@ -116,34 +186,43 @@ def title(report: Report) -> str:
     ops = ops_in(finding.program, list(finding.record.get("signature_ops") or ()),
                  finding.target["attribute"])
     named = ", ".join(ops[:3]) + (" …" if len(ops) > 3 else "")
-    what = _what(report)
-    return f"{_component(report)} {named + ': ' if named else ''}{what}"
-
-
-def _component(report: Report) -> str:
-    """The lowest backend that shows the finding (Dynamo alone, AOT autograd, Inductor)."""
-    for row in report.rows:
-        if row.outcome is not None and row.outcome.reproduces and row.backend in _COMPONENTS:
-            return _COMPONENTS[row.backend]
-    return _COMPONENTS.get(str(report.finding.settings["backend"]), "[torch.compile]")
+    return f"{sections.component(report)} {named + ': ' if named else ''}{_what(report)}"
 
 
 def _what(report: Report) -> str:
-    """The kind of difference, in a few words."""
+    """The kind of difference, in a few words: from the values eager and compiled gave
+    here when NaN or infinity is on one side only, else from the record."""
     outcome = report.outcome
-    return difference_phrase(report.finding, outcome.message if outcome.status == "raises"
-                             else "")
+    difference = deciding(report.finding)
+    area = area_of(difference[0]) if difference else "output"
+    measured = headline(report.values, area) if report.values is not None else None
+    return measured or difference_phrase(
+        report.finding, outcome.message if outcome.status == "raises" else "")
 
 
 # -- the Markdown -------------------------------------------------------------------------------
 
 
 def render(report: Report) -> str:
-    finding = report.finding
     lines = [f"# {report.title}", "", "### 🐛 Describe the bug", "", _description(report), "",
              "```python", report.script.rstrip(), "```", "", "**Expected** (eager) vs "
              "**actual** (`torch.compile`), as the script prints them:", "", "```",
              *_printed(report.outcome), "```", ""]
+    lines += sections.traceback(report)
+    lines += _ablation(report)
+    if report.bisection is not None:
+        lines += [f"**Bisection:** {report.bisection.describe()}", ""]
+    lines += [f"**Known issues:** {sections.known_line(report)}", ""]
+    lines += sections.near_matches(report)
+    lines += ["### Versions", "", "<details><summary>python -m torch.utils.collect_env "
+              "(relevant lines)</summary>", "", "```", *(report.environment or [
+                  report.environment_note or "not collected"]), "```", "", "</details>", ""]
+    lines += [sections.origin(report.finding), "", f"Generated by eqrewrite {_version()}"]
+    return "\n".join(lines) + "\n"
+
+
+def _ablation(report: Report) -> list[str]:
+    lines = []
     if report.rows:
         lines += ["**Which backends and modes show it** (the script run once for each, "
                   "in a fresh process):", "", "| backend | mode | result |", "|---|---|---|"]
@@ -151,18 +230,7 @@ def render(report: Report) -> str:
             result = row.outcome.describe() if row.outcome is not None else row.note
             lines.append(f"| {row.backend} | {row.mode or 'default'} | {result} |")
         lines.append("")
-    if report.bisection is not None:
-        lines += [f"**Bisection:** {report.bisection.describe()}", ""]
-    lines += [f"**Known issues:** {_known_line(report)}", ""]
-    lines += ["### Versions", "", "<details><summary>python -m torch.utils.collect_env "
-              "(relevant lines)</summary>", "", "```", *(report.environment or [
-                  report.environment_note or "not collected"]), "```", "", "</details>", ""]
-    seeds = finding.record.get("seeds") or []
-    origin = (f"Found by differential testing of a generated program (seed "
-              f"{', '.join(map(str, seeds))}); the program above is `{finding.source}` of "
-              f"the finding folder.") if seeds else f"The program is `{finding.source}`."
-    lines += [origin, "", f"Generated by eqrewrite {_version()}"]
-    return "\n".join(lines) + "\n"
+    return lines + [f"**First layer that shows it:** {sections.first_layer(report)}", ""]
 
 
 def _description(report: Report) -> str:
@@ -187,9 +255,13 @@ def _description(report: Report) -> str:
         second = "The script exits 1 with the traceback."
     else:
         second = f"The script's run: {outcome.describe()}."
+    if report.values is not None:
+        difference = deciding(finding)
+        measured = sentence(report.values, area_of(difference[0]) if difference else "output")
+        second += f" {measured}" if measured else ""
     if report.grad_inputs and not finding.settings.get("inference"):
         second += " Floating inputs require grad, as in the runs that found it."
-    return f"{first} {second}"
+    return f"{sections.kind_line(report)}\n\n{first} {second}"
 
 
 def _compile_call(settings: dict[str, Any]) -> str:
@@ -223,15 +295,6 @@ def _printed(outcome: Outcome) -> list[str]:
     elif outcome.status == "timeout":
         lines.append(f"(timed out after {outcome.completed.seconds:.0f} s)")
     return lines
-
-
-def _known_line(report: Report) -> str:
-    issue = report.known
-    if issue is None:
-        return (f"no known issue matches (checked against {report.known_count} in the "
-                "known-issues file).")
-    number = issue.url.rstrip("/").rpartition("/")[2]
-    return f"matches known issue #{number} ({issue.title}): {issue.url}"
 
 
 def _version() -> str:

@@ -57,6 +57,10 @@ def _kill(process: subprocess.Popen[str]) -> None:
         process.kill()
 
 
+# A script exits 2 when it is broken rather than the finding (minimising/standalone.py).
+BROKEN_EXIT = 2
+
+
 # -- one run of the script ----------------------------------------------------------------------
 
 
@@ -64,7 +68,7 @@ def _kill(process: subprocess.Popen[str]) -> None:
 class Outcome:
     """What a run of the script showed."""
 
-    status: str        # differs | raises | eager-raises | agrees | timeout | crashed
+    status: str        # differs | raises | eager-raises | broken | agrees | timeout | crashed
     message: str       # the difference line, the exception's last line, or ""
     completed: Completed
 
@@ -75,7 +79,7 @@ class Outcome:
     def describe(self) -> str:
         """A table cell."""
         text = {"differs": "differs", "raises": "raises", "agrees": "agrees",
-                "eager-raises": "eager raises", "crashed": "crashed",
+                "eager-raises": "eager raises", "broken": "script broken", "crashed": "crashed",
                 "timeout": f"timed out ({self.completed.seconds:.0f} s)"}[self.status]
         return f"{text}: `{_cell(self.message)}`" if self.message and self.status not in (
             "differs", "agrees", "timeout") else text
@@ -88,7 +92,8 @@ def _cell(text: str, limit: int = 110) -> str:
 
 def classify(completed: Completed) -> Outcome:
     """Read a run of the script: exit 0 agrees; exit 1 with the script's own message differs;
-    a traceback raises (in the eager call or the compiled one)."""
+    a traceback raises (in the eager call or the compiled one); exit 2 is a script that says
+    it is broken (an exception outside the compiled call), never a reproduction."""
     code, stderr = completed.returncode, completed.stderr
     if code is None:
         return Outcome("timeout", "", completed)
@@ -97,6 +102,8 @@ def classify(completed: Completed) -> Outcome:
     if code < 0:
         name = signal.Signals(-code).name if -code in signal.valid_signals() else str(-code)
         return Outcome("crashed", f"killed by {name}", completed)
+    if code == BROKEN_EXIT:  # the script's own verdict: broken, not the finding
+        return Outcome("broken", last_line(stderr), completed)
     if "Traceback (most recent call last)" in stderr:
         last = last_line(stderr)
         eager = re.search(r"^\s+(expected|reference) = ", stderr, re.MULTILINE) is not None
@@ -152,7 +159,10 @@ class Runner:
             True, differences=(), grads=True)), "probe_script.py")
         code = ("import runpy, sys\n"
                 f"sys.argv = [{str(path)!r}]\n"
-                f"runpy.run_path({str(path)!r}, run_name='eqrewrite_probe')['run']()\n")
+                f"found = runpy.run_path({str(path)!r}, run_name='eqrewrite_probe')\n"
+                # the harness's run(), renamed when the program binds "run" too
+                "next(f for f in found.values() if callable(f) and (f.__doc__ or '')"
+                ".startswith('The program built and called'))()\n")
         done = run_process([sys.executable, "-c", code], self.scratch, self.timeout)
         return done.returncode == 0
 
