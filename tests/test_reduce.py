@@ -12,6 +12,7 @@ from __future__ import annotations
 import ast
 import io
 import json
+import re
 import subprocess
 import sys
 import textwrap
@@ -25,7 +26,14 @@ from eqrewrite.oracle.core.compare import CompareOptions  # noqa: E402
 from eqrewrite.oracle.core.protocol import RunRequest, Variant  # noqa: E402
 from eqrewrite.oracle.core.settings import CompileSettings, Target, TargetForm  # noqa: E402
 from eqrewrite.oracle.minimising import reducepasses as rp  # noqa: E402
-from eqrewrite.oracle.minimising.reduce import Budget, Signature, ddmin, reduce_folder  # noqa: E402
+from eqrewrite.oracle.minimising.reduce import (  # noqa: E402
+    Budget,
+    Signature,
+    ddmin,
+    reduce_folder,
+    setting_candidates,
+)
+from eqrewrite.oracle.minimising.standalone import PROGRAM  # noqa: E402
 from eqrewrite.oracle.running.repro import write_reproducer  # noqa: E402
 from test_oracle_verdicts import BACKENDS as FAULTS  # noqa: E402
 
@@ -55,6 +63,16 @@ def off_by_one_if_channels_last(gm, example_inputs):
 
     if any(isinstance(t, torch.Tensor) and t.dim() == 4 and not t.is_contiguous()
            and t.is_contiguous(memory_format=torch.channels_last) for t in example_inputs):
+        return exact_off_by_one(gm, example_inputs)
+    return gm.forward
+
+
+def off_by_one_with_fallback_random(gm, example_inputs):
+    """Integer outputs off by one while ``inductor.fallback_random`` is on: a fault that
+    needs one compile setting of the finding (and none of its others)."""
+    import torch._inductor.config
+
+    if torch._inductor.config.fallback_random:
         return exact_off_by_one(gm, example_inputs)
     return gm.forward
 
@@ -629,3 +647,158 @@ def test_modules_of_every_tree_judged_before_are_forgotten(tmp_path, monkeypatch
     assert "gen_target" in sys.modules  # another tree's module: not a candidate's
     reduceworker._forget([tmp_path / "trees", tmp_path / "source"])
     assert "gen_target" not in sys.modules
+
+
+# -- settings and inputs reduced too ------------------------------------------------------------
+
+# One op amid noise, inputs drawn from the seed, compiled with four settings of which the
+# finding needs one (inductor.fallback_random, which the planted backend reads).
+SETTLED = """
+import torch
+
+
+def lowest(x: torch.Tensor):
+    y = x.t() * 3.0 + 1.0
+    return y.argmin(), y.sum()
+
+
+def get_inputs():
+    torch.manual_seed(0)
+    return [torch.randn(6, 5)]
+"""
+
+
+@pytest.fixture(scope="module")
+def settled(tmp_path_factory):
+    """SETTLED's finding reduced once, its two reproducers run at the end."""
+    tmp_path = tmp_path_factory.mktemp("settled")
+    (tmp_path / "planted.py").write_text(BACKENDS)
+    (tmp_path / "tree").mkdir()
+    (tmp_path / "tree" / "prog.py").write_text(SETTLED)
+    settings = CompileSettings(backend="planted:off_by_one_with_fallback_random",
+                               dynamic=False, fullgraph=True,
+                               inductor_config=(("cpp.simdlen", 1), ("fallback_random", True)))
+    target = Target("prog.py::lowest", "lowest", TargetForm.FUNCTION, Path("prog.py"))
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        monkeypatch.syspath_prepend(str(tmp_path))
+        script = write_reproducer(tmp_path / "finding", tmp_path / "tree", RunRequest(
+            target, settings, Variant.EAGER, seed=0), CompareOptions(), "compiler-bug")
+        result = reduce_folder(script.parent, budget=Budget(max_tests=150))
+    return result
+
+
+def test_settings_the_finding_does_not_need_are_dropped(settled):
+    assert settled.dropped == ["inductor.cpp.simdlen", "dynamic", "fullgraph", "gradients"]
+    assert settled.tally.by_pass["settings"][1] == 4
+    assert settled.verified == {"reduced/repro.py": 1, "minimal.py": 1}, settled.errors
+    repro = (settled.reduced / "repro.py").read_text()
+    assert "inductor_config=(('fallback_random', True),)" in repro
+    assert "dynamic=None, fullgraph=False" in repro and "grad_inputs=False" in repro
+    text = settled.minimal.read_text()
+    assert "torch._inductor.config.fallback_random = True" in text
+    assert "simdlen" not in text and "dynamic" not in text and "fullgraph" not in text
+    recorded = json.loads((settled.reduced / "reduction.json").read_text())
+    assert recorded["settings_dropped"] == settled.dropped
+
+
+def test_random_inputs_become_small_literals_and_the_harness_only_what_is_needed(settled):
+    reduced = (settled.reduced / "tree" / "prog.py").read_text()
+    assert "randn" not in reduced and "manual_seed" not in reduced, reduced
+    assert re.search(r"return \[torch\.tensor\(\[[-0-9., \[\]]+\]\)\]", reduced), reduced
+    assert settled.after["input_elements"] < settled.before["input_elements"] == 30
+    text = settled.minimal.read_text()
+    # No seed (nothing draws random numbers), no input gradients, no projection, no backward.
+    for needless in ("SEED", "manual_seed", "requires_grad", "projection", "backward",
+                     "isinstance(args, dict)"):
+        assert needless not in text, needless
+    program = text.split(PROGRAM, 1)[1].split('if __name__ == "__main__":')[0]
+    code = [line for line in program.splitlines()
+            if line.strip() and not line.lstrip().startswith(("#", '"""'))]
+    assert len(code) <= 15, "\n".join(code)
+    assert "    return fn(*args)" in code
+    assert "        fn = torch.compile(fn, backend=backend)" in code
+
+
+def test_a_program_that_draws_random_numbers_keeps_its_seed(tmp_path, monkeypatch):
+    # The inputs are literals; the call draws (one candidate judged: the program stays).
+    drawing = ARGMIN.replace("y = x * 3.0 + 1.0", "y = x * 3.0 + torch.rand(2)").replace(
+        "torch.manual_seed(0)\n    return [torch.randn(5, 7)]", "return [torch.ones(2)]")
+    folder = reproducer(tmp_path, monkeypatch, drawing, "argmin.py", "lowest",
+                        TargetForm.FUNCTION, "exact_off_by_one")
+    result = reduce_folder(folder, budget=Budget(max_tests=1), verify=False)
+    assert "torch.rand(2)" in (result.reduced / "tree" / "argmin.py").read_text()
+    text = result.minimal.read_text()
+    assert "SEED = 0" in text and "    torch.manual_seed(SEED)\n    return fn(*args)" in text
+
+
+def test_setting_candidates_drop_one_setting_at_a_time():
+    settings = {"backend": "inductor", "mode": "max-autotune", "dynamic": False,
+                "fullgraph": False, "inductor_config": [["a", 1], ["b.c", True]],
+                "dynamo_config": [["compiled_autograd", True]]}
+    assert list(setting_candidates(settings)) == [
+        ("inductor.a", {"inductor_config": [["b.c", True]]}),
+        ("inductor.b.c", {"inductor_config": [["a", 1]]}),
+        ("dynamo.compiled_autograd", {"dynamo_config": []}),
+        ("mode", {"mode": None}), ("dynamic", {"dynamic": None})]
+    assert list(setting_candidates({"backend": "inductor"})) == []
+
+
+def test_literal_inputs_replace_what_get_inputs_computes():
+    source = textwrap.dedent(ARGMIN)
+    made = rp.literal_inputs(source, ["torch.tensor([1.5, -2.0], dtype=torch.float16)"])
+    assert made is not None and "return [torch.tensor([1.5, -2.0], dtype=torch.float16)]" in made
+    assert "randn" not in made and "manual_seed" not in made and "argmin()" in made
+    aliased = source.replace("import torch", "import torch as th").replace("torch.", "th.")
+    made = rp.literal_inputs(aliased, ["torch.tensor([[1.0]]).t()"], as_tuple=True)
+    assert made is not None and "return (th.tensor([[1.0]]).t(),)" in made
+    assert rp.literal_inputs("import torch\n\n\ndef f(x):\n    return x\n", ["1"]) is None
+    long = rp.literal_inputs(source, ["torch.tensor([" + "1.0, " * 20 + "])", "3"])
+    assert long is not None and "    return [\n        torch.tensor([" in long
+    ast.parse(long)
+
+
+@pytest.mark.parametrize("make", [
+    lambda: torch.tensor([[0.1, -2.5], [3.0, float("nan")]]),
+    lambda: torch.tensor([[1.0, 2.0, 3.0], [4.0, -0.0, 6.0]]).t(),
+    lambda: torch.arange(16, dtype=torch.float32).reshape(1, 4, 2, 2).to(
+        memory_format=torch.channels_last),
+    lambda: torch.tensor([0.1, 1e-30, 65504.0], dtype=torch.float16),
+    lambda: torch.tensor([1, -7], dtype=torch.int32),
+    lambda: torch.tensor([True, False]),
+    lambda: torch.tensor(2.5),
+])
+def test_an_input_literal_makes_the_same_tensor_again(make):
+    from eqrewrite.oracle.minimising.reduceworker import _literal
+
+    value = make()
+    text = _literal(value)
+    assert text is not None
+    again = eval(text, {"torch": torch})  # noqa: S307 - the literal written for it
+    assert again.dtype == value.dtype and again.shape == value.shape
+    assert again.stride() == value.stride()
+    assert torch.equal(again.nan_to_num(), value.nan_to_num())
+    assert torch.equal(again.signbit(), value.signbit()) if value.is_floating_point() else True
+
+
+def test_inputs_without_a_small_literal_keep_their_code():
+    from eqrewrite.oracle.minimising.reduceworker import _literal
+
+    assert _literal(torch.randn(3, 1).expand(3, 4)) is None  # expanded
+    assert _literal(torch.randn(4, 4)[:, :2]) is None  # gaps
+    assert _literal(torch.randn(5)[1:]) is None  # offset
+    assert _literal(torch.randn(40)) is None  # not small
+    assert _literal(torch.randn(2, requires_grad=True)) is None
+    assert _literal([torch.tensor([1.0]), 2, None]) == "[torch.tensor([1.0]), 2, None]"
+
+
+def test_input_literals_read_as_the_usual_spellings():
+    from eqrewrite.oracle.minimising.reduceworker import _literal
+
+    assert _literal(torch.tensor([[1.0, 2.0], [3.0, 4.0]]).t()) == (
+        "torch.tensor([[1.0, 2.0], [3.0, 4.0]]).t()")
+    last = torch.zeros(2, 2, 1, 2).contiguous(memory_format=torch.channels_last)
+    assert _literal(last) == ("torch.tensor([[[[0.0, 0.0]], [[0.0, 0.0]]], [[[0.0, 0.0]], "
+                              "[[0.0, 0.0]]]]).contiguous(memory_format=torch.channels_last)")
+    assert _literal(torch.tensor([0.1, 2.0, float("-inf")])) == (
+        "torch.tensor([0.1, 2.0, -float('inf')])")
+    assert _literal(torch.tensor([3], dtype=torch.uint8)) == "torch.tensor([3], dtype=torch.uint8)"

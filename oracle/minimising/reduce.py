@@ -2,10 +2,12 @@
 
 A reproducer folder (``repro.py``, a copy of the oracle core, maybe ``state.pt``; see
 ``repro.py``) names a target file in a source tree. The minimiser copies that one file into
-candidate trees and makes it smaller step by step (``reducepasses.py``): delta debugging over
-every statement list, unread ``forward`` and ``__init__`` parameters removed with their
-inputs, unread members removed, loops that run once unrolled, compound statements replaced
-by a block, expressions by an operand, numbers by simpler ones, input dimensions shrunk.
+candidate trees and makes it smaller step by step (``reducepasses.py``): compile settings the
+finding does not need dropped (switches, mode, ``dynamic``, ``fullgraph``, the inputs'
+gradients, ``inference``), delta debugging over every statement list, unread ``forward``
+and ``__init__`` parameters removed with their inputs, unread members removed, loops that
+run once unrolled, compound statements replaced by a block, expressions by an operand,
+numbers by simpler ones, input dimensions shrunk, random inputs written as small literals.
 Every candidate is judged in a separate checking process (``reduceworker.py``) with the
 folder's own copy of the oracle core, under a time limit, and kept only when
 
@@ -57,7 +59,8 @@ from pathlib import Path
 from typing import IO, Any, NamedTuple
 
 from . import reducepasses as rp
-from .reduceworker import layout_class
+from .reduceworker import GRADIENTS, layout_class
+from .standalone import module_level_names as _module_level_names
 
 WORKER = Path(__file__).with_name("reduceworker.py")
 # The modules a reproducer carries (repro.VENDORED; repeated so that importing this module
@@ -380,6 +383,12 @@ class Reduction:
         self.fails: str = checker.description.get("fails", "compiler-bug")
         self.answer: dict[str, Any] | None = None
         self.base_tree: Path | None = None  # the whole source tree, when one file is not enough
+        # The compile settings the finding turned out not to need (``settings``): the fields
+        # changed from the reproducer's, and whether the inputs' gradients were dropped.
+        self.changed: dict[str, Any] = {}
+        self.no_input_grads = False
+        self._settings_seen: set[tuple[str, bool, str, bool]] = set()
+        self.dropped: list[str] = []  # the settings dropped, in order
         self._seen: dict[tuple[str, bool], bool] = {}
         self._count = 0
         # Deferred confirmation (see _confirm): the programs the screening backend kept since
@@ -407,26 +416,24 @@ class Reduction:
 
     def judge(self, text: str, state: bool, checker: Checker | None = None,
               backend: str | None = None, root: Path | None = None, full: bool = False,
-              layout: list[dict[str, Any]] | None = None) -> dict[str, Any] | None:
+              layout: list[dict[str, Any]] | None = None, capped: bool = False
+              ) -> dict[str, Any] | None:
         """Write ``text`` into a fresh candidate tree and judge it (on ``checker``, default
         the first): screened by one eager run, then by the cheaper backend when there is
         one, then with the reproducer's own settings (or with ``backend`` alone; or, with
         ``full``, with its own settings alone). While ``deferring``, the cheaper backend's
         answer is final. ``layout``: the inputs' layout classes (``layout_class``) the
         candidate must keep, checked before anything runs. A screen's rejection is the
-        answer, marked ``screened``."""
+        answer, marked ``screened``. ``capped``: a ``full`` judgement within the time
+        budget too. Every judgement uses the settings the reduction kept (``changed``)."""
         checker = checker or self.checker
         root = root or self._tree()
         try:
-            if self.base_tree is not None:
-                shutil.copytree(self.base_tree, root, ignore=shutil.ignore_patterns(
-                    "__pycache__", ".git"))
-            target = root / self.relative
-            target.parent.mkdir(parents=True, exist_ok=True)
-            target.write_text(text, encoding="utf-8")
+            self._write_tree(text, root)
             screen: dict[str, Any] = {} if self.signature is None else {
                 "eager": self.signature.exceptions[0],
                 "differences": [list(d) for d in self.signature.differences]}
+            screen.update(self._overrides())
             if layout is not None:
                 screen["layout"] = layout
             if backend is not None:
@@ -434,7 +441,8 @@ class Reduction:
                                      **screen)
             if full:  # a program the eager run passed already; the result depends on it,
                 screen.pop("eager", None)  # so it may overstay the time budget
-                return checker.check(root, state, self.timeout, **screen)
+                return checker.check(root, state, self.capped(self.timeout) if capped
+                                     else self.timeout, **screen)
             if self.screen_backend is not None and self.signature is not None:
                 answer = checker.check(root, state, self.capped(self.timeout),
                                        backend=self.screen_backend, **screen)
@@ -449,6 +457,43 @@ class Reduction:
             return checker.check(root, state, self.capped(self.timeout), **screen)
         finally:
             shutil.rmtree(root, ignore_errors=True)  # the process has answered (or died)
+
+    def _write_tree(self, text: str, root: Path) -> None:
+        """A candidate tree at ``root``: the program as ``text`` (in the whole source tree
+        when one file is not enough)."""
+        if self.base_tree is not None:
+            shutil.copytree(self.base_tree, root, ignore=shutil.ignore_patterns(
+                "__pycache__", ".git"))
+        target = root / self.relative
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(text, encoding="utf-8")
+
+    def _overrides(self) -> dict[str, Any]:
+        """What a request says of the settings the reduction dropped."""
+        overrides: dict[str, Any] = {"settings": self.changed} if self.changed else {}
+        return overrides | ({"grad_inputs": False} if self.no_input_grads else {})
+
+    def settings(self) -> dict[str, Any]:
+        """The compile settings candidates are judged with: the reproducer's, less those
+        dropped (a ``CompileSettings`` as a dict)."""
+        assert self.checker.description is not None  # the checker has been started
+        return {**self.checker.description["settings"], **self.changed}
+
+    def probe(self) -> dict[str, Any] | None:
+        """The checking process's look at the current program (``reduceworker.probe``):
+        whether it draws random numbers, what its inputs are, each as a literal; None when
+        it could not tell."""
+        root = self._tree()
+        checker = self._free.get() if self._pool is not None else self.checker
+        try:
+            self._write_tree(self.text, root)
+            answer = checker.check(root, self.state, self.capped(self.timeout), probe=True,
+                                   **self._overrides())
+        finally:
+            if self._pool is not None:
+                self._free.put(checker)
+            shutil.rmtree(root, ignore_errors=True)
+        return None if answer is None or "error" in answer else answer
 
     def _tree(self) -> Path:
         """A new candidate tree's folder (named in the main thread: judges run in several)."""
@@ -589,10 +634,12 @@ class Reduction:
         return self._pool.submit(self._judge_free, text, state, root, layout=layout)
 
     def _judge_free(self, text: str, state: bool, root: Path | None = None, full: bool = False,
-                    layout: list[dict[str, Any]] | None = None) -> dict[str, Any] | None:
+                    layout: list[dict[str, Any]] | None = None, capped: bool = False
+                    ) -> dict[str, Any] | None:
         checker = self._free.get()
         try:
-            return self.judge(text, state, checker, root=root, full=full, layout=layout)
+            return self.judge(text, state, checker, root=root, full=full, layout=layout,
+                              capped=capped)
         finally:
             self._free.put(checker)
 
@@ -647,9 +694,15 @@ class Reduction:
     def _full(self, kept: Kept) -> dict[str, Any] | None:
         """The full backend's answer for a program the screen kept (on a free process)."""
         self.tally.confirmations += 1
+        return self._judge_apart(kept.text, kept.state)
+
+    def _judge_apart(self, text: str, state: bool, capped: bool = False
+                     ) -> dict[str, Any] | None:
+        """The full backend's judgement of ``text``, outside a pass's candidates (on a free
+        process: with parallel jobs, judgements ahead may still run on the others)."""
         if self._pool is None:
-            return self.judge(kept.text, kept.state, root=self._tree(), full=True)
-        return self._judge_free(kept.text, kept.state, self._tree(), full=True)
+            return self.judge(text, state, root=self._tree(), full=True, capped=capped)
+        return self._judge_free(text, state, self._tree(), full=True, capped=capped)
 
     def _settle_confirmed(self, kept: Kept, answer: dict[str, Any]) -> None:
         """``kept``'s program is the current one, confirmed, with the full backend's answer."""
@@ -707,6 +760,7 @@ class Reduction:
         if self.state:
             self.attempt("weights", self.text, state=False)
         while True:
+            self.drop_settings()
             before = (self.text, self.state)
             self.statements()
             self.greedy("inputs", rp.unused_input_candidates)
@@ -719,6 +773,7 @@ class Reduction:
             self.greedy("inline", rp.inline_candidates)
             self.greedy("expressions", rp.expression_candidates)
             self.shapes()
+            self.literal_inputs()
             self.greedy("constants", rp.constant_candidates)
             if (self.text, self.state) == before:
                 self.attempt("tidy", rp.tidy(self.text))
@@ -747,6 +802,62 @@ class Reduction:
         while (position := self.first_kept(name, candidates(self.text, start))) is not None:
             start = position
 
+    def drop_settings(self) -> None:
+        """Each compile setting of the finding (a switch, the mode, ``dynamic``,
+        ``fullgraph``), then the inputs' gradients, then ``inference`` (with no input
+        gradients either), dropped when the finding stays without it: judged like a
+        candidate, but always with the reproducer's own backend (a cheaper one ignores most
+        switches). A program kept so is confirmed."""
+        for name, _ in list(setting_candidates(self.settings())):
+            # Made again from the settings kept so far, which an earlier one may have changed.
+            change = dict(setting_candidates(self.settings())).get(name)
+            if change is not None:
+                self._try_settings(name, {**self.changed, **change}, self.no_input_grads)
+        signature, answer = self.finding()
+        needs_grads = any(path.startswith(GRADIENTS) for path, _ in signature.differences)
+        if answer.get("grad_inputs") and not needs_grads and not self.no_input_grads:
+            self._try_settings("gradients", self.changed, True)
+        if self.settings().get("inference") and not needs_grads:
+            # Grad mode on, but still no input gradients: the script needs neither.
+            self._try_settings("inference", {**self.changed, "inference": False}, True)
+
+    def _try_settings(self, name: str, changed: dict[str, Any], no_input_grads: bool) -> None:
+        key = (self.text, self.state, json.dumps(changed, sort_keys=True), no_input_grads)
+        if key in self._settings_seen:  # refused for this program before
+            return
+        self._settings_seen.add(key)
+        self._spend()
+        before = self.changed, self.no_input_grads
+        self.changed, self.no_input_grads = changed, no_input_grads
+        answer = self._judge_apart(self.text, self.state, capped=True)
+        signature, _ = self.finding()
+        kept = signature.kept_by(answer)
+        self.tally.add("settings", answer, kept)
+        if not kept:
+            self.changed, self.no_input_grads = before
+            return
+        assert answer is not None  # kept_by(None) is False
+        self.answer = answer
+        self.confirmed, self.unconfirmed = (self.text, self.state, answer), []
+        self.dropped.append(name)
+        self.say(f"{self.tally.tried} tried: settings kept; {name} not needed")
+
+    def literal_inputs(self) -> None:
+        """The inputs written as small literals (``torch.tensor([...])``, no seed needed)
+        when the finding stays with them, every input keeping its dtype, rank and layout
+        class."""
+        assert self.checker.description is not None  # the checker has been started
+        if self.checker.description["target"]["inputs"] != "get_inputs":
+            return
+        found = self.probe()
+        if found is None or found["container"] not in ("list", "tuple") or None in found[
+                "literals"]:
+            return
+        candidate = rp.literal_inputs(self.text, found["literals"],
+                                      found["container"] == "tuple")
+        if candidate is not None:
+            self.attempt("literals", candidate, same_layout=True)
+
     def shapes(self) -> None:
         """Shrink input dimensions, keeping every input's dtype, rank and layout class."""
         while self.first_kept("shapes", enumerate(rp.shape_candidates(self.text)),
@@ -754,24 +865,21 @@ class Reduction:
             pass
 
 
-def _module_level_names(tree: ast.Module) -> set[str]:
-    """The names a module binds at its top level (definitions, assignments, imports)."""
-    names: set[str] = set()
-    for statement in tree.body:
-        if isinstance(statement, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
-            names.add(statement.name)
-        elif isinstance(statement, ast.Assign | ast.AnnAssign | ast.AugAssign):
-            targets = statement.targets if isinstance(statement, ast.Assign) else [
-                statement.target]
-            names.update(n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name))
-        elif isinstance(statement, ast.Import | ast.ImportFrom):
-            names.update((a.asname or a.name).split(".")[0] for a in statement.names)
-        else:  # names bound under an if/try at top level count too
-            names.update(n.id for n in ast.walk(statement)
-                         if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store))
-            names.update(n.name for n in ast.walk(statement)
-                         if isinstance(n, ast.FunctionDef | ast.ClassDef))
-    return names
+# Compile settings a finding may not need, and what each is without it.
+_DEFAULTS = (("mode", None), ("dynamic", None), ("fullgraph", False))
+
+
+def setting_candidates(settings: dict[str, Any]) -> Iterator[tuple[str, dict[str, Any]]]:
+    """``(name, fields changed)``: each Inductor and Dynamo switch of ``settings`` (a
+    ``CompileSettings`` as a dict) dropped, then the mode, ``dynamic`` and ``fullgraph`` set
+    back to their defaults."""
+    for key, prefix in (("inductor_config", "inductor"), ("dynamo_config", "dynamo")):
+        switches = [list(item) for item in settings.get(key) or ()]
+        for name, _ in switches:
+            yield f"{prefix}.{name}", {key: [item for item in switches if item[0] != name]}
+    for key, default in _DEFAULTS:
+        if settings.get(key, default) != default:
+            yield key, {key: default}
 
 
 def ddmin(items: list[int], test: Callable[[list[int]], bool]) -> list[int]:
@@ -826,10 +934,12 @@ class Result:
     reduced: Path
     minimal: Path
     verified: dict[str, int | None] = field(default_factory=dict)
+    errors: dict[str, str] = field(default_factory=dict)  # why a verified script broke
     jobs: int = 1
     reducing: float = 0.0  # seconds spent on the candidates (after the baseline)
     screen_backend: str | None = None
     confirm_every: int = 0  # with a screen backend (see Budget.confirm_every)
+    dropped: list[str] = field(default_factory=list)  # settings the finding does not need
 
     @property
     def per_minute(self) -> float:
@@ -855,12 +965,14 @@ class Result:
                                "confirmations": self.tally.confirmations,
                                "reverted": self.tally.reverted,
                                "per_minute": round(self.per_minute, 2)},
+                "settings_dropped": self.dropped,
                 "jobs": self.jobs, "screen_backend": self.screen_backend,
                 "confirm_every": self.confirm_every,
                 "reducing_seconds": round(self.reducing, 1),
                 "seconds": round(self.seconds, 1), "stopped": self.stopped,
                 "weights_dropped": self.weights_dropped, "reduced": str(self.reduced),
-                "minimal": str(self.minimal), "verified": self.verified}
+                "minimal": str(self.minimal), "verified": self.verified,
+                "errors": self.errors}
 
 
 def reduce_folder(folder: Path, out: Path | None = None, budget: Budget | None = None,
@@ -902,10 +1014,11 @@ def reduce_folder(folder: Path, out: Path | None = None, budget: Budget | None =
             reduction.tally, 0.0, stopped, description["has_state"] and not reduction.state,
             out / "reduced", out / "minimal.py", jobs=reduction.jobs, reducing=reducing,
             screen_backend=reduction.screen_backend,
-            confirm_every=budget.confirm_every if reduction.deferring else 0)
+            confirm_every=budget.confirm_every if reduction.deferring else 0,
+            dropped=list(reduction.dropped))
         try:
             _write_reduced(result.reduced, repro, checker.core, reduction)
-            _write_minimal(result.minimal, reduction, description)
+            _write_minimal(result.minimal, reduction, description, reduction.probe())
             result.seconds = time.monotonic() - started
             (result.reduced / "reduction.json").write_text(
                 json.dumps(result.to_dict(), indent=1) + "\n", encoding="utf-8")
@@ -1029,8 +1142,8 @@ def _write_reduced(destination: Path, repro: Path, core: Path | None,
                         ignore=shutil.ignore_patterns("__pycache__", ".git"))
     (tree / reduction.relative).parent.mkdir(parents=True, exist_ok=True)
     (tree / reduction.relative).write_text(reduction.text, encoding="utf-8")
-    (building / "repro.py").write_text(_rooted_here((repro / "repro.py").read_text(
-        encoding="utf-8")), encoding="utf-8")
+    script = _rooted_here((repro / "repro.py").read_text(encoding="utf-8"))
+    (building / "repro.py").write_text(_with_settings(script, reduction), encoding="utf-8")
     old = destination.with_name(f".{destination.name}-old")
     shutil.rmtree(old, ignore_errors=True)
     if destination.exists():
@@ -1041,14 +1154,41 @@ def _write_reduced(destination: Path, repro: Path, core: Path | None,
 
 def _rooted_here(script: str) -> str:
     """``repro.py`` with its source tree moved to ``tree/`` inside its own folder."""
+    return _assigned(script, "ROOT", 'ROOT = str(Path(__file__).resolve().parent / "tree")\n')
+
+
+def _with_settings(script: str, reduction: Reduction) -> str:
+    """``repro.py`` judging with the settings the reduction kept: ``SETTINGS`` without those
+    the finding does not need, and no input gradients when it needs none."""
+    if reduction.changed:
+        fields = {key: tuple(map(tuple, value)) if key.endswith("_config") else value
+                  for key, value in reduction.settings().items()}
+        script = _assigned(script, "SETTINGS", "SETTINGS = CompileSettings("
+                           + ", ".join(f"{k}={v!r}" for k, v in fields.items()) + ")\n")
+    if reduction.no_input_grads:
+        script = _assigned(script, "REQUEST", "import dataclasses  # noqa: E402\n\n"
+                           "# The finding needs no input gradients.\n"
+                           "REQUEST = dataclasses.replace(REQUEST, grad_inputs=False)\n",
+                           after=True)
+    return script
+
+
+def _assigned(script: str, name: str, text: str, after: bool = False) -> str:
+    """``script`` with the top-level statement assigning ``name`` replaced by ``text``, or
+    with ``text`` added after it."""
     node = next(n for n in ast.parse(script).body if isinstance(n, ast.Assign)
-                and any(isinstance(t, ast.Name) and t.id == "ROOT" for t in n.targets))
+                and any(isinstance(t, ast.Name) and t.id == name for t in n.targets))
     lines = script.splitlines(keepends=True)
-    root = 'ROOT = str(Path(__file__).resolve().parent / "tree")\n'
-    return "".join(lines[:node.lineno - 1] + [root] + lines[node.end_lineno:])
+    end = node.end_lineno or node.lineno
+    if after:
+        return "".join(lines[:end] + [text] + lines[end:])
+    return "".join(lines[:node.lineno - 1] + [text] + lines[end:])
 
 
-def _write_minimal(path: Path, reduction: Reduction, description: dict[str, Any]) -> None:
+def _write_minimal(path: Path, reduction: Reduction, description: dict[str, Any],
+                   probe: dict[str, Any] | None) -> None:
+    """``minimal.py`` for the reduced program, with the settings the reduction kept and, from
+    ``probe``, whether it needs the seed and how its inputs are passed."""
     from eqrewrite.rewriter.api import write_atomic
 
     from .standalone import Recipe, minimal_script, uses_reference
@@ -1060,7 +1200,7 @@ def _write_minimal(path: Path, reduction: Reduction, description: dict[str, Any]
     else:  # a compile crash: the compiled run raises
         message = answer["detail"]
     recipe = Recipe(
-        target=description["target"], settings=description["settings"],
+        target=description["target"], settings=reduction.settings(),
         seed=description["seed"], grad_inputs=answer["grad_inputs"],
         grads=any("['grads']" in path for path, _ in signature.differences),
         strict=description["strict"], scale=description["scale"],
@@ -1068,17 +1208,22 @@ def _write_minimal(path: Path, reduction: Reduction, description: dict[str, Any]
         state="reduced/state.pt" if reduction.state else None, headline=message,
         torch_version=description["torch"], differences=signature.differences,
         reference=uses_reference([kind for _, kind in signature.differences],
-                                 answer.get("detail", "")))
+                                 answer.get("detail", "")),
+        seeded=probe is None or bool(probe["rng"]),
+        container=probe["container"] if probe is not None else None)
     write_atomic(path, minimal_script(reduction.text, recipe).encode("utf-8"))
 
 
 def _verify(result: Result, timeout: float, left: float | None = None) -> dict[str, int | None]:
     """Run the reduced reproducer and minimal.py on their own: exit 1 means they fail;
-    within ``left`` seconds when the time budget leaves only that (None: timed out)."""
+    within ``left`` seconds when the time budget leaves only that (None: timed out). What
+    made one exit otherwise than 0 or 1 (minimal.py's 2: the script is broken) goes to
+    ``result.errors``."""
     runs = {"reduced/repro.py": (result.reduced / "repro.py", result.reduced),
             "minimal.py": (result.minimal, result.minimal.parent)}
+    logs = {name: tempfile.TemporaryFile() for name in runs}
     started = {name: subprocess.Popen([sys.executable, str(script)], cwd=cwd,
-                                      stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                      stdout=subprocess.DEVNULL, stderr=logs[name],
                                       start_new_session=True)
                for name, (script, cwd) in runs.items()}
     codes: dict[str, int | None] = {}
@@ -1091,4 +1236,20 @@ def _verify(result: Result, timeout: float, left: float | None = None) -> dict[s
             os.killpg(process.pid, signal.SIGKILL)
             process.wait()
             codes[name] = None
+        with logs[name] as log:
+            log.seek(0)
+            if codes[name] not in (0, 1, None):
+                result.errors[name] = _why(log.read().decode(errors="replace"))
     return codes
+
+
+def _why(stderr: str) -> str:
+    """Why a script exited otherwise than 0 or 1: the line minimal.py writes when it is
+    broken, else the last line of its error output."""
+    from .standalone import BROKEN
+
+    lines = [line.strip() for line in stderr.splitlines() if line.strip()]
+    said = [line for line in lines if line.startswith(BROKEN)]
+    if said:
+        return said[-1].partition(": ")[2] or said[-1]
+    return lines[-1] if lines else "no output"

@@ -47,7 +47,7 @@ def reduce_command(folder: Path, max_tests: int, timeout: float | None,
     FOLDER/reduced/.
 
     Exit status: 0 reduced, 1 the folder does not reproduce (or the result did not fail
-    again), 2 not a reproducer folder.
+    again, or minimal.py is broken), 2 not a reproducer folder.
     """
     from .reduce import Budget, NotReproduced, ReduceError, reduce_folder
 
@@ -68,11 +68,18 @@ def reduce_command(folder: Path, max_tests: int, timeout: float | None,
         click.echo(json.dumps(result.to_dict(), indent=2))
     else:
         click.echo(_render(result))
-    # The reduced reproducer must fail on its own, as every candidate kept did.
-    sys.exit(1 if result.verified and result.verified["reduced/repro.py"] != 1 else 0)
+    # The reduced reproducer must fail on its own, as every candidate kept did, and
+    # minimal.py must at least run (exit 0 or 1: it may not show a finding that needs more
+    # than it compares, but a broken script is never a result).
+    verified = result.verified
+    failed = bool(verified) and (verified["reduced/repro.py"] != 1
+                                 or verified["minimal.py"] not in (0, 1, None))
+    sys.exit(1 if failed else 0)
 
 
 def _render(result: Result) -> str:
+    from .standalone import BROKEN_EXIT
+
     rows = [("statements", "statements"), ("tokens", "tokens"),
             ("input elements", "input_elements")]
     tally = result.tally
@@ -101,9 +108,12 @@ def _render(result: Result) -> str:
         lines.append(f"stopped early: {result.stopped}")
     if result.weights_dropped:
         lines.append("saved weights not needed (the module is built from the seed)")
+    if result.dropped:
+        lines.append(f"settings not needed: {', '.join(result.dropped)}")
     lines.append(f"wrote {result.minimal} and {result.reduced}/")
     for name, code in result.verified.items():
         meaning = {1: "fails (exit 1)", 0: "does NOT fail (exit 0)", None: "timed out"}.get(
-            code, f"exit {code}")
-        lines.append(f"  {name}: {meaning}")
+            code, f"{'broken' if code == BROKEN_EXIT else 'crashed'} (exit {code})")
+        why = result.errors.get(name)
+        lines.append(f"  {name}: {meaning}" + (f": {why}" if why else ""))
     return "\n".join(lines)

@@ -33,6 +33,8 @@ smaller input dimensions), so repeating them always ends.
 - ``shape_candidates``: dimensions of tensors made by factories (``torch.randn(4, 8)``)
   shrunk, everywhere at once or one at a time, and items of ``torch.tensor([...])`` lists
   removed;
+- ``literal_inputs``: ``get_inputs()`` returning literals of the inputs it built (the
+  checking process writes them: ``torch.tensor([[0.5, -1.0]])``), not what it computed;
 - ``tidy``: parentheses around atoms that replaced operands brought along, removed (judged
   like any candidate, once at the end).
 """
@@ -43,6 +45,7 @@ import ast
 import builtins
 import functools
 import io
+import re
 import tokenize
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -1198,6 +1201,48 @@ def shape_candidates(text: str) -> Iterator[str]:
             elements[-1] = elements[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
             yield module.visit(_Replace({id(listed): listed.with_changes(
                 elements=elements)})).code
+
+
+# -- literal inputs -----------------------------------------------------------------------------
+
+_TORCH = re.compile(r"\btorch\.")
+
+
+def literal_inputs(text: str, literals: Sequence[str], as_tuple: bool = False) -> str | None:
+    """``text`` with ``get_inputs()`` returning ``literals`` (source text naming the torch
+    module ``torch``, as the checking process writes the inputs it built) in a list (or a
+    tuple), instead of what it computed; None when the program has no ``get_inputs()`` or
+    does not import torch under a name of its own."""
+    module = _parse(text)
+    function = _function(module, "get_inputs")
+    torch = _torch_name(module)
+    if function is None or torch is None:
+        return None
+    items = [_TORCH.sub(f"{torch}.", literal) for literal in literals]
+    inside = ", ".join(items) + ("," if as_tuple and len(items) == 1 else "")
+    returned = f"({inside})" if as_tuple else f"[{inside}]"
+    if len(returned) > 80 and len(items) > 1:  # one input a line (libcst adds the block's
+        inside = "".join(f"\n    {item}," for item in items)  # indentation to each)
+        returned = ("(" if as_tuple else "[") + inside + "\n" + (")" if as_tuple else "]")
+    statement = cst.parse_statement(f"return {returned}\n")
+    body = function.body.with_changes(body=[statement]) if isinstance(
+        function.body, cst.IndentedBlock) else cst.IndentedBlock(body=[statement])
+    return module.visit(_Replace({id(function): function.with_changes(body=body)})).code
+
+
+def _torch_name(module: cst.Module) -> str | None:
+    """The name the module imports torch itself under (``import torch [as th]``)."""
+    found = None
+    for statement in module.body:
+        if not isinstance(statement, cst.SimpleStatementLine):
+            continue
+        for small in statement.body:
+            if isinstance(small, cst.Import):
+                for alias in small.names:
+                    if get_full_name_for_node(alias.name) == "torch":
+                        found = alias.asname.name.value if alias.asname and isinstance(
+                            alias.asname.name, cst.Name) else "torch"
+    return found
 
 
 # -- tidying ------------------------------------------------------------------------------------

@@ -7,9 +7,12 @@ of eqrewrite. It loads the reproducer's ``repro.py`` as a module (so target, set
 weights and comparison options are the reproducer's own), then answers one JSON request per
 line on stdin with one JSON line on the original stdout: the verdict, the differences, the
 exceptions and the inputs' shapes and layouts. A request may name another ``backend`` (a
-cheaper one that screens candidates), an ``eager`` exception to screen with one eager
-run first, and the ``layout`` the inputs must keep (checked once they are built, before any
-run). Everything else written to stdout (the
+cheaper one that screens candidates), the compile ``settings`` the reduction kept and
+``grad_inputs: false`` (settings the finding turned out not to need), an ``eager``
+exception to screen with one eager run first, and the ``layout`` the inputs must keep
+(checked once they are built, before any run); a ``probe`` request judges nothing but says
+whether the program draws random numbers and gives its inputs as literals (``probe``).
+Everything else written to stdout (the
 compiler, the target) goes to stderr, so it cannot corrupt the answers. ``CORE`` is a folder
 holding a newer ``_eqrewrite_oracle`` to use instead of the reproducer's, for folders written
 before ``replay.judge`` existed.
@@ -111,9 +114,9 @@ def _check(repro: Any, asked: dict[str, Any], trees: Path) -> dict[str, Any]:
     _forget([trees, *_JUDGED])  # a module of an earlier tree would shadow this one's
     if not root.resolve().is_relative_to(trees.resolve()):
         _JUDGED.add(root.resolve())
-    request = repro.REQUEST if asked["state"] else replace(repro.REQUEST, state=None)
-    if asked.get("backend"):  # a cheaper backend screens the candidate
-        request = replace(request, settings=replace(request.settings, backend=asked["backend"]))
+    request = _request(repro, asked)
+    if asked.get("probe"):
+        return probe(root, request)
     if "layout" in asked:  # shrunk inputs: built, not run, when their layout class changed
         try:
             built = layout_class(_inputs(root, request))
@@ -158,6 +161,169 @@ def _check(repro: Any, asked: dict[str, Any], trees: Path) -> dict[str, Any]:
             "undefined": list(getattr(judgement, "undefined", ())),
             "grad_inputs": bool(eager and eager.grad_inputs),
             "inputs": _inputs(root, request)}
+
+
+def _request(repro: Any, asked: dict[str, Any]) -> Any:
+    """The reproducer's request for the candidate: without the saved weights unless asked,
+    with the compile settings the reduction kept (``settings``: the fields that changed),
+    without input gradients when asked (``grad_inputs``: false), and with a cheaper
+    ``backend`` when it screens the candidate."""
+    request = repro.REQUEST if asked["state"] else replace(repro.REQUEST, state=None)
+    settings = request.settings
+    if asked.get("settings"):  # JSON made the switch tables lists of lists
+        changed = {key: tuple(map(tuple, value)) if key.endswith("_config") else value
+                   for key, value in asked["settings"].items()}
+        settings = replace(settings, **changed)
+    if asked.get("backend"):
+        settings = replace(settings, backend=asked["backend"])
+    request = replace(request, settings=settings)
+    if asked.get("grad_inputs") is False:
+        request = replace(request, grad_inputs=False)
+    return request
+
+
+# Inputs written as literals (``torch.tensor([...])``) at most this many elements each, and
+# in all: larger ones are not what "small explicit literals" means.
+LITERAL_ELEMENTS = 32
+LITERAL_TOTAL = 64
+
+
+def probe(root: Path, request: Any) -> dict[str, Any]:
+    """What the script needs to know about the candidate beside its verdict, from one
+    build and one eager call: whether it draws random numbers from torch's generators
+    (``rng``: else the script needs no seed), what ``get_inputs()`` returns
+    (``container``), and each input as a literal (``literals``; None for one that is
+    not small, or has no literal that keeps its layout)."""
+    import torch
+    from _eqrewrite_oracle.worker import Session
+
+    session = Session({"original": str(root)})
+    session.enter("original")
+    torch.manual_seed(request.seed)
+    seeded = _generators()
+    fn, inputs, _, _ = session.build(request)
+    drew = _generators() != seeded
+    values = list(inputs.values()) if isinstance(inputs, dict) else list(inputs)
+    literals = [_literal(value) for value in values]  # before the call may change them
+    if sum(_elements(value) for value in values) > LITERAL_TOTAL:
+        literals = [None] * len(values)
+    torch.manual_seed(request.seed)
+    try:
+        with torch.no_grad():
+            fn(**inputs) if isinstance(inputs, dict) else fn(*inputs)
+    except Exception:  # noqa: BLE001, S110 - a finding may be what the call raises
+        pass
+    return {"rng": drew or _generators() != seeded, "container": type(inputs).__name__,
+            "literals": literals}
+
+
+def _generators() -> list[bytes]:
+    """The states of torch's random generators (the CPU's, and CUDA's once it is used)."""
+    import torch
+
+    states = [torch.random.get_rng_state()]
+    if torch.cuda.is_available() and torch.cuda.is_initialized():  # type: ignore[no-untyped-call]
+        states += torch.cuda.get_rng_state_all()
+    return [bytes(state.numpy().tobytes()) for state in states]
+
+
+def _elements(value: object) -> int:
+    import torch
+
+    if isinstance(value, list | tuple):
+        return sum(_elements(item) for item in value)
+    return value.numel() if isinstance(value, torch.Tensor) else 1
+
+
+def _literal(value: object) -> str | None:
+    """Source text that makes ``value`` again, with ``torch`` for the torch module: a
+    number, None, a list or tuple of such, or a small CPU tensor as ``torch.tensor(...)``
+    (a permuted one as the permutation of one, so its layout class stays); None when there
+    is none."""
+    import torch
+
+    if value is None or isinstance(value, bool | int | str):
+        return repr(value)
+    if isinstance(value, float):
+        return _float(value, torch.float64)
+    if isinstance(value, list | tuple):
+        items = [_literal(item) for item in value]
+        if any(item is None for item in items):
+            return None
+        inside = ", ".join(item for item in items if item is not None)
+        return f"[{inside}]" if isinstance(value, list) else f"({inside}{',' * (len(items) == 1)})"
+    if not isinstance(value, torch.Tensor):
+        return None
+    return _tensor_literal(value)
+
+
+_DEFAULT_DTYPES = ("torch.float32", "torch.int64", "torch.bool")
+
+
+def _tensor_literal(value: Any) -> str | None:
+    import torch
+
+    if (value.layout != torch.strided or value.device.type != "cpu" or value.is_complex()
+            or not 0 < value.numel() <= LITERAL_ELEMENTS or value.requires_grad
+            or value.storage_offset() or type(value) is not torch.Tensor):
+        return None
+    dtype = "" if str(value.dtype) in _DEFAULT_DTYPES else f", dtype={value.dtype}"
+    memory = _memory_format(value)
+    if memory is not None:  # the usual spelling, and the values in their logical order
+        return (f"torch.tensor({_nested(value.tolist(), value.dtype)}{dtype})"
+                f".contiguous(memory_format=torch.{memory})")
+    strides = value.stride()
+    order = sorted(range(value.dim()), key=lambda d: (-strides[d], d))
+    base = value.permute(order)
+    if not base.is_contiguous():  # overlapping or with gaps (expanded, sliced): no literal
+        return None
+    inverse = tuple(order.index(d) for d in range(value.dim()))
+    after = "" if inverse == tuple(range(value.dim())) else (
+        ".t()" if value.dim() == 2 else f".permute{inverse}")
+    if after and base.permute(inverse).stride() != value.stride():
+        return None
+    return f"torch.tensor({_nested(base.tolist(), value.dtype)}{dtype}){after}"
+
+
+def _memory_format(value: Any) -> str | None:
+    """``channels_last`` (``channels_last_3d``) for a tensor laid out so and not contiguous,
+    when making it so again gives its strides."""
+    import torch
+
+    formats = {4: "channels_last", 5: "channels_last_3d"}
+    name = formats.get(value.dim())
+    if name is None or value.is_contiguous():
+        return None
+    memory = getattr(torch, name)
+    if not value.is_contiguous(memory_format=memory):
+        return None
+    again = torch.empty(value.shape, dtype=value.dtype).contiguous(memory_format=memory)
+    return name if again.stride() == value.stride() else None
+
+
+def _nested(values: Any, dtype: Any) -> str:
+    if isinstance(values, list):
+        return "[" + ", ".join(_nested(v, dtype) for v in values) + "]"
+    if isinstance(values, float):
+        return _float(values, dtype)
+    return repr(values)
+
+
+def _float(value: float, dtype: Any) -> str:
+    """The shortest decimal that reads back as ``value`` in ``dtype`` (with a point, so
+    that a list of them stays floating), or ``float('nan')``/``float('inf')``."""
+    import math
+
+    import torch
+
+    sign = "-" if math.copysign(1.0, value) < 0 else ""
+    if math.isnan(value) or math.isinf(value):
+        return f"{sign}float('{'nan' if math.isnan(value) else 'inf'}')"
+    for digits in range(1, 18):
+        text = f"{value:.{digits}g}"
+        if torch.tensor(float(text), dtype=dtype).item() == value:
+            break
+    return text if any(c in text for c in ".en") else f"{text}.0"
 
 
 def _error(result: Any) -> str | None:

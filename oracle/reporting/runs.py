@@ -18,7 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..minimising.standalone import DIFFERS, minimal_script
+from ..minimising.standalone import BROKEN_EXIT, DIFFERS, minimal_script
 from .finding import Finding
 
 
@@ -55,10 +55,6 @@ def _kill(process: subprocess.Popen[str]) -> None:
         os.killpg(process.pid, signal.SIGKILL)
     except (ProcessLookupError, PermissionError):
         process.kill()
-
-
-# A script exits 2 when it is broken rather than the finding (minimising/standalone.py).
-BROKEN_EXIT = 2
 
 
 # -- one run of the script ----------------------------------------------------------------------
