@@ -74,6 +74,9 @@ def battery(dtypes=DTYPES) -> list[tuple[str, torch.Tensor]]:
             ("offset", base[1:]), ("expanded", base[:1].expand(3, 6)),
             ("rank3", cube[0]), ("permuted", cube.permute(3, 1, 0, 2)), ("rank4", cube),
             ("channels-last", cube.contiguous(memory_format=torch.channels_last)),
+            # a channels-last tensor with one channel and a last dimension of 1: contiguous,
+            # with strides of size-1 dimensions that view(dtype) reads (a campaign's finding)
+            ("size-one-dims", cube[:, :1, :, :1].contiguous(memory_format=torch.channels_last)),
             ("scalar", base[0, 0]), ("vector", base[0]), ("empty", base[:0]),
         ]
     return [(f"{dtype_name(t.dtype)}-{label}", t) for label, t in cases]
@@ -382,3 +385,17 @@ def test_battery_covers_boundary_values_and_layouts():
     assert any(not t.is_contiguous() for t in tensors.values())
     assert {dtype_name(d) for d in DTYPES} == {n.split("-")[0] for n in tensors}
     assert list(itertools.islice(tensors, 1)) == ["float32-contiguous"]
+
+
+def test_the_round_trip_keeps_the_strides_view_dtype_reads():
+    """A campaign found the round trip changing the stride of a size-1 last dimension
+    (channels-last, one channel, width 1): ``is_contiguous`` ignores it, ``view(dtype)`` does
+    not (it needs ``stride(-1) == 1``). The rewritten code must view like the original."""
+    source = ("import torch\nimport torch.nn.functional as F\n"
+              "def f(x: torch.Tensor):\n    return F.silu(x).view(torch.int16)\n")
+    after = rewritten("pointwise-transpose-round-trip", source)
+    assert after != source
+    original, rewrite = load(source), load(after)
+    for shape in ((4, 1, 3, 1), (2, 3, 4, 1), (2, 3, 1, 5), (2, 3, 4, 5)):
+        x = torch.randn(shape).contiguous(memory_format=torch.channels_last)
+        assert differences(call(original, (x,)), call(rewrite, (x.clone(),))) == set(), shape

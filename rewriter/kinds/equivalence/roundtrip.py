@@ -2,10 +2,14 @@
 
 A pointwise op commutes with a transpose: each element is computed from the same input
 element, by the same kernel (TensorIterator walks both layouts in memory order), so values
-are bit-identical; for a contiguous input of rank >= 2 the result of the round trip is
-contiguous again, as the original's is. The rewrite tests that where it runs,
-``(torch.sin(input=x.mT).mT if x.dim() >= 2 and x.is_contiguous() else torch.sin(input=x))``
-(static under Dynamo), so other ranks and layouts keep the original computation; the
+are bit-identical; for a contiguous input of rank >= 2 whose last two dimensions are longer
+than 1 the result of the round trip has the original's strides exactly. With a dimension of
+1 there, only ``is_contiguous`` would agree: the stride of that dimension changes, and
+``view(dtype)`` reads it (a campaign found ``F.silu`` of a one-channel channels-last tensor
+then ``view(torch.bfloat16)`` raising only after the rewrite). The rewrite tests all that
+where it runs, ``(torch.sin(input=x.mT).mT if x.dim() >= 2 and min(x.shape[-2:]) > 1 and
+x.is_contiguous() else torch.sin(input=x))`` (static under Dynamo), so other ranks, shapes
+and layouts keep the original computation; the
 keyword spelling keeps the output from matching again. ``FUNCTIONS`` lists the ops checked
 bit for bit in every floating dtype (tests/test_equivalences.py); some are not exact
 (``F.gelu``'s strided kernel rounds differently, ``F.logsigmoid`` returns a fixed layout)
@@ -43,6 +47,6 @@ class TransposeRoundTrip(Kind):
         x = node.args[0]
         if not repeatable(x, context) or not context.is_tensor(x):
             return None
-        template = ("($f(input=$x.mT).mT if $x.dim() >= 2 and $x.is_contiguous() "
-                    "else $f(input=$x))")
+        template = ("($f(input=$x.mT).mT if $x.dim() >= 2 and min($x.shape[-2:]) > 1 "
+                    "and $x.is_contiguous() else $f(input=$x))")
         return Proposal(template, {"f": node.func, "x": x})
