@@ -71,3 +71,28 @@ def test_backward_errors_after_in_place_writes_are_one_cause(tmp_path):
                         "oracle": BACKWARD})
     assert root_cause(first) == root_cause(second)
     assert root_cause(first).kind == "backward-error"
+
+
+def test_the_harness_of_todays_minimal_script_is_not_part_of_the_cause(tmp_path):
+    """minimal.py installs its exception hook before the program: not a computation."""
+    folder = finding(tmp_path, "compiler-bug-h", "def program(x):\n    return x.sin()",
+                     **{"class": "compiler-bug", "kinds": ["output/value"]})
+    text = (folder / "minimal.py").read_text()
+    (folder / "minimal.py").write_text(
+        "import sys\n\n\ndef broken(kind, error, trace):\n    sys.__excepthook__(kind, error, "
+        "trace)\n    sys.exit(2)\n\n\nsys.excepthook = broken\n\n"
+        "# -- the program -----------------------------------------------------------\n" + text)
+    assert root_cause(folder).ops == ("sin",)
+
+
+def test_stride_differences_are_one_cause_per_family_of_ops(tmp_path):
+    """Only strides differ: every pointwise op follows Inductor's one layout rule."""
+    common = {"class": "compiler-bug", "kinds": ["output/stride"]}
+    fmax = finding(tmp_path, "compiler-bug-a", "def program(x):\n    return torch.fmax(x, x.t())",
+                   **common)
+    lerp = finding(tmp_path, "compiler-bug-b",
+                   "def program(x):\n    return x.lerp(x.t(), -1.0)", **common)
+    index = finding(tmp_path, "compiler-bug-c", "def program(x):\n"
+                    "    return x.t().index_add(0, torch.tensor([0]), torch.ones(1, 4))", **common)
+    assert root_cause(fmax) == root_cause(lerp) != root_cause(index)
+    assert root_cause(fmax).ops == ("pointwise",) and root_cause(index).ops == ("indexing",)

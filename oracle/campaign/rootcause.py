@@ -8,10 +8,15 @@ module reads (``minimal.py``, else ``program.py``: torch is never imported):
 - for a **crash**, the compiler's own error text with the wrapper removed
   (``BackendCompilerFailed: backend='inductor' raised:``), numbers, names and paths
   normalised, and the layer that raised it (Dynamo, fake tensors, AOT autograd, Inductor);
+- for a compiled **backward that raises** where eager's runs, that, and whether an in-place
+  write follows a graph break;
+- for **strides only** (the values agree), the families of the operations that made the
+  output (pointwise, indexing, reduction... as the generator's table tags them): Inductor
+  decides an output's layout per family;
 - for a **wrong result**, the operations the reduced program calls (views apart from
   computations), the classes of dtypes it uses (low precision, integer, bool), whether it
   holds special values (NaN, infinities, empty tensors) or gradients, and which kinds of
-  values differ (``output/exact``, ``grads/value``, ``output/stride``).
+  values differ (``output/exact``, ``grads/value``).
 
 Findings with the same root cause are merged: the one with the smallest program stays the
 representative (its report is the one to file) and lists the seeds of all of them.
@@ -22,6 +27,7 @@ representative (its report is the one to file) and lists the seeds of all of the
 from __future__ import annotations
 
 import ast
+import functools
 import hashlib
 import json
 import re
@@ -31,6 +37,7 @@ from pathlib import Path
 from .outcome import Record, normalise_error
 
 ROOT_CAUSES = "root_causes.json"
+PROGRAM_MARKER = "# -- the program "  # where minimal.py's program starts
 # Calls that shape or place data rather than compute: a view chain is part of a cause, the
 # exact views are not (``x.t()`` and ``x.transpose(0, 1)`` are one layout).
 _VIEWS = frozenset({
@@ -42,7 +49,12 @@ _VIEWS = frozenset({
 _MAKERS = frozenset({
     "tensor", "randn", "rand", "randint", "zeros", "ones", "full", "arange", "empty",
     "manual_seed", "Tensor", "get_inputs", "super", "__init__", "Parameter", "float", "int",
-    "range", "len", "print", "compile", "partial"})
+    "range", "len", "print", "compile", "partial", "clone"})
+# Families of operations as the generator's table tags them: an output's layout is decided
+# per family (every pointwise op follows one rule), so a stride difference is a cause of
+# the family, not of the op.
+_FAMILIES = ("indexing", "reduction", "scan", "matmul", "convolution", "pooling",
+             "normalisation")
 # Operators as the torch functions they call: ``x + y`` and ``torch.add(x, y)`` are one op.
 _OPERATOR_OPS = {
     ast.Add: "add", ast.Sub: "sub", ast.Mult: "mul", ast.Div: "div", ast.FloorDiv: "floor_divide",
@@ -65,7 +77,7 @@ _LAYERS = (("fake tensor", "fake tensors"), ("functionalization", "AOT autograd"
 class RootCause:
     """What caused a finding, as far as its reduced program and record tell."""
 
-    kind: str                    # crash | backward-error | wrong-result
+    kind: str                    # crash | backward-error | layout | wrong-result
     layer: str                   # where it was raised (crashes), or ""
     error: str                   # the compiler's error, normalised (crashes)
     ops: tuple[str, ...]         # computations the program calls (wrong results)
@@ -81,6 +93,9 @@ class RootCause:
         return hashlib.sha256(text.encode("utf-8")).hexdigest()[:12]
 
     def describe(self) -> str:
+        if self.kind == "layout":
+            return "output strides differ from eager's for " + ", ".join(self.ops) + (
+                " ops" + (" through views" if self.views else ""))
         if self.kind == "backward-error":
             return "the compiled backward raises where eager's runs (" + ", ".join(
                 self.values) + ")"
@@ -122,6 +137,13 @@ def root_cause(folder: Path) -> RootCause:
         ("gradients", r"requires_grad|backward\(")) if re.search(pattern, text))
     crashed = record.get("class") == "compile-crash"
     error = _compiler_error(record) if crashed else ""
+    kinds = tuple(record.get("kinds") or ())
+    if not crashed and kinds and all(kind.endswith("/stride") for kind in kinds):
+        # Only strides differ: the layout rule of the families of ops that made the output.
+        families = _families()
+        return RootCause("layout", "", "", tuple(sorted({
+            families.get(name, name) for name in calls - _VIEWS - _MAKERS})),
+            bool(calls & _VIEWS), (), (), kinds)
     if not crashed and _backward_raised(record):
         # Only the compiled backward raises: the cause is what the forward left behind for
         # it (an in-place write after a graph break), not the ops that fed the output.
@@ -193,6 +215,8 @@ def _program_text(folder: Path) -> str:
     minimal = folder / "minimal.py"
     if minimal.is_file():
         text = minimal.read_text(encoding="utf-8")
+        # The script's own exception hook comes before the program (standalone.py).
+        text = text[text.find(PROGRAM_MARKER):] if PROGRAM_MARKER in text else text
         tree = ast.parse(text)
         kept = []
         for node in tree.body:  # the program, then get_inputs(); the harness follows
@@ -216,6 +240,8 @@ def _calls(tree: ast.AST) -> set[str]:
                 function.id if isinstance(function, ast.Name) else "")
             if name:
                 names.add(name.rstrip("_") if not name.startswith("_") else name)
+        elif isinstance(node, ast.UnaryOp) and isinstance(node.operand, ast.Constant):
+            continue  # a negative literal, not a negation
         elif isinstance(node, ast.BinOp | ast.UnaryOp | ast.AugAssign):
             names.add(_OPERATOR_OPS.get(type(node.op), ""))
         elif isinstance(node, ast.Compare):
@@ -223,6 +249,20 @@ def _calls(tree: ast.AST) -> set[str]:
         elif isinstance(node, ast.Subscript):
             names.add("__getitem__")
     return names - {""}
+
+
+@functools.cache
+def _families() -> dict[str, str]:
+    """Op name (function, method, in-place method) -> its family in the generator's table."""
+    from ..generate import default_table
+
+    names: dict[str, str] = {}
+    for spec in default_table().ops:
+        family = next((tag for tag in spec.tags if tag in _FAMILIES), "pointwise")
+        for name in (spec.call.rpartition(".")[2], spec.method, spec.inplace):
+            if name:
+                names[name.rstrip("_")] = family
+    return names
 
 
 def _backward_raised(record: Record) -> bool:

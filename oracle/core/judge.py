@@ -453,10 +453,12 @@ def nondeterminism(differences: list[cmp.Difference], first: RunResult, again: R
 
 def excuse_crash(eager: RunResult, compiled: RunResult,
                  call: Callable[[RunRequest], RunResult], base: RunRequest) -> SemanticTriage:
-    """A compile crash the program's own undefined or unsupported behaviour explains: the
-    crash says so (the overlap error, a failed float-to-integer conversion) or points at
-    the line of an event; else the crash stands (``excused`` None, with the rules of
-    undefined behaviour the program holds besides)."""
+    """A compile crash the program's own undefined or unsupported behaviour explains: any
+    crash of an unsupported program (PyTorch does not support writes into overlapping
+    memory, so the compiler refusing them is right whatever it says), or a crash that says
+    so (a failed float-to-integer conversion) or points at the line of an event; else the
+    crash stands (``excused`` None, with the rules of undefined behaviour the program holds
+    besides)."""
     assert compiled.exception is not None
     found = _checked(call, base)
     if found is None:
@@ -467,8 +469,12 @@ def excuse_crash(eager: RunResult, compiled: RunResult,
     if compiled.exception.frame:
         name, _, rest = compiled.exception.frame.partition(":")
         lines.add((name.rpartition("/")[2], int(rest.split()[0] or 0)))
+    # An unsupported program (a write into overlapping memory) may make the compiler fail
+    # however it likes: raising is the intended outcome, whatever the message says. Values
+    # that are undefined justify only the crashes that say so or point at their line.
     explaining = [event for event in found.events
-                  if any(text in message for text in CRASH_TEXTS.get(event.rule, ()))
+                  if semantics.RULES[event.rule].verdict == semantics.UNSUPPORTED
+                  or any(text in message for text in CRASH_TEXTS.get(event.rule, ()))
                   or _event_line(event) in lines]
     if not explaining:
         return SemanticTriage(None, [], _rules(found.events))
