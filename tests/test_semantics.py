@@ -63,6 +63,18 @@ UNDEFINED = {
         lambda: torch.zeros(2, dtype=torch.int32).copy_(torch.tensor([float("inf"), 1.0])),
         lambda: torch.tensor([1e20, 1.0]).sum(dtype=torch.int64),
     ],
+    # (eager itself refuses most partial overlaps; these are the ones it runs)
+    "overlapping-read-write": [
+        lambda: _copy_across(),
+        lambda: _broadcast_row_over_itself(),
+        lambda: _scattered_from_own_transpose(),
+    ],
+    "as-strided-outside": [
+        lambda: torch.sqrt(torch.ones(2, 3)[..., ::2]).split(1, dim=1)[0].as_strided(
+            (1, 2, 1), (0, 1, 0)),
+        lambda: (torch.ones(4) * 2)[::2].as_strided((2,), (1,)),
+        lambda: (torch.ones(2, 2) + 1)[0].as_strided((3,), (1,)),
+    ],
     "uninitialised-read": [
         lambda: torch.empty(3) * 2,
         lambda: torch.ones(2).new_empty(3).sum(),
@@ -96,6 +108,17 @@ DEFINED = {
         lambda: torch.tensor([255.9, 0.0]).to(torch.uint8),
         lambda: torch.tensor([float("nan")]).bool(),   # bool: NaN is true, defined
     ],
+    "overlapping-read-write": [
+        lambda: torch.ones(3).add_(torch.ones(3)),
+        lambda: _into_itself(),
+        lambda: _disjoint_halves(),
+        lambda: _row_broadcast_elsewhere(),
+    ],
+    "as-strided-outside": [
+        lambda: (torch.ones(4) * 2).as_strided((2, 2), (1, 1)),  # inside the tensor
+        lambda: GIVEN[::2].as_strided((2,), (1,)),  # an input: its storage is given
+        lambda: (torch.ones(2, 3) * 2)[:, :2].as_strided((2, 2), (3, 1)),
+    ],
     "uninitialised-read": [
         lambda: torch.empty(3).fill_(1) * 2,
         lambda: torch.empty(3).copy_(torch.ones(3)) + 1,
@@ -107,6 +130,46 @@ DEFINED = {
         lambda: torch.tensor([3.0, 1.0, 2.0]).topk(2),
     ],
 }
+
+
+def _copy_across():
+    """The campaign's program: a slice written from a transposed slice of the same tensor."""
+    x = torch.tensor([[1.0, 0.0, 0.0], [0.0, 0.0, 0.0]])
+    x[:2, :2] = torch.transpose(x, 1, 0)[:1, :2]
+    return x
+
+
+GIVEN = torch.ones(4)  # made before the checker runs, as a program's inputs are
+
+
+def _broadcast_row_over_itself():
+    x = torch.arange(6.0).reshape(2, 3) + 0
+    x[:, :2] = x[0:1, 1:3]  # row 1 reads row 0 after or before it is written
+    return x
+
+
+def _scattered_from_own_transpose():
+    x = torch.arange(6.0).reshape(2, 3) + 0
+    x.masked_scatter_(torch.ones(2, 3).bool(), x.t())
+    return x
+
+
+def _row_broadcast_elsewhere():
+    x = torch.arange(6.0).reshape(2, 3) + 0
+    x[1:, :] = x[:1, :].expand(1, 3)  # reads row 0, writes row 1: no element both
+    return x
+
+
+def _into_itself():
+    x = torch.arange(4.0) + 0
+    x.copy_(x)
+    return x
+
+
+def _disjoint_halves():
+    x = torch.arange(4.0) + 0
+    x[:2].copy_(x[2:])
+    return x
 
 
 def _base_written_under_a_view():

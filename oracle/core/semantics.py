@@ -21,6 +21,14 @@ rule                       verdict               recognised when
 ``float-to-int``           undefined-behaviour   a floating NaN, infinity or value outside the
                                                  target's range is converted to an integer
                                                  dtype (C++ undefined behaviour; pytorch#121226)
+``overlapping-read-write`` undefined-behaviour   an operation reads memory it also writes,
+                                                 laid out otherwise (``x[:2] = x.t()[:1]``):
+                                                 the result depends on the order of writes
+``as-strided-outside``     undefined-behaviour   ``as_strided`` of a tensor the program made
+                                                 reaches memory outside that tensor's elements:
+                                                 an intermediate's storage layout is not part
+                                                 of its value (the compiler may lay it out
+                                                 otherwise)
 ``uninitialised-read``     undefined-behaviour   an operation reads elements of ``empty``,
                                                  ``new_empty``, ``empty_like``,
                                                  ``empty_strided`` never written since
@@ -85,6 +93,12 @@ RULES = {rule.name: rule for rule in (
     Rule("float-to-int", UNDEFINED,
          "converting NaN, an infinity or a value out of the integer type's range is "
          "undefined behaviour in C++ (pytorch#121226)"),
+    Rule("overlapping-read-write", UNDEFINED,
+         "an operation that reads memory it writes, laid out otherwise, gives a result that "
+         "depends on the order in which elements are written (clone the source first)"),
+    Rule("as-strided-outside", UNDEFINED,
+         "as_strided beyond the elements of an intermediate tensor reads its storage layout, "
+         "which is not part of its value: the compiler may lay intermediates out otherwise"),
     Rule("uninitialised-read", UNDEFINED,
          "the elements of torch.empty and its kin hold whatever memory held"),
     Rule("tie-break", UNDEFINED,
@@ -182,6 +196,7 @@ class SemanticsMode(TorchDispatchMode):  # type: ignore[no-untyped-call]  # torc
         # Views taken of a tensor whose elements share memory (an expanded input, say):
         # writing through them is writing into it, which the documentation forbids.
         self._overlap_views = WeakIdKeyDictionary()
+        self._made: set[Any] = set()  # storages the program's own operations created
 
     # -- what the run tells ----------------------------------------------------------------
 
@@ -223,6 +238,12 @@ class SemanticsMode(TorchDispatchMode):  # type: ignore[no-untyped-call]  # torc
         if _is_view(func) and any(t in self._overlap_views or _overlaps(t) for t in read):
             for tensor in outputs:
                 self._overlap_views[tensor] = True
+        if name == "as_strided" and outputs and self._key(args[0]) in self._made and (
+                _outside(outputs[0], args[0])):
+            self._record("as-strided-outside", name, f"views {_shape(outputs[0])} elements "
+                         "beyond those of the tensor it is taken of", outputs[:1])
+        if not _is_view(func):
+            self._made.update(key for t in outputs if (key := self._key(t)) is not None)
         return result
 
     # -- the rules ------------------------------------------------------------------------
@@ -240,6 +261,13 @@ class SemanticsMode(TorchDispatchMode):  # type: ignore[no-untyped-call]  # torc
                 self._record("overlapping-write", name,
                              f"writes into a view ({_shape(tensor)}) of a tensor whose "
                              "elements share memory", [tensor])
+        for tensor in written:
+            if any(_reads_across(tensor, other) for other in read
+                   if self._key(other) == self._key(tensor)):
+                self._record("overlapping-read-write", name,
+                             f"reads memory it writes into a {_shape(tensor)} tensor, laid "
+                             "out otherwise", [tensor])
+                break
         if name in _PARTIAL_WRITES and (detail := _duplicate_write(name, args, kwargs)):
             self._record("duplicate-index-write", name, detail, written)
         if name in _CONVERTING and (detail := _bad_conversion(func, name, args, kwargs,
@@ -362,6 +390,32 @@ def _offsets(tensor: torch.Tensor, size: int | None) -> torch.Tensor | None:
         return None
     base = torch.arange(int(span), dtype=torch.long)
     return torch.as_strided(base, tensor.shape, tensor.stride(), tensor.storage_offset())
+
+
+def _reads_across(written: torch.Tensor, other: torch.Tensor) -> bool:
+    """Whether ``other`` (on ``written``'s storage) holds elements ``written`` writes
+    without being laid out as it is: element i read is not element i written."""
+    if (other.shape, other.stride(), other.storage_offset()) == (
+            written.shape, written.stride(), written.storage_offset()):
+        return False
+    if max(written.numel(), other.numel()) > _EXACT_CHECK_LIMIT:
+        return False
+    mine, theirs = _offsets(written, None), _offsets(other, None)
+    if mine is None or theirs is None or written.element_size() != other.element_size():
+        return False
+    if mine.shape == theirs.shape and bool((mine == theirs).all()):
+        return False  # the same elements in the same order (a broadcast view of itself)
+    return bool(torch.isin(theirs.flatten(), mine.flatten()).any())
+
+
+def _outside(view: torch.Tensor, source: torch.Tensor) -> bool:
+    """Whether ``view`` addresses storage elements ``source`` does not hold."""
+    if view.numel() == 0 or max(view.numel(), source.numel()) > _EXACT_CHECK_LIMIT:
+        return False
+    reached, held = _offsets(view, None), _offsets(source, None)
+    if reached is None or held is None or view.element_size() != source.element_size():
+        return False
+    return not bool(torch.isin(reached.flatten(), held.flatten()).all())
 
 
 def _duplicate_write(name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> str:
