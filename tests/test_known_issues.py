@@ -1,6 +1,6 @@
 """The shipped known issues (``oracle/campaign/known_issues.yaml``): each entry is a public
 pytorch/pytorch issue with its state, the versions it applies to and how it was matched, and
-its pattern recognises the findings of ``findings/campaign-2026-11-27/`` it was written for,
+its pattern recognises the findings of ``tests/data/campaign-2026-11-27/`` it was written for,
 and no other finding of that campaign (a pattern that is too wide hides new bugs). Reads
 records and programs only: no torch.
 """
@@ -15,7 +15,7 @@ from eqrewrite.oracle.campaign import known
 from eqrewrite.oracle.minimising.standalone import program_of
 
 ROOT = Path(__file__).resolve().parent.parent
-CAMPAIGN = ROOT / "findings" / "campaign-2026-11-27"
+CAMPAIGN = ROOT / "tests" / "data" / "campaign-2026-11-27"
 SHIPPED = known.read(known.DEFAULT_FILE)
 
 

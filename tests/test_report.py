@@ -383,7 +383,7 @@ def test_a_finding_that_fails_only_once_is_not_written_up(planted, tmp_path):
 def _campaign_finding(tmp_path: Path, name: str) -> Path:
     """A finding folder of the real campaign, copied without its old report."""
     folder = tmp_path / name
-    shutil.copytree(Path(__file__).parent.parent / "findings" / "campaign-2026-11-27" / name,
+    shutil.copytree(Path(__file__).parent.parent / "tests" / "data" / "campaign-2026-11-27" / name,
                     folder)
     (folder / "report.md").unlink(missing_ok=True)
     return folder

@@ -358,6 +358,44 @@ PROGRAMS = {
         def get_inputs():
             return [torch.ones(3), torch.tensor([0.0, 1.0])]
     ''',
+    "mixed_overlap.py": '''
+        import torch
+
+        def f(x, z, idx):
+            y = x.expand(3, 4)
+            y.index_put_((idx,), torch.arange(4.0))
+            return z * 2, y * 2  # x's memory is written: anything of x is tainted
+
+        def get_inputs():
+            return [torch.zeros(1, 4), torch.ones(3), torch.tensor([0, 2])]
+    ''',
+    "mixed_duplicates.py": '''
+        import torch
+
+        def f(x, idx):
+            return x * 2, x.clone().index_put_((idx,), torch.tensor([1.0, 2.0, 3.0]))
+
+        def get_inputs():
+            return [torch.zeros(4), torch.tensor([1, 1, 2])]
+    ''',
+    "mixed_uninitialised.py": '''
+        import torch
+
+        def f(x):
+            return x * 2, torch.empty(x.shape) + x
+
+        def get_inputs():
+            return [torch.ones(3)]
+    ''',
+    "mixed_ties.py": '''
+        import torch
+
+        def f(x):
+            return x * 2, x.sort().indices
+
+        def get_inputs():
+            return [torch.tensor([2.0, 1.0, 2.0, 1.0])]
+    ''',
     "clean.py": '''
         import torch
 
@@ -424,6 +462,19 @@ def test_a_difference_in_undefined_values_gets_the_rules_verdict(harness, tree, 
     found, evidence = verdict_of(harness, tree, name, "off_by_one")
     assert found is verdict, evidence
     assert evidence.cause == rule and rule in evidence.summary()
+
+
+@pytest.mark.parametrize("name,rule", [
+    ("mixed_overlap.py", "overlapping-write"), ("mixed_duplicates.py", "duplicate-index-write"),
+    ("mixed_uninitialised.py", "uninitialised-read"), ("mixed_ties.py", "tie-break"),
+])
+def test_each_class_beside_a_genuine_bug_leaves_the_bug_a_bug(harness, tree, name, rule):
+    """The same fault in an output no event reaches: a compiler bug, the class named."""
+    found, evidence = verdict_of(harness, tree, name, "off_by_one")
+    if found is Verdict.UNDEFINED_BEHAVIOUR:  # uninitialised memory: two eager runs differ
+        pytest.fail(f"{name}: the nondeterminism gate decided before the compiled run")
+    assert found is Verdict.COMPILER_BUG, evidence
+    assert rule in evidence.undefined
 
 
 def test_a_genuine_bug_beside_undefined_behaviour_stays_a_bug(harness, tree):
