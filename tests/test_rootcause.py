@@ -96,3 +96,24 @@ def test_stride_differences_are_one_cause_per_family_of_ops(tmp_path):
                     "    return x.t().index_add(0, torch.tensor([0]), torch.ones(1, 4))", **common)
     assert root_cause(fmax) == root_cause(lerp) != root_cause(index)
     assert root_cause(fmax).ops == ("pointwise",) and root_cause(index).ops == ("indexing",)
+
+
+def _gradient_record(message: str) -> dict:
+    return {"class": "compiler-bug", "kinds": ["grads/type"], "oracle": {"findings": [
+        {"verdict": "compiler-bug", "differences": [
+            {"path": "result['grads']['input0']", "kind": "type", "message": message}]}]}}
+
+
+def test_a_gradient_only_one_side_has_is_one_cause_per_side(tmp_path):
+    """An input used only in a branch condition and one used only in a comparison both get
+    a zero gradient compiled: one cause, whatever the ops; losing a gradient is another."""
+    zero = "result['grads']['input0']: expected NoneType None, got Tensor(shape=[1])"
+    lost = "result['grads']['input0']: expected Tensor(shape=[1]), got NoneType None"
+    branch = finding(tmp_path, "compiler-bug-p", "def program(x, y):\n    if x.sum():\n"
+                     "        pass\n    return y.log2()", **_gradient_record(zero))
+    where = finding(tmp_path, "compiler-bug-q", "def program(x, y):\n"
+                    "    return torch.where(x > 0, y, y)", **_gradient_record(zero))
+    detach = finding(tmp_path, "compiler-bug-r", "def program(x):\n    v = x.sub(0.0)\n"
+                     "    return v.detach(), v.t()", **_gradient_record(lost))
+    assert root_cause(branch) == root_cause(where) != root_cause(detach)
+    assert root_cause(detach).kind == "gradient-lost"

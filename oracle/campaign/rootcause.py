@@ -9,7 +9,8 @@ module reads (``minimal.py``, else ``program.py``: torch is never imported):
   (``BackendCompilerFailed: backend='inductor' raised:``), numbers, names and paths
   normalised, and the layer that raised it (Dynamo, fake tensors, AOT autograd, Inductor);
 - for a compiled **backward that raises** where eager's runs, that, and whether an in-place
-  write follows a graph break;
+  write follows a graph break; for a **gradient only one side has** (compiled materialises
+  one eager leaves ``None``, or loses one eager gives), which side;
 - for **strides only** (the values agree), the families of the operations that made the
   output (pointwise, indexing, reduction... as the generator's table tags them): Inductor
   decides an output's layout per family;
@@ -77,7 +78,8 @@ _LAYERS = (("fake tensor", "fake tensors"), ("functionalization", "AOT autograd"
 class RootCause:
     """What caused a finding, as far as its reduced program and record tell."""
 
-    kind: str                    # crash | backward-error | layout | wrong-result
+    kind: str  # crash | backward-error | gradient-materialised | gradient-lost | layout |
+    #            wrong-result
     layer: str                   # where it was raised (crashes), or ""
     error: str                   # the compiler's error, normalised (crashes)
     ops: tuple[str, ...]         # computations the program calls (wrong results)
@@ -96,6 +98,10 @@ class RootCause:
         if self.kind == "layout":
             return "output strides differ from eager's for " + ", ".join(self.ops) + (
                 " ops" + (" through views" if self.views else ""))
+        if self.kind == "gradient-materialised":
+            return "compiled gives a gradient to an input eager leaves without one"
+        if self.kind == "gradient-lost":
+            return "compiled leaves an input without the gradient eager gives it"
         if self.kind == "backward-error":
             return "the compiled backward raises where eager's runs (" + ", ".join(
                 self.values) + ")"
@@ -138,6 +144,10 @@ def root_cause(folder: Path) -> RootCause:
     crashed = record.get("class") == "compile-crash"
     error = _compiler_error(record) if crashed else ""
     kinds = tuple(record.get("kinds") or ())
+    if not crashed and (side := _gradient_presence(record)):
+        # A gradient only one side has: AOT autograd's handling of inputs no output depends
+        # on differentiably (or of detached aliases), whatever computed the outputs.
+        return RootCause(side, "", "", (), False, (), (), kinds)
     if not crashed and kinds and all(kind.endswith("/stride") for kind in kinds):
         # Only strides differ: the layout rule of the families of ops that made the output.
         families = _families()
@@ -265,11 +275,27 @@ def _families() -> dict[str, str]:
     return names
 
 
+def _gradient_presence(record: Record) -> str:
+    """``gradient-materialised`` when every difference is a gradient compiled has and eager
+    leaves ``None``, ``gradient-lost`` for the reverse, else ``""``."""
+    messages = [d.get("message", "") for d in _deciding_differences(record)]
+    if not messages or not all("['grads']" in m for m in messages):
+        return ""
+    if all("expected NoneType None, got Tensor" in m for m in messages):
+        return "gradient-materialised"
+    if all("expected Tensor" in m and "got NoneType" in m for m in messages):
+        return "gradient-lost"
+    return ""
+
+
+def _deciding_differences(record: Record) -> list[Record]:
+    return [d for f in (record.get("oracle") or {}).get("findings", [])
+            if f.get("verdict") == record.get("verdict") for d in f.get("differences") or []]
+
+
 def _backward_raised(record: Record) -> bool:
     """Whether the compiled run's backward raised where eager's did not."""
-    differences = [d for f in (record.get("oracle") or {}).get("findings", [])
-                   if f.get("verdict") == record.get("verdict")
-                   for d in f.get("differences") or []]
+    differences = _deciding_differences(record)
     return bool(differences) and all("unexpected keys ['backward_error']" in d.get("message", "")
                                       for d in differences if "grads" in d.get("path", "")) and any(
         "grads" in d.get("path", "") for d in differences)
