@@ -99,6 +99,10 @@ def load(folder: Path) -> Finding:
         "tolerance_scale": 1.0, "inference": False}
     settings.update(record.get("settings") or {})
     settings.update(oracle.get("settings") or {})
+    if source.startswith("reduced/") or source == "minimal.py":
+        # The minimiser drops the settings the finding does not need: minimal.py and the
+        # reduced reproducer compile without them, and so must every run of the report.
+        settings.update(_reduced_settings(folder))
     deciding = _deciding(record)
     differences = tuple((str(d.get("path", "result")), str(d.get("kind", "?")),
                          str(d.get("message", ""))) for d in deciding.get("differences") or ())
@@ -106,6 +110,26 @@ def load(folder: Path) -> Finding:
     return Finding(folder.resolve(), record, program, source,
                    _target(program, str(oracle.get("target", "")), source), settings,
                    differences, str(evidence.get("reference") or ""))
+
+
+def _reduced_settings(folder: Path) -> dict[str, Any]:
+    """The compile settings of the reduced reproducer (``reduced/repro.py``'s ``SETTINGS``),
+    as the finding's settings dict; empty when there is none."""
+    try:
+        tree = ast.parse((folder / "reduced" / "repro.py").read_text(encoding="utf-8"))
+    except (OSError, SyntaxError, UnicodeDecodeError):
+        return {}
+    for node in tree.body:
+        if (isinstance(node, ast.Assign) and isinstance(node.value, ast.Call)
+                and any(isinstance(t, ast.Name) and t.id == "SETTINGS" for t in node.targets)):
+            try:
+                found = {k.arg: ast.literal_eval(k.value) for k in node.value.keywords
+                         if k.arg is not None}
+            except ValueError:
+                return {}
+            return {key: [list(pair) for pair in value] if key.endswith("_config") else value
+                    for key, value in found.items()}
+    return {}
 
 
 def _program(folder: Path, record: Record) -> tuple[str, str]:
