@@ -570,3 +570,12 @@ def test_a_reduction_candidate_may_lose_undefined_behaviour_but_never_gain_it():
     assert clean.kept_by(answer())
     assert not clean.kept_by(answer("duplicate-index-write"))
     assert Signature.of(answer("tie-break")).kept_by(answer())
+
+
+def test_an_event_and_a_crash_are_matched_by_file_and_line():
+    """Events and exceptions name frames alike, with or without a folder."""
+    from eqrewrite.oracle.core.judge import _frame_line
+
+    assert _frame_line("prog.py:12 in forward") == _frame_line("tree/prog.py:12 in f") == (
+        "prog.py", 12)
+    assert _frame_line("") is None and _frame_line("prog.py:? in f") is None

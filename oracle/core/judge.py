@@ -384,12 +384,9 @@ def decide(differences: list[cmp.Difference], eager: RunResult, compiled: RunRes
 
 # -- undefined behaviour, unsupported programs, warnings ---------------------------------------
 
-# What compile crashes caused by a rule's behaviour say (the compiler refusing it).
-CRASH_TEXTS = {
-    "overlapping-write": ("more than one element of the written-to tensor",
-                          "single memory location", "internal overlap"),
-    "float-to-int": ("cannot convert float", "without overflow"),
-}
+# What compile crashes caused by undefined values say (any crash of an unsupported program is
+# excused whatever it says, so the unsupported rules need no text).
+CRASH_TEXTS = {"float-to-int": ("cannot convert float", "without overflow")}
 _USER_FRAME = re.compile(r'File "([^"]+)", line (\d+)')
 
 
@@ -466,26 +463,27 @@ def excuse_crash(eager: RunResult, compiled: RunResult,
     message = compiled.exception.message
     lines = {(name.rpartition("/")[2], int(line)) for name, line in
              _USER_FRAME.findall(message)}
-    if compiled.exception.frame:
-        name, _, rest = compiled.exception.frame.partition(":")
-        lines.add((name.rpartition("/")[2], int(rest.split()[0] or 0)))
+    if (innermost := _frame_line(compiled.exception.frame)) is not None:
+        lines.add(innermost)
     # An unsupported program (a write into overlapping memory) may make the compiler fail
     # however it likes: raising is the intended outcome, whatever the message says. Values
     # that are undefined justify only the crashes that say so or point at their line.
     explaining = [event for event in found.events
                   if semantics.RULES[event.rule].verdict == semantics.UNSUPPORTED
                   or any(text in message for text in CRASH_TEXTS.get(event.rule, ()))
-                  or _event_line(event) in lines]
+                  or _frame_line(event.frame) in lines]
     if not explaining:
         return SemanticTriage(None, [], _rules(found.events))
     return SemanticTriage(_excused_by(explaining, "the compile crash is the compiler "
                                       "refusing it"), [])
 
 
-def _event_line(event: semantics.Event) -> tuple[str, int] | None:
-    name, _, rest = event.frame.partition(":")
+def _frame_line(frame: str) -> tuple[str, int] | None:
+    """``(file name, line)`` of a ``path/file.py:LINE in function`` frame (an event's, or an
+    exception's innermost user frame); None when there is none."""
+    name, _, rest = frame.partition(":")
     line = rest.split(" ")[0]
-    return (name, int(line)) if line.isdigit() else None
+    return (name.rpartition("/")[2], int(line)) if line.isdigit() else None
 
 
 def _message_only(results: list[cmp.Difference], eager: RunResult,
