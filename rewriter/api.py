@@ -27,7 +27,8 @@ graph). Nothing here imports torch or the oracle (the oracle's own function, ``o
   (returns the ``ImportHook``, whose ``report()`` says what it rewrote) and
   ``run_with_import_hook`` (what ``eqrewrite run`` does), both taking Dynamo switches
   (``dynamo_config``: ``DYNAMIC_SIZES``, or ``KEY=VALUE`` texts read by
-  ``parse_switches``, ``switches.py``); ``HookError``, ``SwitchError``.
+  ``parse_switches``, ``switches.py``); ``HookError``, ``SwitchError``; ``DynamoSwitches``
+  checks switches against ``torch._dynamo.config`` (the dynamic audit's ``dynamo_config``).
 """
 
 from __future__ import annotations
@@ -36,8 +37,8 @@ import ast
 import difflib
 import os
 import time
-from collections.abc import Collection, Iterable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Collection, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from difflib import SequenceMatcher
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -54,7 +55,7 @@ from .rewriting.engine import MAX_ROUNDS, Rewrite, RewriteError, RewriteOptions,
 from .rewriting.engine import rewrite_source as rewrite_text
 from .running.results import EditRecord, FileResult, Mode, NoteRecord, Status
 from .running.summaries import function_scopes, traced_functions
-from .switches import DYNAMIC_SIZES, SwitchError, parse_switches
+from .switches import DYNAMIC_SIZES, DynamoSwitches, SwitchError, parse_switches
 from .syntax.enums import Scope
 from .syntax.lines import split_lines
 from .workspace.config import Config, ConfigError, find_project_root, load_config
@@ -70,7 +71,7 @@ if TYPE_CHECKING:
 __all__ = [
     "FUNCTION_SCOPES", "Config", "ConfigError", "Edit", "EditRecord", "FileResult", "Mode",
     "HookError", "ImportHook", "install_import_hook", "run_with_import_hook",
-    "DYNAMIC_SIZES", "SwitchError", "parse_switches",
+    "DYNAMIC_SIZES", "DynamoSwitches", "SwitchError", "parse_switches",
     "NoteRecord", "Rewrite", "RewriteError", "RewriteOptions", "Rule", "Status",
     "RuleError", "RulePack", "Source", "SourceError", "WHAT_IF_SWITCHES", "apply_edit_subset",
     "RoundEdit", "Rounds", "decode", "discover_files", "encode", "find_project_root",
@@ -388,6 +389,8 @@ class AuditReport:
     options: RewriteOptions     # scope and assumptions, as the packs ran
     document: dict[str, Any]
     configured_baseline: Path | None = None  # [tool.eqrewrite.audit] baseline, if any
+    # torch._dynamo.config switches the dynamic audit (--run) also measures with
+    dynamo_config: dict[str, object] = field(default_factory=dict)
 
     @property
     def findings(self) -> list[dict[str, Any]]:
@@ -432,7 +435,8 @@ def audit(paths: PathArg | Iterable[PathArg], *, rules: Sequence[str] | None = N
           trust_scalar_annotations: bool | None = None, ignore: Sequence[str] = (),
           exclude: Sequence[str] = (), baseline: PathArg | None = None,
           jobs: int | None = None, cache: bool = True, cache_dir: PathArg | None = None,
-          config: Config | None = None) -> AuditReport:
+          config: Config | None = None,
+          dynamo_config: Mapping[str, object] | None = None) -> AuditReport:
     """Audit the Python files under ``paths`` for graph breaks, as ``eqrewrite audit``
     does (statically: nothing is imported or run).
 
@@ -442,8 +446,13 @@ def audit(paths: PathArg | Iterable[PathArg], *, rules: Sequence[str] | None = N
     ``ignore``: pattern ids not to report; ``baseline``: a previous JSON report, whose
     findings are then left out (``AuditReport.compare_to``; the configured baseline is
     ``configured_baseline``, not applied unless given). The other arguments as for
-    ``rewrite``. A file that cannot be audited is one of the report's ``errors``; a bad
-    argument, configuration or pack raises one of ``USAGE_ERRORS``."""
+    ``rewrite``. ``dynamo_config``: ``torch._dynamo.config`` switches (``DYNAMIC_SIZES``,
+    ``{"KEY": value}``, or ``parse_switches(["KEY=VALUE"], dynamic_sizes)``) that the dynamic
+    audit run on the report (``eqrewrite audit --run``: the oracle's, which checks them
+    against Dynamo) measures every target with besides the defaults; the report keeps them
+    (``AuditReport.dynamo_config``, ``settings.dynamo_config``). A file that cannot be
+    audited is one of the report's ``errors``; a bad argument, configuration or pack raises
+    one of ``USAGE_ERRORS``."""
     from .audit.config import audit_config, check_patterns, check_scopes
     from .running.cache import default_cache_dir, prune
 
@@ -454,7 +463,8 @@ def audit(paths: PathArg | Iterable[PathArg], *, rules: Sequence[str] | None = N
     try:
         check_scopes(list(scope), "--scope")
         check_patterns(list(ignore), "--ignore")
-    except ConfigError as error:
+        switches = DynamoSwitches(dynamo_config or {})
+    except (ConfigError, SwitchError) as error:
         raise OptionError(str(error)) from None
     packs = tuple(str(pack.path) for pack in _load_packs(list(rules) if rules
                                                           else settings.rules))
@@ -466,6 +476,9 @@ def audit(paths: PathArg | Iterable[PathArg], *, rules: Sequence[str] | None = N
                           tuple(exclude), (jobs, folder))
     if folder is not None:
         prune(folder)  # after the audit, which touched or wrote every cache file it used
+    if switches.values:
+        report.document["settings"]["dynamo_config"] = switches.to_json()["switches"]
+        report = replace(report, dynamo_config=switches.values)
     report.document["summary"]["seconds"] = round(time.perf_counter() - started, 3)
     if baseline is not None:
         report.compare_to(baseline)

@@ -10,8 +10,8 @@ command line first needs its commands; importing one must stay cheap.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from importlib.metadata import entry_points
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
@@ -83,6 +83,9 @@ class AuditRun:
     document: dict[str, Any]   # the static report (eqrewrite.rewriter.audit schema)
     output_format: str = "text"
     progress: bool = False     # show progress on stderr
+    # --dynamo-config/--dynamic-sizes (api.audit's ``dynamo_config``): torch._dynamo.config
+    # switches the dynamic audit measures every target with, besides the defaults
+    dynamo_config: Mapping[str, object] = field(default_factory=dict)
 
 
 class AuditStep(Protocol):

@@ -12,7 +12,11 @@ measured again there: breaks, graphs and fullgraph before and after, and outputs
 rewritten code (eager and compiled) against the original eager ones; ``--bench`` adds the
 compiled latency ratio. With ``--what-if``, every target that still breaks (after the
 rules, if given) runs again with each Dynamo switch that may remove one of its breaks:
-which breaks each removes, and whether values and printed output stay equal.
+which breaks each removes, and whether values and printed output stay equal. With
+``--dynamo-config``/``--dynamic-sizes`` (``AuditRun.dynamo_config``), every target is also
+measured with those switches set, on each tree: breaks in every cell (original/rewritten x
+default/switches), which of the rules and the switches removes each break site, and whether
+the rewrite stays exact under both modes.
 """
 
 from __future__ import annotations
@@ -31,7 +35,7 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
 import click
-from eqrewrite.rewriter.api import WHAT_IF_SWITCHES
+from eqrewrite.rewriter.api import WHAT_IF_SWITCHES, DynamoSwitches, SwitchError
 from eqrewrite.rewriter.plugins import AuditRun, StepResult
 
 from ..core.settings import CompileSettings, Target, TargetError
@@ -97,6 +101,8 @@ class DynamicAudit:
         self.copy: Path | None = None  # the rewritten tree, while it exists
         self.line_maps: dict[str, Sequence[Opcode]] = {}  # rewritten file -> to the original
         self.timeout = float(flags.get("audit_timeout") or 300.0)
+        # --dynamo-config/--dynamic-sizes: the second mode every target is measured in
+        self.switches: dict[str, object] = dict(run.dynamo_config)
 
     def run(self) -> tuple[dict[str, Any], int]:
         from eqrewrite.rewriter.api import load_config
@@ -113,7 +119,8 @@ class DynamicAudit:
             settings = CompileSettings().merged(from_config).merged(
                 {"backend": self.flags.get("audit_backend") or AUDIT_BACKEND})
             check_switches(settings, self.tree)
-        except TargetError as error:
+            _check_dynamo(self.switches)
+        except (TargetError, SwitchError) as error:
             raise click.UsageError(str(error)) from None
         from .auditrecord import record
 
@@ -124,8 +131,9 @@ class DynamicAudit:
             document = record(self, targets, measured, problems, settings,
                               self.copy is not None)
         # A target the audit could not measure (crash, timeout, out of memory) fails the run.
-        failed = any(m[tree].failure is not None for m in measured
-                     for tree in ("original", "rewritten") if tree in m)
+        probes = [p for m in measured for p in [m.get("original"), m.get("rewritten"),
+                                                   *m.get("switched", {}).values()] if p]
+        failed = any(p.failure is not None for p in probes)
         return document, 1 if failed else 0
 
     # -- trees ----------------------------------------------------------------------------
@@ -234,6 +242,12 @@ class DynamicAudit:
             found["rewritten"] = self._probe(worker, ProbeRequest(
                 target, settings, SEED, state, bench=bench, deadline=self.timeout * 5,
                 tree="rewritten"))
+        if self.switches:
+            switched = settings.merged({f"dynamo.{k}": v for k, v in self.switches.items()})
+            found["switched_settings"] = switched
+            found["switched"] = {tree: self._probe(worker, ProbeRequest(
+                target, switched, SEED, state, deadline=self.timeout * 5, tree=tree))
+                for tree in trees}
         if self.flags.get("what_if"):
             tree = "rewritten" if "rewritten" in trees else "original"
             found["what_if"] = self._what_if(target, settings, state, worker, found[tree],
@@ -261,6 +275,15 @@ class DynamicAudit:
                                    tree=tree)
             runs.append((switch, value, self._probe(worker, request)))
         return runs
+
+
+def _check_dynamo(switches: dict[str, object]) -> None:
+    """Refuse a switch Dynamo does not have (with its close matches) or a boolean switch
+    given another value, as ``eqrewrite run`` does (``SwitchError``)."""
+    if switches:
+        import torch._dynamo.config
+
+        DynamoSwitches(switches).check(torch._dynamo.config)
 
 
 _SWITCH_VALUES = {"ignore_logger_methods": "Logger methods",

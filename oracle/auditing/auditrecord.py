@@ -28,7 +28,8 @@ if TYPE_CHECKING:
     from .probe import ProbeResult
 
 # Each target's measurements (``DynamicAudit._measure``): "target", "settings", the probe of
-# each tree ("original", "rewritten"), and the what-if runs.
+# each tree ("original", "rewritten"), the what-if runs, and with --dynamo-config the probe
+# of each tree with the switches ("switched": {tree: probe}, "switched_settings").
 Measured = dict[str, Any]
 
 _PRINTED = "result['printed']"
@@ -46,6 +47,7 @@ class DynamicAudit(Protocol):
     tree: Path
     copy: Path | None
     line_maps: dict[str, Sequence[Opcode]]
+    switches: dict[str, object]
 
 
 def record(audit: DynamicAudit, targets: list[Target], measured: list[Measured],
@@ -62,6 +64,8 @@ def record(audit: DynamicAudit, targets: list[Target], measured: list[Measured],
         "totals": _totals(rows),
         "before_after": _before_after(audit, measured, labels) if rewritten else None,
         "what_if": _what_if(measured, labels) if audit.flags.get("what_if") else None,
+        "switches": _with_switches(audit.switches, measured, labels, rewritten)
+        if audit.switches else None,
     }
     return document
 
@@ -146,11 +150,12 @@ def _error(probe: ProbeResult) -> str | None:
 
 
 def _equal(expected: RunResult | None, actual: RunResult | None,
-           printed: bool = True) -> bool | None:
-    """Whether ``actual`` observed what ``expected`` did (printed output included or not)."""
+           printed: bool = True, bitwise: bool = False) -> bool | None:
+    """Whether ``actual`` observed what ``expected`` did (printed output included or not;
+    ``bitwise``: the exact comparison the rule tests use, else the oracle's tolerances)."""
     if expected is None or actual is None or actual.observed is None and not actual.exception:
         return None
-    differences = differ(expected, actual, cmp.CompareOptions())
+    differences = differ(expected, actual, cmp.CompareOptions(bitwise=bitwise))
     if not printed:
         differences = [d for d in differences if not str(d.path).startswith(_PRINTED)]
     return not differences
@@ -286,6 +291,131 @@ def _by_switch(runs: list[dict[str, Any]]) -> list[dict[str, Any]]:
         entry["targets_fixed"] += run["breaks_after"] == 0
         entry["outputs_equal"] = entry["outputs_equal"] and bool(run["outputs_equal"])
     return sorted(found.values(), key=lambda e: -e["breaks_removed"])
+
+
+# -- --dynamo-config / --dynamic-sizes: every target in two modes ------------------------------
+
+MODES = ("default", "switches")
+# Which mode removes a break site of the original code under the default settings.
+REMOVED_BY = ("rules", "switches", "either", "together", "neither", "new")
+
+
+def _with_switches(switches: dict[str, object], measured: list[Measured], labels: _Labels,
+                   rewritten: bool) -> dict[str, Any]:
+    """Breaks in each cell (tree x mode), per target and in total; per break site, which
+    mode removes it; and whether the rewrite stays exact in each mode."""
+    trees = ["original", "rewritten"] if rewritten else ["original"]
+    cells = [_cells(m, trees) for m in measured]
+    rows = [_mode_row(m, probes, trees) for m, probes in zip(measured, cells)]
+    ran = [r for r in rows if not r["error"]]
+    totals: dict[str, Any] = {"targets": len(ran), "failed": len(rows) - len(ran)}
+    for field in ("breaks", "graphs"):
+        totals[field] = {mode: {tree: sum(r[field][mode][tree] for r in ran) for tree in trees}
+                         for mode in MODES}
+    for field, column in (("breaking", "breaks"), ("fullgraph_ok", "fullgraph")):
+        totals[field] = {mode: {tree: sum(1 for r in ran if r[column][mode][tree])
+                                for tree in trees} for mode in MODES}
+    totals["compiled_equal"] = {mode: sum(1 for r in ran if r["outputs"][mode]["compiled"])
+                                for mode in MODES}
+    if rewritten:
+        totals["exact"] = {mode: sum(1 for r in ran if r["exact"][mode]) for mode in MODES}
+    settings = next((m["switched_settings"].describe() for m in measured
+                     if "switched_settings" in m), "")
+    sites = _sites(measured, cells, labels, trees)
+    found = {"dynamo_config": _plain(switches), "settings": settings, "trees": trees,
+             "targets": rows, "totals": totals, "sites": sites,
+             "removed_by": {name: sum(1 for s in sites if s["removed_by"] == name)
+                            for name in REMOVED_BY
+                            if rewritten or name in ("switches", "neither", "new")}}
+    return found
+
+
+def _plain(switches: dict[str, object]) -> dict[str, object]:
+    """The switches as JSON holds them (others as their repr)."""
+    plain = (bool, int, float, str, type(None))
+    return {k: v if isinstance(v, plain) else repr(v) for k, v in switches.items()}
+
+
+def _cells(measured: Measured, trees: list[str]) -> dict[str, dict[str, ProbeResult]]:
+    """``{mode: {tree: probe}}`` for one target."""
+    return {"default": {tree: measured[tree] for tree in trees},
+            "switches": {tree: measured["switched"][tree] for tree in trees}}
+
+
+def _mode_row(measured: Measured, cells: dict[str, dict[str, ProbeResult]],
+              trees: list[str]) -> dict[str, Any]:
+    row: dict[str, Any] = {"name": measured["target"].name, "error": next(
+        (f"{mode}, {tree}: {error}" for mode in MODES for tree in trees
+         if (error := _error(cells[mode][tree]))), None)}
+    if row["error"]:
+        return row
+    for field, read in (("breaks", lambda p: _breaks(p).breaks),
+                        ("graphs", lambda p: _breaks(p).graph_count),
+                        ("fullgraph", lambda p: p.fullgraph_ok)):
+        row[field] = {mode: {tree: read(cells[mode][tree]) for tree in trees}
+                      for mode in MODES}
+    reference = measured["original"].eager  # what the original code computes eagerly
+    row["outputs"] = {}
+    for mode in MODES:
+        original = cells[mode]["original"]
+        outputs: dict[str, bool | None] = {"compiled": _equal(reference, original.compiled)}
+        if "rewritten" in trees:
+            after = cells[mode]["rewritten"]
+            outputs["rewritten_eager"] = _equal(original.eager, after.eager, bitwise=True)
+            outputs["rewritten_compiled"] = _equal(reference, after.compiled)
+        row["outputs"][mode] = outputs
+    if "rewritten" in trees:
+        row["exact"] = {mode: _all(row["outputs"][mode]["rewritten_eager"],
+                                   row["outputs"][mode]["rewritten_compiled"])
+                        for mode in MODES}
+    return row
+
+
+def _all(*values: bool | None) -> bool | None:
+    return None if None in values else all(values)
+
+
+def _sites(measured: list[Measured], cells: list[dict[str, dict[str, ProbeResult]]],
+           labels: _Labels, trees: list[str]) -> list[dict[str, Any]]:
+    """Every break site seen in some cell, with its count in each cell (summed over the
+    targets) and which mode removes it (``removed_by``)."""
+    sites: dict[str, dict[str, Any]] = {}
+    for found, probes in zip(measured, cells):
+        for mode in MODES:
+            for tree in trees:
+                probe = probes[mode][tree]
+                if _error(probe):
+                    continue
+                for reason in _breaks(probe).reasons:
+                    key = labels.key(reason)
+                    site = sites.setdefault(key, {
+                        "key": key, "gb_id": reason.gb_id, "gb_type": reason.gb_type,
+                        "reason": reason.reason, "frame": labels.frame(reason.frame),
+                        "targets": [],
+                        "count": {m: {t: 0 for t in trees} for m in MODES}})
+                    site["count"][mode][tree] += reason.count
+                    if found["target"].name not in site["targets"]:
+                        site["targets"].append(found["target"].name)
+    for site in sites.values():
+        site["removed_by"] = removed_by(site["count"])
+    order = {name: i for i, name in enumerate(REMOVED_BY)}
+    return sorted(sites.values(), key=lambda s: (order[s["removed_by"]],
+                                                 -s["count"]["default"]["original"], s["key"]))
+
+
+def removed_by(count: dict[str, dict[str, int]]) -> str:
+    """Which mode removes a site: ``rules`` (the rewrite alone), ``switches`` (the switches
+    alone), ``either`` (each alone), ``together`` (only the rewrite with the switches),
+    ``neither``; ``new`` for a site the original code does not break at by default."""
+    if not count["default"]["original"]:
+        return "new"
+    by_switches = not count["switches"]["original"]
+    if "rewritten" not in count["default"]:
+        return "switches" if by_switches else "neither"
+    by_rules = not count["default"]["rewritten"]
+    if by_rules or by_switches:
+        return "either" if by_rules and by_switches else "rules" if by_rules else "switches"
+    return "neither" if count["switches"]["rewritten"] else "together"
 
 
 def original_line(opcodes: Sequence[Opcode], line: int) -> int:

@@ -6,9 +6,11 @@ rendered in the formats asked for, the plugin steps and the baseline are applied
 The static audit (this module and its package) never imports torch: fast enough for a
 pre-commit hook. Installed plugins add the dynamic audit (``--run``, ``--what-if``,
 ``--bench``: the oracle) through ``Registry.add_audit_options``/``add_audit_step``; their
-record becomes the report's ``dynamic`` section. Exit codes: 0 no findings (or
-``--exit-zero``), 1 findings (with ``--baseline``: new findings) or a failed dynamic
-step, 2 usage or configuration error, 123 some file could not be audited.
+record becomes the report's ``dynamic`` section. ``--dynamo-config``/``--dynamic-sizes``
+(read as ``eqrewrite run`` reads them) reach ``api.audit`` and, through ``AuditRun``, the
+dynamic audit, which measures every target with and without them. Exit codes: 0 no
+findings (or ``--exit-zero``), 1 findings (with ``--baseline``: new findings) or a failed
+dynamic step, 2 usage or configuration error, 123 some file could not be audited.
 """
 
 from __future__ import annotations
@@ -80,6 +82,14 @@ def _list_patterns(ctx: click.Context, _param: click.Parameter, value: bool) -> 
               help="Where to keep the cache (default: .eqrewrite_cache in the project, as "
                    "for rewriting).")
 @click.option("-q", "--quiet", is_flag=True, help="No progress or summary on stderr.")
+@click.option("--dynamo-config", "dynamo", multiple=True, metavar="KEY=VALUE",
+              help="With --run: also measure every target with this torch._dynamo.config "
+                   "switch set (e.g. capture_scalar_outputs=true), and say which breaks the "
+                   "switches remove. Repeatable.")
+@click.option("--dynamic-sizes", is_flag=True,
+              help="With --run: the switches of 'eqrewrite run --dynamic-sizes' "
+                   "(capture_scalar_outputs=true, capture_dynamic_output_shape_ops=true; a "
+                   "--dynamo-config value for either wins).")
 @click.option("--list-patterns", is_flag=True, expose_value=False, is_eager=True,
               callback=_list_patterns, help="List the break patterns and exit.")
 def audit_command(paths: tuple[Path, ...], rule_specs: tuple[str, ...], scopes: tuple[str, ...],
@@ -87,7 +97,7 @@ def audit_command(paths: tuple[Path, ...], rule_specs: tuple[str, ...], scopes: 
                   ignored: tuple[str, ...], excludes: tuple[str, ...], output_format: str | None,
                   outputs: tuple[Path, ...], baseline: Path | None, exit_zero: bool,
                   jobs: int | None, no_cache: bool, cache_dir: Path | None, quiet: bool,
-                  **plugin_flags: Any) -> None:
+                  dynamo: tuple[str, ...], dynamic_sizes: bool, **plugin_flags: Any) -> None:
     """Report where the code under PATHS breaks torch.compile graphs, why, and what fixes
     each break: a rule, a Dynamo setting, or a human."""
     from .. import api
@@ -95,6 +105,7 @@ def audit_command(paths: tuple[Path, ...], rule_specs: tuple[str, ...], scopes: 
     if not paths:
         _fail("no paths given; try 'eqrewrite audit src/'")
     targets = _targets(outputs, output_format)
+    switches = _switches(dynamo, dynamic_sizes, plugin_flags)
     registry = click.get_current_context().find_object(Registry)
     steps = registry.audit_steps if registry is not None else []
     for step in steps:
@@ -104,14 +115,15 @@ def audit_command(paths: tuple[Path, ...], rule_specs: tuple[str, ...], scopes: 
                            assume_tensor_params=assume_tensor_params,
                            trust_scalar_annotations=trust_scalar_annotations, ignore=ignored,
                            exclude=excludes, jobs=jobs, cache=not no_cache,
-                           cache_dir=cache_dir)
+                           cache_dir=cache_dir, dynamo_config=switches)
     except api.USAGE_ERRORS as error:
         _fail(str(error))
     document, root = report.document, report.root
     status = _dynamic(steps, plugin_flags, AuditRun(
         paths, root, list(report.files), list(report.packs), bool(rule_specs), report.options,
         document, targets[0][1] if len(targets) == 1 else "json",
-        progress=not quiet and (bool(outputs) or targets[0][1] == "text")))
+        progress=not quiet and (bool(outputs) or targets[0][1] == "text"),
+        dynamo_config=report.dynamo_config))
     baseline = baseline or report.configured_baseline
     # Writing the report over the baseline regenerates it: compare with nothing then.
     if baseline is not None and not any(_same(path, baseline) for path, _ in targets if path):
@@ -122,6 +134,22 @@ def audit_command(paths: tuple[Path, ...], rule_specs: tuple[str, ...], scopes: 
     for path, chosen in targets:
         _emit(report, chosen, path, quiet)
     sys.exit(_exit_code(document, status, exit_zero))
+
+
+def _switches(dynamo: tuple[str, ...], dynamic_sizes: bool,
+              flags: dict[str, Any]) -> dict[str, object]:
+    """``--dynamo-config``/``--dynamic-sizes`` read as ``eqrewrite run`` reads them; they
+    act only on the targets ``--run`` measures (the oracle's option, absent without it)."""
+    from ..api import SwitchError, parse_switches
+
+    try:
+        switches = parse_switches(dynamo, dynamic_sizes)
+    except SwitchError as error:
+        _fail(str(error))
+    if switches and not flags.get("run"):
+        _fail("--dynamo-config and --dynamic-sizes need --run (the targets are measured "
+              "with and without them)")
+    return switches
 
 
 _SUFFIXES = {".txt": "text", ".md": "md", ".json": "json", ".sarif": "sarif", ".html": "html",

@@ -64,3 +64,23 @@ def breaks_key(observed: dict[str, Any]) -> str:
     frame = observed.get("frame")
     where = f" at {frame['file']}:{frame['line']}" if frame else ""
     return f"{observed.get('gb_id') or '?'}{where}"
+
+
+
+def switch_names(switches: dict[str, Any]) -> str:
+    """``capture_scalar_outputs=true, ...``: the switches of the ``switches`` section."""
+    return ", ".join(f"{k}={str(v).lower() if isinstance(v, bool) else v}"
+                     for k, v in switches["dynamo_config"].items())
+
+
+def cells(switches: dict[str, Any]) -> list[tuple[str, str, str]]:
+    """``(mode, tree, column title)`` for each measured cell, the original by default
+    first."""
+    return [(mode, tree, f"{tree} {'+ switches' if mode == 'switches' else 'default'}")
+            for tree in switches["trees"] for mode in ("default", "switches")]
+
+
+def mode_counts(switches: dict[str, Any], counts: dict[str, dict[str, int]], mode: str) -> str:
+    """A site's or a target's breaks in one mode: ``"1 → 0"`` (original → rewritten), or
+    the original's alone when no rules ran."""
+    return " → ".join(str(counts[mode][tree]) for tree in switches["trees"])

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from . import breaks_key, fix_text, share, why_text
+from . import breaks_key, cells, fix_text, share, switch_names, why_text
 
 
 def to_markdown(document: dict[str, Any]) -> str:
@@ -78,7 +78,41 @@ def _dynamic(dynamic: dict[str, Any]) -> list[str]:
         lines += _before_after(dynamic["before_after"])
     if dynamic.get("what_if"):
         lines += _what_if(dynamic["what_if"])
+    if dynamic.get("switches"):
+        lines += _switches(dynamic["switches"])
     return lines
+
+
+def _switches(switches: dict[str, Any]) -> list[str]:
+    t, columns = switches["totals"], cells(switches)
+    lines = [f"### With and without `{switch_names(switches)}`", "",
+             "Breaks: " + ", ".join(f"{title} **{t['breaks'][mode][tree]}**"
+                                    for mode, tree, title in columns) + "."]
+    if t.get("exact"):
+        lines.append(f"The rewrite is exact (eager bit for bit, compiled by the oracle's "
+                     f"comparison) for {t['exact']['default']} of {t['targets']} targets by "
+                     f"default, {t['exact']['switches']} with the switches.")
+    lines += ["", "Break sites removed by: " + ", ".join(
+        f"{name} **{count}**" for name, count in switches["removed_by"].items())
+        + " (rules: the rewrite alone; switches: the switches alone; either: each alone; "
+        "together: only both; new: not a break of the original code by default).", ""]
+    rows = []
+    for r in switches["targets"]:
+        if r["error"]:
+            rows.append([r["name"], *("-" for _ in columns), r["error"]])
+            continue
+        exact = r.get("exact")
+        rows.append([r["name"], *(r["breaks"][m][tr] for m, tr, _ in columns),
+                     f"{_yes(exact['default'])} / {_yes(exact['switches'])}" if exact
+                     else "-"])
+    lines += _table(["target", *(title for _, _, title in columns),
+                     "rewrite exact (default / switches)"], rows)
+    lines += ["<details><summary>Every break site</summary>", ""]
+    lines += _table(["break", "source", *(title for _, _, title in columns), "removed by"],
+                    [[breaks_key(s), _code((s.get("frame") or {}).get("source", "")),
+                      *(s["count"][m][tr] for m, tr, _ in columns), s["removed_by"]]
+                     for s in switches["sites"]])
+    return lines + ["</details>", ""]
 
 
 def _before_after(comparison: dict[str, Any]) -> list[str]:

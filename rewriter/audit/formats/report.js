@@ -57,6 +57,12 @@
       const ba = doc.dynamic.before_after;
       if (ba) cards.append(card(ba.totals.before.breaks + " → " + ba.totals.after.breaks,
                                 "breaks before → after " + ba.rules.join(", ")));
+      const sw = doc.dynamic.switches;
+      if (sw) {
+        const b = sw.totals.breaks, last = sw.trees[sw.trees.length - 1];
+        cards.append(card(b.default.original + " → " + b.switches[last],
+                          "breaks: original by default → " + last + " with the switches"));
+      }
     }
     if (doc.baseline) {
       cards.append(card(doc.baseline.new, "new since " + doc.baseline.path + " (" +
@@ -127,6 +133,11 @@
       const switches = dynamic.what_if.switches.map((s) => ({ label: s.switch, parts: [
         { value: s.breaks_removed, color: COLORS.rule, name: "breaks removed" }] }));
       charts.append(barChart("Breaks each Dynamo switch removes", switches, []));
+    }
+    if (dynamic.switches) {
+      const removed = Object.entries(dynamic.switches.removed_by).map(([label, value]) =>
+        ({ label, parts: [{ value, color: COLORS.after, name: "break sites" }] }));
+      charts.append(barChart("Break sites by what removes them", removed, []));
     }
   }
 
@@ -274,6 +285,29 @@
              r.removed.concat(r.reduced || []).join(", ") || "none", equal(r.outputs_equal),
              equal(r.printed_equal)]));
     }
+    if (d.switches) renderSwitches(d.switches);
+  }
+
+  // --dynamo-config / --dynamic-sizes: breaks per cell (tree x mode), what removes each site.
+  function renderSwitches(sw) {
+    document.getElementById("switch-names").textContent = Object.entries(sw.dynamo_config)
+      .map(([k, v]) => k + "=" + v).join(", ");
+    const cells = [];
+    for (const tree of sw.trees) {
+      for (const mode of ["default", "switches"]) {
+        cells.push([mode, tree, tree + (mode === "switches" ? " + switches" : " default")]);
+      }
+    }
+    const rewritten = sw.trees.includes("rewritten");
+    simpleTable("switch-targets", ["target"].concat(cells.map((c) => c[2]),
+      rewritten ? ["rewrite exact (default / switches)"] : []),
+      sw.targets.map((t) => t.error ? [t.name].concat(cells.map(() => "-"), [t.error])
+        : [t.name].concat(cells.map(([m, tr]) => t.breaks[m][tr]),
+          rewritten ? [yes(t.exact.default) + " / " + yes(t.exact.switches)] : [])));
+    simpleTable("switch-sites", ["site", "GB id", "source"].concat(cells.map((c) => c[2]),
+      ["removed by"]), sw.sites.map((s) => [s.frame ? s.frame.file + ":" + s.frame.line : "?",
+        s.gb_id || "?", s.frame ? s.frame.source : ""].concat(
+        cells.map(([m, tr]) => s.count[m][tr]), [s.removed_by])));
   }
 
   renderSummary();

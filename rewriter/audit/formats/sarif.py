@@ -26,6 +26,10 @@ def to_sarif(document: dict[str, Any], root: Path) -> str:
     rules = [_pattern_rule(PATTERNS[p]) for p in patterns]
     results = [_finding_result(f, patterns.index(f["pattern"])) for f in document["findings"]]
     dynamic = document.get("dynamic") or {}
+    removed = _removed_by(dynamic)
+    for finding, result in zip(document["findings"], results):
+        if finding["id"] in removed:
+            result["properties"]["removedBy"] = removed[finding["id"]]
     unmatched = [b for b in dynamic.get("breaks", []) if not b.get("finding")
                  and (b.get("frame") or {}).get("tree") == "original"]
     for observed in unmatched:
@@ -33,12 +37,33 @@ def to_sarif(document: dict[str, Any], root: Path) -> str:
         if rule_id not in [r["id"] for r in rules]:
             rules.append(_break_rule(observed, rule_id))
         results.append(_break_result(observed, [r["id"] for r in rules].index(rule_id)))
+        if observed["key"] in removed:
+            results[-1]["properties"] = {"removedBy": removed[observed["key"]]}
     run = {"tool": {"driver": {"name": "eqrewrite-audit", "version": document["tool"]["version"],
                                "informationUri": INFORMATION_URI, "rules": rules}},
            "automationDetails": {"id": "eqrewrite-audit/"},
            "invocations": [_invocation(document)], "results": results,
            "columnKind": "unicodeCodePoints"}
     return json.dumps({"$schema": SCHEMA, "version": "2.1.0", "runs": [run]}, indent=2) + "\n"
+
+
+def _removed_by(dynamic: dict[str, Any]) -> dict[str, list[str]]:
+    """With --dynamo-config: what removes the breaks observed at each finding and at each
+    break site (``rules``, ``switches``, ``either``, ``together``, ``neither``), by finding
+    id and by break key."""
+    switches = dynamic.get("switches")
+    if not switches:
+        return {}
+    by_key = {site["key"]: site["removed_by"] for site in switches["sites"]}
+    found: dict[str, list[str]] = {}
+    for observed in dynamic.get("breaks", []):
+        attribution = by_key.get(observed["key"])
+        if attribution is None:
+            continue
+        for name in (observed["key"], observed.get("finding")):
+            if name and attribution not in found.setdefault(name, []):
+                found[name].append(attribution)
+    return found
 
 
 def _pattern_rule(pattern: Pattern) -> dict[str, Any]:

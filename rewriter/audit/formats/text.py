@@ -11,7 +11,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from . import fix_text, share, why_text
+from . import cells, fix_text, mode_counts, share, switch_names, why_text
 
 _WIDTH = 120  # when not writing to a terminal
 
@@ -97,6 +97,43 @@ def _dynamic(console: Console, dynamic: dict[str, Any]) -> None:
         _before_after(console, dynamic["before_after"])
     if dynamic.get("what_if"):
         _what_if(console, dynamic["what_if"])
+    if dynamic.get("switches"):
+        _switches(console, dynamic["switches"])
+
+
+def _switches(console: Console, switches: dict[str, Any]) -> None:
+    """Breaks with and without the switches, and which removes each site."""
+    t, columns = switches["totals"], cells(switches)
+    total = " · ".join(f"{title} {t['breaks'][mode][tree]}" for mode, tree, title in columns)
+    exact = t.get("exact")
+    console.print(Text(f"\nWith and without {switch_names(switches)}: breaks {total}"
+                       + (f"; rewrite exact {exact['default']}/{t['targets']} default, "
+                          f"{exact['switches']}/{t['targets']} with the switches"
+                          if exact else ""), style="bold"))
+    table = _table("", "target", *(title for _, _, title in columns), "rewrite exact")
+    table.columns[0].no_wrap = True
+    for row in switches["targets"]:
+        if row.get("error"):
+            table.add_row(row["name"], *("-" for _ in columns), row["error"][:60])
+            continue
+        exact_row = row.get("exact")
+        table.add_row(row["name"], *(str(row["breaks"][m][tr]) for m, tr, _ in columns),
+                      f"{_yes(exact_row['default'])} / {_yes(exact_row['switches'])}"
+                      if exact_row else "-")
+    console.print(table)
+    by = switches["removed_by"]
+    console.print("Break sites removed by: " + " · ".join(
+        f"{name} {count}" for name, count in by.items()))
+    table = _table(f"Per site (breaks {' → '.join(switches['trees'])})", "site", "GB id",
+                   "source", "default", "switches", "removed by")
+    table.columns[0].no_wrap = True
+    for site in switches["sites"]:
+        frame = site.get("frame") or {}
+        table.add_row(f"{frame['file']}:{frame['line']}" if frame else "?",
+                      site.get("gb_id") or "?", frame.get("source", ""),
+                      mode_counts(switches, site["count"], "default"),
+                      mode_counts(switches, site["count"], "switches"), site["removed_by"])
+    console.print(table)
 
 
 def _before_after(console: Console, comparison: dict[str, Any]) -> None:
