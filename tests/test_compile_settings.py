@@ -17,9 +17,10 @@ from click.testing import CliRunner
 from eqrewrite.oracle.core.protocol import RunRequest, Variant
 from eqrewrite.oracle.core.settings import CompileSettings, TargetError
 from eqrewrite.oracle.core.worker import Session
+from eqrewrite.oracle.formats import Recipe
 from eqrewrite.oracle.generate import GenConfig, generate
 from eqrewrite.oracle.generate.compiling import SWITCHES, compile_settings
-from eqrewrite.oracle.minimising.standalone import Recipe, minimal_script
+from eqrewrite.oracle.minimising.standalone import minimal_script
 from eqrewrite.oracle.running.targets import find_target
 from eqrewrite.rewriter.cli import main
 

@@ -19,12 +19,12 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
+from eqrewrite.oracle.formats import Recipe  # noqa: E402
 from eqrewrite.oracle.minimising.reducecli import _render  # noqa: E402
 from eqrewrite.oracle.minimising.standalone import (  # noqa: E402
     BROKEN,
     DIFFERS,
     RAISED,
-    Recipe,
     minimal_script,
     program_of,
 )

@@ -591,7 +591,8 @@ def test_a_reproducer_vendors_the_oracle_core_verbatim_and_self_contained(tmp_pa
     from eqrewrite.oracle.core import compare as source
     from eqrewrite.oracle.core.protocol import RunRequest, Variant
     from eqrewrite.oracle.core.settings import CompileSettings, Target, TargetForm
-    from eqrewrite.oracle.running.repro import VENDORED, write_reproducer
+    from eqrewrite.oracle.formats import VENDORED
+    from eqrewrite.oracle.running.repro import write_reproducer
 
     request = RunRequest(Target("m.py::f", "f", TargetForm.FUNCTION, Path("m.py")),
                          CompileSettings(), Variant.EAGER)

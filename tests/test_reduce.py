@@ -26,13 +26,9 @@ from eqrewrite.oracle.core.compare import CompareOptions  # noqa: E402
 from eqrewrite.oracle.core.protocol import RunRequest, Variant  # noqa: E402
 from eqrewrite.oracle.core.settings import CompileSettings, Target, TargetForm  # noqa: E402
 from eqrewrite.oracle.minimising import reducepasses as rp  # noqa: E402
-from eqrewrite.oracle.minimising.reduce import (  # noqa: E402
-    Budget,
-    Signature,
-    ddmin,
-    reduce_folder,
-    setting_candidates,
-)
+from eqrewrite.oracle.minimising.passes import ddmin, setting_candidates  # noqa: E402
+from eqrewrite.oracle.minimising.reduce import Budget, reduce_folder  # noqa: E402
+from eqrewrite.oracle.minimising.signature import Signature  # noqa: E402
 from eqrewrite.oracle.minimising.standalone import PROGRAM  # noqa: E402
 from eqrewrite.oracle.running.repro import write_reproducer  # noqa: E402
 from test_oracle_verdicts import BACKENDS as FAULTS  # noqa: E402
@@ -606,7 +602,7 @@ def test_shrunk_inputs_that_change_layout_are_refused_before_any_run(tmp_path, m
 
 
 def test_ddmin_asks_for_a_rounds_tests_at_once():
-    from eqrewrite.oracle.minimising.reduce import ddmin_first
+    from eqrewrite.oracle.minimising.passes import ddmin_first
 
     rounds = []
 
@@ -621,13 +617,13 @@ def test_ddmin_asks_for_a_rounds_tests_at_once():
 def test_a_candidate_without_the_target_is_never_judged():
     """The names a candidate binds at top level: a candidate that lost the target's class
     (or its inputs function) is "bad" before any judge sees it."""
-    from eqrewrite.oracle.minimising.reduce import _module_level_names
+    from eqrewrite.oracle.minimising.standalone import module_level_names
 
     text = ("import torch as t\nfrom x import y\nclass Program:\n    pass\n"
             "def get_inputs():\n    return []\nN = 3\nif t:\n    M = 1\n")
-    assert _module_level_names(ast.parse(text)) >= {"t", "y", "Program", "get_inputs", "N",
+    assert module_level_names(ast.parse(text)) >= {"t", "y", "Program", "get_inputs", "N",
                                                     "M"}
-    assert "Program" not in _module_level_names(ast.parse("import torch\n"))
+    assert "Program" not in module_level_names(ast.parse("import torch\n"))
 
 
 def test_modules_of_every_tree_judged_before_are_forgotten(tmp_path, monkeypatch):

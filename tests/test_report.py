@@ -25,7 +25,8 @@ import pytest
 torch = pytest.importorskip("torch")
 
 from click.testing import CliRunner  # noqa: E402
-from eqrewrite.oracle.minimising.standalone import Recipe, checks, minimal_script  # noqa: E402
+from eqrewrite.oracle.formats import Recipe  # noqa: E402
+from eqrewrite.oracle.minimising.standalone import checks, minimal_script  # noqa: E402
 from eqrewrite.oracle.reporting import finding as findings  # noqa: E402
 from eqrewrite.oracle.reporting.cli import report_command  # noqa: E402
 from eqrewrite.oracle.reporting.issue import Options, build  # noqa: E402

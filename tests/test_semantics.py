@@ -559,7 +559,7 @@ def test_a_reduction_candidate_may_lose_undefined_behaviour_but_never_gain_it():
     """Even where it explains none of the differences (strides do not depend on values),
     undefined behaviour the original did not hold makes a candidate another finding: a
     maintainer would close the reproducer for it."""
-    from eqrewrite.oracle.minimising.reduce import Signature
+    from eqrewrite.oracle.minimising.signature import Signature
 
     def answer(*undefined):
         return {"verdict": "compiler-bug", "exceptions": [None, None],

@@ -35,13 +35,14 @@ from __future__ import annotations
 
 import datetime
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import yaml
 
-from .outcome import CLASSES, Record
+from .outcome import CLASSES
 
 DEFAULT_FILE = Path(__file__).with_name("known_issues.yaml")
 _MATCH_KEYS = ("class", "ops", "kinds", "features", "error", "program")
@@ -85,9 +86,10 @@ class KnownIssue:
     def number(self) -> str:
         return self.url.rstrip("/").rpartition("/")[2]
 
-    def matches(self, finding: Record, program: str | None = None) -> bool:
-        """Does every key of the pattern hold for ``finding`` (a campaign result), and for
-        ``program`` (its program's text) when the pattern names one?"""
+    def matches(self, finding: Mapping[str, Any], program: str | None = None) -> bool:
+        """Does every key of the pattern hold for ``finding`` (a campaign result, or a
+        finding record: the keys both hold), and for ``program`` (its program's text) when
+        the pattern names one?"""
         if self.outcome_class is not None and finding.get("class") != self.outcome_class:
             return False
         if self.ops and not self.ops & set(finding.get("signature_ops") or ()):
@@ -189,7 +191,7 @@ def _names(where: str, entry: dict[str, Any], key: str, ordered: bool = False
     return list(value) if ordered else frozenset(value)
 
 
-def recognise(issues: list[KnownIssue] | tuple[KnownIssue, ...], finding: Record,
+def recognise(issues: list[KnownIssue] | tuple[KnownIssue, ...], finding: Mapping[str, Any],
               program: str | None = None) -> KnownIssue | None:
     """The first known issue that matches ``finding`` (and ``program``, its program's text,
     when known), if any."""

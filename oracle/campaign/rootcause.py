@@ -35,7 +35,9 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .outcome import Record, normalise_error
+from .. import formats
+from ..formats import DifferenceRecord, FindingRecord
+from .outcome import normalise_error
 
 ROOT_CAUSES = "root_causes.json"
 PROGRAM_MARKER = "# -- the program "  # where minimal.py's program starts
@@ -128,7 +130,7 @@ class Group:
 
 def root_cause(folder: Path) -> RootCause:
     """The root cause of one finding folder (``finding.json`` and its reduced program)."""
-    record: Record = json.loads((folder / "finding.json").read_text(encoding="utf-8"))
+    record = formats.read_finding(folder)
     tree = ast.parse(_program_text(folder))
     calls = _calls(tree)
     text = ast.unparse(tree)
@@ -177,8 +179,8 @@ def merge(findings: Path, written: Path) -> list[Group]:
     crashes; other classes are left alone), record it in each ``finding.json``, and write
     the groups to ``written`` (JSON: one entry per cause, representative first)."""
     groups: dict[str, Group] = {}
-    for folder in sorted(p for p in findings.iterdir() if (p / "finding.json").is_file()):
-        record = json.loads((folder / "finding.json").read_text(encoding="utf-8"))
+    for folder in sorted(p for p in findings.iterdir() if (p / formats.FINDING).is_file()):
+        record = formats.read_finding(folder)
         if record.get("class") not in ("compiler-bug", "compile-crash"):
             continue
         cause = root_cause(folder)
@@ -208,21 +210,20 @@ def program_size(folder: Path) -> int:
 def _annotate(group: Group) -> None:
     chosen = group.representative
     for folder in group.folders:
-        path = folder / "finding.json"
-        record = json.loads(path.read_text(encoding="utf-8"))
+        record = formats.read_finding(folder)
         record["root_cause"] = {"key": group.cause.key, "cause": group.cause.describe(),
                                 "seeds": group.seeds}
         if folder == chosen:
             record.pop("duplicate_of", None)
         else:
             record["duplicate_of"] = chosen.name
-        path.write_text(json.dumps(record, indent=1) + "\n", encoding="utf-8")
+        formats.write_finding(folder, record)
 
 
 def _program_text(folder: Path) -> str:
     """The program of the reproducer: ``minimal.py`` up to the lines that run it, else the
     generated ``program.py``."""
-    minimal = folder / "minimal.py"
+    minimal = folder / formats.MINIMAL
     if minimal.is_file():
         text = minimal.read_text(encoding="utf-8")
         # The script's own exception hook comes before the program (standalone.py).
@@ -236,7 +237,7 @@ def _program_text(folder: Path) -> str:
                     break
         if kept and kept[-1].name == "get_inputs":
             return "\n\n".join(ast.unparse(node) for node in kept)
-    return (folder / "program.py").read_text(encoding="utf-8")
+    return (folder / formats.PROGRAM).read_text(encoding="utf-8")
 
 
 def _calls(tree: ast.AST) -> set[str]:
@@ -275,7 +276,7 @@ def _families() -> dict[str, str]:
     return names
 
 
-def _gradient_presence(record: Record) -> str:
+def _gradient_presence(record: FindingRecord) -> str:
     """``gradient-materialised`` when every difference is a gradient compiled has and eager
     leaves ``None``, ``gradient-lost`` for the reverse, else ``""``."""
     messages = [d.get("message", "") for d in _deciding_differences(record)]
@@ -288,12 +289,12 @@ def _gradient_presence(record: Record) -> str:
     return ""
 
 
-def _deciding_differences(record: Record) -> list[Record]:
+def _deciding_differences(record: FindingRecord) -> list[DifferenceRecord]:
     return [d for f in (record.get("oracle") or {}).get("findings", [])
             if f.get("verdict") == record.get("verdict") for d in f.get("differences") or []]
 
 
-def _backward_raised(record: Record) -> bool:
+def _backward_raised(record: FindingRecord) -> bool:
     """Whether the compiled run's backward raised where eager's did not."""
     differences = _deciding_differences(record)
     return bool(differences) and all("unexpected keys ['backward_error']" in d.get("message", "")
@@ -306,7 +307,7 @@ def _method_names(tree: ast.AST) -> set[str]:
             if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)}
 
 
-def _compiler_error(record: Record) -> str:
+def _compiler_error(record: FindingRecord) -> str:
     """The compiler's error without the wrapper that names the backend."""
     detail = record.get("detail") or record.get("error") or ""
     text = detail.split("raised where eager did not: ", 1)[-1]
@@ -315,7 +316,7 @@ def _compiler_error(record: Record) -> str:
     return normalise_error(re.sub(r"\s*\([^()]*:\d+ in [^()]*\)\s*$", "", text))
 
 
-def _layer(record: Record) -> str:
+def _layer(record: FindingRecord) -> str:
     """Which part of the compiler raised, as the error says: the recorded first failing
     layer when a report measured it."""
     if record.get("layer"):

@@ -17,6 +17,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Protocol, TypedDict
 
+from ..formats import write_json
 from . import known as known_issues
 from . import outcome, rootcause, store
 from .outcome import Record
@@ -229,7 +230,7 @@ class Runner:
         }
 
     def _write_summary(self) -> None:
-        store.write_json(self.out / store.SUMMARY, self.summary())
+        write_json(self.out / store.SUMMARY, self.summary())
 
 
 def _reduce(folder: Path, budget: float) -> Record:

@@ -30,10 +30,10 @@ import json
 import os
 import shutil
 from pathlib import Path
-from typing import Any
+from typing import cast
 
-from eqrewrite.rewriter.api import write_atomic
-
+from .. import formats
+from ..formats import FindingRecord, write_json
 from . import outcome
 from .outcome import Record
 
@@ -48,11 +48,6 @@ JOURNALED = ("seed", "class", "verdict", "rule", "signature", "known", "confiden
 
 class CampaignError(RuntimeError):
     """A campaign folder that cannot be used as asked (the message says why)."""
-
-
-def write_json(path: Path, value: Any) -> None:
-    """Write ``value`` as indented JSON, atomically."""
-    write_atomic(path, (json.dumps(value, indent=1, sort_keys=False) + "\n").encode("utf-8"))
 
 
 def open_campaign(out: Path, meta: Record, resume: bool) -> list[Record]:
@@ -127,20 +122,23 @@ def write_finding(out: Path, result: Record, context: Record) -> Path:
     building = final.parent / f".building-{finding_name(result)}-{os.getpid()}"
     shutil.rmtree(building, ignore_errors=True)
     building.mkdir(parents=True)
-    (building / "program.py").write_text(result["program"], encoding="utf-8")
+    (building / formats.PROGRAM).write_text(result["program"], encoding="utf-8")
     if result.get("rewritten"):
-        (building / "rewritten.py").write_text(result["rewritten"], encoding="utf-8")
+        (building / formats.REWRITTEN).write_text(result["rewritten"], encoding="utf-8")
     reproducer = None
     if result.get("request") is not None:
         reproducer = _reproducer(building, final, result)
-    record = {key: result.get(key) for key in
-              ("class", "signature", "verdict", "rule", "confidence", "detail", "tree", "kinds",
-               "signature_ops", "error", "ops", "features", "focus", "edits")}
-    record.update(seeds=[result["seed"]], first_seed=result["seed"], file=result.get("file"),
-                  reproducer=reproducer, regenerate=context.get("regenerate"),
-                  torch=context.get("torch"), settings=context.get("settings"),
-                  compile_settings=result.get("compile_settings"), oracle=result.get("record"))
-    write_json(building / "finding.json", record)
+    # The campaign's result (plain JSON) becomes the format's record here.
+    record = cast(FindingRecord, {key: result.get(key) for key in (
+        "class", "signature", "verdict", "rule", "confidence", "detail", "tree", "kinds",
+        "signature_ops", "error", "ops", "features", "focus", "edits")})
+    record.update({"seeds": [result["seed"]], "first_seed": result["seed"],
+                   "file": result.get("file"), "reproducer": reproducer,
+                   "regenerate": context.get("regenerate"), "torch": context.get("torch"),
+                   "settings": context.get("settings"),
+                   "compile_settings": result.get("compile_settings"),
+                   "oracle": result.get("record")})
+    formats.write_finding(building, record)
     os.replace(building, final)
     return final
 
@@ -150,7 +148,7 @@ def _reproducer(building: Path, final: Path, result: Record) -> str:
     it will be once the folder is renamed into place)."""
     from ..running.repro import FAILING_VERDICTS, write_reproducer
 
-    tree = building / "tree"
+    tree = building / formats.TREE
     tree.mkdir()
     source = result["rewritten"] if result.get("tree") == "rewritten" and result.get(
         "rewritten") else result["program"]
@@ -158,15 +156,14 @@ def _reproducer(building: Path, final: Path, result: Record) -> str:
     # A compile crash's reproducer exits 1 while compiling raises (a crashed worker has no
     # such verdict: its reproducer is the eager-vs-compiled one, as before).
     verdict = result["verdict"] if result.get("verdict") in FAILING_VERDICTS else "compiler-bug"
-    script = write_reproducer(building, final / "tree", result["request"], result["compare"],
+    script = write_reproducer(building, final / formats.TREE, result["request"], result["compare"],
                               verdict)
     return script.parent.name
 
 
 def add_seed(folder: Path, seed: int) -> None:
     """Record another seed that showed an existing finding."""
-    path = folder / "finding.json"
-    record = json.loads(path.read_text(encoding="utf-8"))
+    record = formats.read_finding(folder)
     if seed not in record["seeds"]:
         record["seeds"] = sorted(record["seeds"] + [seed])
-        write_json(path, record)
+        formats.write_finding(folder, record)

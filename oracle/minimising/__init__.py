@@ -1,9 +1,14 @@
 """``eqrewrite reduce``: a reproducer folder shrunk to the smallest program that still fails.
-``reduce.py`` (folders, the passes' order, the checking process's handle, signatures,
-outputs), ``reducepasses.py`` (the candidates, text to text with libcst, no torch),
+``reduce.py`` (the command's course: the folder, the baseline, the outputs written),
+``checker.py`` (the checking process's handle), ``judge.py`` (one candidate judged, cheap
+screens first), ``signature.py`` (what keeps a finding the same; the tally),
+``schedule.py`` (the current program, candidates judged ahead, confirmation by bisection),
+``passes.py`` (the passes' order, ddmin), ``budget.py``, ``outputs.py`` (``reduced/``,
+``minimal.py``, their verification), ``reducepasses.py`` (the candidates, text to text
+with libcst, no torch),
 ``reduceworker.py`` (the checking process: run as a script with the reproducer's own copy
 of the core, it imports nothing of eqrewrite), ``standalone.py`` (the text of
 ``minimal.py``), ``reducecli.py`` (the command).
 
-May import: campaign.
+May import: campaign, formats.
 """

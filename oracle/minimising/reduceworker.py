@@ -33,7 +33,10 @@ import time
 import traceback
 from dataclasses import asdict, replace
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO, cast
+
+if TYPE_CHECKING:  # the messages' types; at run time this script imports no eqrewrite
+    from ..formats import Answer, Description, InputRecord, Probe, SettingsRecord
 
 
 def main(folder: Path, trees: Path, core: Path | None) -> None:
@@ -52,6 +55,7 @@ def main(folder: Path, trees: Path, core: Path | None) -> None:
     for line in sys.stdin:
         request = json.loads(line)
         started = time.perf_counter()
+        answer: Answer | Probe
         try:
             answer = _check(repro, request, trees)
         except BaseException as error:  # noqa: BLE001 - a candidate's failure is an answer
@@ -82,7 +86,7 @@ def _load(folder: Path, core: Path | None) -> Any:
     return repro
 
 
-def _describe(repro: Any) -> dict[str, Any]:
+def _describe(repro: Any) -> Description:
     """What the parent needs to know about the reproducer, as plain JSON."""
     import torch
     from _eqrewrite_oracle import replay
@@ -95,11 +99,13 @@ def _describe(repro: Any) -> dict[str, Any]:
                        "form": target.form.value,
                        "file": None if target.file is None else target.file.as_posix(),
                        "inputs": target.inputs, "has_init_inputs": target.has_init_inputs},
-            "settings": asdict(repro.SETTINGS), "extra_paths": repro.EXTRA_PATHS,
+            # CompileSettings' fields (its switch tables become lists in JSON)
+            "settings": cast("SettingsRecord", asdict(repro.SETTINGS)),
+            "extra_paths": repro.EXTRA_PATHS,
             "fails": getattr(repro, "FAILS", "compiler-bug")}
 
 
-def _check(repro: Any, asked: dict[str, Any], trees: Path) -> dict[str, Any]:
+def _check(repro: Any, asked: dict[str, Any], trees: Path) -> Answer | Probe:
     """Judge the target in the tree ``asked["root"]``. When ``asked`` names the exception
     the finding's eager run raised (``eager``, None for none), one eager run first rejects
     candidates that already differ there, without compiling them (and is the judgement's
@@ -188,7 +194,7 @@ LITERAL_ELEMENTS = 32
 LITERAL_TOTAL = 64
 
 
-def probe(root: Path, request: Any) -> dict[str, Any]:
+def probe(root: Path, request: Any) -> Probe:
     """What the script needs to know about the candidate beside its verdict, from one
     build and one eager call: whether it draws random numbers from torch's generators
     (``rng``: else the script needs no seed), what ``get_inputs()`` returns
@@ -365,7 +371,7 @@ def _exception(result: Any) -> str | None:
     return result.exception.type if result is not None and result.exception else None
 
 
-def _inputs(root: Path, request: Any) -> list[dict[str, Any]]:
+def _inputs(root: Path, request: Any) -> list[InputRecord]:
     """Each input's dtype, rank, element count and layout class, as built for a run."""
     from _eqrewrite_oracle.worker import Session
 
@@ -376,18 +382,19 @@ def _inputs(root: Path, request: Any) -> list[dict[str, Any]]:
     return [_input(value) for value in values]
 
 
-def layout_class(inputs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def layout_class(inputs: list[InputRecord]) -> list[InputRecord]:
     """The inputs as ``_inputs`` describes them, without their element counts: what shrinking
     an input must keep (dtype, rank, layout class)."""
-    def strip(item: dict[str, Any]) -> dict[str, Any]:
-        kept = {k: v for k, v in item.items() if k != "numel"}
+    def strip(item: InputRecord) -> InputRecord:
+        kept = item.copy()
+        kept.pop("numel", None)
         if "items" in kept:
             kept["items"] = [strip(i) for i in kept["items"]]
         return kept
     return [strip(item) for item in inputs]
 
 
-def _input(value: object) -> dict[str, Any]:
+def _input(value: object) -> InputRecord:
     import torch
 
     if isinstance(value, list | tuple):
@@ -413,7 +420,7 @@ def _last_lines(error: BaseException) -> str:
     return "".join(lines[-4:]).strip()[-2000:]
 
 
-def _answer(stream: TextIO, answer: dict[str, Any]) -> None:
+def _answer(stream: TextIO, answer: Description | Answer | Probe) -> None:
     stream.write(json.dumps(answer, default=str) + "\n")
 
 

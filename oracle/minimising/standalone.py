@@ -29,9 +29,10 @@ import ast
 import builtins
 import re
 from dataclasses import dataclass
-from typing import Any
 
 import libcst as cst
+
+from ..formats import Recipe, SettingsRecord
 
 _HEADER = re.compile(r"^\s*#\s*eqrewrite-oracle:.*\n?", re.MULTILINE)
 # The line between the program and the lines that run it: what the report cuts at.
@@ -47,35 +48,6 @@ RAISED = "torch.compile raised where eager did not"
 BROKEN = "minimal.py is broken, not the finding"
 BROKEN_EXIT = 2
 _WIDTH = 92  # of the marker lines
-
-@dataclass(frozen=True)
-class Recipe:
-    """What the script needs besides the program: how the oracle built and ran it."""
-
-    target: dict[str, Any]  # form, attribute, inputs, has_init_inputs (the worker's record)
-    settings: dict[str, Any]  # CompileSettings as a dict
-    seed: int
-    grad_inputs: bool       # floating inputs required grad in the oracle's runs
-    grads: bool             # the finding involves gradients: compare them too
-    strict: bool
-    scale: float
-    extra_paths: tuple[str, ...]   # where a ``module:function`` backend imports from
-    state: str | None       # path of saved weights, when they could not be dropped
-    headline: str           # the finding in one line
-    torch_version: str
-    # The finding's differences as (path, kind), e.g. ("result['output'][1]", "exact"): what
-    # the script compares. Empty: the outputs (and gradients with ``grads``).
-    differences: tuple[tuple[str, str], ...] = ()
-    reference: bool = False  # the verdict rested on the float64 reference: compare with it
-    # The backend read from $TORCH_COMPILE_BACKEND (the compiler bisector's runs set it)
-    backend_from_environment: bool = False
-    # The program draws random numbers (building it, its inputs or calling it): the script
-    # seeds as the oracle did. False only when the minimiser saw it draw none.
-    seeded: bool = True
-    # What get_inputs() returns, "list", "tuple" or "dict", so the call is ``fn(*args)`` or
-    # ``fn(**args)``; None: unknown, decided when the script runs.
-    container: str | None = None
-
 
 def uses_reference(kinds: list[str] | tuple[str, ...], detail: str) -> bool:
     """Did the verdict rest on the float64 reference? Floating values only, and the
@@ -272,7 +244,7 @@ def _docstring(recipe: Recipe) -> str:
             '"""')
 
 
-def _describe(settings: dict[str, Any]) -> str:
+def _describe(settings: SettingsRecord) -> str:
     parts = [f"backend={settings['backend']}"]
     parts += [f"{k}={settings[k]}" for k in ("mode", "dynamic") if settings.get(k) is not None]
     parts += ["fullgraph=True"] if settings.get("fullgraph") else []
@@ -361,7 +333,7 @@ def _harness(recipe: Recipe) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _config_lines(settings: dict[str, Any], extra_paths: tuple[str, ...]) -> list[str]:
+def _config_lines(settings: SettingsRecord, extra_paths: tuple[str, ...]) -> list[str]:
     """The custom backend's import and the compiler's switches (their modules are imported
     at the top)."""
     lines = []
@@ -370,9 +342,9 @@ def _config_lines(settings: dict[str, Any], extra_paths: tuple[str, ...]) -> lis
         if extra_paths:
             lines += [f"sys.path[:0] = {list(extra_paths)!r}"]
         lines += [f"from {module} import {function} as backend"]
-    for prefix, key in (("torch._inductor.config", "inductor_config"),
-                        ("torch._dynamo.config", "dynamo_config")):
-        lines += [f"{prefix}.{name} = {value!r}" for name, value in settings.get(key, ())]
+    for prefix, switches in (("torch._inductor.config", settings.get("inductor_config", [])),
+                             ("torch._dynamo.config", settings.get("dynamo_config", []))):
+        lines += [f"{prefix}.{name} = {value!r}" for name, value in switches]
     return lines
 
 
@@ -454,7 +426,7 @@ def _backward_lines(recipe: Recipe) -> list[str]:
     backward = "    if isinstance(loss, torch.Tensor):  # some output needs grad"
     if not dict(map(tuple, recipe.settings.get("dynamo_config", ()))).get("compiled_autograd"):
         return [backward, "        loss.backward()"]
-    settings = {**recipe.settings, "fullgraph": False}
+    settings: SettingsRecord = {**recipe.settings, "fullgraph": False}
     arguments = _compile_arguments(Recipe(**{**recipe.__dict__, "settings": settings}))
     return [backward,
             "        if compiled:  # Compiled Autograd traces the backward of a compiled frame",

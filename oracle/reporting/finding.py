@@ -10,14 +10,21 @@ from __future__ import annotations
 
 import ast
 import importlib.util
-import json
 import re
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
-from ..campaign.outcome import Record
-from ..minimising.standalone import FLOATING_KINDS, Recipe, program_of, uses_reference
+from .. import formats
+from ..formats import (
+    FindingRecord,
+    FormatError,
+    OracleFindingRecord,
+    Recipe,
+    SettingsRecord,
+    TargetRecord,
+)
+from ..minimising.standalone import FLOATING_KINDS, program_of, uses_reference
 
 
 class ReportError(Exception):
@@ -29,11 +36,11 @@ class Finding:
     """What a report needs to know about one finding."""
 
     folder: Path
-    record: Record                   # finding.json
+    record: FindingRecord            # finding.json
     program: str                     # the program the script runs
     source: str                      # where it came from, relative to the folder
-    target: dict[str, Any]           # form, attribute, inputs, has_init_inputs
-    settings: dict[str, Any]         # the effective compile settings (a CompileSettings dict)
+    target: TargetRecord             # form, attribute, inputs, has_init_inputs
+    settings: SettingsRecord         # the effective compile settings
     differences: tuple[tuple[str, str, str], ...]  # (path, kind, message) of the verdict
     reference: str                   # which side the float64 reference agreed with, or ""
 
@@ -62,7 +69,7 @@ class Finding:
     def recipe(self, grad_inputs: bool, **changes: Any) -> Recipe:
         """The minimal script's recipe: the recorded settings, unless ``settings=`` (a dict
         of overrides) or another field is given."""
-        settings = {**self.settings, **changes.pop("settings", {})}
+        settings: SettingsRecord = {**self.settings, **changes.pop("settings", {})}
         inference = bool(settings.get("inference"))
         recipe = Recipe(
             target=self.target, settings=settings, seed=0,
@@ -79,27 +86,23 @@ class Finding:
 
 def load(folder: Path) -> Finding:
     """The finding in ``folder`` (a campaign's ``findings/<name>/``)."""
-    path = folder / "finding.json"
     if not folder.is_dir():
         raise ReportError(f"{folder}: not a folder")
     try:
-        record = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise ReportError(f"{folder}: no finding.json (not a campaign's finding folder)"
-                          ) from None
-    except (OSError, ValueError) as error:
-        raise ReportError(f"{path}: cannot read: {error}") from None
-    if not isinstance(record, dict) or "class" not in record:
-        raise ReportError(f"{path}: not a finding record (no 'class')")
+        record = formats.read_finding(folder)
+    except FormatError as error:
+        raise ReportError(str(error)) from None
     source, program = _program(folder, record)
     oracle = record.get("oracle") or {}
-    settings: dict[str, Any] = {
+    settings: SettingsRecord = {
         "backend": "inductor", "mode": None, "dynamic": None, "fullgraph": False,
         "inductor_config": [], "dynamo_config": [], "strict": False, "raises": False,
         "tolerance_scale": 1.0, "inference": False}
-    settings.update(record.get("settings") or {})
+    campaign = record.get("settings") or {}  # its options; of the settings only the backend
+    if "backend" in campaign:
+        settings["backend"] = str(campaign["backend"])
     settings.update(oracle.get("settings") or {})
-    if source.startswith("reduced/") or source == "minimal.py":
+    if source.startswith(f"{formats.REDUCED}/") or source == formats.MINIMAL:
         # The minimiser drops the settings the finding does not need: minimal.py and the
         # reduced reproducer compile without them, and so must every run of the report.
         settings.update(_reduced_settings(folder))
@@ -112,11 +115,12 @@ def load(folder: Path) -> Finding:
                    differences, str(evidence.get("reference") or ""))
 
 
-def _reduced_settings(folder: Path) -> dict[str, Any]:
+def _reduced_settings(folder: Path) -> SettingsRecord:
     """The compile settings of the reduced reproducer (``reduced/repro.py``'s ``SETTINGS``),
     as the finding's settings dict; empty when there is none."""
     try:
-        tree = ast.parse((folder / "reduced" / "repro.py").read_text(encoding="utf-8"))
+        tree = ast.parse((folder / formats.REDUCED / formats.SCRIPT).read_text(
+            encoding="utf-8"))
     except (OSError, SyntaxError, UnicodeDecodeError):
         return {}
     for node in tree.body:
@@ -127,28 +131,30 @@ def _reduced_settings(folder: Path) -> dict[str, Any]:
                          if k.arg is not None}
             except ValueError:
                 return {}
-            return {key: [list(pair) for pair in value] if key.endswith("_config") else value
-                    for key, value in found.items()}
+            # CompileSettings' keywords: the record's fields, its switch tables as lists.
+            return cast(SettingsRecord, {
+                key: [list(pair) for pair in value] if key.endswith("_config") else value
+                for key, value in found.items()})
     return {}
 
 
-def _program(folder: Path, record: Record) -> tuple[str, str]:
+def _program(folder: Path, record: FindingRecord) -> tuple[str, str]:
     """``(where, text)`` of the smallest program the folder holds."""
     name = str(record.get("file") or "")
     candidates = []
     if name:
-        candidates.append(Path("reduced") / "tree" / name)
-    candidates.append(Path("minimal.py"))
+        candidates.append(Path(formats.REDUCED) / formats.TREE / name)
+    candidates.append(Path(formats.MINIMAL))
     if name:
-        candidates.append(Path("tree") / name)
-    candidates += [Path("rewritten.py")] if record.get("tree") == "rewritten" else []
-    candidates.append(Path("program.py"))
+        candidates.append(Path(formats.TREE) / name)
+    candidates += [Path(formats.REWRITTEN)] if record.get("tree") == "rewritten" else []
+    candidates.append(Path(formats.PROGRAM))
     for relative in candidates:
         try:
             text = (folder / relative).read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError):
             continue
-        if relative.name == "minimal.py":
+        if relative.name == formats.MINIMAL:
             found = program_of(text)
             if found is None:  # written by hand, or by someone else: not ours to cut
                 continue
@@ -162,17 +168,17 @@ def _program(folder: Path, record: Record) -> tuple[str, str]:
     raise ReportError(f"{folder}: no program (program.py, tree/, minimal.py)")
 
 
-def _deciding(record: Record) -> Record:
+def _deciding(record: FindingRecord) -> OracleFindingRecord:
     """The oracle's finding that carries the verdict, in the tree where it was seen."""
     oracle = record.get("oracle") or {}
     verdict = oracle.get("verdict") or record.get("verdict")
-    found = [f for f in oracle.get("findings") or () if f.get("verdict") == verdict]
+    found = [f for f in oracle.get("findings") or [] if f.get("verdict") == verdict]
     tree = str(record.get("tree") or "original")
-    return next((f for f in found if str(f.get("right", "")).startswith(tree)),
-                found[0] if found else {})
+    first: OracleFindingRecord = found[0] if found else {}
+    return next((f for f in found if str(f.get("right", "")).startswith(tree)), first)
 
 
-def _target(program: str, recorded: str, source: str) -> dict[str, Any]:
+def _target(program: str, recorded: str, source: str) -> TargetRecord:
     """The target as the worker records it, read from the program's definitions."""
     tree = ast.parse(program)
     defined = {node.name: node for node in tree.body

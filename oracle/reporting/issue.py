@@ -20,10 +20,10 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from ..campaign import known
 from ..campaign.known import KnownIssues
+from ..formats import SettingsRecord
 from . import sections, upstream, values
 from .finding import Finding, area_of, deciding, difference_phrase, load, ops_in
 from .runs import ROWS, Bisection, Outcome, Row, Runner, ablation, bisect, collect_env
@@ -264,7 +264,7 @@ def _description(report: Report) -> str:
     return f"{sections.kind_line(report)}\n\n{first} {second}"
 
 
-def _compile_call(settings: dict[str, Any]) -> str:
+def _compile_call(settings: SettingsRecord) -> str:
     arguments = [f"backend={settings['backend']!r}"]
     arguments += [f"{key}={settings[key]!r}" for key in ("mode", "dynamic")
                   if settings.get(key) is not None]

@@ -13,16 +13,12 @@ the sensitivity check) and exits 1 exactly when the verdict is the finding's (``
 from __future__ import annotations
 
 import re
-import shutil
 from pathlib import Path
 
+from .. import formats
 from ..core import compare as cmp
 from ..core.protocol import RunRequest
 from ..core.settings import CompileSettings, Target
-
-# What a reproducer carries: every module the replay imports, directly or not.
-VENDORED = ("settings", "protocol", "compare", "records", "observe", "reference", "semantics",
-            "judge", "graphbreaks", "worker", "replay")
 
 _TEMPLATE = '''\
 """Reproducer written by eqrewrite's oracle for {name}.
@@ -72,15 +68,10 @@ def write_reproducer(folder: Path, root: Path, request: RunRequest,
     headline = (f"Eager and torch.compile ({settings}) disagree." if verdict == "compiler-bug"
                 else f"torch.compile ({settings}) raises where eager does not.")
     target_dir = folder / f"repro_{re.sub(r'[^A-Za-z0-9_]+', '_', request.target.name)}"
-    package = target_dir / "_eqrewrite_oracle"
-    package.mkdir(parents=True, exist_ok=True)
-    here = Path(__file__).parents[1] / "core"  # the oracle core, one flat package
-    (package / "__init__.py").write_text('"""A copy of eqrewrite\'s oracle core."""\n')
-    for name in VENDORED:
-        shutil.copyfile(here / f"{name}.py", package / f"{name}.py")
+    formats.vendor_core(target_dir / formats.CORE_PACKAGE)
     if request.state is not None:
-        (target_dir / "state.pt").write_bytes(request.state)
-    script = target_dir / "repro.py"
+        (target_dir / formats.STATE).write_bytes(request.state)
+    script = target_dir / formats.SCRIPT
     script.write_text(_TEMPLATE.format(
         name=request.target.name, headline=headline, verdict=verdict, root=str(root),
         extra_paths=_backend_paths(request.settings.backend),
