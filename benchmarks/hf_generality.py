@@ -62,10 +62,12 @@ import tempfile
 from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 import hf_graph_breaks as hgb
+import hf_inputs as hfi
 
 BATCH, SEQ = hgb.BATCH, hgb.SEQ
 WIDTH, HEADS, KV_HEADS, HEAD_DIM, FFN, LAYERS, VOCAB = 64, 4, 2, 16, 64, 2, 128
@@ -75,7 +77,7 @@ SPLITS = ("dev", "held-out")
 # Config fields and the value they shrink to (only ever down: a smaller default is kept).
 _CAPS: dict[str, int] = {
     **dict.fromkeys(("hidden_size", "d_model", "n_embd", "embed_dim", "dim", "word_embed_proj_dim",
-                     "projection_dim"), WIDTH),
+                     "projection_dim", "out_hidden_size"), WIDTH),
     **dict.fromkeys(("num_hidden_layers", "num_layers", "n_layer", "n_layers", "encoder_layers",
                      "decoder_layers", "num_decoder_layers", "num_encoder_layers"), LAYERS),
     **dict.fromkeys(("num_attention_heads", "n_head", "n_heads", "num_heads",
@@ -147,23 +149,29 @@ def _derived_head_size(values: Mapping[str, Any], key: str) -> bool:
 
 
 def shrink(values: Mapping[str, Any], spare: dict[int, int] | None = None,
-           layers: bool = True) -> dict[str, Any]:
+           layers: bool = True, mrope: bool = False) -> dict[str, Any]:
     """The fields of a config's ``to_dict()`` to change for a tiny model.
 
     Size fields are capped (``_CAPS``), head sizes kept at width / heads where the default has
     them so, special token ids moved below the vocabulary, and nested sub-configs (dicts with
     a ``model_type``) shrunk the same way and returned whole, since a composite config
-    rebuilds them from the dict. With ``layers`` layer counts are capped too and per-layer
-    lists (as long as a layer count) cut to their first LAYERS entries; without, both are kept
-    (hybrid models whose first layers hold no attention need their whole layer pattern).
+    rebuilds them from the dict. With ``layers`` layer counts are capped too, at LAYERS or at
+    the first layers that hold every kind of layer a per-layer type list names (a hybrid
+    model's first attention layer may follow several linear ones; ``hf_inputs.layer_prefix``),
+    and per-layer lists and dicts cut alike; without, all are kept. Multimodal rotary
+    sections (``mrope_section``: three parts of half a head) are scaled to the shrunk head;
+    with ``mrope`` (a family whose code reads them with a default) they are set where absent.
     """
     spare = {} if spare is None else spare
+    keep = hfi.layer_prefix(values, LAYERS) if layers else None
     changes: dict[str, Any] = {}
     for key, value in values.items():
         if _is_sub_config(value):
-            changes[key] = {**value, **shrink(value, spare, layers)}
-        elif (key in _CAPS and _is_int(value) and value > _CAPS[key]
-              and (layers or key not in _LAYER_KEYS)):
+            changes[key] = {**value, **shrink(value, spare, layers, mrope)}
+        elif key in _LAYER_KEYS:
+            if keep is not None and _is_int(value) and value > keep:
+                changes[key] = keep
+        elif key in _CAPS and _is_int(value) and value > _CAPS[key]:
             changes[key] = _CAPS[key]
         elif _is_vocabulary(key) and _is_int(value) and value > VOCAB:
             changes[key] = VOCAB
@@ -171,93 +179,40 @@ def shrink(values: Mapping[str, Any], spare: dict[int, int] | None = None,
             changes[key] = HEAD_DIM
         elif key.endswith(_TOKEN_SUFFIXES) and _shrink_token(value, spare) != value:
             changes[key] = _shrink_token(value, spare)
-    layer_counts = {values[k] for k in _LAYER_KEYS if _is_int(values.get(k))} - {LAYERS}
-    for key, value in values.items():
-        if (layers and isinstance(value, list) and len(value) in layer_counts
-                and len(value) > LAYERS):
-            changes.setdefault(key, value[:LAYERS])
+    if keep is not None:
+        changes.update(_cut_per_layer(values, keep))
+    rope = values.get("rope_parameters")
+    if isinstance(rope, dict) and _is_int(values.get("hidden_size")) and (
+            "mrope_section" in rope or mrope):
+        # Multimodal rotary sections split half a head: scaled to the shrunk head.
+        section = rope.get("mrope_section") or [16, 24, 24]
+        changes["rope_parameters"] = {**rope, "mrope_section": _scaled(section, HEAD_DIM // 2)}
     return changes
 
 
-def special_ids(values: Mapping[str, Any]) -> set[int]:
-    """Every special token id of a config dict and its sub-configs (kept out of the inputs)."""
-    found: set[int] = set()
+def _scaled(parts: list[int], total: int) -> list[int]:
+    """``parts`` scaled to sum to ``total``, each at least 1, the rest on the last."""
+    scaled = [max(1, part * total // sum(parts)) for part in parts[:-1]]
+    return scaled + [total - sum(scaled)]
+
+
+def _cut_per_layer(values: Mapping[str, Any], keep: int) -> dict[str, Any]:
+    """Per-layer fields cut to the first ``keep`` layers: lists as long as a layer count, and
+    dicts keyed by layer index (``per_layer_config``)."""
+    counts = {values[k] for k in _LAYER_KEYS if _is_int(values.get(k))} - {keep}
+    changes: dict[str, Any] = {}
     for key, value in values.items():
-        if _is_sub_config(value):
-            found |= special_ids(value)
-        elif key.endswith(_TOKEN_SUFFIXES):
-            found |= {v for v in (value if isinstance(value, list) else [value]) if _is_int(v)}
-    return found
+        if isinstance(value, list) and len(value) in counts and len(value) > keep:
+            changes[key] = value[:keep]
+        elif ("layer" in key and isinstance(value, dict) and value
+              and all(str(k).isdigit() for k in value) and any(int(k) >= keep for k in value)):
+            changes[key] = {k: v for k, v in value.items() if int(k) < keep}
+    return changes
 
 
 # --------------------------------------------------------------------------------------------
 # Builders (run in the worker process; the library is imported from the tree)
 # --------------------------------------------------------------------------------------------
-
-def _token_ids(avoid: set[int], vocab: int = VOCAB) -> Any:
-    """Seeded token ids (BATCH, SEQ) in [2, vocab) avoiding the special ids."""
-    import torch
-
-    pool = torch.tensor([i for i in range(2, vocab) if i not in avoid])
-    gen = torch.Generator().manual_seed(1234)
-    return pool[torch.randint(0, len(pool), (BATCH, SEQ), generator=gen)]
-
-
-def _randn(*shape: int) -> Any:
-    """Seeded standard normal values."""
-    import torch
-
-    return torch.randn(*shape, generator=torch.Generator().manual_seed(1234))
-
-
-def _field(config: Any, name: str, default: int) -> int:
-    """``config.name``, else the same field of its vision/audio sub-config, else default."""
-    for owner in (config, getattr(config, "vision_config", None),
-                  getattr(config, "audio_config", None), getattr(config, "encoder", None)):
-        value = getattr(owner, name, None)
-        if _is_int(value):
-            return int(value)
-    return default
-
-
-def _input_candidates(name: str, config: Any) -> list[dict]:
-    """Candidate values of the input ``name``, shaped from the config, in the order tried (raw
-    audio with and without a channel axis, images and videos); ValueError if none is known."""
-    import torch
-
-    if name == "input_ids":
-        ids = _token_ids(special_ids(config.to_dict()))
-        return [{"input_ids": ids, "attention_mask": torch.ones(BATCH, SEQ, dtype=torch.long)}]
-    if name in ("pixel_values", "pixel_values_videos"):
-        size, channels = _field(config, "image_size", IMAGE), _field(config, "num_channels", 3)
-        frames = _field(config, "num_frames", 2)
-        return [{name: _randn(BATCH, channels, size, size)},
-                {name: _randn(BATCH, frames, channels, size, size)}]
-    if name == "input_features":
-        mels = _field(config, "num_mel_bins", 0)
-        if mels:
-            return [{name: _randn(BATCH, mels, 2 * _field(config, "max_source_positions", 64))}]
-        return [{name: _randn(BATCH, 4 * SEQ, _field(config, "input_feat_per_channel", 80))}]
-    if name == "input_values":
-        return [{name: _randn(BATCH, 4000)}, {name: _randn(BATCH, 1, 4000)}]
-    raise ValueError(f"main input {name!r}: no generic shape")
-
-
-_KNOWN_INPUTS = ("input_ids", "pixel_values", "input_features", "input_values")
-
-
-def _inputs(model: Any, config: Any) -> list[dict]:
-    """Candidate inputs: the main input's candidates alone, then each with the first candidate
-    of every other known input the forward takes (dual encoders such as CLIP need both)."""
-    main = model.main_input_name
-    alone = _input_candidates(main, config)
-    params = inspect.signature(model.forward).parameters
-    others: dict = {}
-    for name in _KNOWN_INPUTS:
-        if name != main and name in params:
-            others.update(_input_candidates(name, config)[0])
-    return alone + [{**candidate, **others} for candidate in alone] if others else alone
-
 
 def _with_optional_inputs(kwargs: dict, model: Any, config: Any) -> dict:
     """``kwargs`` less an attention mask the forward does not take, plus decoder ids for an
@@ -266,7 +221,8 @@ def _with_optional_inputs(kwargs: dict, model: Any, config: Any) -> dict:
     if "attention_mask" in kwargs and "attention_mask" not in params:
         kwargs = {k: v for k, v in kwargs.items() if k != "attention_mask"}
     if getattr(config, "is_encoder_decoder", False) and "decoder_input_ids" in params:
-        kwargs = {**kwargs, "decoder_input_ids": _token_ids(special_ids(config.to_dict())).flip(1)}
+        ids = hfi.token_ids(hfi.special_ids(config.to_dict()))
+        kwargs = {**kwargs, "decoder_input_ids": ids.flip(1)}
     return kwargs
 
 
@@ -301,21 +257,42 @@ def build_transformers(tf: Any, family: str, variant: str, device: str = "cpu"
     errors = []
     for layers in (True, False):
         try:
-            config = tf.AutoConfig.for_model(family, **shrink(default, layers=layers))
+            config = tf.AutoConfig.for_model(family, **shrink(
+                default, layers=layers, mrope=_reads(tf, family, "mrope_section")))
             torch_seed()
             model = auto.from_config(config, **options).eval().to(device)
-            for candidate in _inputs(model, config):
+            for label, make in _tries(model, config, variant):
                 try:
-                    kwargs = _on(_with_optional_inputs(candidate, model, config), device)
+                    kwargs = _on(_with_optional_inputs(make(), model, config), device)
                     fn, kwargs = (hgb._decode_step(model, True, kwargs, device)
                                   if variant == "decode" else (model, kwargs))
                     _runs(fn, kwargs)
-                    return fn, kwargs, {"layers_capped": layers}
+                    return fn, kwargs, {"layers_capped": layers, "inputs": label}
+                except hgb.NotApplicable:
+                    raise
                 except Exception as error:  # the next candidate input may fit
                     errors.append(error)
+        except hgb.NotApplicable:
+            raise
         except Exception as error:  # the next config may build
             errors.append(error)
     raise errors[0]
+
+
+def _tries(model: Any, config: Any, variant: str) -> list[tuple[str, Callable[[], dict]]]:
+    """The input candidates in the order tried (``hf_inputs.candidates``), then, for a
+    forward that takes ``use_cache``, each again without a cache: a hybrid model whose
+    default config holds no attention layer cannot start a cache."""
+    tries = hfi.candidates(model, config)
+    if variant == "decode" or "use_cache" not in inspect.signature(model.forward).parameters:
+        return tries
+    return tries + [(f"{label}, use_cache=False", partial(_no_cache, make))
+                    for label, make in tries]
+
+
+def _no_cache(make: Callable[[], dict]) -> dict:
+    """A candidate's inputs with ``use_cache=False``."""
+    return {**make(), "use_cache": False}
 
 
 def torch_seed() -> None:
@@ -333,7 +310,7 @@ def build_timm(timm: Any, family: str, variant: str, device: str = "cpu"
     torch_seed()
     model = timm.create_model(name, pretrained=False).eval().to(device)
     _, height, width = model.pretrained_cfg.get("input_size", (3, 224, 224))
-    kwargs = {"x": _randn(BATCH, 3, height, width).to(device)}
+    kwargs = {"x": hfi.randn(BATCH, 3, height, width).to(device)}
     _runs(model, kwargs)
     return model, kwargs, {"model": name}
 
@@ -376,6 +353,13 @@ def _transformers_families(tf: Any) -> dict[str, tuple[str, ...]]:
             + (("experts_eager",) if _switchable_experts(root / _transformers_code(tf, name))
                else ())
             for name in sorted(modeling_auto.MODEL_MAPPING_NAMES)}
+
+
+def _reads(tf: Any, family: str, name: str) -> bool:
+    """Whether a transformers family's modeling code mentions ``name`` (read as text)."""
+    folder = Path(tf.__file__).parent / _transformers_code(tf, family)
+    return any(name in path.read_text(encoding="utf-8")
+               for path in folder.glob("modeling_*.py"))
 
 
 def _switchable_experts(folder: Path) -> bool:
@@ -716,6 +700,10 @@ def main(argv: list[str] | None = None) -> int:
                         help="seconds per worker process (default: 600)")
     parser.add_argument("--threads", type=int, default=1, help="torch threads per worker")
     hgb.add_dynamo_config_argument(parser)
+    parser.add_argument("--modes", type=_modes, default=MODES,
+                        help="comma-separated modes to measure: default (no Dynamo switch) and "
+                             "switches (--dynamo-config's, else the two capture switches of "
+                             "eqrewrite run --dynamic-sizes); default: both")
     parser.add_argument("--skip-latency", action="store_true",
                         help="do not time compiled runs (otherwise: every case whose breaks "
                              "dropped, both trees)")
@@ -745,8 +733,23 @@ def main(argv: list[str] | None = None) -> int:
     return run(args)
 
 
+MODES = ("default", "switches")
+
+
+def mode_args(args: argparse.Namespace, mode: str) -> argparse.Namespace:
+    """``args`` for one mode: no Dynamo switch in ``default``; in ``switches`` the
+    ``--dynamo-config`` ones, else those of ``eqrewrite run --dynamic-sizes`` (the two capture
+    switches the audit names for breaks on data-dependent values)."""
+    from eqrewrite.rewriter.switches import DYNAMIC_SIZES
+
+    switches = args.dynamo_config or [f"{key}={str(value).lower()}"
+                                      for key, value in DYNAMIC_SIZES.items()]
+    return argparse.Namespace(**{**vars(args),
+                                 "dynamo_config": switches if mode == "switches" else []})
+
+
 def run(args: argparse.Namespace) -> int:
-    """The benchmark driver: list, split, measure the original tree, then the rewritten one."""
+    """The benchmark driver: list, split, make the trees, then measure every mode."""
     import importlib
 
     library = LIBRARIES[args.library]
@@ -757,7 +760,6 @@ def run(args: argparse.Namespace) -> int:
              for variant in variants]
     root = (args.workdir or Path(tempfile.mkdtemp(prefix="generality-"))).resolve()
     workdir = root / args.library
-    (workdir / "outputs").mkdir(parents=True, exist_ok=True)
     pack = hgb._check_pack(args.rules)
     rewrite = None
     if args.original_only:
@@ -767,6 +769,27 @@ def run(args: argparse.Namespace) -> int:
                     if args.rewrite_scope == "families" else [])
         rewrite = hgb.prepare_trees(workdir, pack, "all", [], args.reuse_trees, excludes,
                                     library.package)
+    modes = {mode: measure_mode(cases, families, workdir, mode_args(args, mode))
+             for mode in args.modes}
+    if len(modes) > 1 and not args.original_only:
+        print_modes(modes)
+    if args.json:
+        args.json.write_text(json.dumps(
+            {"library": args.library, "version": _version(library.package), "rules": pack,
+             "workdir": str(root), "rewrite": rewrite, "split": {f: split_of(f) for f in families},
+             "modes": modes}, indent=1))
+        print(f"\nresults written to {args.json}")
+    failed = any(m["report"]["errors"] or m["report"]["mismatches"] or m["report"]["gained"]
+                 for m in modes.values())
+    return 1 if failed else 0
+
+
+def measure_mode(cases: list[str], families: dict[str, tuple[str, ...]], workdir: Path,
+                 args: argparse.Namespace) -> dict[str, Any]:
+    """One mode: the original tree, the rewritten one on the cases that break, the report
+    printed, latency unless skipped; what the JSON keeps of it."""
+    settings = hgb.dynamo_settings(args)
+    print(f"\n===== mode: {'switches ' + str(settings) if settings else 'default'} =====\n")
     orig = _run_all("orig", cases, workdir, args)
     rew: dict[str, dict] = {}
     if not args.original_only:
@@ -777,25 +800,45 @@ def run(args: argparse.Namespace) -> int:
     print_report(report, families, args.original_only)
     latency = None
     if not (args.original_only or args.skip_latency):
-        latencies = run_latencies(report, workdir, args)
-        if latencies:
-            print_latency(latencies, report, args)
-        means = latency_means(latencies)
-        latency = {"backend": args.backend, "device": args.device, "threads": args.threads,
-                   "repeats": args.repeats, "cold_repeats": args.cold_repeats,
-                   "limit": args.latency_cases, "geomean_steady": means["steady"],
-                   "geomean_cold": means["cold"],
-                   "cases": {case: {"breaks_before": report["breaking"][case]["breaks"],
-                                    "breaks_after": report["breaking"][case]["after"], **timing}
-                             for case, timing in latencies.items()}}
-    if args.json:
-        args.json.write_text(json.dumps(
-            {"library": args.library, "version": _version(library.package), "rules": pack,
-             "dynamo_config": hgb.dynamo_settings(args),
-             "workdir": str(root), "rewrite": rewrite, "split": {f: split_of(f) for f in families},
-             "report": report, "latency": latency, "orig": orig, "rew": rew}, indent=1))
-        print(f"\nresults written to {args.json}")
-    return 1 if report["errors"] or report["mismatches"] or report["gained"] else 0
+        latency = measure_latency(report, workdir, args)
+    return {"dynamo_config": settings, "report": report, "latency": latency, "orig": orig,
+            "rew": rew}
+
+
+def measure_latency(report: dict, workdir: Path, args: argparse.Namespace) -> dict[str, Any]:
+    """Time the cases whose breaks dropped, print the table; what the JSON keeps."""
+    latencies = run_latencies(report, workdir, args)
+    if latencies:
+        print_latency(latencies, report, args)
+    means = latency_means(latencies)
+    return {"backend": args.backend, "device": args.device, "threads": args.threads,
+            "repeats": args.repeats, "cold_repeats": args.cold_repeats,
+            "limit": args.latency_cases, "geomean_steady": means["steady"],
+            "geomean_cold": means["cold"],
+            "cases": {case: {"breaks_before": report["breaking"][case]["breaks"],
+                             "breaks_after": report["breaking"][case]["after"], **timing}
+                      for case, timing in latencies.items()}}
+
+
+def print_modes(modes: dict[str, dict]) -> None:
+    """Breaks removed per half in each mode, side by side."""
+    print("\nper half and mode (breaking cases measured in both trees: before -> after):")
+    for split in SPLITS:
+        cells = []
+        for mode, measured in modes.items():
+            t = measured["report"]["per_split"][split]
+            cells.append(f"{mode} {t['before']} -> {t['after']} "
+                         f"({_percent(t['before'], t['after'])})")
+        print(f"  {split:8}: " + "; ".join(cells))
+
+
+def _modes(text: str) -> tuple[str, ...]:
+    """``--modes``: known modes, in the order given."""
+    modes = tuple(m.strip() for m in text.split(",") if m.strip())
+    unknown = [m for m in modes if m not in MODES]
+    if unknown or not modes:
+        raise argparse.ArgumentTypeError(f"modes are {', '.join(MODES)}; got {text!r}")
+    return modes
 
 
 def _version(package: str) -> str:

@@ -54,7 +54,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
@@ -339,8 +339,15 @@ def _decode_step(module: Any, text: bool, kwargs: dict, device: str = "cpu",
 
     with torch.no_grad():
         prefill = module(**kwargs, use_cache=True)
-    cache = _cache_form(module, prefill.past_key_values, legacy)
-    crop = getattr(cache, "crop", None)
+    try:
+        past = prefill.past_key_values
+    except AttributeError:  # 5.x names the field ``cache``; models without one have neither
+        past = None
+    if past is None:
+        raise NotApplicable("the model returns no key/value cache: a decode step would be "
+                            "its forward again")
+    cache = _cache_form(module, past, legacy)
+    crop = _rewinder(cache)
 
     def rewind() -> None:
         # A negative crop removes that many tokens in every release (5.x refuses positive ones).
@@ -368,6 +375,23 @@ def _decode_step(module: Any, text: bool, kwargs: dict, device: str = "cpu",
 
     return _taken(seq2seq_step, {"encoder_hidden": encoder, "decoder_input_ids": token},
                   legacy)
+
+
+def _rewinder(cache: Any) -> Any:
+    """The cache's ``crop``, where a step can rewind it by length; None where it cannot (no
+    ``crop``, or recurrent layers only: they have no length, and each call then goes on from
+    the state the last one left, the same sequence in both trees). 5.x's linear-attention
+    layers crop only once told to keep their past (``activate_past_recording``)."""
+    crop = getattr(cache, "crop", None)
+    if crop is None:
+        return None
+    if any(hasattr(layer, "recurrent_states") for layer in getattr(cache, "layers", ())):
+        cache.activate_past_recording()
+    try:
+        cache.get_seq_length()
+    except ValueError:  # "can only be called on Attention layers"
+        return None
+    return crop
 
 
 def _taken(step: Any, kwargs: dict, legacy: bool) -> tuple[Any, dict]:
@@ -858,8 +882,8 @@ def run_case(tree: str, tree_parent: Path, case: str, workdir: Path, args: argpa
             "device": getattr(args, "device", "cpu"),
             "record": bool(args.record_profile) and tree == "orig",
             "dynamo_config": dynamo_settings(args),
-            "outputs_file": str(workdir / "outputs" / f"{tree}_{case}.pt")}
-    result = _run_worker_process(spec, workdir / "outputs" / f"{tree}_{case}.json",
+            "outputs_file": str(outputs_dir(workdir, args) / f"{tree}_{case}.pt")}
+    result = _run_worker_process(spec, outputs_dir(workdir, args) / f"{tree}_{case}.json",
                                  [spec["tree_parent"]], args, script)
     return {"case": case, "tree": tree, **result}
 
@@ -879,6 +903,22 @@ def add_dynamo_config_argument(parser: argparse.ArgumentParser) -> None:
                         help="a torch._dynamo.config switch set in every worker, both trees "
                              "(repeatable; e.g. capture_scalar_outputs=true, the switches the "
                              "audit names for the breaks no rewrite removes)")
+
+
+def outputs_folder(workdir: Path, settings: Mapping[str, object]) -> Path:
+    """Where the records and outputs of one mode go: ``outputs`` for default settings,
+    ``outputs-KEY=VALUE,...`` with Dynamo switches (so the modes never overwrite each
+    other), created if missing."""
+    name = "outputs" + ("-" + ",".join(f"{k}={v}" for k, v in sorted(settings.items()))
+                        if settings else "")
+    folder = workdir / name
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder
+
+
+def outputs_dir(workdir: Path, args: argparse.Namespace) -> Path:
+    """``outputs_folder`` of the switches ``args`` set (``--dynamo-config``)."""
+    return outputs_folder(workdir, dynamo_settings(args))
 
 
 def dynamo_settings(args: argparse.Namespace) -> dict[str, object]:
@@ -907,8 +947,9 @@ def _kept_record(workdir: Path, tree: str, case: str, package: str = "transforme
     rewritten tree is the same only while it is reused (``--reuse-trees``)."""
     from importlib.metadata import version
 
-    record_file = workdir / "outputs" / f"{tree}_{case}.json"
-    outputs_file = workdir / "outputs" / f"{tree}_{case}.pt"
+    folder = outputs_folder(workdir, settings or {})
+    record_file = folder / f"{tree}_{case}.json"
+    outputs_file = folder / f"{tree}_{case}.pt"
     try:
         record = json.loads(record_file.read_text())
     except (OSError, ValueError):
@@ -940,7 +981,7 @@ def run_latency(case: str, workdir: Path, args: argparse.Namespace, script: str 
               "dynamo_config": dynamo_settings(args)}
     spec = {"job": "latency", **common, "repeats": args.repeats,
             "orig_parent": parents["orig"], "rew_parent": parents["rew"]}
-    result = _run_worker_process(spec, workdir / "outputs" / f"latency_{case}.json",
+    result = _run_worker_process(spec, outputs_dir(workdir, args) / f"latency_{case}.json",
                                  list(parents.values()), args, script)
     if "error" in result:
         return result
@@ -949,7 +990,7 @@ def run_latency(case: str, workdir: Path, args: argparse.Namespace, script: str 
             cache = tempfile.mkdtemp(prefix=f"cold-{tree}-", dir=workdir)
             cold = _run_worker_process(
                 {"job": "cold", **common, "tree_parent": parent, "cache_dir": cache},
-                workdir / "outputs" / f"cold_{tree}_{attempt}_{case}.json", [parent], args,
+                outputs_dir(workdir, args) / f"cold_{tree}_{attempt}_{case}.json", [parent], args,
                 script)
             shutil.rmtree(cache, ignore_errors=True)
             if "error" in cold:

@@ -66,7 +66,7 @@ def test_shrink_caps_sizes_and_nested_sub_configs():
     assert changes["eos_token_id"][0] < gen.VOCAB
     assert changes["eos_token_id"][0] != changes["image_token_id"]
     shrunk = {**config, **changes}
-    assert gen.special_ids(shrunk) == {0, 1, changes["image_token_id"],
+    assert gen.hfi.special_ids(shrunk) == {0, 1, changes["image_token_id"],
                                        changes["eos_token_id"][0]}
 
 
@@ -162,7 +162,9 @@ def _fake_run(monkeypatch, tmp_path, extra):
 
     def run_all(tree, cases, workdir, args):
         index = 0 if tree == "orig" else 1
-        return {c: {"breaks": family_breaks[c.split(":")[0]][index],
+        # With the switches every case breaks once less (not below zero).
+        fewer = 1 if args.dynamo_config else 0
+        return {c: {"breaks": max(family_breaks[c.split(":")[0]][index] - fewer, 0),
                     "outputs_file": str(outputs)} for c in cases}
 
     monkeypatch.setattr(gen, "_run_all", run_all)
@@ -179,10 +181,10 @@ def _fake_run(monkeypatch, tmp_path, extra):
 
 
 def test_run_times_the_cases_whose_breaks_dropped(monkeypatch, tmp_path, capsys):
-    calls, document = _fake_run(monkeypatch, tmp_path, ["--device", "cuda"])
+    calls, document = _fake_run(monkeypatch, tmp_path, ["--device", "cuda", "--modes", "default"])
     assert [c[0] for c in calls] == ["b:forward", "a:forward"]  # 5 removed, then 4
     assert calls[0][1:] == (gen.__file__, "json", "inductor", "cuda")
-    latency = document["latency"]
+    latency = document["modes"]["default"]["latency"]
     assert (latency["device"], latency["geomean_steady"], latency["geomean_cold"]) == (
         "cuda", 0.5, 0.5)
     assert latency["cases"]["b:forward"]["breaks_before"] == 6
@@ -191,7 +193,78 @@ def test_run_times_the_cases_whose_breaks_dropped(monkeypatch, tmp_path, capsys)
     assert "b:forward | 6 -> 1" in printed
     assert "geometric mean of after/before over 2 cases: steady 0.50, cold 0.50" in printed
 
-    calls, document = _fake_run(monkeypatch, tmp_path, ["--latency-cases", "1"])
+    calls, document = _fake_run(monkeypatch, tmp_path, ["--latency-cases", "1",
+                                                         "--modes", "default"])
     assert [c[0] for c in calls] == ["b:forward"]
     calls, document = _fake_run(monkeypatch, tmp_path, ["--skip-latency"])
-    assert calls == [] and document["latency"] is None
+    assert calls == [] and all(m["latency"] is None for m in document["modes"].values())
+
+
+def test_both_modes_are_measured_and_printed_per_half(monkeypatch, tmp_path, capsys):
+    _, document = _fake_run(monkeypatch, tmp_path, ["--skip-latency"])
+    modes = document["modes"]
+    assert list(modes) == ["default", "switches"]
+    assert modes["default"]["dynamo_config"] == {}
+    # Without --dynamo-config the switches are those of eqrewrite run --dynamic-sizes.
+    assert modes["switches"]["dynamo_config"] == {"capture_scalar_outputs": True,
+                                                 "capture_dynamic_output_shape_ops": True}
+    default = modes["default"]["report"]["per_split"]
+    switched = modes["switches"]["report"]["per_split"]
+    assert sum(t["before"] for t in default.values()) == 12  # a 4, b 6, d 2
+    assert sum(t["before"] for t in switched.values()) == 9  # a 3, b 5, d 1
+    printed = capsys.readouterr().out
+    assert "===== mode: default =====" in printed
+    assert "per half and mode" in printed and "switches" in printed.split("per half")[1]
+    _, document = _fake_run(monkeypatch, tmp_path, [
+        "--skip-latency", "--modes", "switches", "--dynamo-config", "capture_scalar_outputs=true"])
+    assert list(document["modes"]) == ["switches"]
+    assert document["modes"]["switches"]["dynamo_config"] == {"capture_scalar_outputs": True}
+
+
+def test_modes_option_refuses_unknown_modes():
+    import argparse
+
+    import pytest
+
+    assert gen._modes("switches, default") == ("switches", "default")
+    with pytest.raises(argparse.ArgumentTypeError, match="modes are default, switches"):
+        gen._modes("default,fast")
+
+
+def test_layer_prefix_keeps_every_kind_of_layer():
+    hfi = gen.hfi
+    hybrid = {"num_hidden_layers": 12, "layer_types": ["linear"] * 3 + ["full"] + ["linear"] * 8}
+    assert hfi.layer_prefix(hybrid, 2) == 4  # the first full-attention layer is the fourth
+    assert hfi.layer_prefix({"num_hidden_layers": 4, "layer_types": ["full"] * 4}, 2) == 2
+    late = {"num_hidden_layers": 40, "layer_types": ["linear"] * 30 + ["full"] * 10}
+    assert hfi.layer_prefix(late, 2) == 8  # capped: a tiny model stays tiny
+    changes = gen.shrink(hybrid)
+    assert changes["num_hidden_layers"] == 4 and changes["layer_types"] == hybrid[
+        "layer_types"][:4]
+    per_layer = {"num_hidden_layers": 30, "per_layer_config": {"0": 1, "5": 2, "11": 3},
+                 "id2label": {"0": "a", "1": "b", "7": "c"}}
+    changes = gen.shrink(per_layer)
+    assert changes["per_layer_config"] == {"0": 1}  # keyed by layer: cut with the layers
+    assert "id2label" not in changes  # keyed by label, not by layer
+
+
+def test_multimodal_rotary_sections_scale_to_the_shrunk_head():
+    config = {"hidden_size": 4096, "num_attention_heads": 32,
+              "rope_parameters": {"rope_type": "default", "mrope_section": [16, 24, 24]}}
+    assert gen.shrink(config)["rope_parameters"]["mrope_section"] == [2, 3, 3]
+    absent = {"hidden_size": 4096, "rope_parameters": {"rope_type": "default"}}
+    assert "rope_parameters" not in gen.shrink(absent)
+    assert gen.shrink(absent, mrope=True)["rope_parameters"]["mrope_section"] == [2, 3, 3]
+    assert sum(gen._scaled([1, 1, 1], gen.HEAD_DIM // 2)) == gen.HEAD_DIM // 2
+
+
+def test_placeholder_rows_frame_the_features_and_stay_rectangular():
+    hfi = gen.hfi
+    text = [[5, 6, 7], [8, 9, 10]]
+    assert hfi.placeholder_rows(text, 4, 99, 97, 98) == [[97, 99, 99, 98, 5, 6, 7],
+                                                         [97, 99, 99, 98, 8, 9, 10]]
+    assert hfi.placeholder_rows(text, 2, 99, None, None) == [[99, 5, 6, 7], [99, 8, 9, 10]]
+    # An odd count goes to the first row; the other is padded with its own text.
+    rows = hfi.placeholder_rows(text, 3, 99, None, None)
+    assert rows[0] == [99, 99, 99, 5, 6, 7] and len(rows[1]) == 6
+    assert 99 not in rows[1] and rows[1][:3] == [8, 9, 10]

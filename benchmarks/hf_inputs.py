@@ -1,0 +1,359 @@
+"""Inputs for any transformers model family, made from its config alone (no processor, no hub).
+
+``hf_generality.py`` builds every family from a shrunk default config; this module makes what
+its forward eats, richest first, so that the vision, video and audio code paths run (that is
+where sizes come from the data and where the breaks of multimodal families live):
+
+* the main input (``main_input_name``): token ids, pixel values at the config's image size and
+  channels (one image, or frames/tiles), log-mel features, raw audio (a length the feature
+  extractor would pad to), time series, states;
+* a modality the forward takes beside the token ids: ``pixel_values`` (NCHW, tiles, or the
+  flattened patches of a ``*_grid_thw`` vision tower, with its grid), ``pixel_values_videos``,
+  ``input_features`` / ``input_values`` (with their masks), ``bbox`` (layout models), each
+  with placeholder tokens in ``input_ids``: as many image (video, audio) tokens as the
+  model's ``get_image_features`` (video, audio) returns features, framed by the config's start
+  and end tokens where it has them (Qwen's ``vision_start``, Gemma's ``boi``/``eoi``);
+* the other inputs a dual encoder needs (CLIP: token ids and pixels).
+
+``candidates(model, config)`` returns ``(label, kwargs)`` pairs, the richest first; the
+builder keeps the first that runs and records its label, so a family that ran without its
+images says so (``text only``). Token ids avoid every special id of the config. Pure parts
+(``placeholder_ids``, ``layer_prefix``) are tested without transformers.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable, Iterable, Mapping
+from functools import partial
+from typing import Any
+
+import hf_graph_breaks as hgb
+
+BATCH, SEQ = hgb.BATCH, hgb.SEQ
+VOCAB, IMAGE = 128, 64
+_TOKEN_SUFFIXES = ("_token_id", "_token_index")
+# Per modality: the config fields naming its placeholder token, and its start and end tokens.
+PLACEHOLDERS = {
+    "image": (("image_token_id", "image_token_index"),
+              ("vision_start_token_id", "image_start_token_id", "boi_token_id",
+               "boi_token_index"),
+              ("vision_end_token_id", "image_end_token_id", "eoi_token_id", "eoi_token_index")),
+    "video": (("video_token_id", "video_token_index"),
+              ("vision_start_token_id", "video_start_token_id"),
+              ("vision_end_token_id", "video_end_token_id")),
+    "audio": (("audio_token_id", "audio_token_index"),
+              ("audio_start_token_id", "audio_bos_token_id", "boa_token_id"),
+              ("audio_end_token_id", "audio_eos_token_id", "eoa_token_id")),
+}
+_SUB_CONFIGS = ("vision_config", "audio_config", "encoder", "text_config", "vision_tower_config",
+                "audio_encoder_config", "encoder_config")
+
+
+# --------------------------------------------------------------------------------------------
+# Pure parts
+# --------------------------------------------------------------------------------------------
+
+def _is_int(value: Any) -> bool:
+    """An int that is not a bool."""
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def special_ids(values: Mapping[str, Any]) -> set[int]:
+    """Every special token id of a config dict and its sub-configs (kept out of the inputs)."""
+    found: set[int] = set()
+    for key, value in values.items():
+        if isinstance(value, dict):
+            found |= special_ids(value)
+        elif isinstance(key, str) and key.endswith(_TOKEN_SUFFIXES):
+            found |= {v for v in (value if isinstance(value, list) else [value]) if _is_int(v)}
+    return found
+
+
+def placeholder_rows(text: list[list[int]], count: int, token: int, start: int | None,
+                     end: int | None) -> list[list[int]]:
+    """Token rows with ``count`` placeholder tokens spread over the rows, each row's run
+    framed by ``start``/``end`` where given, before its text: evenly when ``count`` divides
+    by the rows, else all in the first row and the others padded with their own text tokens
+    to the same length (a batch is rectangular)."""
+    rows = len(text)
+    share = [count // rows] * rows if count % rows == 0 else [count] + [0] * (rows - 1)
+    runs = [([start] if start is not None else []) + [token] * n
+            + ([end] if end is not None else []) if n else [] for n in share]
+    width = max(len(run) for run in runs) + len(text[0])
+    return [run + (row * (width // max(len(row), 1) + 1))[:width - len(run)]
+            for run, row in zip(runs, text)]
+
+
+def layer_prefix(values: Mapping[str, Any], layers: int, most: int = 8) -> int:
+    """How many leading layers keep every kind of layer a per-layer type list names (hybrid
+    models: the first attention layer may come after several linear ones), at least
+    ``layers``, at most ``most``."""
+    counts = {v for k, v in values.items() if "layers" in k and _is_int(v)}
+    needed = layers
+    for value in values.values():
+        if (isinstance(value, list) and value and len(value) in counts
+                and all(isinstance(v, str) for v in value)):
+            kinds = set(value)
+            seen: set[str] = set()
+            for index, kind in enumerate(value):
+                seen.add(kind)
+                if seen == kinds:
+                    needed = max(needed, index + 1)
+                    break
+    return min(needed, max(most, layers))
+
+
+# --------------------------------------------------------------------------------------------
+# Tensors (torch imported inside: the pure parts run without it)
+# --------------------------------------------------------------------------------------------
+
+def token_ids(avoid: set[int], vocab: int = VOCAB, length: int = SEQ) -> Any:
+    """Seeded token ids (BATCH, length) in [2, vocab) avoiding the special ids."""
+    import torch
+
+    pool = torch.tensor([i for i in range(2, vocab) if i not in avoid])
+    gen = torch.Generator().manual_seed(1234)
+    return pool[torch.randint(0, len(pool), (BATCH, length), generator=gen)]
+
+
+def randn(*shape: int) -> Any:
+    """Seeded standard normal values."""
+    import torch
+
+    return torch.randn(*shape, generator=torch.Generator().manual_seed(1234))
+
+
+def field(config: Any, name: str, default: int) -> int:
+    """``config.name``, else the same field of its vision/audio/encoder sub-config, else
+    ``default``."""
+    for owner in (config, *(getattr(config, sub, None) for sub in _SUB_CONFIGS)):
+        value = getattr(owner, name, None)
+        if _is_int(value):
+            return int(value)
+        if isinstance(value, (list, tuple)) and value and all(_is_int(v) for v in value):
+            return int(value[0])
+    return default
+
+
+def _image_side(config: Any) -> int:
+    """The image side the config expects (``image_size``, an int or a pair)."""
+    return field(config, "image_size", IMAGE)
+
+
+def image_candidates(config: Any, params: Iterable[str], name: str = "pixel_values"
+                     ) -> list[dict]:
+    """Pixel inputs for ``name``: flattened patches with their grid where the forward takes
+    a grid (``image_grid_thw``, ``grid_thw``, ``video_grid_thw``), else one NCHW image per
+    sample, then frames or tiles (B, N, C, H, W); with ``image_sizes`` and ``pixel_mask``
+    where the forward takes them."""
+    import torch
+
+    params = set(params)
+    grid = next((p for p in (("video_grid_thw",) if "video" in name else ())
+                 + ("image_grid_thw", "grid_thw") if p in params), None)
+    side, channels = _image_side(config), field(config, "num_channels",
+                                                field(config, "in_channels", 3))
+    found = []
+    if grid is not None:
+        patch = field(config, "patch_size", 14)
+        temporal = field(config, "temporal_patch_size", 1)
+        merge = field(config, "spatial_merge_size", field(config, "merge_size", 1))
+        cells = 2 * merge  # a 2 x 2 grid of merged tokens per image
+        flat = {name: randn(BATCH * cells * cells, channels * temporal * patch * patch),
+                grid: torch.tensor([[1, cells, cells]] * BATCH)}
+        if "merge_sizes" in params:
+            flat["merge_sizes"] = torch.tensor([merge] * BATCH)
+        found.append(flat)
+    frames = field(config, "num_frames", 2)
+    found += [{name: randn(BATCH, channels, side, side)},
+              {name: randn(BATCH, 1, channels, side, side)},
+              {name: randn(BATCH, frames, channels, side, side)}]
+    for candidate in found[1 if grid else 0:]:
+        if "pixel_mask" in params:
+            candidate["pixel_mask"] = torch.ones(BATCH, side, side, dtype=torch.long)
+    if "image_sizes" in params and "video" not in name:  # the same images, sizes given
+        found += [{**candidate, "image_sizes": torch.tensor([[side, side]] * BATCH)}
+                  for candidate in found[1 if grid else 0:]]
+    return found
+
+
+def audio_candidates(config: Any, params: Iterable[str], name: str) -> list[dict]:
+    """Audio inputs for ``name``: log-mel features (B, mels, frames), or (B, frames, features),
+    or raw audio (B, samples) with and without a channel axis, with the mask the forward
+    takes."""
+    import torch
+
+    params = set(params)
+    found: list[dict] = []
+    if name in ("input_features", "audio_mel"):
+        mels = field(config, "num_mel_bins", 0) or field(config, "feature_size", 0)
+        frames = 2 * field(config, "max_source_positions", 64)
+        if mels:
+            found.append({name: randn(BATCH, mels, frames)})
+        found.append({name: randn(BATCH, 4 * SEQ, field(config, "input_feat_per_channel",
+                                                        mels or 80))})
+    else:
+        hop = field(config, "hop_length", 0) or field(config, "downsample_factor", 0) or 320
+        samples = hop * ((4000 + hop - 1) // hop)  # a whole number of hops, as extractors pad
+        found += [{name: randn(BATCH, samples)}, {name: randn(BATCH, 1, samples)}]
+    for candidate in found:
+        length = candidate[name].shape[-1]
+        for mask in ("input_features_mask", "feature_attention_mask", "padding_mask"):
+            if mask in params:
+                candidate[mask] = torch.ones(BATCH, length, dtype=torch.long)
+    return found
+
+
+def layout_boxes() -> Any:
+    """Seeded word boxes (BATCH, SEQ, 4) in LayoutLM's 0..1000 page coordinates, x0 <= x1 and
+    y0 <= y1."""
+    import torch
+
+    gen = torch.Generator().manual_seed(1234)
+    corners = torch.randint(0, 1000, (BATCH, SEQ, 2, 2), generator=gen)
+    low, high = corners.min(dim=2).values, corners.max(dim=2).values
+    return torch.stack([low[..., 0], low[..., 1], high[..., 0], high[..., 1]], dim=-1)
+
+
+def series_candidates(config: Any, name: str) -> list[dict]:
+    """Time series and state inputs: (B, context, channels) values with their observed mask
+    where the config names a context length, else (B, SEQ, features)."""
+    import torch
+
+    context = field(config, "context_length", 0) or field(config, "context_len", 0) or 4 * SEQ
+    channels = (field(config, "num_input_channels", 0) or field(config, "input_size", 0)
+                or field(config, "state_dim", 0) or field(config, "hidden_size", 16))
+    values = randn(BATCH, context, channels)
+    if name == "past_values":
+        return [{name: values}, {name: values[..., 0]},
+                {name: values, "past_observed_mask": torch.ones_like(values)}]
+    return [{name: values}, {name: randn(BATCH, channels)}]
+
+
+def main_candidates(name: str, config: Any, params: Iterable[str]) -> list[dict]:
+    """Candidate values of the main input ``name``; ValueError if none is known."""
+    import torch
+
+    if name == "input_ids":
+        ids = token_ids(special_ids(config.to_dict()))
+        return [{"input_ids": ids, "attention_mask": torch.ones(BATCH, SEQ, dtype=torch.long)}]
+    if name in ("pixel_values", "pixel_values_videos", "pixel_values_images"):
+        return image_candidates(config, params, name)
+    if name in ("input_features", "input_values", "audio_values", "audio_mel"):
+        return audio_candidates(config, params, name)
+    if name in ("past_values", "states", "state", "inputs", "inputs_embeds", "noise_embeds"):
+        return series_candidates(config, name)
+    raise ValueError(f"main input {name!r}: no generic shape")
+
+
+# --------------------------------------------------------------------------------------------
+# Modalities beside the token ids, with their placeholder tokens
+# --------------------------------------------------------------------------------------------
+
+# The forward's parameter of each modality, and how its candidates are made.
+MODALITIES = (("image", "pixel_values"), ("video", "pixel_values_videos"),
+              ("audio", "input_features"), ("audio", "input_values"), ("layout", "bbox"))
+
+
+def _modality_candidates(modality: str, name: str, config: Any, params: set[str]
+                         ) -> list[dict]:
+    """The candidates of one modality's input ``name``."""
+    if modality in ("image", "video"):
+        return image_candidates(config, params, name)
+    if modality == "audio":
+        return audio_candidates(config, params, name)
+    return [{name: layout_boxes()}]
+
+
+def _config_id(config: Any, keys: Iterable[str]) -> int | None:
+    """The first of ``keys`` the config (or its text sub-config) sets to an int."""
+    for owner in (config, getattr(config, "text_config", None)):
+        for key in keys:
+            value = getattr(owner, key, None)
+            if _is_int(value):
+                return int(value)
+    return None
+
+
+def feature_count(model: Any, modality: str, kwargs: dict) -> int | None:
+    """How many placeholder tokens the model's ``get_<modality>_features`` fills with these
+    inputs: its feature vectors, one per token (None if the model has no such method)."""
+    import torch
+
+    method = getattr(model, f"get_{modality}_features", None)
+    if method is None:
+        return None
+    takes = inspect.signature(method).parameters
+    accepts_any = any(p.kind is p.VAR_KEYWORD for p in takes.values())
+    chosen = {k: v for k, v in kwargs.items() if k in takes or accepts_any}
+    with torch.no_grad():
+        found = method(**chosen)
+    return sum(t.numel() // t.shape[-1] for t in _tensors(found))
+
+
+def _tensors(found: Any) -> list[Any]:
+    """The feature tensors of what a ``get_*_features`` returned: a tensor, a list or tuple of
+    them, or a model output (its pooler output where set, else its last hidden state)."""
+    import torch
+
+    if isinstance(found, torch.Tensor):
+        return [found]
+    if isinstance(found, (list, tuple)):
+        return [t for item in found for t in _tensors(item)]
+    for name in ("pooler_output", "last_hidden_state"):
+        value = getattr(found, name, None)
+        if value is not None:
+            return _tensors(value)
+    raise TypeError(f"features of type {type(found).__name__}: no tensors found")
+
+
+def with_placeholders(model: Any, config: Any, modality: str, extra: dict, ids: dict
+                      ) -> dict:
+    """The token inputs ``ids`` with the modality's placeholder tokens where the config names
+    one, as many as its features (unchanged where it names none)."""
+    import torch
+
+    tokens, starts, ends = PLACEHOLDERS.get(modality, ((), (), ()))
+    token = _config_id(config, tokens)
+    if token is None:
+        return ids
+    count = feature_count(model, modality, extra)
+    if count is None:
+        raise ValueError(f"{modality} placeholder token {token} but no get_{modality}_features")
+    rows = placeholder_rows(ids["input_ids"].tolist(), count, token,
+                            _config_id(config, starts), _config_id(config, ends))
+    input_ids = torch.tensor(rows)
+    found = {**ids, "input_ids": input_ids, "attention_mask": torch.ones_like(input_ids)}
+    if "mm_token_type_ids" in inspect.signature(model.forward).parameters:
+        # What processors return: 0 text, 1 image, 2 video, 3 audio tokens.
+        kind = list(PLACEHOLDERS).index(modality) + 1
+        found["mm_token_type_ids"] = (input_ids == token).long() * kind
+    return found
+
+
+def candidates(model: Any, config: Any) -> list[tuple[str, Callable[[], dict]]]:
+    """``(label, make)`` pairs, the richest first; ``make()`` returns the keyword inputs or
+    raises (the builder then tries the next): the token ids with each modality the forward
+    takes beside them, placeholders included, then the main input alone ("text only" where
+    it is token ids); the main input's candidates when it is not token ids."""
+    params = set(inspect.signature(model.forward).parameters)
+    main = model.main_input_name
+    alone = main_candidates(main, config, params)
+    found: list[tuple[str, Callable[[], dict]]] = []
+    if main == "input_ids":
+        for modality, name in MODALITIES:
+            if name in params:
+                found += [(f"{main}+{modality}", partial(_with_modality, model, config,
+                                                         modality, extra, alone[0]))
+                          for extra in _modality_candidates(modality, name, config, params)]
+    elif "input_ids" in params:  # image-text models whose main input is the image
+        ids = main_candidates("input_ids", config, params)[0]
+        found += [(f"{main}+input_ids", partial(dict, candidate, **ids)) for candidate in alone]
+    label = "text only" if main == "input_ids" else main
+    return found + [(label, partial(dict, candidate)) for candidate in alone]
+
+
+def _with_modality(model: Any, config: Any, modality: str, extra: dict, ids: dict) -> dict:
+    """The token inputs with a modality's input and its placeholder tokens."""
+    return {**with_placeholders(model, config, modality, extra, ids), **extra}
