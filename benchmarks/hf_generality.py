@@ -149,7 +149,8 @@ def _derived_head_size(values: Mapping[str, Any], key: str) -> bool:
 
 
 def shrink(values: Mapping[str, Any], spare: dict[int, int] | None = None,
-           layers: bool = True, mrope: bool = False) -> dict[str, Any]:
+           layers: bool = True, mrope: bool = False, widths: set[int] | None = None
+           ) -> dict[str, Any]:
     """The fields of a config's ``to_dict()`` to change for a tiny model.
 
     Size fields are capped (``_CAPS``), head sizes kept at width / heads where the default has
@@ -161,33 +162,74 @@ def shrink(values: Mapping[str, Any], spare: dict[int, int] | None = None,
     and per-layer lists and dicts cut alike; without, all are kept. Multimodal rotary
     sections (``mrope_section``: three parts of half a head) are scaled to the shrunk head;
     with ``mrope`` (a family whose code reads them with a default) they are set where absent.
+    Multi-head attention stays multi-head, and ``*_dim``/``*hidden_size`` fields equal to a
+    width of the config tree (``widths``) shrink with it.
     """
     spare = {} if spare is None else spare
+    widths = _widths(values) if widths is None else widths
     keep = hfi.layer_prefix(values, LAYERS) if layers else None
     changes: dict[str, Any] = {}
     for key, value in values.items():
-        if _is_sub_config(value):
-            changes[key] = {**value, **shrink(value, spare, layers, mrope)}
+        if _is_sub_config(value) and value["model_type"] == "timm_backbone":
+            # The library's own ResNet with the same stages: timm needs a torchvision that
+            # imports beside this torch, which PyPI does not have.
+            changes[key] = {"model_type": "resnet", "out_indices": value.get("out_indices"),
+                            "depths": [1, 1, 1, 1], "hidden_sizes": [32, 64, 128, 256],
+                            "embedding_size": 32}
+        elif _is_sub_config(value):
+            changes[key] = {**value, **shrink(value, spare, layers, mrope, widths)}
         elif key in _LAYER_KEYS:
             if keep is not None and _is_int(value) and value > keep:
                 changes[key] = keep
+        elif key in _KV_KEYS and _is_int(value) and value == values.get(
+                "num_attention_heads") and value > HEADS:
+            changes[key] = HEADS  # multi-head attention stays so (some configs insist)
         elif key in _CAPS and _is_int(value) and value > _CAPS[key]:
             changes[key] = _CAPS[key]
         elif _is_vocabulary(key) and _is_int(value) and value > VOCAB:
             changes[key] = VOCAB
         elif key in _HEAD_SIZES and _is_int(value) and _derived_head_size(values, key):
             changes[key] = HEAD_DIM
+        elif key in ("use_timm_backbone", "use_pretrained_backbone") and value is True:
+            changes[key] = False  # the library's own backbone: no timm, no download
         elif key.endswith(_TOKEN_SUFFIXES) and _shrink_token(value, spare) != value:
             changes[key] = _shrink_token(value, spare)
+        elif (key.endswith(("_dim", "hidden_size")) and "head" not in key and _is_int(value)
+              and value in widths and value > WIDTH):
+            changes[key] = WIDTH  # a width tied to a model's width (validators check it)
     if keep is not None:
         changes.update(_cut_per_layer(values, keep))
-    rope = values.get("rope_parameters")
-    if isinstance(rope, dict) and _is_int(values.get("hidden_size")) and (
-            "mrope_section" in rope or mrope):
-        # Multimodal rotary sections split half a head: scaled to the shrunk head.
-        section = rope.get("mrope_section") or [16, 24, 24]
-        changes["rope_parameters"] = {**rope, "mrope_section": _scaled(section, HEAD_DIM // 2)}
+    changes.update(_mrope(values, mrope))
     return changes
+
+
+_KV_KEYS = ("num_key_value_heads", "num_kv_heads", "multi_query_group_num")
+_WIDTH_KEYS = ("hidden_size", "d_model", "n_embd", "embed_dim")
+
+
+def _widths(values: Mapping[str, Any]) -> set[int]:
+    """Every model width of a config dict and its sub-configs (fields tied to one shrink with
+    it: a projection's input, a codebook that must equal the width)."""
+    found = {v for k, v in values.items() if k in _WIDTH_KEYS and _is_int(v)}
+    for value in values.values():
+        if _is_sub_config(value):
+            found |= _widths(value)
+    return found
+
+
+def _mrope(values: Mapping[str, Any], inject: bool) -> dict[str, Any]:
+    """Multimodal rotary sections (three parts of half a rotary head) scaled to the shrunk
+    head; with ``inject`` (a family whose code reads them with a default) set where the text
+    config's rotary parameters lack them (never on a vision tower's axial ones)."""
+    rope = values.get("rope_parameters")
+    if not (isinstance(rope, dict) and _is_int(values.get("hidden_size"))):
+        return {}
+    if not ("mrope_section" in rope or (inject and rope.get("rope_type") not in (None, "axial"))):
+        return {}
+    rotary = values.get("qk_rope_head_dim")
+    half = (min(rotary, _CAPS["qk_rope_head_dim"]) if _is_int(rotary) else HEAD_DIM) // 2
+    section = rope.get("mrope_section") or [16, 24, 24]
+    return {"rope_parameters": {**rope, "mrope_section": _scaled(section, half)}}
 
 
 def _scaled(parts: list[int], total: int) -> list[int]:
@@ -267,7 +309,8 @@ def build_transformers(tf: Any, family: str, variant: str, device: str = "cpu"
                     fn, kwargs = (hgb._decode_step(model, True, kwargs, device)
                                   if variant == "decode" else (model, kwargs))
                     _runs(fn, kwargs)
-                    return fn, kwargs, {"layers_capped": layers, "inputs": label}
+                    return fn, kwargs, {"layers_capped": layers, "inputs": label,
+                                        "modalities": hfi.modalities_taken(model)}
                 except hgb.NotApplicable:
                     raise
                 except Exception as error:  # the next candidate input may fit
@@ -399,6 +442,9 @@ def run_worker(spec: dict) -> dict:
     family, variant = spec["case"].rsplit(":", 1)
     try:
         model, kwargs, notes = library.build(package, family, variant)
+    except hgb.NotApplicable as reason:  # e.g. a decode step of a model without a cache
+        return {**_versions(package), "case": spec["case"], "tree": spec["tree"],
+                "not_applicable": str(reason)}
     except Exception as error:  # any failure: not buildable generically
         return {**_versions(package), "case": spec["case"], "tree": spec["tree"],
                 "skipped": _first_line(error)}
@@ -407,7 +453,7 @@ def run_worker(spec: dict) -> dict:
         return {**hgb.measure(model, kwargs, spec, package), **notes}
     except Exception as error:  # runs eagerly (built above), fails once Dynamo traces it
         return {**_versions(package), "case": spec["case"], "tree": spec["tree"],
-                "skipped": f"fails under Dynamo only: {_first_line(error)}"}
+                "skipped": f"{DYNAMO_ONLY}: {_first_line(error)}"}
 
 
 def build_case(package: Any, case: str, device: str) -> tuple[Any, dict]:
@@ -490,16 +536,31 @@ def _why(record: dict) -> str:
 
 
 def _status(record: dict | None) -> str:
-    """"ok", "skipped" or "error" for one worker record (None: not measured)."""
+    """"ok", "not_applicable", "skipped" or "error" for one worker record (None: not
+    measured)."""
     if record is None:
         return "not measured"
-    return "skipped" if "skipped" in record else "error" if "error" in record else "ok"
+    for status in ("not_applicable", "skipped", "error"):
+        if status in record:
+            return status
+    return "ok"
 
 
 def _top_reasons(record: dict, count: int = 3) -> list[str]:
     """The most frequent break reasons of a record, one line each."""
     return [f"{r['count']}x {r['gb_type'] or r['reason']} at {r['frame']}: {r['source']}"
             for r in (record.get("reasons") or [])[:count]]
+
+
+_REPORT_KEYS = {"skipped": "skipped", "not_applicable": "not_applicable"}
+DYNAMO_ONLY = "fails under Dynamo only"
+
+
+def _missing_modalities(record: dict) -> list[str]:
+    """The modalities a measured case's forward takes that its inputs did not hold (a
+    vision-language model run on text alone measures none of its vision code)."""
+    label = str(record.get("inputs", ""))
+    return [] if "+" in label else [m for m in record.get("modalities", []) if m not in label]
 
 
 def summarize(cases: list[str], orig: dict[str, dict], rew: dict[str, dict]) -> dict:
@@ -510,14 +571,21 @@ def summarize(cases: list[str], orig: dict[str, dict], rew: dict[str, dict]) -> 
     # measured in both trees.
     per_split: dict[str, dict[str, int]] = {s: dict.fromkeys(
         ("cases", "breaking", "breaks", "compared", "before", "after"), 0) for s in SPLITS}
-    report: dict[str, Any] = {"skipped": {}, "errors": {}, "breaking": {}, "mismatches": {},
-                              "gained": {}, "per_split": per_split}
+    report: dict[str, Any] = {key: {} for key in (
+        "skipped", "dynamo_only", "not_applicable", "without_modality", "errors", "breaking",
+        "mismatches", "gained")}
+    report["per_split"] = per_split
     for case in cases:
         before, after = orig.get(case), rew.get(case)
         status = _status(before)
         if status != "ok":
-            report["skipped" if status == "skipped" else "errors"][case] = _why(before or {})
+            report[_REPORT_KEYS.get(status, "errors")][case] = _why(before or {})
+            if status == "skipped" and str(before["skipped"]).startswith(DYNAMO_ONLY):
+                report["dynamo_only"][case] = report["skipped"].pop(case)
             continue
+        missing = _missing_modalities(before)
+        if missing:
+            report["without_modality"][case] = f"ran as {before['inputs']!r}; takes {missing}"
         split = per_split[split_of(case.rsplit(":", 1)[0])]
         split["cases"] += 1
         if before["breaks"]:
@@ -571,7 +639,16 @@ def print_report(report: dict, families: dict[str, tuple[str, ...]], original_on
         before = sum(t["before"] for t in report["per_split"].values())
         after = sum(t["after"] for t in report["per_split"].values())
         print(f"total   : breaks {before} -> {after} ({_percent(before, after)} removed)")
+    measured = sum(t["cases"] for t in report["per_split"].values())
+    total = measured + sum(len(report[k]) for k in ("skipped", "dynamo_only", "errors"))
+    print(f"skipped for lack of inputs or a config that builds: {len(report['skipped'])} of "
+          f"{total} cases ({_percent(total, total - len(report['skipped']))})")
     for title, key in (("skipped (could not be built or run eagerly)", "skipped"),
+                       ("fail under Dynamo only (run eagerly: candidates for the oracle)",
+                        "dynamo_only"),
+                       ("measured without a modality their forward takes", "without_modality"),
+                       ("not applicable (e.g. a decode step of a model without a cache)",
+                        "not_applicable"),
                        ("failed (worker error)", "errors"),
                        ("eager outputs differ between the trees", "mismatches"),
                        ("gained breaks", "gained")):

@@ -238,7 +238,8 @@ def main_candidates(name: str, config: Any, params: Iterable[str]) -> list[dict]
     if name == "input_ids":
         ids = token_ids(special_ids(config.to_dict()))
         return [{"input_ids": ids, "attention_mask": torch.ones(BATCH, SEQ, dtype=torch.long)}]
-    if name in ("pixel_values", "pixel_values_videos", "pixel_values_images"):
+    if name in ("pixel_values", "pixel_values_videos", "pixel_values_images") or (
+            name == "hidden_states" and params & {"grid_thw", "image_grid_thw"}):
         return image_candidates(config, params, name)
     if name in ("input_features", "input_values", "audio_values", "audio_mel"):
         return audio_candidates(config, params, name)
@@ -254,6 +255,12 @@ def main_candidates(name: str, config: Any, params: Iterable[str]) -> list[dict]
 # The forward's parameter of each modality, and how its candidates are made.
 MODALITIES = (("image", "pixel_values"), ("video", "pixel_values_videos"),
               ("audio", "input_features"), ("audio", "input_values"), ("layout", "bbox"))
+
+
+def modalities_taken(model: Any) -> list[str]:
+    """The modalities the forward takes beside its main input (image, video, audio, layout)."""
+    params = set(inspect.signature(model.forward).parameters) - {model.main_input_name}
+    return sorted({modality for modality, name in MODALITIES if name in params})
 
 
 def _modality_candidates(modality: str, name: str, config: Any, params: set[str]
@@ -337,8 +344,11 @@ def candidates(model: Any, config: Any) -> list[tuple[str, Callable[[], dict]]]:
     raises (the builder then tries the next): the token ids with each modality the forward
     takes beside them, placeholders included, then the main input alone ("text only" where
     it is token ids); the main input's candidates when it is not token ids."""
-    params = set(inspect.signature(model.forward).parameters)
+    signature = inspect.signature(model.forward).parameters
+    params = set(signature)
     main = model.main_input_name
+    if main not in params and signature:  # e.g. a vision tower: (hidden_states, grid_thw)
+        main = next(iter(signature))
     alone = main_candidates(main, config, params)
     found: list[tuple[str, Callable[[], dict]]] = []
     if main == "input_ids":

@@ -268,3 +268,21 @@ def test_placeholder_rows_frame_the_features_and_stay_rectangular():
     rows = hfi.placeholder_rows(text, 3, 99, None, None)
     assert rows[0] == [99, 99, 99, 5, 6, 7] and len(rows[1]) == 6
     assert 99 not in rows[1] and rows[1][:3] == [8, 9, 10]
+
+
+def test_tied_widths_multi_head_attention_and_timm_backbones():
+    config = {"hidden_size": 512, "num_attention_heads": 8, "num_key_value_heads": 8,
+              "codebook_dim": 512, "head_dim": 64, "kernel_dim": 7,
+              "audio_config": {"model_type": "fake_audio", "hidden_size": 1024},
+              "head_config": {"model_type": "fake_head", "audio_hidden_size": 1024,
+                              "num_key_value_heads": 2, "num_attention_heads": 8},
+              "backbone_config": {"model_type": "timm_backbone", "backbone": "resnet50",
+                                  "out_indices": [1, 2, 3, 4]}}
+    changes = gen.shrink(config)
+    assert changes["codebook_dim"] == gen.WIDTH  # equal to a width: tied to it
+    assert "kernel_dim" not in changes  # not a width
+    assert changes["head_config"]["audio_hidden_size"] == gen.WIDTH  # a sibling's width
+    assert changes["num_key_value_heads"] == changes["num_attention_heads"] == gen.HEADS
+    assert changes["head_config"]["num_key_value_heads"] == gen.KV_HEADS  # grouped stays so
+    backbone = changes["backbone_config"]
+    assert backbone["model_type"] == "resnet" and backbone["out_indices"] == [1, 2, 3, 4]
