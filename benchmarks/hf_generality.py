@@ -9,8 +9,10 @@ Libraries (``--library``):
 
 * ``transformers``: every model type of ``MODEL_MAPPING_NAMES``, built with
   ``AutoModel.from_config`` from ``AutoConfig.for_model(model_type)`` shrunk by ``shrink``
-  (width 64, 4 heads, 2 layers, vocabulary 128, ... nested sub-configs alike), inputs from the
-  model's ``main_input_name``. Variants: ``forward`` for every family and, for the causal LMs
+  (width 64, 4 heads, 2 layers, vocabulary 128, ... nested sub-configs alike), inputs from
+  ``hf_inputs.candidates`` (token ids with the images, videos, audio or boxes the forward
+  takes and their placeholder tokens, richest first; the label of the one that ran is kept).
+  Variants: ``forward`` for every family and, for the causal LMs
   (``MODEL_FOR_CAUSAL_LM_MAPPING_NAMES``), ``decode``: one cached step after an eager prefill;
   for the families whose experts layer can switch implementation (5.x's
   ``@use_experts_implementation``), ``experts_eager``: ``forward`` with
@@ -25,6 +27,11 @@ be built or run eagerly is reported as skipped, with the error. The rewritten tr
 only on the cases that break in the original one (``--check-unbroken``: on every case, to see
 that none gains breaks). ``--original-only`` measures the original tree alone: the quick scan.
 Break counts and outputs are always taken on the CPU.
+
+Every mode of ``--modes`` (default: both) is measured: ``default`` (no Dynamo switch) and
+``switches`` (``--dynamo-config``'s, else the two capture switches of ``eqrewrite run
+--dynamic-sizes``), each with its own records folder; the breaks removed are printed per half
+for each mode, side by side.
 
 Then, unless ``--skip-latency``, every case whose breaks dropped (both trees measured, eager
 outputs equal) is timed compiled, with hf_graph_breaks' latency workers (``run_latency``):
@@ -44,7 +51,7 @@ Examples::
     python benchmarks/hf_generality.py --original-only --workdir W --jobs 2 --json scan.json
     python benchmarks/hf_generality.py --workdir W --reuse-original --split held-out
     python benchmarks/hf_generality.py --library timm --families resnet,vision_transformer
-    python benchmarks/hf_generality.py --workdir W2 --families jetmoe \\
+    python benchmarks/hf_generality.py --workdir W2 --families jetmoe --modes switches \\
         --dynamo-config capture_scalar_outputs=true
     python benchmarks/hf_generality.py --workdir W --reuse-original --reuse-trees \\
         --reuse-records --latency-cases 5 --device cuda   # time an earlier run's cases
