@@ -206,7 +206,7 @@ def shrink(values: Mapping[str, Any], spare: dict[int, int] | None = None,
             changes[key] = WIDTH  # a width tied to a model's width (validators check it)
     if keep is not None:
         changes.update(_cut_per_layer(values, keep))
-    changes.update(_mrope(values, mrope))
+    changes.update(_mrope(values, mrope, changes.get("head_dim", values.get("head_dim"))))
     return changes
 
 
@@ -224,9 +224,9 @@ def _widths(values: Mapping[str, Any]) -> set[int]:
     return found
 
 
-def _mrope(values: Mapping[str, Any], inject: bool) -> dict[str, Any]:
+def _mrope(values: Mapping[str, Any], inject: bool, head: Any) -> dict[str, Any]:
     """Multimodal rotary sections (three parts of half a rotary head) scaled to the shrunk
-    head; with ``inject`` (a family whose code reads them with a default) set where the text
+    rotary head (``qk_rope_head_dim``, else ``head``: the head size as shrunk, else HEAD_DIM); with ``inject`` (a family whose code reads them with a default) set where the text
     config's rotary parameters lack them (never on a vision tower's axial ones)."""
     rope = values.get("rope_parameters")
     if not (isinstance(rope, dict) and _is_int(values.get("hidden_size"))):
@@ -234,7 +234,8 @@ def _mrope(values: Mapping[str, Any], inject: bool) -> dict[str, Any]:
     if not ("mrope_section" in rope or (inject and rope.get("rope_type") not in (None, "axial"))):
         return {}
     rotary = values.get("qk_rope_head_dim")
-    half = (min(rotary, _CAPS["qk_rope_head_dim"]) if _is_int(rotary) else HEAD_DIM) // 2
+    half = (min(rotary, _CAPS["qk_rope_head_dim"]) if _is_int(rotary)
+            else head if _is_int(head) else HEAD_DIM) // 2
     section = rope.get("mrope_section") or [16, 24, 24]
     return {"rope_parameters": {**rope, "mrope_section": _scaled(section, half)}}
 

@@ -164,17 +164,19 @@ def image_candidates(config: Any, params: Iterable[str], name: str = "pixel_valu
                 grid: torch.tensor([[1, cells, cells]] * BATCH)}
         if "merge_sizes" in params:
             flat["merge_sizes"] = torch.tensor([merge] * BATCH)
-        found.append(flat)
+        patches = BATCH * cells * cells
+        # The same patches as small images, (patches, C, P, P) (PaddleOCR-VL's tower).
+        found += [flat, {**flat, name: randn(patches, channels, patch, patch)}]
     frames = field(config, "num_frames", 2)
     found += [{name: randn(BATCH, channels, side, side)},
               {name: randn(BATCH, 1, channels, side, side)},
               {name: randn(BATCH, frames, channels, side, side)}]
-    for candidate in found[1 if grid else 0:]:
+    for candidate in found[2 if grid else 0:]:
         if "pixel_mask" in params:
             candidate["pixel_mask"] = torch.ones(BATCH, side, side, dtype=torch.long)
     if "image_sizes" in params and "video" not in name:  # the same images, sizes given
         found += [{**candidate, "image_sizes": torch.tensor([[side, side]] * BATCH)}
-                  for candidate in found[1 if grid else 0:]]
+                  for candidate in found[2 if grid else 0:]]
     return found
 
 
@@ -199,7 +201,7 @@ def audio_candidates(config: Any, params: Iterable[str], name: str) -> list[dict
         found += [{name: randn(BATCH, samples)}, {name: randn(BATCH, 1, samples)}]
     for candidate in found:
         length = candidate[name].shape[-1]
-        for mask in ("input_features_mask", "feature_attention_mask", "padding_mask"):
+        for mask in ("input_features_mask", "feature_attention_mask"):
             if mask in params:
                 candidate[mask] = torch.ones(BATCH, length, dtype=torch.long)
     return found
