@@ -226,7 +226,8 @@ def _widths(values: Mapping[str, Any]) -> set[int]:
 
 def _mrope(values: Mapping[str, Any], inject: bool, head: Any) -> dict[str, Any]:
     """Multimodal rotary sections (three parts of half a rotary head) scaled to the shrunk
-    rotary head (``qk_rope_head_dim``, else ``head``: the head size as shrunk, else HEAD_DIM); with ``inject`` (a family whose code reads them with a default) set where the text
+    rotary head (``qk_rope_head_dim``, else ``head``: the head size as shrunk, else HEAD_DIM);
+    with ``inject`` (a family whose code reads them with a default) set where the text
     config's rotary parameters lack them (never on a vision tower's axial ones)."""
     rope = values.get("rope_parameters")
     if not (isinstance(rope, dict) and _is_int(values.get("hidden_size"))):
