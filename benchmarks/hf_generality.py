@@ -174,7 +174,10 @@ def shrink(values: Mapping[str, Any], spare: dict[int, int] | None = None,
     """
     spare = {} if spare is None else spare
     widths = _widths(values) if widths is None else widths
-    keep = hfi.layer_prefix(values, LAYERS) if layers else None
+    # A backbone names the stages it outputs: its stages stay (a tiny width keeps it small).
+    backbone = "stage_names" in values and bool(values.get("out_features")
+                                                 or values.get("out_indices"))
+    keep = hfi.layer_prefix(values, LAYERS) if layers and not backbone else None
     changes: dict[str, Any] = {}
     for key, value in values.items():
         if _is_sub_config(value) and value["model_type"] == "timm_backbone":
@@ -193,6 +196,9 @@ def shrink(values: Mapping[str, Any], spare: dict[int, int] | None = None,
             changes[key] = HEADS  # multi-head attention stays so (some configs insist)
         elif key in _CAPS and _is_int(value) and value > _CAPS[key]:
             changes[key] = _CAPS[key]
+        elif (key in _HEAD_KEYS and isinstance(value, list) and value
+              and all(_is_int(v) for v in value) and max(value) > HEADS):
+            changes[key] = [HEADS] * len(value)  # heads per stage: each divides every width
         elif _is_vocabulary(key) and _is_int(value) and value > VOCAB:
             changes[key] = VOCAB
         elif key in _HEAD_SIZES and _is_int(value) and _derived_head_size(values, key):
@@ -205,12 +211,13 @@ def shrink(values: Mapping[str, Any], spare: dict[int, int] | None = None,
               and value in widths and value > WIDTH):
             changes[key] = WIDTH  # a width tied to a model's width (validators check it)
     if keep is not None:
-        changes.update(_cut_per_layer(values, keep))
+        changes.update(_cut_per_layer(values, keep, changes))
     changes.update(_mrope(values, mrope, changes.get("head_dim", values.get("head_dim"))))
     return changes
 
 
 _KV_KEYS = ("num_key_value_heads", "num_kv_heads", "multi_query_group_num")
+_HEAD_KEYS = ("num_attention_heads", "num_heads", "n_head", "n_heads")
 _WIDTH_KEYS = ("hidden_size", "d_model", "n_embd", "embed_dim")
 
 
@@ -235,8 +242,9 @@ def _mrope(values: Mapping[str, Any], inject: bool, head: Any) -> dict[str, Any]
     if not ("mrope_section" in rope or (inject and rope.get("rope_type") not in (None, "axial"))):
         return {}
     rotary = values.get("qk_rope_head_dim")
-    half = (min(rotary, _CAPS["qk_rope_head_dim"]) if _is_int(rotary)
-            else head if _is_int(head) else HEAD_DIM) // 2
+    factor = rope.get("partial_rotary_factor", values.get("partial_rotary_factor")) or 1
+    half = int((min(rotary, _CAPS["qk_rope_head_dim"]) if _is_int(rotary)
+                else head if _is_int(head) else HEAD_DIM) * factor) // 2
     section = rope.get("mrope_section") or [16, 24, 24]
     return {"rope_parameters": {**rope, "mrope_section": _scaled(section, half)}}
 
@@ -247,12 +255,15 @@ def _scaled(parts: list[int], total: int) -> list[int]:
     return scaled + [total - sum(scaled)]
 
 
-def _cut_per_layer(values: Mapping[str, Any], keep: int) -> dict[str, Any]:
-    """Per-layer fields cut to the first ``keep`` layers: lists as long as a layer count, and
-    dicts keyed by layer index (``per_layer_config``)."""
+def _cut_per_layer(values: Mapping[str, Any], keep: int, changed: Mapping[str, Any]
+                   ) -> dict[str, Any]:
+    """Per-layer fields cut to the first ``keep`` layers (as ``changed`` has them, else as
+    ``values`` do): lists as long as a layer count, and dicts keyed by layer index
+    (``per_layer_config``)."""
     counts = {values[k] for k in _LAYER_KEYS if _is_int(values.get(k))} - {keep}
     changes: dict[str, Any] = {}
-    for key, value in values.items():
+    for key in values:
+        value = changed.get(key, values[key])
         if isinstance(value, list) and len(value) in counts and len(value) > keep:
             changes[key] = value[:keep]
         elif ("layer" in key and isinstance(value, dict) and value

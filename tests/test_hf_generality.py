@@ -286,3 +286,23 @@ def test_tied_widths_multi_head_attention_and_timm_backbones():
     assert changes["head_config"]["num_key_value_heads"] == gen.KV_HEADS  # grouped stays so
     backbone = changes["backbone_config"]
     assert backbone["model_type"] == "resnet" and backbone["out_indices"] == [1, 2, 3, 4]
+
+
+def test_backbone_stages_heads_per_stage_and_partial_rotary():
+    swin = {"embed_dim": 96, "num_layers": 4, "depths": [2, 2, 6, 2], "num_heads": [3, 6, 12, 24]}
+    changes = gen.shrink(swin)
+    # Stages cut with the layers, and every stage's heads divide every width.
+    assert changes["depths"] == [2, 2] and changes["num_heads"] == [gen.HEADS] * 2
+    backbone = {"backbone_config": {
+        "model_type": "fake_backbone", "hidden_size": 768, "num_hidden_layers": 12,
+        "stage_names": ["stem"] + [f"stage{i}" for i in range(1, 13)],
+        "out_features": ["stage12"], "out_indices": [12]}}
+    inner = gen.shrink(backbone)["backbone_config"]
+    assert inner["hidden_size"] == gen.WIDTH
+    assert inner["num_hidden_layers"] == 12  # its output stage must still exist
+    partial = {"hidden_size": 4096, "head_dim": 128,
+               "rope_parameters": {"rope_type": "default", "partial_rotary_factor": 0.5,
+                                   "mrope_section": [8, 12, 12]}}
+    head = gen.shrink(partial)["head_dim"]
+    section = gen.shrink(partial)["rope_parameters"]["mrope_section"]
+    assert sum(section) == head // 4  # half of the rotated half of the head
