@@ -169,8 +169,9 @@ def shrink(values: Mapping[str, Any], spare: dict[int, int] | None = None,
     and per-layer lists and dicts cut alike; without, all are kept. Multimodal rotary
     sections (``mrope_section``: three parts of half a head) are scaled to the shrunk head;
     with ``mrope`` (a family whose code reads them with a default) they are set where absent.
-    Multi-head attention stays multi-head, and ``*_dim``/``*hidden_size`` fields equal to a
-    width of the config tree (``widths``) shrink with it.
+    Multi-head attention stays multi-head, and ``*_dim``/``*hidden_size``/``*_groups`` fields
+    equal to a width of the config tree (``widths``: a projection's input, a depthwise
+    convolution's groups) shrink with it.
     """
     spare = {} if spare is None else spare
     widths = _widths(values) if widths is None else widths
@@ -207,8 +208,8 @@ def shrink(values: Mapping[str, Any], spare: dict[int, int] | None = None,
             changes[key] = False  # the library's own backbone: no timm, no download
         elif key.endswith(_TOKEN_SUFFIXES) and _shrink_token(value, spare) != value:
             changes[key] = _shrink_token(value, spare)
-        elif (key.endswith(("_dim", "hidden_size")) and "head" not in key and _is_int(value)
-              and value in widths and value > WIDTH):
+        elif (key.endswith(("_dim", "hidden_size", "_groups")) and "head" not in key
+              and _is_int(value) and value in widths and value > WIDTH):
             changes[key] = WIDTH  # a width tied to a model's width (validators check it)
     if keep is not None:
         changes.update(_cut_per_layer(values, keep, changes))

@@ -272,7 +272,7 @@ def test_placeholder_rows_frame_the_features_and_stay_rectangular():
 
 def test_tied_widths_multi_head_attention_and_timm_backbones():
     config = {"hidden_size": 512, "num_attention_heads": 8, "num_key_value_heads": 8,
-              "codebook_dim": 512, "head_dim": 64, "kernel_dim": 7,
+              "codebook_dim": 512, "head_dim": 64, "kernel_dim": 7, "upsample_groups": 512,
               "audio_config": {"model_type": "fake_audio", "hidden_size": 1024},
               "head_config": {"model_type": "fake_head", "audio_hidden_size": 1024,
                               "num_key_value_heads": 2, "num_attention_heads": 8},
@@ -280,6 +280,7 @@ def test_tied_widths_multi_head_attention_and_timm_backbones():
                                   "out_indices": [1, 2, 3, 4]}}
     changes = gen.shrink(config)
     assert changes["codebook_dim"] == gen.WIDTH  # equal to a width: tied to it
+    assert changes["upsample_groups"] == gen.WIDTH  # a depthwise convolution's groups
     assert "kernel_dim" not in changes  # not a width
     assert changes["head_config"]["audio_hidden_size"] == gen.WIDTH  # a sibling's width
     assert changes["num_key_value_heads"] == changes["num_attention_heads"] == gen.HEADS
