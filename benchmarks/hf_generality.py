@@ -204,6 +204,11 @@ def shrink(values: Mapping[str, Any], spare: dict[int, int] | None = None,
             changes[key] = VOCAB
         elif key in _HEAD_SIZES and _is_int(value) and _derived_head_size(values, key):
             changes[key] = HEAD_DIM
+        elif value is None and (key in _HEAD_SIZES or (key in _TOP_K_KEYS and any(
+                _is_int(values.get(k)) for k in _EXPERT_KEYS))):
+            # Unset in the default, read by the code: the tiny model's value (width / heads;
+            # top-k of the experts a config does set).
+            changes[key] = HEAD_DIM if key in _HEAD_SIZES else TOP_K
         elif key in ("use_timm_backbone", "use_pretrained_backbone") and value is True:
             changes[key] = False  # the library's own backbone: no timm, no download
         elif key.endswith(_TOKEN_SUFFIXES) and _shrink_token(value, spare) != value:
@@ -219,6 +224,8 @@ def shrink(values: Mapping[str, Any], spare: dict[int, int] | None = None,
 
 _KV_KEYS = ("num_key_value_heads", "num_kv_heads", "multi_query_group_num")
 _HEAD_KEYS = ("num_attention_heads", "num_heads", "n_head", "n_heads")
+_EXPERT_KEYS = ("num_experts", "num_local_experts", "n_routed_experts", "moe_num_experts")
+_TOP_K_KEYS = ("num_experts_per_tok", "moe_topk", "num_selected_experts")
 _WIDTH_KEYS = ("hidden_size", "d_model", "n_embd", "embed_dim")
 
 

@@ -306,3 +306,15 @@ def test_backbone_stages_heads_per_stage_and_partial_rotary():
                                    "mrope_section": [8, 12, 12]}}
     section = gen.shrink(partial)["rope_parameters"]["mrope_section"]
     assert sum(section) == 128 // 4  # half of the rotated half of the (kept) head
+
+
+def test_sizes_left_unset_get_the_tiny_values_where_safe():
+    moe = {"hidden_size": 4096, "num_attention_heads": 32, "head_dim": None,
+           "n_routed_experts": 64, "num_experts_per_tok": None}
+    changes = gen.shrink(moe)
+    assert changes["head_dim"] == gen.HEAD_DIM == gen.WIDTH // gen.HEADS
+    assert changes["num_experts_per_tok"] == gen.TOP_K
+    dense = {"hidden_size": 4096, "num_experts": None, "num_experts_per_tok": None}
+    # No experts set: None may mean a dense model; nothing is invented.
+    assert "num_experts" not in gen.shrink(dense)
+    assert "num_experts_per_tok" not in gen.shrink(dense)
