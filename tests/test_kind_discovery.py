@@ -78,7 +78,7 @@ def test_the_shipped_kinds_are_all_found():
         "select", "guard", "defer", "item_scalar", "masked_reduction", "moe_dispatch",
         "scalar_flag", "skip_continue", "mask_scatter", "float_literal",
         "interpolate_size", "setitem_copy", "view_reshape", "transpose_round_trip", "tensor_check",
-        "attribute_refresh", "fold_tests"}
+        "attribute_refresh", "fold_tests", "size_tests_last"}
     assert kinds.registry() is kinds.registry()  # discovered once per process
     # helpers that live beside their kinds join those of helpers.py
     assert set(kinds.helper_sources()) == {
