@@ -363,7 +363,25 @@ def candidates(model: Any, config: Any) -> list[tuple[str, Callable[[], dict]]]:
         ids = main_candidates("input_ids", config, params)[0]
         found += [(f"{main}+input_ids", partial(dict, candidate, **ids)) for candidate in alone]
     label = "text only" if main == "input_ids" else main
-    return found + [(label, partial(dict, candidate)) for candidate in alone]
+    found += [(label, partial(dict, candidate)) for candidate in alone]
+    return [(name, partial(_completed, model, config, make)) for name, make in found]
+
+
+def _completed(model: Any, config: Any, make: Callable[[], dict]) -> dict:
+    """A candidate's inputs plus the token ids (and their mask) a forward requires under
+    another name (InstructBLIP's ``qformer_input_ids``)."""
+    import torch
+
+    kwargs = make()
+    for name, param in inspect.signature(model.forward).parameters.items():
+        if name in kwargs or param.default is not param.empty or param.kind in (
+                param.VAR_POSITIONAL, param.VAR_KEYWORD):
+            continue
+        if name.endswith("input_ids"):
+            kwargs[name] = token_ids(special_ids(config.to_dict()))
+            mask = name.replace("input_ids", "attention_mask")
+            kwargs.setdefault(mask, torch.ones(BATCH, SEQ, dtype=torch.long))
+    return kwargs
 
 
 def _with_modality(model: Any, config: Any, modality: str, extra: dict, ids: dict) -> dict:
