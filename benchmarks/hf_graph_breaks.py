@@ -64,11 +64,13 @@ GRAPHMEND = (122, 34)  # GraphMend's total breaks before -> after on its benchma
 # --------------------------------------------------------------------------------------------
 
 def run_worker(spec: dict) -> dict:
-    """Build one case from one tree and count its breaks; the JSON-able result."""
+    """Build one case from one tree and count its breaks under the spec's Dynamo switches;
+    the JSON-able result."""
     import torch
 
     transformers = hfw._import_tree(spec["tree_parent"])
     torch.set_num_threads(spec["threads"])
+    hfw._apply_dynamo_settings(spec)
     torch.manual_seed(0)
     try:
         model, kwargs = CASES[spec["case"]].build(spec.get("device", "cpu"))
