@@ -703,10 +703,7 @@ def main(argv: list[str] | None = None) -> int:
                         help="seconds per worker process (default: 600)")
     parser.add_argument("--threads", type=int, default=1, help="torch threads per worker")
     hfw.add_dynamo_config_argument(parser)
-    parser.add_argument("--modes", type=_modes, default=MODES,
-                        help="comma-separated modes to measure: default (no Dynamo switch) and "
-                             "switches (--dynamo-config's, else the two capture switches of "
-                             "eqrewrite run --dynamic-sizes); default: both")
+    hfw.add_modes_argument(parser)
     parser.add_argument("--skip-latency", action="store_true",
                         help="do not time compiled runs (otherwise: every case whose breaks "
                              "dropped, both trees)")
@@ -736,21 +733,6 @@ def main(argv: list[str] | None = None) -> int:
     return run(args)
 
 
-MODES = ("default", "switches")
-
-
-def mode_args(args: argparse.Namespace, mode: str) -> argparse.Namespace:
-    """``args`` for one mode: no Dynamo switch in ``default``; in ``switches`` the
-    ``--dynamo-config`` ones, else those of ``eqrewrite run --dynamic-sizes`` (the two capture
-    switches the audit names for breaks on data-dependent values)."""
-    from eqrewrite.rewriter.switches import DYNAMIC_SIZES
-
-    switches = args.dynamo_config or [f"{key}={str(value).lower()}"
-                                      for key, value in DYNAMIC_SIZES.items()]
-    return argparse.Namespace(**{**vars(args),
-                                 "dynamo_config": switches if mode == "switches" else []})
-
-
 def run(args: argparse.Namespace) -> int:
     """The benchmark driver: list, split, make the trees, then measure every mode."""
     import importlib
@@ -772,7 +754,7 @@ def run(args: argparse.Namespace) -> int:
                     if args.rewrite_scope == "families" else [])
         rewrite = hf_trees.prepare_trees(workdir, pack, "all", [], args.reuse_trees, excludes,
                                     library.package)
-    modes = {mode: measure_mode(cases, families, workdir, mode_args(args, mode))
+    modes = {mode: measure_mode(cases, families, workdir, hfw.mode_args(args, mode))
              for mode in args.modes}
     if len(modes) > 1 and not args.original_only:
         print_modes(modes)
@@ -833,15 +815,6 @@ def print_modes(modes: dict[str, dict]) -> None:
             cells.append(f"{mode} {t['before']} -> {t['after']} "
                          f"({_percent(t['before'], t['after'])})")
         print(f"  {split:8}: " + "; ".join(cells))
-
-
-def _modes(text: str) -> tuple[str, ...]:
-    """``--modes``: known modes, in the order given."""
-    modes = tuple(m.strip() for m in text.split(",") if m.strip())
-    unknown = [m for m in modes if m not in MODES]
-    if unknown or not modes:
-        raise argparse.ArgumentTypeError(f"modes are {', '.join(MODES)}; got {text!r}")
-    return modes
 
 
 def _version(package: str) -> str:

@@ -23,10 +23,15 @@ default) and times them in alternation (two warm-up calls, then the median of
 ``--repeats``); cold start (the first call, compilation included, GraphMend's other figure)
 ``--cold-repeats`` times per tree, each in a fresh process with an empty Inductor cache.
 
-The parent prints one row per case (breaks before/after, fullgraph before/after, whether the
-eager outputs of the two trees match, compiled latency ratio after/before), totals compared
-with GraphMend's 72 % (122 -> 34 breaks), and every break reason (gb_type and the frame in
-transformers, with its source line). ``--json`` saves everything.
+All of it runs in each mode of ``--modes`` (default: both): ``default`` (Dynamo's default
+settings) and ``switches`` (the ``--dynamo-config`` switches, else the two capture switches
+of ``eqrewrite run --dynamic-sizes``: the ones the audit names for breaks on data-dependent
+values), set in every worker of both trees; each mode's records go to their own outputs
+folder. Per mode the parent prints one row per case (breaks before/after, fullgraph
+before/after, whether the eager outputs of the two trees match, compiled latency ratio
+after/before), totals compared with GraphMend's 72 % (122 -> 34 breaks), and every break
+reason (gb_type and the frame in transformers, with its source line); then, with more than
+one mode, the modes side by side. ``--json`` saves everything (``"modes": {mode: ...}``).
 
 Examples::
 
@@ -36,8 +41,10 @@ Examples::
     python benchmarks/hf_graph_breaks.py --device cuda --models mixtral,llama --cold-repeats 3
     python benchmarks/hf_graph_breaks.py --record-profile traced.txt --skip-latency
     python benchmarks/hf_graph_breaks.py --eqrewrite-args "--scope traced:traced.txt"
+    python benchmarks/hf_graph_breaks.py --modes switches \\
+        --dynamo-config capture_scalar_outputs=true
 
-This module is the driver (options, printing); models live in ``hf_models.py``
+This module is the driver (options, modes, printing); models live in ``hf_models.py``
 (``MODELS``: a tiny config and the classes; variants in ``_build_variant``).
 """
 
@@ -93,7 +100,7 @@ WORKER_JOBS = {
 
 
 # --------------------------------------------------------------------------------------------
-# Parent: the table, totals and reasons
+# Parent: one mode's table, totals and reasons; the modes side by side
 # --------------------------------------------------------------------------------------------
 
 def _totals(results: dict, cases: list[str]) -> dict[str, float]:
@@ -199,9 +206,9 @@ def _print_latency(latencies: dict[str, dict]) -> None:
 
 
 def measure_mode(cases: list[str], workdir: Path, args: argparse.Namespace) -> dict[str, Any]:
-    """Both trees' records of every case under the Dynamo switches ``args`` set, the latency
-    of the cases whose breaks dropped, the table, totals and reasons printed; what the JSON
-    keeps of it."""
+    """One mode (the Dynamo switches ``args`` set): both trees' records of every case, the
+    latency of the cases whose breaks dropped, the table, totals and reasons printed; what
+    the JSON keeps of it."""
     settings = hfw.dynamo_settings(args)
     print(f"\n===== mode: {'switches ' + str(settings) if settings else 'default'} =====\n")
     results: dict[str, dict[str, dict]] = {}
@@ -263,6 +270,32 @@ def _graphmend_removed() -> float:
     return 100.0 * (GRAPHMEND[0] - GRAPHMEND[1]) / GRAPHMEND[0]
 
 
+def _cell(record: dict) -> str:
+    """One case in one mode, for the side-by-side table: breaks before -> after, "n/a" or
+    "ERR"."""
+    if "not_applicable" in record:
+        return "n/a"
+    if "error" in record:
+        return "ERR"
+    return f"{record['breaks_before']} -> {record['breaks_after']}"
+
+
+def print_modes(modes: dict[str, dict], cases: list[str]) -> None:
+    """Every case's breaks before -> after in each mode, side by side, then each mode's
+    totals and the share removed."""
+    print("\nmodes side by side (breaks before -> after):")
+    rows = [[case] + [_cell(m["comparison"][case]) for m in modes.values()] for case in cases]
+    rows.append(["total"] + [f"{_before_after(m['totals'])} "
+                             f"({m['totals']['percent_removed']:.0f} % removed)"
+                             for m in modes.values()])
+    _print_table(rows, ["case", *modes])
+    for mode, measured in modes.items():
+        t = measured["totals"]
+        settings = ", ".join(f"{k}={v}" for k, v in measured["dynamo_config"].items())
+        print(f"{mode:9}: {_before_after(t)} ({t['percent_removed']:.0f} % removed) over "
+              f"{t['cases']} cases" + (f"; switches {settings}" if settings else ""))
+
+
 # --------------------------------------------------------------------------------------------
 # Driver
 # --------------------------------------------------------------------------------------------
@@ -280,7 +313,7 @@ def select_cases(models: str) -> list[str]:
 
 
 def run(args: argparse.Namespace) -> int:
-    """The benchmark driver: make the trees, measure the cases, print them."""
+    """The benchmark driver: make the trees, measure every mode, print them side by side."""
     cases = select_cases(args.models)
     pack = hf_trees._check_pack(args.rules)
     workdir = (args.workdir or Path(tempfile.mkdtemp(prefix="hf-graph-breaks-"))).resolve()
@@ -293,21 +326,24 @@ def run(args: argparse.Namespace) -> int:
               f"{'skipped' if args.skip_latency else args.backend}   outputs: 'equal' = "
               f"torch.equal on every output tensor, 'allclose' = rtol {hfw.RTOL}, "
               f"atol {hfw.ATOL}")
-        measured = measure_mode(cases, workdir, args)
-        if args.record_profile:  # what Dynamo traced in the original tree
-            entries = sorted({e for c in cases
-                              for e in measured["results"][c]["orig"].get("traced", [])})
+        modes = {mode: measure_mode(cases, workdir, hfw.mode_args(args, mode))
+                 for mode in args.modes}
+        if args.record_profile:  # what Dynamo traced in the original tree, in any mode
+            entries = sorted({e for m in modes.values() for c in cases
+                              for e in m["results"][c]["orig"].get("traced", [])})
             args.record_profile.write_text(
                 "# functions Dynamo traced (hf_graph_breaks.py --record-profile)\n"
                 + "".join(e + "\n" for e in entries))
             print(f"profile of {len(entries)} functions written to {args.record_profile}",
                   file=sys.stderr)
+        if len(modes) > 1:
+            print_modes(modes, cases)
         if args.json:
             args.json.write_text(json.dumps(
                 {"rules": pack, "backend": None if args.skip_latency else args.backend,
-                 "workdir": str(workdir), "rewrite": rewrite, **measured}, indent=1))
+                 "workdir": str(workdir), "rewrite": rewrite, "modes": modes}, indent=1))
             print(f"\nresults written to {args.json}")
-        failed = any("error" in measured["comparison"][c] for c in cases)
+        failed = any("error" in m["comparison"][c] for m in modes.values() for c in cases)
         return 1 if failed else 0
     finally:
         if args.workdir is None:
@@ -338,6 +374,7 @@ def main(argv: list[str] | None = None) -> int:
                              "away, both trees timed in one process)")
     parser.add_argument("--json", type=Path, help="write the full results to this JSON file")
     hfw.add_dynamo_config_argument(parser)
+    hfw.add_modes_argument(parser)
     parser.add_argument("--workdir", type=Path,
                         help="folder for the two trees and outputs (default: a temp folder, "
                              "removed at the end)")
@@ -364,7 +401,8 @@ def main(argv: list[str] | None = None) -> int:
                              "over several processes)")
     parser.add_argument("--record-profile", type=Path,
                         help="write the functions Dynamo traced in the original tree (all "
-                             "cases) to this file, for --eqrewrite-args '--scope traced:FILE'")
+                             "cases, every mode) to this file, for --eqrewrite-args "
+                             "'--scope traced:FILE'")
     parser.add_argument("--worker", help=argparse.SUPPRESS)
     parser.add_argument("--worker-out", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)

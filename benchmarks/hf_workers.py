@@ -466,3 +466,38 @@ def run_latency(case: str, workdir: Path, args: argparse.Namespace, script: str,
             result[tree]["cold_s"] = statistics.median(result[tree]["cold_runs_s"])
     return result
 
+
+# --------------------------------------------------------------------------------------------
+# Modes: default settings, and with the switches the audit names (set in both trees)
+# --------------------------------------------------------------------------------------------
+
+MODES = ("default", "switches")
+
+
+def _modes(text: str) -> tuple[str, ...]:
+    """``--modes``: known modes, in the order given."""
+    modes = tuple(m.strip() for m in text.split(",") if m.strip())
+    unknown = [m for m in modes if m not in MODES]
+    if unknown or not modes:
+        raise argparse.ArgumentTypeError(f"modes are {', '.join(MODES)}; got {text!r}")
+    return modes
+
+
+def add_modes_argument(parser: argparse.ArgumentParser) -> None:
+    """``--modes default,switches`` (read with ``mode_args``), shared by both drivers."""
+    parser.add_argument("--modes", type=_modes, default=MODES,
+                        help="comma-separated modes to measure: default (no Dynamo switch) and "
+                             "switches (--dynamo-config's, else the two capture switches of "
+                             "eqrewrite run --dynamic-sizes); default: both")
+
+
+def mode_args(args: argparse.Namespace, mode: str) -> argparse.Namespace:
+    """``args`` for one mode: no Dynamo switch in ``default``; in ``switches`` the
+    ``--dynamo-config`` ones, else those of ``eqrewrite run --dynamic-sizes`` (the two capture
+    switches the audit names for breaks on data-dependent values)."""
+    from eqrewrite.rewriter.switches import DYNAMIC_SIZES
+
+    switches = args.dynamo_config or [f"{key}={str(value).lower()}"
+                                      for key, value in DYNAMIC_SIZES.items()]
+    return argparse.Namespace(**{**vars(args),
+                                 "dynamo_config": switches if mode == "switches" else []})

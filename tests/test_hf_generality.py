@@ -226,9 +226,9 @@ def test_modes_option_refuses_unknown_modes():
 
     import pytest
 
-    assert gen._modes("switches, default") == ("switches", "default")
+    assert gen.hfw._modes("switches, default") == ("switches", "default")
     with pytest.raises(argparse.ArgumentTypeError, match="modes are default, switches"):
-        gen._modes("default,fast")
+        gen.hfw._modes("default,fast")
 
 
 def test_layer_prefix_keeps_every_kind_of_layer():
