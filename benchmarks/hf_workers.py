@@ -14,6 +14,9 @@ what is here with the driver's builder.
   ``run_case``, ``run_latency``), keep the records of an earlier run (``_kept_record``), and
   put each mode's records in its own folder (``outputs_folder``: ``outputs`` for default
   settings, ``outputs-KEY=VALUE,...`` with Dynamo switches).
+* Modes, shared by both drivers: ``--modes default,switches`` (``MODES``, ``_modes``,
+  ``add_modes_argument``) and each mode's options (``mode_args``: no switch, or the
+  ``--dynamo-config`` ones, else those of ``eqrewrite run --dynamic-sizes``).
 
 ``_compare`` says whether two lists of output tensors are equal, allclose or different.
 """
