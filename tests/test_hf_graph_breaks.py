@@ -149,3 +149,28 @@ def test_worker_jobs_use_this_drivers_builder(monkeypatch):
     assert hgb.WORKER_JOBS["count"] is hgb.run_worker
     # The audit's targets import the models' table from the driver (benchmarks/audit_hf.py).
     assert "llama:decode" in hgb.CASES and hgb.CASES["bert:forward"].control
+
+
+def test_counting_worker_sets_the_specs_switches(monkeypatch):
+    import torch
+    import torch._dynamo
+
+    monkeypatch.setattr(torch, "set_num_threads", lambda threads: None)
+    # Restored after the test: run_worker sets them for the rest of its (worker) process.
+    monkeypatch.setattr(torch._dynamo.config, "capture_scalar_outputs", False)
+    monkeypatch.setattr(torch._dynamo.config, "capture_dynamic_output_shape_ops", False)
+    monkeypatch.setattr(hgb.hfw, "_import_tree", lambda parent: "transformers module")
+    monkeypatch.setitem(hgb.CASES, "fake:forward", hgb.CASES["llama:forward"].__class__(
+        lambda device="cpu": ("model", {"x": 1}), ("llama",)))
+    seen = {}
+
+    def measure(model, kwargs, spec, package):
+        seen["switches"] = (torch._dynamo.config.capture_scalar_outputs,
+                            torch._dynamo.config.capture_dynamic_output_shape_ops)
+        return {"breaks": 0}
+
+    monkeypatch.setattr(hgb.hfw, "measure", measure)
+    spec = {"tree_parent": "/t", "threads": 1, "case": "fake:forward",
+            "dynamo_config": {"capture_scalar_outputs": True}}
+    assert hgb.run_worker(spec) == {"breaks": 0}
+    assert seen["switches"] == (True, False)
