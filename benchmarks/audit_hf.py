@@ -39,7 +39,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from hf_graph_breaks import CASES  # noqa: E402 - the model builders, shared
+from hf_models import CASES  # noqa: E402 - the model builders, shared
 
 CASE_FILE = '''\
 """Audit target: the {name} case of benchmarks/hf_graph_breaks.py (tiny config, random
@@ -71,7 +71,7 @@ import sys
 import torch
 
 sys.path.insert(0, {bench!r})
-from hf_graph_breaks import CASES  # noqa: E402
+from hf_models import CASES  # noqa: E402
 
 
 def _split(name):

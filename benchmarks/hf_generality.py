@@ -21,7 +21,7 @@ Libraries (``--library``):
 * ``timm``: one model per timm module (the one with the fewest parameters, counted on the meta
   device), ``pretrained=False``, its default input size, batch 2. Variant ``forward``.
 
-Each (tree, case) pair runs in a fresh worker process (``hf_graph_breaks.run_case``) that
+Each (tree, case) pair runs in a fresh worker process (``hf_workers.run_case``) that
 imports the package from ``WORKDIR/LIBRARY/orig`` or ``.../rew``; a family whose model cannot
 be built or run eagerly is reported as skipped, with the error. The rewritten tree is measured
 only on the cases that break in the original one (``--check-unbroken``: on every case, to see
@@ -34,13 +34,14 @@ Every mode of ``--modes`` (default: both) is measured: ``default`` (no Dynamo sw
 for each mode, side by side.
 
 Then, unless ``--skip-latency``, every case whose breaks dropped (both trees measured, eager
-outputs equal) is timed compiled, with hf_graph_breaks' latency workers (``run_latency``):
-steady state (both trees in one process, ``--backend``, two warm-up calls, then the median of
-``--repeats`` alternating calls) and cold start (the first call, compilation included, each
-tree in a fresh process with an empty Inductor cache, ``--cold-repeats`` times), on
-``--device`` (the model and its inputs moved there). ``--latency-cases N`` times only the N
-cases with the most breaks removed (ties by name). A per-case table and the geometric means
-of the after/before ratios are printed, and saved with ``--json``.
+outputs equal) is timed compiled, with the latency workers of ``hf_workers.py``
+(``run_latency``): steady state (both trees in one process, ``--backend``, two warm-up calls,
+then the median of ``--repeats`` alternating calls) and cold start (the first call,
+compilation included, each tree in a fresh process with an empty Inductor cache,
+``--cold-repeats`` times), on ``--device`` (the model and its inputs moved there).
+``--latency-cases N`` times only the N cases with the most breaks removed (ties by name). A
+per-case table and the geometric means of the after/before ratios are printed, and saved
+with ``--json``.
 
 The transformers release is whichever is importable (e.g. ``PYTHONPATH=DIR`` with a
 ``pip install --target DIR transformers==5.24.0`` folder);
@@ -73,10 +74,12 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-import hf_graph_breaks as hgb
 import hf_inputs as hfi
+import hf_models as hfm
+import hf_trees
+import hf_workers as hfw
 
-BATCH, SEQ = hgb.BATCH, hgb.SEQ
+BATCH, SEQ = hfm.BATCH, hfm.SEQ
 WIDTH, HEADS, KV_HEADS, HEAD_DIM, FFN, LAYERS, VOCAB = 64, 4, 2, 16, 64, 2, 128
 POSITIONS, IMAGE, EXPERTS, TOP_K = 128, 64, 4, 2
 SPLITS = ("dev", "held-out")
@@ -334,16 +337,16 @@ def build_transformers(tf: Any, family: str, variant: str, device: str = "cpu"
             for label, make in _tries(model, config, variant):
                 try:
                     kwargs = _on(_with_optional_inputs(make(), model, config), device)
-                    fn, kwargs = (hgb._decode_step(model, True, kwargs, device)
+                    fn, kwargs = (hfm._decode_step(model, True, kwargs, device)
                                   if variant == "decode" else (model, kwargs))
                     _runs(fn, kwargs)
                     return fn, kwargs, {"layers_capped": layers, "inputs": label,
                                         "modalities": hfi.modalities_taken(model)}
-                except hgb.NotApplicable:
+                except hfm.NotApplicable:
                     raise
                 except Exception as error:  # the next candidate input may fit
                     errors.append(error)
-        except hgb.NotApplicable:
+        except hfm.NotApplicable:
             raise
         except Exception as error:  # the next config may build
             errors.append(error)
@@ -464,13 +467,13 @@ def run_worker(spec: dict) -> dict:
 
     # LIBRARIES is keyed by package name.
     library = LIBRARIES[spec["package"]]
-    package = hgb._import_tree(spec["tree_parent"], library.package)
+    package = hfw._import_tree(spec["tree_parent"], library.package)
     torch.set_num_threads(spec["threads"])
-    hgb._apply_dynamo_settings(spec)
+    hfw._apply_dynamo_settings(spec)
     family, variant = spec["case"].rsplit(":", 1)
     try:
         model, kwargs, notes = library.build(package, family, variant)
-    except hgb.NotApplicable as reason:  # e.g. a decode step of a model without a cache
+    except hfm.NotApplicable as reason:  # e.g. a decode step of a model without a cache
         return {**_versions(package), "case": spec["case"], "tree": spec["tree"],
                 "not_applicable": str(reason)}
     except Exception as error:  # any failure: not buildable generically
@@ -478,7 +481,7 @@ def run_worker(spec: dict) -> dict:
                 "skipped": _first_line(error)}
     torch_seed()
     try:
-        return {**hgb.measure(model, kwargs, spec, package), **notes}
+        return {**hfw.measure(model, kwargs, spec, package), **notes}
     except Exception as error:  # runs eagerly (built above), fails once Dynamo traces it
         return {**_versions(package), "case": spec["case"], "tree": spec["tree"],
                 "skipped": f"{DYNAMO_ONLY}: {_first_line(error)}"}
@@ -486,7 +489,7 @@ def run_worker(spec: dict) -> dict:
 
 def build_case(package: Any, case: str, device: str) -> tuple[Any, dict]:
     """``(callable, kwargs)`` of a "family:variant" case of ``package`` (imported from a tree)
-    on ``device``: the builder hf_graph_breaks' latency workers call."""
+    on ``device``: the builder hf_workers' latency workers call."""
     family, variant = case.rsplit(":", 1)
     fn, kwargs, _ = LIBRARIES[package.__name__].build(package, family, variant, device)
     return fn, kwargs
@@ -494,8 +497,8 @@ def build_case(package: Any, case: str, device: str) -> tuple[Any, dict]:
 
 WORKER_JOBS: dict[str, Callable[[dict], dict]] = {
     "count": run_worker,
-    "latency": lambda spec: hgb.run_latency_worker(spec, build_case),
-    "cold": lambda spec: hgb.run_cold_worker(spec, build_case),
+    "latency": lambda spec: hfw.run_latency_worker(spec, build_case),
+    "cold": lambda spec: hfw.run_cold_worker(spec, build_case),
 }
 
 
@@ -523,7 +526,7 @@ def select_families(all_families: dict[str, tuple[str, ...]], split: str, chosen
     wanted = {f.strip() for f in chosen.split(",") if f.strip()}
     unknown = wanted - set(all_families)
     if unknown:
-        hgb._fail(f"unknown families: {', '.join(sorted(unknown))}")
+        hf_trees._fail(f"unknown families: {', '.join(sorted(unknown))}")
     return {f: v for f, v in all_families.items()
             if (split == "all" or split_of(f) == split) and (not wanted or f in wanted)}
 
@@ -542,7 +545,7 @@ def _run_all(tree: str, cases: list[str], workdir: Path, args: argparse.Namespac
     """Every case in one tree, ``--jobs`` worker processes at a time."""
     def one(case: str) -> dict:
         print(f"{case} [{tree}] ...", file=sys.stderr, flush=True)
-        result = hgb.run_case(tree, workdir / tree, case, workdir, args, __file__,
+        result = hfw.run_case(tree, workdir / tree, case, workdir, args, __file__,
                               LIBRARIES[args.library].package)
         if "error" in result:
             print(f"  {case} [{tree}] FAILED: {result['error']}\n"
@@ -630,7 +633,7 @@ def summarize(cases: list[str], orig: dict[str, dict], rew: dict[str, dict]) -> 
             split["before"] += before["breaks"]
             split["after"] += after["breaks"]
             report["breaking"][case]["after"] = after["breaks"]
-        match = hgb._compare(torch.load(before["outputs_file"]), torch.load(after["outputs_file"]))
+        match = hfw._compare(torch.load(before["outputs_file"]), torch.load(after["outputs_file"]))
         if match["verdict"] != "equal":
             report["mismatches"][case] = match
         if after["breaks"] > before["breaks"]:
@@ -760,12 +763,12 @@ def print_latency(latencies: dict[str, dict], report: dict, args: argparse.Names
 
 
 def run_latencies(report: dict, workdir: Path, args: argparse.Namespace) -> dict[str, dict]:
-    """Time the chosen cases (``latency_cases``) with hf_graph_breaks' ``run_latency``, each in
+    """Time the chosen cases (``latency_cases``) with hf_workers' ``run_latency``, each in
     fresh worker processes of this script."""
     latencies = {}
     for case in latency_cases(report, args.latency_cases):
         print(f"{case} latency, both trees ...", file=sys.stderr, flush=True)
-        latencies[case] = hgb.run_latency(case, workdir, args, __file__,
+        latencies[case] = hfw.run_latency(case, workdir, args, __file__,
                                           LIBRARIES[args.library].package)
         if "error" in latencies[case]:
             print(f"  {case} latency FAILED: {latencies[case]['error']}\n"
@@ -804,11 +807,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--timeout", type=float, default=600.0,
                         help="seconds per worker process (default: 600)")
     parser.add_argument("--threads", type=int, default=1, help="torch threads per worker")
-    hgb.add_dynamo_config_argument(parser)
-    parser.add_argument("--modes", type=_modes, default=MODES,
-                        help="comma-separated modes to measure: default (no Dynamo switch) and "
-                             "switches (--dynamo-config's, else the two capture switches of "
-                             "eqrewrite run --dynamic-sizes); default: both")
+    hfw.add_dynamo_config_argument(parser)
+    hfw.add_modes_argument(parser)
     parser.add_argument("--skip-latency", action="store_true",
                         help="do not time compiled runs (otherwise: every case whose breaks "
                              "dropped, both trees)")
@@ -820,9 +820,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--device", default="cpu",
                         help="device the latency runs use (cpu, cuda, cuda:1...); break counts "
                              "are taken on the CPU")
-    parser.add_argument("--repeats", type=int, default=hgb.REPEATS,
-                        help=f"timed calls after {hgb.WARMUP} warm-up calls; the median is kept "
-                             f"(default: {hgb.REPEATS})")
+    parser.add_argument("--repeats", type=int, default=hfw.REPEATS,
+                        help=f"timed calls after {hfw.WARMUP} warm-up calls; the median is kept "
+                             f"(default: {hfw.REPEATS})")
     parser.add_argument("--cold-repeats", type=int, default=1,
                         help="cold starts per tree and case, each in a fresh process with an "
                              "empty compile cache; the median is kept (default: 1; 0: none)")
@@ -838,21 +838,6 @@ def main(argv: list[str] | None = None) -> int:
     return run(args)
 
 
-MODES = ("default", "switches")
-
-
-def mode_args(args: argparse.Namespace, mode: str) -> argparse.Namespace:
-    """``args`` for one mode: no Dynamo switch in ``default``; in ``switches`` the
-    ``--dynamo-config`` ones, else those of ``eqrewrite run --dynamic-sizes`` (the two capture
-    switches the audit names for breaks on data-dependent values)."""
-    from eqrewrite.rewriter.switches import DYNAMIC_SIZES
-
-    switches = args.dynamo_config or [f"{key}={str(value).lower()}"
-                                      for key, value in DYNAMIC_SIZES.items()]
-    return argparse.Namespace(**{**vars(args),
-                                 "dynamo_config": switches if mode == "switches" else []})
-
-
 def run(args: argparse.Namespace) -> int:
     """The benchmark driver: list, split, make the trees, then measure every mode."""
     import importlib
@@ -865,16 +850,16 @@ def run(args: argparse.Namespace) -> int:
              for variant in variants]
     root = (args.workdir or Path(tempfile.mkdtemp(prefix="generality-"))).resolve()
     workdir = root / args.library
-    pack = hgb._check_pack(args.rules)
+    pack = hf_trees._check_pack(args.rules)
     rewrite = None
     if args.original_only:
-        hgb.copy_original(workdir, library.package, args.reuse_original)
+        hf_trees.copy_original(workdir, library.package, args.reuse_original)
     else:
         excludes = (scope_excludes(library, package, list(every), list(families))
                     if args.rewrite_scope == "families" else [])
-        rewrite = hgb.prepare_trees(workdir, pack, "all", [], args.reuse_trees, excludes,
+        rewrite = hf_trees.prepare_trees(workdir, pack, "all", [], args.reuse_trees, excludes,
                                     library.package)
-    modes = {mode: measure_mode(cases, families, workdir, mode_args(args, mode))
+    modes = {mode: measure_mode(cases, families, workdir, hfw.mode_args(args, mode))
              for mode in args.modes}
     if len(modes) > 1 and not args.original_only:
         print_modes(modes)
@@ -893,7 +878,7 @@ def measure_mode(cases: list[str], families: dict[str, tuple[str, ...]], workdir
                  args: argparse.Namespace) -> dict[str, Any]:
     """One mode: the original tree, the rewritten one on the cases that break, the report
     printed, latency unless skipped; what the JSON keeps of it."""
-    settings = hgb.dynamo_settings(args)
+    settings = hfw.dynamo_settings(args)
     print(f"\n===== mode: {'switches ' + str(settings) if settings else 'default'} =====\n")
     orig = _run_all("orig", cases, workdir, args)
     rew: dict[str, dict] = {}
@@ -935,15 +920,6 @@ def print_modes(modes: dict[str, dict]) -> None:
             cells.append(f"{mode} {t['before']} -> {t['after']} "
                          f"({_percent(t['before'], t['after'])})")
         print(f"  {split:8}: " + "; ".join(cells))
-
-
-def _modes(text: str) -> tuple[str, ...]:
-    """``--modes``: known modes, in the order given."""
-    modes = tuple(m.strip() for m in text.split(",") if m.strip())
-    unknown = [m for m in modes if m not in MODES]
-    if unknown or not modes:
-        raise argparse.ArgumentTypeError(f"modes are {', '.join(MODES)}; got {text!r}")
-    return modes
 
 
 def _version(package: str) -> str:

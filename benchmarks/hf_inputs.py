@@ -28,9 +28,8 @@ from collections.abc import Callable, Iterable, Mapping
 from functools import partial
 from typing import Any
 
-import hf_graph_breaks as hgb
+from hf_models import BATCH, SEQ
 
-BATCH, SEQ = hgb.BATCH, hgb.SEQ
 VOCAB, IMAGE = 128, 64
 _TOKEN_SUFFIXES = ("_token_id", "_token_index")
 # Per modality: the config fields naming its placeholder token, and its start and end tokens.

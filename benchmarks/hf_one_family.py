@@ -33,7 +33,7 @@ def main(argv: list[str]) -> int:
     with torch.no_grad():
         eager = fn(**kwargs)
         explained = torch._dynamo.explain(fn)(**kwargs)
-    torch.save(generality.hgb._tensors(eager), out)
+    torch.save(generality.hfw._tensors(eager), out)
     print(f"{family}:{variant}: inputs {notes['inputs']}, graphs {explained.graph_count}, "
           f"breaks {explained.graph_break_count}")
     return 0

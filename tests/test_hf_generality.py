@@ -9,7 +9,7 @@ BENCHMARKS = Path(__file__).resolve().parent.parent / "benchmarks"
 
 
 def _load():
-    """benchmarks/hf_generality.py as a module (it imports its sibling hf_graph_breaks)."""
+    """benchmarks/hf_generality.py as a module (it imports its siblings hf_workers, ...)."""
     sys.path.insert(0, str(BENCHMARKS))
     try:
         spec = importlib.util.spec_from_file_location("hf_generality",
@@ -130,12 +130,12 @@ def test_cli_latency_options_and_worker_jobs(monkeypatch):
     gen.main([])
     args = seen["args"]
     assert (args.backend, args.device, args.repeats, args.cold_repeats, args.latency_cases,
-            args.skip_latency) == ("inductor", "cpu", gen.hgb.REPEATS, 1, None, False)
-    # The "latency" and "cold" jobs go to hf_graph_breaks' workers with this script's builder.
+            args.skip_latency) == ("inductor", "cpu", gen.hfw.REPEATS, 1, None, False)
+    # The "latency" and "cold" jobs go to hf_workers' latency workers with this script's builder.
     calls = []
-    monkeypatch.setattr(gen.hgb, "run_latency_worker",
+    monkeypatch.setattr(gen.hfw, "run_latency_worker",
                         lambda spec, build: calls.append(("latency", build)) or {})
-    monkeypatch.setattr(gen.hgb, "run_cold_worker",
+    monkeypatch.setattr(gen.hfw, "run_cold_worker",
                         lambda spec, build: calls.append(("cold", build)) or {})
     gen.WORKER_JOBS["latency"]({})
     gen.WORKER_JOBS["cold"]({})
@@ -157,8 +157,8 @@ def _fake_run(monkeypatch, tmp_path, extra):
                           lambda *a: None, lambda package, family: f"models/{family}/")
     monkeypatch.setattr(gen, "LIBRARIES", {"transformers": library})
     monkeypatch.setattr(gen, "_version", lambda package: "0.0")
-    monkeypatch.setattr(gen.hgb, "_check_pack", lambda rules: "pack.yaml")
-    monkeypatch.setattr(gen.hgb, "prepare_trees", lambda *a: {"reused": True})
+    monkeypatch.setattr(gen.hf_trees, "_check_pack", lambda rules: "pack.yaml")
+    monkeypatch.setattr(gen.hf_trees, "prepare_trees", lambda *a: {"reused": True})
 
     def run_all(tree, cases, workdir, args):
         index = 0 if tree == "orig" else 1
@@ -174,7 +174,7 @@ def _fake_run(monkeypatch, tmp_path, extra):
         calls.append((case, script, package, args.backend, args.device))
         return _timing(0.004, 0.002, 30.0, 15.0)
 
-    monkeypatch.setattr(gen.hgb, "run_latency", run_latency)
+    monkeypatch.setattr(gen.hfw, "run_latency", run_latency)
     out = tmp_path / "r.json"
     gen.main(["--workdir", str(tmp_path / "w"), "--json", str(out), *extra])
     return calls, json.loads(out.read_text())
@@ -226,9 +226,9 @@ def test_modes_option_refuses_unknown_modes():
 
     import pytest
 
-    assert gen._modes("switches, default") == ("switches", "default")
+    assert gen.hfw._modes("switches, default") == ("switches", "default")
     with pytest.raises(argparse.ArgumentTypeError, match="modes are default, switches"):
-        gen._modes("default,fast")
+        gen.hfw._modes("default,fast")
 
 
 def test_layer_prefix_keeps_every_kind_of_layer():
