@@ -8,7 +8,7 @@ half that says whether they generalise), so no one picks the families by whether
 Libraries (``--library``):
 
 * ``transformers``: every model type of ``MODEL_MAPPING_NAMES``, built with
-  ``AutoModel.from_config`` from ``AutoConfig.for_model(model_type)`` shrunk by ``shrink``
+  ``AutoModel.from_config`` from ``AutoConfig.for_model(model_type)`` shrunk by ``hf_configs``
   (width 64, 4 heads, 2 layers, vocabulary 128, ... nested sub-configs alike), inputs from
   ``hf_inputs.candidates`` (token ids with the images, videos, audio or boxes the forward
   takes and their placeholder tokens, richest first; the label of the one that ran is kept).
@@ -62,458 +62,32 @@ from __future__ import annotations
 
 import argparse
 import hashlib
-import inspect
 import json
 import statistics
 import sys
 import tempfile
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
-from functools import partial
 from pathlib import Path
 from typing import Any
 
-import hf_inputs as hfi
-import hf_models as hfm
+import hf_families as fam
 import hf_trees
 import hf_workers as hfw
 
-BATCH, SEQ = hfm.BATCH, hfm.SEQ
-WIDTH, HEADS, KV_HEADS, HEAD_DIM, FFN, LAYERS, VOCAB = 64, 4, 2, 16, 64, 2, 128
-POSITIONS, IMAGE, EXPERTS, TOP_K = 128, 64, 4, 2
 SPLITS = ("dev", "held-out")
 
-# Config fields and the value they shrink to (only ever down: a smaller default is kept).
-_CAPS: dict[str, int] = {
-    **dict.fromkeys(("hidden_size", "d_model", "n_embd", "embed_dim", "dim", "word_embed_proj_dim",
-                     "projection_dim", "out_hidden_size"), WIDTH),
-    **dict.fromkeys(("num_hidden_layers", "num_layers", "n_layer", "n_layers", "encoder_layers",
-                     "decoder_layers", "num_decoder_layers", "num_encoder_layers"), LAYERS),
-    **dict.fromkeys(("num_attention_heads", "n_head", "n_heads", "num_heads",
-                     "encoder_attention_heads", "decoder_attention_heads"), HEADS),
-    **dict.fromkeys(("num_key_value_heads", "num_kv_heads", "multi_query_group_num"), KV_HEADS),
-    **dict.fromkeys(("intermediate_size", "ffn_dim", "encoder_ffn_dim", "decoder_ffn_dim", "d_ff",
-                     "n_inner", "hidden_dim", "moe_intermediate_size", "ffn_hidden_size",
-                     "shared_expert_intermediate_size"), FFN),
-    **dict.fromkeys(("max_position_embeddings", "n_positions", "max_source_positions",
-                     "max_target_positions"), POSITIONS),
-    **dict.fromkeys(("num_experts", "num_local_experts", "n_routed_experts", "moe_num_experts"),
-                    EXPERTS),
-    **dict.fromkeys(("num_experts_per_tok", "moe_topk", "num_selected_experts"), TOP_K),
-    **dict.fromkeys(("n_group", "topk_group"), 1),  # expert groups must divide the experts
-    # Multi-head latent attention (DeepSeek-V2 and after): its own head sizes and ranks.
-    **dict.fromkeys(("qk_rope_head_dim", "qk_nope_head_dim"), HEAD_DIM // 2),
-    **dict.fromkeys(("v_head_dim", "kv_lora_rank", "rotary_dim"), HEAD_DIM),
-    "q_lora_rank": 2 * HEAD_DIM,
-    "image_size": IMAGE,
-}
-# Head sizes that are width / heads in the default config: set so that they stay so.
-_HEAD_SIZES = ("head_dim", "d_kv", "kv_channels")
-_LAYER_KEYS = ("num_hidden_layers", "num_layers", "n_layer", "n_layers", "encoder_layers",
-               "decoder_layers", "num_decoder_layers", "num_encoder_layers")
-_TOKEN_SUFFIXES = ("_token_id", "_token_index")
-
-
-# --------------------------------------------------------------------------------------------
-# Pure parts: the split and the config shrinker (no torch, no transformers)
-# --------------------------------------------------------------------------------------------
 
 def split_of(family: str) -> str:
     """"dev" or "held-out", fixed by the first byte of the family name's SHA-256."""
     return SPLITS[hashlib.sha256(family.encode()).digest()[0] % 2]
 
 
-def _is_int(value: Any) -> bool:
-    """An int that is not a bool."""
-    return isinstance(value, int) and not isinstance(value, bool)
-
-
-def _is_sub_config(value: Any) -> bool:
-    """A nested config as ``to_dict()`` writes it: a dict that names its model type."""
-    return isinstance(value, dict) and "model_type" in value
-
-
-def _shrink_token(value: Any, spare: dict[int, int]) -> Any:
-    """A special token id (or list of ids) moved below VOCAB; ``spare`` maps each id moved
-    to the one it got, counting down from VOCAB - 1 so that distinct ids stay distinct."""
-    if isinstance(value, list):
-        return [_shrink_token(v, spare) for v in value]
-    if not _is_int(value) or value < VOCAB:
-        return value
-    return spare.setdefault(value, VOCAB - 1 - len(spare))
-
-
-def _is_vocabulary(key: str) -> bool:
-    """A vocabulary size field: vocab_size, vocab_size_per_layer_input, decoder_vocab_size."""
-    return key == "vocab_size" or key.startswith("vocab_size_") or key.endswith("_vocab_size")
-
-
-def _derived_head_size(values: Mapping[str, Any], key: str) -> bool:
-    """Whether ``values[key]`` is the default width divided by the default head count."""
-    width = next((values[k] for k in ("hidden_size", "d_model", "n_embd") if _is_int(
-        values.get(k))), None)
-    heads = next((values[k] for k in ("num_attention_heads", "num_heads", "n_head") if _is_int(
-        values.get(k))), None)
-    return bool(width and heads) and values[key] * heads == width
-
-
-def shrink(values: Mapping[str, Any], spare: dict[int, int] | None = None,
-           layers: bool = True, mrope: bool = False, widths: set[int] | None = None
-           ) -> dict[str, Any]:
-    """The fields of a config's ``to_dict()`` to change for a tiny model.
-
-    Size fields are capped (``_CAPS``), head sizes kept at width / heads where the default has
-    them so, special token ids moved below the vocabulary, and nested sub-configs (dicts with
-    a ``model_type``) shrunk the same way and returned whole, since a composite config
-    rebuilds them from the dict. With ``layers`` layer counts are capped too, at LAYERS or at
-    the first layers that hold every kind of layer a per-layer type list names (a hybrid
-    model's first attention layer may follow several linear ones; ``hf_inputs.layer_prefix``),
-    and per-layer lists and dicts cut alike; without, all are kept. Multimodal rotary
-    sections (``mrope_section``: three parts of half a head) are scaled to the shrunk head;
-    with ``mrope`` (a family whose code reads them with a default) they are set where absent.
-    Multi-head attention stays multi-head, and ``*_dim``/``*hidden_size``/``*_groups`` fields
-    equal to a width of the config tree (``widths``: a projection's input, a depthwise
-    convolution's groups) shrink with it.
-    """
-    spare = {} if spare is None else spare
-    widths = _widths(values) if widths is None else widths
-    # A backbone names the stages it outputs: its stages stay (a tiny width keeps it small).
-    backbone = "stage_names" in values and bool(values.get("out_features")
-                                                 or values.get("out_indices"))
-    keep = hfi.layer_prefix(values, LAYERS) if layers and not backbone else None
-    changes: dict[str, Any] = {}
-    for key, value in values.items():
-        if _is_sub_config(value) and value["model_type"] == "timm_backbone":
-            # The library's own ResNet with the same stages: timm needs a torchvision that
-            # imports beside this torch, which PyPI does not have.
-            changes[key] = {"model_type": "resnet", "out_indices": value.get("out_indices"),
-                            "depths": [1, 1, 1, 1], "hidden_sizes": [32, 64, 128, 256],
-                            "embedding_size": 32}
-        elif _is_sub_config(value):
-            changes[key] = {**value, **shrink(value, spare, layers, mrope, widths)}
-        elif key in _LAYER_KEYS:
-            if keep is not None and _is_int(value) and value > keep:
-                changes[key] = keep
-        elif key in _KV_KEYS and _is_int(value) and value == values.get(
-                "num_attention_heads") and value > HEADS:
-            changes[key] = HEADS  # multi-head attention stays so (some configs insist)
-        elif key in _CAPS and _is_int(value) and value > _CAPS[key]:
-            changes[key] = _CAPS[key]
-        elif (key in _HEAD_KEYS and isinstance(value, list) and value
-              and all(_is_int(v) for v in value) and max(value) > HEADS):
-            changes[key] = [HEADS] * len(value)  # heads per stage: each divides every width
-        elif _is_vocabulary(key) and _is_int(value) and value > VOCAB:
-            changes[key] = VOCAB
-        elif key in _HEAD_SIZES and _is_int(value) and _derived_head_size(values, key):
-            changes[key] = HEAD_DIM
-        elif value is None and (key in _HEAD_SIZES or (key in _TOP_K_KEYS and any(
-                _is_int(values.get(k)) for k in _EXPERT_KEYS))):
-            # Unset in the default, read by the code: the tiny model's value (width / heads;
-            # top-k of the experts a config does set).
-            changes[key] = HEAD_DIM if key in _HEAD_SIZES else TOP_K
-        elif key in ("use_timm_backbone", "use_pretrained_backbone") and value is True:
-            changes[key] = False  # the library's own backbone: no timm, no download
-        elif key.endswith(_TOKEN_SUFFIXES) and _shrink_token(value, spare) != value:
-            changes[key] = _shrink_token(value, spare)
-        elif (key.endswith(("_dim", "hidden_size", "_groups")) and "head" not in key
-              and _is_int(value) and value in widths and value > WIDTH):
-            changes[key] = WIDTH  # a width tied to a model's width (validators check it)
-    if keep is not None:
-        changes.update(_cut_per_layer(values, keep, changes))
-    changes.update(_mrope(values, mrope, changes.get("head_dim", values.get("head_dim"))))
-    return changes
-
-
-_KV_KEYS = ("num_key_value_heads", "num_kv_heads", "multi_query_group_num")
-_HEAD_KEYS = ("num_attention_heads", "num_heads", "n_head", "n_heads")
-_EXPERT_KEYS = ("num_experts", "num_local_experts", "n_routed_experts", "moe_num_experts")
-_TOP_K_KEYS = ("num_experts_per_tok", "moe_topk", "num_selected_experts")
-_WIDTH_KEYS = ("hidden_size", "d_model", "n_embd", "embed_dim")
-
-
-def _widths(values: Mapping[str, Any]) -> set[int]:
-    """Every model width of a config dict and its sub-configs (fields tied to one shrink with
-    it: a projection's input, a codebook that must equal the width)."""
-    found = {v for k, v in values.items() if k in _WIDTH_KEYS and _is_int(v)}
-    for value in values.values():
-        if _is_sub_config(value):
-            found |= _widths(value)
-    return found
-
-
-def _mrope(values: Mapping[str, Any], inject: bool, head: Any) -> dict[str, Any]:
-    """Multimodal rotary sections (three parts of half a rotary head) scaled to the shrunk
-    rotary head (``qk_rope_head_dim``, else ``head``: the head size as shrunk, else HEAD_DIM);
-    with ``inject`` (a family whose code reads them with a default) set where the text
-    config's rotary parameters lack them (never on a vision tower's axial ones)."""
-    rope = values.get("rope_parameters")
-    if not (isinstance(rope, dict) and _is_int(values.get("hidden_size"))):
-        return {}
-    if not ("mrope_section" in rope or (inject and rope.get("rope_type") not in (None, "axial"))):
-        return {}
-    rotary = values.get("qk_rope_head_dim")
-    factor = rope.get("partial_rotary_factor", values.get("partial_rotary_factor")) or 1
-    half = int((min(rotary, _CAPS["qk_rope_head_dim"]) if _is_int(rotary)
-                else head if _is_int(head) else HEAD_DIM) * factor) // 2
-    section = rope.get("mrope_section") or [16, 24, 24]
-    return {"rope_parameters": {**rope, "mrope_section": _scaled(section, half)}}
-
-
-def _scaled(parts: list[int], total: int) -> list[int]:
-    """``parts`` scaled to sum to ``total``, each at least 1, the rest on the last."""
-    scaled = [max(1, part * total // sum(parts)) for part in parts[:-1]]
-    return scaled + [total - sum(scaled)]
-
-
-def _cut_per_layer(values: Mapping[str, Any], keep: int, changed: Mapping[str, Any]
-                   ) -> dict[str, Any]:
-    """Per-layer fields cut to the first ``keep`` layers (as ``changed`` has them, else as
-    ``values`` do): lists as long as a layer count, and dicts keyed by layer index
-    (``per_layer_config``)."""
-    counts = {values[k] for k in _LAYER_KEYS if _is_int(values.get(k))} - {keep}
-    changes: dict[str, Any] = {}
-    for key in values:
-        value = changed.get(key, values[key])
-        if isinstance(value, list) and len(value) in counts and len(value) > keep:
-            changes[key] = value[:keep]
-        elif ("layer" in key and isinstance(value, dict) and value
-              and all(str(k).isdigit() for k in value) and any(int(k) >= keep for k in value)):
-            changes[key] = {k: v for k, v in value.items() if int(k) < keep}
-    return changes
-
-
-# --------------------------------------------------------------------------------------------
-# Builders (run in the worker process; the library is imported from the tree)
-# --------------------------------------------------------------------------------------------
-
-def _with_optional_inputs(kwargs: dict, model: Any, config: Any) -> dict:
-    """``kwargs`` less an attention mask the forward does not take, plus decoder ids for an
-    encoder-decoder model."""
-    params = inspect.signature(model.forward).parameters
-    if "attention_mask" in kwargs and "attention_mask" not in params:
-        kwargs = {k: v for k, v in kwargs.items() if k != "attention_mask"}
-    if getattr(config, "is_encoder_decoder", False) and "decoder_input_ids" in params:
-        ids = hfi.token_ids(hfi.special_ids(config.to_dict()))
-        kwargs = {**kwargs, "decoder_input_ids": ids.flip(1)}
-    return kwargs
-
-
-def _on(kwargs: dict, device: str) -> dict:
-    """``kwargs`` with every tensor moved to ``device``."""
-    import torch
-
-    return {k: v.to(device) if isinstance(v, torch.Tensor) else v for k, v in kwargs.items()}
-
-
-def _runs(fn: Any, kwargs: dict) -> None:
-    """Call ``fn(**kwargs)`` eagerly without gradients, twice: counting calls it again, so a
-    decode step must start from the same cache every time (raises what it raises)."""
-    import torch
-
-    with torch.no_grad():
-        fn(**kwargs)
-        fn(**kwargs)
-
-
-def build_transformers(tf: Any, family: str, variant: str, device: str = "cpu"
-                       ) -> tuple[Any, dict, dict]:
-    """``(callable, kwargs, notes)`` of one transformers case that runs eagerly on ``device``.
-
-    The config is the default one shrunk with its layer count capped, else (hybrid models)
-    kept; the inputs the first candidate that runs (drawn on the CPU, then moved). Raises the
-    first error if nothing runs.
-    """
-    default = tf.AutoConfig.for_model(family).to_dict()
-    auto = tf.AutoModelForCausalLM if variant == "decode" else tf.AutoModel
-    options = {"experts_implementation": "eager"} if variant == "experts_eager" else {}
-    errors = []
-    for layers in (True, False):
-        try:
-            config = tf.AutoConfig.for_model(family, **shrink(
-                default, layers=layers, mrope=_reads(tf, family, "mrope_section")))
-            torch_seed()
-            model = auto.from_config(config, **options).eval().to(device)
-            for label, make in _tries(model, config, variant):
-                try:
-                    kwargs = _on(_with_optional_inputs(make(), model, config), device)
-                    fn, kwargs = (hfm._decode_step(model, True, kwargs, device)
-                                  if variant == "decode" else (model, kwargs))
-                    _runs(fn, kwargs)
-                    return fn, kwargs, {"layers_capped": layers, "inputs": label,
-                                        "modalities": hfi.modalities_taken(model)}
-                except hfm.NotApplicable:
-                    raise
-                except Exception as error:  # the next candidate input may fit
-                    errors.append(error)
-        except hfm.NotApplicable:
-            raise
-        except Exception as error:  # the next config may build
-            errors.append(error)
-    raise errors[0]
-
-
-def _tries(model: Any, config: Any, variant: str) -> list[tuple[str, Callable[[], dict]]]:
-    """The input candidates in the order tried (``hf_inputs.candidates``), then, for a
-    forward that takes ``use_cache``, each again without a cache: a hybrid model whose
-    default config holds no attention layer cannot start a cache."""
-    tries = hfi.candidates(model, config)
-    if variant == "decode" or "use_cache" not in inspect.signature(model.forward).parameters:
-        return tries
-    return tries + [(f"{label}, use_cache=False", partial(_no_cache, make))
-                    for label, make in tries]
-
-
-def _no_cache(make: Callable[[], dict]) -> dict:
-    """A candidate's inputs with ``use_cache=False``."""
-    return {**make(), "use_cache": False}
-
-
-def torch_seed() -> None:
-    """Seed torch's global generator (weights are drawn from it)."""
-    import torch
-
-    torch.manual_seed(0)
-
-
-def build_timm(timm: Any, family: str, variant: str, device: str = "cpu"
-               ) -> tuple[Any, dict, dict]:
-    """``(model, kwargs, notes)`` of one timm case on ``device``: the family's model, its
-    default input size."""
-    name = _timm_model(timm, family)
-    torch_seed()
-    model = timm.create_model(name, pretrained=False).eval().to(device)
-    _, height, width = model.pretrained_cfg.get("input_size", (3, 224, 224))
-    kwargs = {"x": hfi.randn(BATCH, 3, height, width).to(device)}
-    _runs(model, kwargs)
-    return model, kwargs, {"model": name}
-
-
-def _timm_model(timm: Any, family: str) -> str:
-    """The model of a timm module with the fewest parameters (built on the meta device)."""
-    import torch
-
-    sizes = {}
-    for name in timm.list_models(module=family):
-        try:
-            with torch.device("meta"):
-                model = timm.create_model(name, pretrained=False)
-        except Exception:  # a model that cannot be built does not represent the module
-            continue
-        sizes[name] = sum(p.numel() for p in model.parameters())
-    if not sizes:
-        raise ValueError(f"no model of timm module {family!r} builds")
-    return min(sizes, key=lambda name: (sizes[name], name))
-
-
-@dataclass(frozen=True)
-class Library:
-    """A measured library: its package, how to list its families and build a case."""
-
-    package: str
-    families: Callable[[Any], dict[str, tuple[str, ...]]]  # family -> its variants
-    build: Callable[..., tuple[Any, dict, dict]]  # build(package, family, variant, device)
-    code: Callable[[Any, str], str]  # a family's code in the package, as an --exclude glob
-
-
-def _transformers_families(tf: Any) -> dict[str, tuple[str, ...]]:
-    """Every AutoModel model type; causal LMs also get "decode", families with a switchable
-    experts layer "experts_eager"."""
-    from transformers.models.auto import modeling_auto
-
-    causal = modeling_auto.MODEL_FOR_CAUSAL_LM_MAPPING_NAMES
-    root = Path(tf.__file__).parent
-    return {name: ("forward",) + (("decode",) if name in causal else ())
-            + (("experts_eager",) if _switchable_experts(root / _transformers_code(tf, name))
-               else ())
-            for name in sorted(modeling_auto.MODEL_MAPPING_NAMES)}
-
-
-def _reads(tf: Any, family: str, name: str) -> bool:
-    """Whether a transformers family's modeling code mentions ``name`` (read as text)."""
-    folder = Path(tf.__file__).parent / _transformers_code(tf, family)
-    return any(name in path.read_text(encoding="utf-8")
-               for path in folder.glob("modeling_*.py"))
-
-
-def _switchable_experts(folder: Path) -> bool:
-    """Whether a model folder's code declares an experts layer whose implementation can be
-    chosen (the decorator transformers 5.x puts on it; read as text, nothing imported)."""
-    return any("@use_experts_implementation" in path.read_text(encoding="utf-8")
-               for path in folder.glob("modeling_*.py"))
-
-
-def _transformers_code(tf: Any, family: str) -> str:
-    """The model folder of a transformers model type."""
-    from transformers.models.auto import configuration_auto
-
-    return f"models/{configuration_auto.model_type_to_module_name(family)}/"
-
-
-def _timm_families(timm: Any) -> dict[str, tuple[str, ...]]:
-    """Every timm module that registers models."""
-    return {name: ("forward",) for name in sorted(timm.list_modules())}
-
-
-LIBRARIES = {"transformers": Library("transformers", _transformers_families, build_transformers,
-                                     _transformers_code),
-             "timm": Library("timm", _timm_families, build_timm,
-                             lambda timm, family: f"models/{family}.py")}
-
-
-def run_worker(spec: dict) -> dict:
-    """Build one case from one tree (a "skipped" record if it fails) and count its breaks."""
-    import torch
-
-    # LIBRARIES is keyed by package name.
-    library = LIBRARIES[spec["package"]]
-    package = hfw._import_tree(spec["tree_parent"], library.package)
-    torch.set_num_threads(spec["threads"])
-    hfw._apply_dynamo_settings(spec)
-    family, variant = spec["case"].rsplit(":", 1)
-    try:
-        model, kwargs, notes = library.build(package, family, variant)
-    except hfm.NotApplicable as reason:  # e.g. a decode step of a model without a cache
-        return {**_versions(package), "case": spec["case"], "tree": spec["tree"],
-                "not_applicable": str(reason)}
-    except Exception as error:  # any failure: not buildable generically
-        return {**_versions(package), "case": spec["case"], "tree": spec["tree"],
-                "skipped": _first_line(error)}
-    torch_seed()
-    try:
-        return {**hfw.measure(model, kwargs, spec, package), **notes}
-    except Exception as error:  # runs eagerly (built above), fails once Dynamo traces it
-        return {**_versions(package), "case": spec["case"], "tree": spec["tree"],
-                "skipped": f"{DYNAMO_ONLY}: {_first_line(error)}"}
-
-
-def build_case(package: Any, case: str, device: str) -> tuple[Any, dict]:
-    """``(callable, kwargs)`` of a "family:variant" case of ``package`` (imported from a tree)
-    on ``device``: the builder hf_workers' latency workers call."""
-    family, variant = case.rsplit(":", 1)
-    fn, kwargs, _ = LIBRARIES[package.__name__].build(package, family, variant, device)
-    return fn, kwargs
-
-
 WORKER_JOBS: dict[str, Callable[[dict], dict]] = {
-    "count": run_worker,
-    "latency": lambda spec: hfw.run_latency_worker(spec, build_case),
-    "cold": lambda spec: hfw.run_cold_worker(spec, build_case),
+    "count": fam.run_worker,
+    "latency": lambda spec: hfw.run_latency_worker(spec, fam.build_case),
+    "cold": lambda spec: hfw.run_cold_worker(spec, fam.build_case),
 }
-
-
-def _versions(package: Any) -> dict[str, str]:
-    """The measured package's and torch's versions, as a worker record carries them."""
-    import torch
-
-    return {f"{package.__name__}_version": package.__version__,
-            "torch_version": torch.__version__}
-
-
-def _first_line(error: Exception) -> str:
-    """``Type: first line of the message`` (300 characters at most)."""
-    text = str(error).strip()
-    return f"{type(error).__name__}: {text.splitlines()[0][:300] if text else ''}"
 
 
 # --------------------------------------------------------------------------------------------
@@ -531,7 +105,7 @@ def select_families(all_families: dict[str, tuple[str, ...]], split: str, chosen
             if (split == "all" or split_of(f) == split) and (not wanted or f in wanted)}
 
 
-def scope_excludes(library: Library, package: Any, all_families: list[str],
+def scope_excludes(library: fam.Library, package: Any, all_families: list[str],
                    chosen: list[str]) -> list[str]:
     """eqrewrite ``--exclude`` arguments that leave out the code of every family not chosen
     (code a chosen family shares with another stays in)."""
@@ -546,7 +120,7 @@ def _run_all(tree: str, cases: list[str], workdir: Path, args: argparse.Namespac
     def one(case: str) -> dict:
         print(f"{case} [{tree}] ...", file=sys.stderr, flush=True)
         result = hfw.run_case(tree, workdir / tree, case, workdir, args, __file__,
-                              LIBRARIES[args.library].package)
+                              fam.LIBRARIES[args.library].package)
         if "error" in result:
             print(f"  {case} [{tree}] FAILED: {result['error']}\n"
                   f"{result.get('stderr_tail', '')[-800:]}", file=sys.stderr)
@@ -584,7 +158,6 @@ def _top_reasons(record: dict, count: int = 3) -> list[str]:
 
 
 _REPORT_KEYS = {"skipped": "skipped", "not_applicable": "not_applicable"}
-DYNAMO_ONLY = "fails under Dynamo only"
 
 
 def _missing_modalities(record: dict) -> list[str]:
@@ -611,7 +184,7 @@ def summarize(cases: list[str], orig: dict[str, dict], rew: dict[str, dict]) -> 
         status = _status(before)
         if status != "ok":
             report[_REPORT_KEYS.get(status, "errors")][case] = _why(before or {})
-            if status == "skipped" and str(before["skipped"]).startswith(DYNAMO_ONLY):
+            if status == "skipped" and str(before["skipped"]).startswith(fam.DYNAMO_ONLY):
                 report["dynamo_only"][case] = report["skipped"].pop(case)
             continue
         missing = _missing_modalities(before)
@@ -769,7 +342,7 @@ def run_latencies(report: dict, workdir: Path, args: argparse.Namespace) -> dict
     for case in latency_cases(report, args.latency_cases):
         print(f"{case} latency, both trees ...", file=sys.stderr, flush=True)
         latencies[case] = hfw.run_latency(case, workdir, args, __file__,
-                                          LIBRARIES[args.library].package)
+                                          fam.LIBRARIES[args.library].package)
         if "error" in latencies[case]:
             print(f"  {case} latency FAILED: {latencies[case]['error']}\n"
                   f"{latencies[case].get('stderr_tail', '')[-800:]}", file=sys.stderr)
@@ -779,7 +352,7 @@ def run_latencies(report: dict, workdir: Path, args: argparse.Namespace) -> dict
 def main(argv: list[str] | None = None) -> int:
     """Parse options; run as the benchmark driver or as a one-case worker."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--library", choices=sorted(LIBRARIES), default="transformers")
+    parser.add_argument("--library", choices=sorted(fam.LIBRARIES), default="transformers")
     parser.add_argument("--rules", default="graphbreaks",
                         help="rule pack name or path (default: graphbreaks)")
     parser.add_argument("--split", choices=[*SPLITS, "all"], default="all")
@@ -842,7 +415,7 @@ def run(args: argparse.Namespace) -> int:
     """The benchmark driver: list, split, make the trees, then measure every mode."""
     import importlib
 
-    library = LIBRARIES[args.library]
+    library = fam.LIBRARIES[args.library]
     package = importlib.import_module(library.package)
     every = library.families(package)
     families = select_families(every, args.split, args.families)

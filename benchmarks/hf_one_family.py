@@ -19,7 +19,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import hf_generality as generality  # noqa: E402
+import hf_families as families  # noqa: E402
+import hf_workers as workers  # noqa: E402
 
 
 def main(argv: list[str]) -> int:
@@ -29,11 +30,11 @@ def main(argv: list[str]) -> int:
 
     family, out = argv[0], argv[1]
     variant = argv[2] if len(argv) > 2 else "forward"
-    fn, kwargs, notes = generality.build_transformers(transformers, family, variant)
+    fn, kwargs, notes = families.build_transformers(transformers, family, variant)
     with torch.no_grad():
         eager = fn(**kwargs)
         explained = torch._dynamo.explain(fn)(**kwargs)
-    torch.save(generality.hfw._tensors(eager), out)
+    torch.save(workers._tensors(eager), out)
     print(f"{family}:{variant}: inputs {notes['inputs']}, graphs {explained.graph_count}, "
           f"breaks {explained.graph_break_count}")
     return 0

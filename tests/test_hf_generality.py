@@ -23,6 +23,7 @@ def _load():
 
 
 gen = _load()
+cfg = gen.fam.cfg  # the config shrinker (hf_configs.py)
 
 
 def test_split_is_deterministic_and_balanced():
@@ -49,8 +50,8 @@ def test_shrink_caps_sizes_and_nested_sub_configs():
                         "vision_config": {"model_type": "fake_vision", "image_size": 336,
                                           "num_layers": 24}},
     }
-    changes = gen.shrink(config)
-    assert changes["hidden_size"] == gen.WIDTH
+    changes = cfg.shrink(config)
+    assert changes["hidden_size"] == cfg.WIDTH
     assert "vocab_size" not in changes and "use_cache" not in changes  # never grown
     text = changes["text_config"]
     assert text["model_type"] == "fake_text"  # returned whole, to rebuild the sub-config
@@ -59,14 +60,14 @@ def test_shrink_caps_sizes_and_nested_sub_configs():
     assert text["hidden_size"] == text["num_attention_heads"] * text["head_dim"]
     assert text["layer_types"] == ["full", "full"]
     assert (text["num_local_experts"], text["num_experts_per_tok"]) == (4, 2)
-    assert text["vision_config"]["image_size"] == gen.IMAGE
-    assert text["vision_config"]["num_layers"] == gen.LAYERS
+    assert text["vision_config"]["image_size"] == cfg.IMAGE
+    assert text["vision_config"]["num_layers"] == cfg.LAYERS
     # Special ids move below the vocabulary, distinct ones to distinct ids.
-    assert changes["image_token_id"] < gen.VOCAB and changes["eos_token_id"][1] == 1
-    assert changes["eos_token_id"][0] < gen.VOCAB
+    assert changes["image_token_id"] < cfg.VOCAB and changes["eos_token_id"][1] == 1
+    assert changes["eos_token_id"][0] < cfg.VOCAB
     assert changes["eos_token_id"][0] != changes["image_token_id"]
     shrunk = {**config, **changes}
-    assert gen.hfi.special_ids(shrunk) == {0, 1, changes["image_token_id"],
+    assert gen.fam.hfi.special_ids(shrunk) == {0, 1, changes["image_token_id"],
                                        changes["eos_token_id"][0]}
 
 
@@ -139,8 +140,8 @@ def test_cli_latency_options_and_worker_jobs(monkeypatch):
                         lambda spec, build: calls.append(("cold", build)) or {})
     gen.WORKER_JOBS["latency"]({})
     gen.WORKER_JOBS["cold"]({})
-    assert calls == [("latency", gen.build_case), ("cold", gen.build_case)]
-    assert gen.WORKER_JOBS["count"] is gen.run_worker
+    assert calls == [("latency", gen.fam.build_case), ("cold", gen.fam.build_case)]
+    assert gen.WORKER_JOBS["count"] is gen.fam.run_worker
 
 
 def _fake_run(monkeypatch, tmp_path, extra):
@@ -153,9 +154,9 @@ def _fake_run(monkeypatch, tmp_path, extra):
     family_breaks = {"a": (4, 0), "b": (6, 1), "c": (0, 0), "d": (2, 2)}
     outputs = tmp_path / "out.pt"
     torch.save([torch.ones(2)], outputs)
-    library = gen.Library("json", lambda package: {f: ("forward",) for f in family_breaks},
+    library = gen.fam.Library("json", lambda package: {f: ("forward",) for f in family_breaks},
                           lambda *a: None, lambda package, family: f"models/{family}/")
-    monkeypatch.setattr(gen, "LIBRARIES", {"transformers": library})
+    monkeypatch.setattr(gen.fam, "LIBRARIES", {"transformers": library})
     monkeypatch.setattr(gen, "_version", lambda package: "0.0")
     monkeypatch.setattr(gen.hf_trees, "_check_pack", lambda rules: "pack.yaml")
     monkeypatch.setattr(gen.hf_trees, "prepare_trees", lambda *a: {"reused": True})
@@ -232,18 +233,18 @@ def test_modes_option_refuses_unknown_modes():
 
 
 def test_layer_prefix_keeps_every_kind_of_layer():
-    hfi = gen.hfi
+    hfi = gen.fam.hfi
     hybrid = {"num_hidden_layers": 12, "layer_types": ["linear"] * 3 + ["full"] + ["linear"] * 8}
     assert hfi.layer_prefix(hybrid, 2) == 4  # the first full-attention layer is the fourth
     assert hfi.layer_prefix({"num_hidden_layers": 4, "layer_types": ["full"] * 4}, 2) == 2
     late = {"num_hidden_layers": 40, "layer_types": ["linear"] * 30 + ["full"] * 10}
     assert hfi.layer_prefix(late, 2) == 8  # capped: a tiny model stays tiny
-    changes = gen.shrink(hybrid)
+    changes = cfg.shrink(hybrid)
     assert changes["num_hidden_layers"] == 4 and changes["layer_types"] == hybrid[
         "layer_types"][:4]
     per_layer = {"num_hidden_layers": 30, "per_layer_config": {"0": 1, "5": 2, "11": 3},
                  "id2label": {"0": "a", "1": "b", "7": "c"}}
-    changes = gen.shrink(per_layer)
+    changes = cfg.shrink(per_layer)
     assert changes["per_layer_config"] == {"0": 1}  # keyed by layer: cut with the layers
     assert "id2label" not in changes  # keyed by label, not by layer
 
@@ -251,15 +252,15 @@ def test_layer_prefix_keeps_every_kind_of_layer():
 def test_multimodal_rotary_sections_scale_to_the_shrunk_head():
     config = {"hidden_size": 4096, "num_attention_heads": 32,
               "rope_parameters": {"rope_type": "default", "mrope_section": [16, 24, 24]}}
-    assert gen.shrink(config)["rope_parameters"]["mrope_section"] == [2, 3, 3]
+    assert cfg.shrink(config)["rope_parameters"]["mrope_section"] == [2, 3, 3]
     absent = {"hidden_size": 4096, "rope_parameters": {"rope_type": "default"}}
-    assert "rope_parameters" not in gen.shrink(absent)
-    assert gen.shrink(absent, mrope=True)["rope_parameters"]["mrope_section"] == [2, 3, 3]
-    assert sum(gen._scaled([1, 1, 1], gen.HEAD_DIM // 2)) == gen.HEAD_DIM // 2
+    assert "rope_parameters" not in cfg.shrink(absent)
+    assert cfg.shrink(absent, mrope=True)["rope_parameters"]["mrope_section"] == [2, 3, 3]
+    assert sum(cfg._scaled([1, 1, 1], cfg.HEAD_DIM // 2)) == cfg.HEAD_DIM // 2
 
 
 def test_placeholder_rows_frame_the_features_and_stay_rectangular():
-    hfi = gen.hfi
+    hfi = gen.fam.hfi
     text = [[5, 6, 7], [8, 9, 10]]
     assert hfi.placeholder_rows(text, 4, 99, 97, 98) == [[97, 99, 99, 98, 5, 6, 7],
                                                          [97, 99, 99, 98, 8, 9, 10]]
@@ -278,43 +279,43 @@ def test_tied_widths_multi_head_attention_and_timm_backbones():
                               "num_key_value_heads": 2, "num_attention_heads": 8},
               "backbone_config": {"model_type": "timm_backbone", "backbone": "resnet50",
                                   "out_indices": [1, 2, 3, 4]}}
-    changes = gen.shrink(config)
-    assert changes["codebook_dim"] == gen.WIDTH  # equal to a width: tied to it
-    assert changes["upsample_groups"] == gen.WIDTH  # a depthwise convolution's groups
+    changes = cfg.shrink(config)
+    assert changes["codebook_dim"] == cfg.WIDTH  # equal to a width: tied to it
+    assert changes["upsample_groups"] == cfg.WIDTH  # a depthwise convolution's groups
     assert "kernel_dim" not in changes  # not a width
-    assert changes["head_config"]["audio_hidden_size"] == gen.WIDTH  # a sibling's width
-    assert changes["num_key_value_heads"] == changes["num_attention_heads"] == gen.HEADS
-    assert changes["head_config"]["num_key_value_heads"] == gen.KV_HEADS  # grouped stays so
+    assert changes["head_config"]["audio_hidden_size"] == cfg.WIDTH  # a sibling's width
+    assert changes["num_key_value_heads"] == changes["num_attention_heads"] == cfg.HEADS
+    assert changes["head_config"]["num_key_value_heads"] == cfg.KV_HEADS  # grouped stays so
     backbone = changes["backbone_config"]
     assert backbone["model_type"] == "resnet" and backbone["out_indices"] == [1, 2, 3, 4]
 
 
 def test_backbone_stages_heads_per_stage_and_partial_rotary():
     swin = {"embed_dim": 96, "num_layers": 4, "depths": [2, 2, 6, 2], "num_heads": [3, 6, 12, 24]}
-    changes = gen.shrink(swin)
+    changes = cfg.shrink(swin)
     # Stages cut with the layers, and every stage's heads divide every width.
-    assert changes["depths"] == [2, 2] and changes["num_heads"] == [gen.HEADS] * 2
+    assert changes["depths"] == [2, 2] and changes["num_heads"] == [cfg.HEADS] * 2
     backbone = {"backbone_config": {
         "model_type": "fake_backbone", "hidden_size": 768, "num_hidden_layers": 12,
         "stage_names": ["stem"] + [f"stage{i}" for i in range(1, 13)],
         "out_features": ["stage12"], "out_indices": [12]}}
-    inner = gen.shrink(backbone)["backbone_config"]
-    assert inner["hidden_size"] == gen.WIDTH
+    inner = cfg.shrink(backbone)["backbone_config"]
+    assert inner["hidden_size"] == cfg.WIDTH
     assert inner["num_hidden_layers"] == 12  # its output stage must still exist
     partial = {"hidden_size": 4096, "head_dim": 128,
                "rope_parameters": {"rope_type": "default", "partial_rotary_factor": 0.5,
                                    "mrope_section": [8, 12, 12]}}
-    section = gen.shrink(partial)["rope_parameters"]["mrope_section"]
+    section = cfg.shrink(partial)["rope_parameters"]["mrope_section"]
     assert sum(section) == 128 // 4  # half of the rotated half of the (kept) head
 
 
 def test_sizes_left_unset_get_the_tiny_values_where_safe():
     moe = {"hidden_size": 4096, "num_attention_heads": 32, "head_dim": None,
            "n_routed_experts": 64, "num_experts_per_tok": None}
-    changes = gen.shrink(moe)
-    assert changes["head_dim"] == gen.HEAD_DIM == gen.WIDTH // gen.HEADS
-    assert changes["num_experts_per_tok"] == gen.TOP_K
+    changes = cfg.shrink(moe)
+    assert changes["head_dim"] == cfg.HEAD_DIM == cfg.WIDTH // cfg.HEADS
+    assert changes["num_experts_per_tok"] == cfg.TOP_K
     dense = {"hidden_size": 4096, "num_experts": None, "num_experts_per_tok": None}
     # No experts set: None may mean a dense model; nothing is invented.
-    assert "num_experts" not in gen.shrink(dense)
-    assert "num_experts_per_tok" not in gen.shrink(dense)
+    assert "num_experts" not in cfg.shrink(dense)
+    assert "num_experts_per_tok" not in cfg.shrink(dense)

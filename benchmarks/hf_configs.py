@@ -1,0 +1,207 @@
+"""The config shrinker of ``hf_generality.py``: a model family's default config made tiny
+(pure: no torch, no transformers; configs are the dicts ``to_dict()`` returns).
+
+Width 64, 4 heads, 2 key/value heads, 2 layers, FFN 64, vocabulary 128, 4 experts top-2,
+positions 128, images 64 px, multi-head-latent-attention ranks, special token ids moved below
+the vocabulary, per-layer fields cut with the layers, nested sub-configs alike, and what keeps a
+shrunk config valid (``shrink``'s docstring says each rule).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import hf_inputs as hfi
+
+WIDTH, HEADS, KV_HEADS, HEAD_DIM, FFN, LAYERS, VOCAB = 64, 4, 2, 16, 64, 2, 128
+POSITIONS, IMAGE, EXPERTS, TOP_K = 128, 64, 4, 2
+
+# Config fields and the value they shrink to (only ever down: a smaller default is kept).
+_CAPS: dict[str, int] = {
+    **dict.fromkeys(("hidden_size", "d_model", "n_embd", "embed_dim", "dim", "word_embed_proj_dim",
+                     "projection_dim", "out_hidden_size"), WIDTH),
+    **dict.fromkeys(("num_hidden_layers", "num_layers", "n_layer", "n_layers", "encoder_layers",
+                     "decoder_layers", "num_decoder_layers", "num_encoder_layers"), LAYERS),
+    **dict.fromkeys(("num_attention_heads", "n_head", "n_heads", "num_heads",
+                     "encoder_attention_heads", "decoder_attention_heads"), HEADS),
+    **dict.fromkeys(("num_key_value_heads", "num_kv_heads", "multi_query_group_num"), KV_HEADS),
+    **dict.fromkeys(("intermediate_size", "ffn_dim", "encoder_ffn_dim", "decoder_ffn_dim", "d_ff",
+                     "n_inner", "hidden_dim", "moe_intermediate_size", "ffn_hidden_size",
+                     "shared_expert_intermediate_size"), FFN),
+    **dict.fromkeys(("max_position_embeddings", "n_positions", "max_source_positions",
+                     "max_target_positions"), POSITIONS),
+    **dict.fromkeys(("num_experts", "num_local_experts", "n_routed_experts", "moe_num_experts"),
+                    EXPERTS),
+    **dict.fromkeys(("num_experts_per_tok", "moe_topk", "num_selected_experts"), TOP_K),
+    **dict.fromkeys(("n_group", "topk_group"), 1),  # expert groups must divide the experts
+    # Multi-head latent attention (DeepSeek-V2 and after): its own head sizes and ranks.
+    **dict.fromkeys(("qk_rope_head_dim", "qk_nope_head_dim"), HEAD_DIM // 2),
+    **dict.fromkeys(("v_head_dim", "kv_lora_rank", "rotary_dim"), HEAD_DIM),
+    "q_lora_rank": 2 * HEAD_DIM,
+    "image_size": IMAGE,
+}
+# Head sizes that are width / heads in the default config: set so that they stay so.
+_HEAD_SIZES = ("head_dim", "d_kv", "kv_channels")
+_LAYER_KEYS = ("num_hidden_layers", "num_layers", "n_layer", "n_layers", "encoder_layers",
+               "decoder_layers", "num_decoder_layers", "num_encoder_layers")
+_TOKEN_SUFFIXES = ("_token_id", "_token_index")
+
+
+def _is_int(value: Any) -> bool:
+    """An int that is not a bool."""
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _is_sub_config(value: Any) -> bool:
+    """A nested config as ``to_dict()`` writes it: a dict that names its model type."""
+    return isinstance(value, dict) and "model_type" in value
+
+
+def _shrink_token(value: Any, spare: dict[int, int]) -> Any:
+    """A special token id (or list of ids) moved below VOCAB; ``spare`` maps each id moved
+    to the one it got, counting down from VOCAB - 1 so that distinct ids stay distinct."""
+    if isinstance(value, list):
+        return [_shrink_token(v, spare) for v in value]
+    if not _is_int(value) or value < VOCAB:
+        return value
+    return spare.setdefault(value, VOCAB - 1 - len(spare))
+
+
+def _is_vocabulary(key: str) -> bool:
+    """A vocabulary size field: vocab_size, vocab_size_per_layer_input, decoder_vocab_size."""
+    return key == "vocab_size" or key.startswith("vocab_size_") or key.endswith("_vocab_size")
+
+
+def _derived_head_size(values: Mapping[str, Any], key: str) -> bool:
+    """Whether ``values[key]`` is the default width divided by the default head count."""
+    width = next((values[k] for k in ("hidden_size", "d_model", "n_embd") if _is_int(
+        values.get(k))), None)
+    heads = next((values[k] for k in ("num_attention_heads", "num_heads", "n_head") if _is_int(
+        values.get(k))), None)
+    return bool(width and heads) and values[key] * heads == width
+
+
+def shrink(values: Mapping[str, Any], spare: dict[int, int] | None = None,
+           layers: bool = True, mrope: bool = False, widths: set[int] | None = None
+           ) -> dict[str, Any]:
+    """The fields of a config's ``to_dict()`` to change for a tiny model.
+
+    Size fields are capped (``_CAPS``), head sizes kept at width / heads where the default has
+    them so, special token ids moved below the vocabulary, and nested sub-configs (dicts with
+    a ``model_type``) shrunk the same way and returned whole, since a composite config
+    rebuilds them from the dict. With ``layers`` layer counts are capped too, at LAYERS or at
+    the first layers that hold every kind of layer a per-layer type list names (a hybrid
+    model's first attention layer may follow several linear ones; ``hf_inputs.layer_prefix``),
+    and per-layer lists and dicts cut alike; without, all are kept. Multimodal rotary
+    sections (``mrope_section``: three parts of half a head) are scaled to the shrunk head;
+    with ``mrope`` (a family whose code reads them with a default) they are set where absent.
+    Multi-head attention stays multi-head, and ``*_dim``/``*hidden_size``/``*_groups`` fields
+    equal to a width of the config tree (``widths``: a projection's input, a depthwise
+    convolution's groups) shrink with it.
+    """
+    spare = {} if spare is None else spare
+    widths = _widths(values) if widths is None else widths
+    # A backbone names the stages it outputs: its stages stay (a tiny width keeps it small).
+    backbone = "stage_names" in values and bool(values.get("out_features")
+                                                 or values.get("out_indices"))
+    keep = hfi.layer_prefix(values, LAYERS) if layers and not backbone else None
+    changes: dict[str, Any] = {}
+    for key, value in values.items():
+        if _is_sub_config(value) and value["model_type"] == "timm_backbone":
+            # The library's own ResNet with the same stages: timm needs a torchvision that
+            # imports beside this torch, which PyPI does not have.
+            changes[key] = {"model_type": "resnet", "out_indices": value.get("out_indices"),
+                            "depths": [1, 1, 1, 1], "hidden_sizes": [32, 64, 128, 256],
+                            "embedding_size": 32}
+        elif _is_sub_config(value):
+            changes[key] = {**value, **shrink(value, spare, layers, mrope, widths)}
+        elif key in _LAYER_KEYS:
+            if keep is not None and _is_int(value) and value > keep:
+                changes[key] = keep
+        elif key in _KV_KEYS and _is_int(value) and value == values.get(
+                "num_attention_heads") and value > HEADS:
+            changes[key] = HEADS  # multi-head attention stays so (some configs insist)
+        elif key in _CAPS and _is_int(value) and value > _CAPS[key]:
+            changes[key] = _CAPS[key]
+        elif (key in _HEAD_KEYS and isinstance(value, list) and value
+              and all(_is_int(v) for v in value) and max(value) > HEADS):
+            changes[key] = [HEADS] * len(value)  # heads per stage: each divides every width
+        elif _is_vocabulary(key) and _is_int(value) and value > VOCAB:
+            changes[key] = VOCAB
+        elif key in _HEAD_SIZES and _is_int(value) and _derived_head_size(values, key):
+            changes[key] = HEAD_DIM
+        elif value is None and (key in _HEAD_SIZES or (key in _TOP_K_KEYS and any(
+                _is_int(values.get(k)) for k in _EXPERT_KEYS))):
+            # Unset in the default, read by the code: the tiny model's value (width / heads;
+            # top-k of the experts a config does set).
+            changes[key] = HEAD_DIM if key in _HEAD_SIZES else TOP_K
+        elif key in ("use_timm_backbone", "use_pretrained_backbone") and value is True:
+            changes[key] = False  # the library's own backbone: no timm, no download
+        elif key.endswith(_TOKEN_SUFFIXES) and _shrink_token(value, spare) != value:
+            changes[key] = _shrink_token(value, spare)
+        elif (key.endswith(("_dim", "hidden_size", "_groups")) and "head" not in key
+              and _is_int(value) and value in widths and value > WIDTH):
+            changes[key] = WIDTH  # a width tied to a model's width (validators check it)
+    if keep is not None:
+        changes.update(_cut_per_layer(values, keep, changes))
+    changes.update(_mrope(values, mrope, changes.get("head_dim", values.get("head_dim"))))
+    return changes
+
+
+_KV_KEYS = ("num_key_value_heads", "num_kv_heads", "multi_query_group_num")
+_HEAD_KEYS = ("num_attention_heads", "num_heads", "n_head", "n_heads")
+_EXPERT_KEYS = ("num_experts", "num_local_experts", "n_routed_experts", "moe_num_experts")
+_TOP_K_KEYS = ("num_experts_per_tok", "moe_topk", "num_selected_experts")
+_WIDTH_KEYS = ("hidden_size", "d_model", "n_embd", "embed_dim")
+
+
+def _widths(values: Mapping[str, Any]) -> set[int]:
+    """Every model width of a config dict and its sub-configs (fields tied to one shrink with
+    it: a projection's input, a codebook that must equal the width)."""
+    found = {v for k, v in values.items() if k in _WIDTH_KEYS and _is_int(v)}
+    for value in values.values():
+        if _is_sub_config(value):
+            found |= _widths(value)
+    return found
+
+
+def _mrope(values: Mapping[str, Any], inject: bool, head: Any) -> dict[str, Any]:
+    """Multimodal rotary sections (three parts of half a rotary head) scaled to the shrunk
+    rotary head (``qk_rope_head_dim``, else ``head``: the head size as shrunk, else HEAD_DIM);
+    with ``inject`` (a family whose code reads them with a default) set where the text
+    config's rotary parameters lack them (never on a vision tower's axial ones)."""
+    rope = values.get("rope_parameters")
+    if not (isinstance(rope, dict) and _is_int(values.get("hidden_size"))):
+        return {}
+    if not ("mrope_section" in rope or (inject and rope.get("rope_type") not in (None, "axial"))):
+        return {}
+    rotary = values.get("qk_rope_head_dim")
+    factor = rope.get("partial_rotary_factor", values.get("partial_rotary_factor")) or 1
+    half = int((min(rotary, _CAPS["qk_rope_head_dim"]) if _is_int(rotary)
+                else head if _is_int(head) else HEAD_DIM) * factor) // 2
+    section = rope.get("mrope_section") or [16, 24, 24]
+    return {"rope_parameters": {**rope, "mrope_section": _scaled(section, half)}}
+
+
+def _scaled(parts: list[int], total: int) -> list[int]:
+    """``parts`` scaled to sum to ``total``, each at least 1, the rest on the last."""
+    scaled = [max(1, part * total // sum(parts)) for part in parts[:-1]]
+    return scaled + [total - sum(scaled)]
+
+
+def _cut_per_layer(values: Mapping[str, Any], keep: int, changed: Mapping[str, Any]
+                   ) -> dict[str, Any]:
+    """Per-layer fields cut to the first ``keep`` layers (as ``changed`` has them, else as
+    ``values`` do): lists as long as a layer count, and dicts keyed by layer index
+    (``per_layer_config``)."""
+    counts = {values[k] for k in _LAYER_KEYS if _is_int(values.get(k))} - {keep}
+    changes: dict[str, Any] = {}
+    for key in values:
+        value = changed.get(key, values[key])
+        if isinstance(value, list) and len(value) in counts and len(value) > keep:
+            changes[key] = value[:keep]
+        elif ("layer" in key and isinstance(value, dict) and value
+              and all(str(k).isdigit() for k in value) and any(int(k) >= keep for k in value)):
+            changes[key] = {k: v for k, v in value.items() if int(k) < keep}
+    return changes
