@@ -1,16 +1,26 @@
-"""The oracle's public API: ``oracle``, what ``eqrewrite oracle PATH`` does, as a function
-returning the typed ``OracleReport`` the command prints (docs/api.md).
+"""The oracle's public API: its commands as functions returning typed results
+(docs/api.md): ``oracle`` (``eqrewrite oracle PATH``: an ``OracleReport``), ``generate``
+(``eqrewrite gen``: a ``GenerateReport``), ``reduce`` (``eqrewrite reduce``: a reduction's
+``Result``), ``campaign`` (``eqrewrite campaign``: a ``CampaignReport``) and ``report``
+(``eqrewrite report``: the issue's ``Report``). One concern, the API, though over 600 lines:
+the commands' work is in the packages below; what is here is each function's arguments
+checked and its deep modules called.
 
 The rewriter's own API (``eqrewrite.rewriter.api``: ``rewrite``, ``audit``) never imports
-torch nor the oracle, so the oracle's function lives here. Importing this module stays
-cheap: torch is imported only when a validation runs (through the harness). Every usage
+torch nor the oracle, so the oracle's functions live here. Importing this module stays
+cheap: torch and the deep modules are imported only when a function runs. Every usage
 problem (an unknown backend or config switch, a bad ``[tool.eqrewrite.oracle]`` table, a
-file named explicitly that declares no target) raises ``OracleError`` before any worker
-starts; the command line (``cli.py``, a thin layer over this module) exits 2 with it.
+file named explicitly that declares no target, an unknown op id, a folder that is no
+reproducer or finding) raises ``OracleError`` before any worker starts, and a reproducer
+that does not fail ``NotReproducedError``: plain exceptions, not click's. The command
+line (``cli.py``, ``gencli.py``, ``campaign/cli.py``, ``minimising/reducecli.py``,
+``reporting/cli.py``: each a thin layer over one function here) maps them to its exit
+codes (2 and 1) and messages.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 import tempfile
@@ -20,8 +30,6 @@ from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
-import click
-
 from .core.settings import KNOWN_KEYS, CompileSettings, TargetError, parse_settings
 from .running.targets import discover_targets, factory_targets
 
@@ -29,10 +37,14 @@ if TYPE_CHECKING:  # the harness imports torch: only when a validation runs
     from eqrewrite.rewriter.api import EditRecord, RewriteOptions, Rule
 
     from .core.settings import Target
+    from .generate import BatchStats, GenConfig
+    from .minimising.outputs import Result
+    from .reporting.issue import Report
     from .running.harness import Harness, Revalidate, TargetReport
 
-__all__ = ["DEFAULT_PARALLEL", "OracleError", "OracleOptions", "OracleReport", "oracle",
-           "validate_path", "validate_trees"]
+__all__ = ["DEFAULT_PARALLEL", "CampaignReport", "GenerateReport", "NotReproducedError",
+           "OracleError", "OracleOptions", "OracleReport", "campaign", "generate", "oracle",
+           "reduce", "report", "validate_path", "validate_trees"]
 
 # What ``validate_trees`` is given for each rewritten file: its edit records, or None if unknown.
 Changed = dict[str, "tuple[EditRecord, ...] | None"]
@@ -43,9 +55,13 @@ DEFAULT_PARALLEL = min(2, os.cpu_count() or 1)
 _RUN_KEYS = ("factory", "timeout", "memory-limit", "reproducers")
 
 
-class OracleError(click.UsageError):
-    """A usage problem found before any worker starts (exit 2 on the command line: it is a
-    ``click.UsageError``, so the oracle's commands report it as click does)."""
+class OracleError(Exception):
+    """A usage problem found before any worker starts (exit 2 on the command line, which
+    reports it as a usage error with this message)."""
+
+
+class NotReproducedError(Exception):
+    """``reduce``: the reproducer does not fail (any more) with its verdict (exit 1)."""
 
 
 @dataclass
@@ -395,3 +411,238 @@ def make_rollback(root: Path, rewritten: Path, changed: Changed, rules: list[Rul
         return new_report
 
     return rollback
+
+
+# -- eqrewrite gen -----------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class GenerateReport:
+    """What ``generate`` made: each valid program's metadata (``programs``, as in
+    ``manifest.json``), the seeds without one (``errors``: why), the batch's statistics
+    (``stats``: validity, op coverage, features, dtypes, layouts; ``stats.render()`` and
+    ``stats.to_dict()`` are what ``--stats`` prints) and the folder written (``out``)."""
+
+    programs: tuple[dict[str, Any], ...]
+    errors: tuple[str, ...]
+    stats: BatchStats
+    out: Path | None
+
+    @property
+    def status(self) -> int:
+        """The command's exit status: 1 if some seed gave no valid program, else 0."""
+        return 1 if self.stats.failed else 0
+
+
+def generate(seeds: int | Iterable[int] = 1, *, start: int = 0,
+             out: str | os.PathLike[str] | None = None, statements: tuple[int, int] = (5, 12),
+             inputs: tuple[int, int] = (1, 3), boundary: float = 0.35,
+             features: Mapping[str, float] | Iterable[tuple[str, float]] = (),
+             ops: Iterable[str] | None = None, strict: bool = False,
+             generator_outputs: bool = False, compile_settings: str = "varied", jobs: int = 1,
+             say: Callable[[str], None] = lambda _: None) -> GenerateReport:
+    """Generate programs, as ``eqrewrite gen`` does: ``seeds`` a count (seeds ``start`` ..
+    ``start + seeds - 1``) or the seeds themselves; ``out``: a folder for ``gen_<seed>.py``
+    files and ``manifest.json`` (None: nothing written). ``statements`` and ``inputs`` are
+    ``(low, high)`` bounds, ``features`` weights by name (0 disables one), ``ops`` the op
+    ids to use (None: the whole table), ``compile_settings`` ``"varied"`` or ``"fixed"``,
+    ``jobs`` worker processes; ``say`` gets the progress lines and each seed's error.
+    Raises OracleError for an unknown op id or a bad setting, before any program is made."""
+    from .generate import BatchStats, GenConfig, Program, default_table, generate_many
+
+    chosen_seeds = list(range(start, start + seeds) if isinstance(seeds, int) else seeds)
+    table = default_table()
+    chosen = frozenset(ops) if ops is not None else None
+    unknown = sorted((chosen or frozenset()) - set(table.by_id()))
+    if unknown:
+        raise OracleError(f"unknown op ids: {', '.join(unknown)}")
+    weights = tuple(features.items() if isinstance(features, Mapping) else features)
+    try:
+        config = GenConfig(statements=statements, inputs=inputs, boundary=boundary,
+                           features=weights, ops=chosen, strict=strict,
+                           generator_outputs=generator_outputs,
+                           compile_settings=compile_settings)
+        config.weights()
+    except ValueError as error:
+        raise OracleError(str(error)) from None
+    folder = Path(out) if out is not None else None
+    batch = BatchStats(table)
+    programs: list[dict[str, Any]] = []
+    errors: list[str] = []
+    for number, (program_seed, result) in enumerate(
+            generate_many(chosen_seeds, config, jobs), 1):
+        batch.add(program_seed, result, config.max_attempts)
+        if isinstance(result, Program):
+            programs.append(result.metadata())
+            if folder is not None:
+                result.write(folder)
+        else:
+            errors.append(str(result))
+            say(f"error: {result}")
+        if number % 50 == 0:
+            say(f"{number}/{len(chosen_seeds)} programs")
+    if folder is not None:
+        _write_manifest(folder, config, programs, batch)
+    return GenerateReport(tuple(programs), tuple(errors), batch, folder)
+
+
+def _write_manifest(out: Path, config: GenConfig, programs: list[dict[str, Any]],
+                    batch: BatchStats) -> None:
+    out.mkdir(parents=True, exist_ok=True)
+    manifest = {
+        "config": {"statements": list(config.statements), "inputs": list(config.inputs),
+                   "boundary": config.boundary, "features": dict(config.features),
+                   "ops": sorted(config.ops) if config.ops else None,
+                   "strict": config.strict, "generator_outputs": config.generator_outputs,
+                   "compile_settings": config.compile_settings},
+        "programs": programs,
+        "stats": batch.to_dict(),
+    }
+    (out / "manifest.json").write_text(json.dumps(manifest, indent=1) + "\n", encoding="utf-8")
+
+
+# -- eqrewrite reduce --------------------------------------------------------------------------
+
+def reduce(folder: str | os.PathLike[str], *, out: str | os.PathLike[str] | None = None,
+           max_tests: int = 500, timeout: float | None = None, time_budget: float | None = None,
+           confirm_every: int = 16, verify: bool = True, jobs: int = 1,
+           say: Callable[[str], None] = lambda _: None) -> Result:
+    """Shrink the reproducer in ``folder`` (a compiler-bug or compile-crash finding) to the
+    smallest program with the same verdict and signature, as ``eqrewrite reduce`` does;
+    write ``minimal.py`` and ``reduced/`` to ``out`` (default: ``folder``). ``max_tests``
+    candidates at most, ``timeout`` seconds each (default: 5 times the first run, at least
+    60), ``time_budget`` seconds in all; ``confirm_every``: candidates a cheaper backend
+    keeps before the full one confirms (0: always the full one); ``verify``: run the
+    written scripts once more; ``jobs``: candidates judged at once; ``say`` gets the
+    progress lines. Returns the reduction's ``Result`` (its ``to_dict()`` is the JSON
+    report). Raises OracleError (not a reproducer folder) and NotReproducedError."""
+    from .minimising.reduce import Budget, NotReproduced, ReduceError, reduce_folder
+
+    try:
+        budget = Budget(max_tests, timeout, time_budget, confirm_every)
+        return reduce_folder(Path(folder), Path(out) if out is not None else None, budget,
+                             say, verify=verify, jobs=jobs)
+    except ReduceError as error:
+        raise OracleError(str(error)) from None
+    except NotReproduced as error:
+        raise NotReproducedError(str(error)) from None
+
+
+# -- eqrewrite campaign ------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class CampaignReport:
+    """What ``campaign`` found: the folder (``out``: ``journal.jsonl``, ``summary.json``,
+    ``findings/``) and the summary written to ``summary.json`` (``summary``: seeds,
+    classes, findings, known issues matched, programs per minute, why it stopped)."""
+
+    out: Path
+    summary: dict[str, Any]
+
+    @property
+    def findings(self) -> list[dict[str, Any]]:
+        """The new findings, one per unique signature (``class``, ``folder``, ``seeds``...)."""
+        return list(self.summary["findings"])
+
+    @property
+    def status(self) -> int:
+        """The command's exit status: 1 if there are new findings, else 0."""
+        return 1 if self.findings else 0
+
+
+def campaign(out: str | os.PathLike[str], seeds: Iterable[int] = range(100), *,
+             jobs: int = DEFAULT_PARALLEL, time_budget: float | None = None,
+             settings: Mapping[str, object] | None = None,
+             known_issues: str | os.PathLike[str] | None | bool = True,
+             executor: str = "local", address: str | None = None, timeout: float = 300.0,
+             strict: bool = False, unsafe: bool = False, rules: Iterable[str] = ("equivalences",),
+             statements: tuple[int, int] = (5, 12), ops: Iterable[str] | None = None,
+             features: Mapping[str, float] | Iterable[tuple[str, float]] = (),
+             compile_settings: str = "varied", reduce: bool = False,
+             reduce_budget: float = 600.0, progress: bool | None = None) -> CampaignReport:
+    """Generate a program per seed, rewrite it with ``rules``, validate it four ways and
+    keep one folder per unique finding under ``out``, as ``eqrewrite campaign`` does (a
+    folder holding a campaign with the same settings is resumed: finished seeds are
+    skipped). ``settings``: compile settings as ``oracle`` takes them (default backend
+    ``inductor``); ``known_issues``: a YAML file of issues to count but not report (True:
+    the shipped list; None or False: none); ``executor``: ``"local"`` or ``"ray"`` (at
+    ``address``); ``time_budget``: seconds before no more seeds are submitted;
+    ``statements``, ``ops``, ``features``, ``compile_settings``: the generator's, as
+    ``generate`` takes them; ``reduce``: reduce each new compiler-bug or compile-error
+    finding, ``reduce_budget`` seconds each; ``progress``: live progress on stderr (None:
+    when it is a terminal). Raises OracleError before any job starts. KeyboardInterrupt
+    leaves the finished seeds in the journal."""
+    from .campaign.executors import ExecutorError, LocalExecutor, RayExecutor
+    from .campaign.job import JobSpec, gen_record, run_context
+    from .campaign.known import DEFAULT_FILE, KnownIssuesError, load
+    from .campaign.runner import Campaign, Runner
+    from .campaign.store import CampaignError, open_campaign
+
+    folder = Path(out)
+    if address and executor == "local":
+        raise OracleError("--address is for --executor ray")
+    chosen: dict[str, object] = {"backend": "inductor"} | dict(settings or {})
+    try:
+        compiled = CompileSettings().merged(chosen)
+    except TargetError as error:
+        raise OracleError(str(error)) from None
+    if ":" in compiled.backend and str(Path.cwd()) not in sys.path:
+        # Jobs are spawned with this sys.path: a backend module beside the user is found.
+        sys.path.insert(0, str(Path.cwd()))
+    check_switches(compiled, Path.cwd())
+    weights = tuple(features.items() if isinstance(features, Mapping) else features)
+    try:
+        gen = gen_record(statements, list(ops) if ops is not None else None, weights,
+                         compile_settings)
+        issues = load(DEFAULT_FILE if known_issues is True else
+                      Path(known_issues) if known_issues else None)
+    except (ValueError, KnownIssuesError) as error:
+        raise OracleError(str(error)) from None
+    packs = tuple(rules)
+    spec = JobSpec(gen=gen, packs=packs, unsafe=unsafe, settings=chosen, timeout=timeout,
+                   strict=strict, work_root=str(folder.resolve() / "work")
+                   if executor == "local" else None)
+    context = run_context(chosen, spec)
+    try:
+        finished = open_campaign(folder, {"generator": gen, "rules": list(packs),
+                                          "unsafe": unsafe, "settings": chosen,
+                                          "strict": strict, "torch": context["torch"]},
+                                 resume=True)
+        runner_executor: LocalExecutor | RayExecutor = (
+            LocalExecutor(spec, jobs) if executor == "local" else
+            RayExecutor(spec, jobs, address))
+    except (CampaignError, ExecutorError) as error:
+        raise OracleError(str(error)) from None
+    seed_list = seeds if isinstance(seeds, range) else list(seeds)
+    run = Campaign(seed_list, folder, runner_executor, context,
+                   issues, time_budget, reduce, progress, reduce_budget=reduce_budget)
+    return CampaignReport(folder, Runner(run, finished).run())
+
+
+# -- eqrewrite report --------------------------------------------------------------------------
+
+def report(finding: str | os.PathLike[str], *, ablation: bool = True, bisect: bool = True,
+           timeout: float = 300.0, bisect_budget: float = 900.0,
+           known_issues: str | os.PathLike[str] | None | bool = True,
+           search_upstream: bool = False,
+           say: Callable[[str], None] = lambda _: None) -> Report:
+    """Write ``finding`` (a campaign's finding folder) up as a PyTorch issue, as ``eqrewrite
+    report`` does: ``ablation`` runs the script under other backends and modes, ``bisect``
+    under the compiler bisector (``bisect_budget`` seconds), ``timeout`` seconds each run;
+    ``known_issues``: the file to match (True: the shipped one; None or False: none);
+    ``search_upstream``: ask GitHub's issue search too; ``say`` gets the progress lines.
+    Returns the ``Report``: ``markdown()`` is the issue, ``not_written`` says why there is
+    none (the script does not fail here, or not the same way twice), ``outcome`` and
+    ``seconds`` what ran. Raises OracleError (not a finding folder, a bad known-issues
+    file)."""
+    from .campaign.known import DEFAULT_FILE, KnownIssuesError
+    from .reporting.finding import ReportError
+    from .reporting.issue import Options, build
+
+    issues = DEFAULT_FILE if known_issues is True else (
+        Path(known_issues) if known_issues else None)
+    options = Options(ablation, bisect, timeout, bisect_budget, issues,
+                      search_upstream=search_upstream)
+    try:
+        return build(Path(finding), options, say)
+    except (ReportError, KnownIssuesError) as error:
+        raise OracleError(str(error)) from None

@@ -3,8 +3,9 @@
 ``OracleReport`` that this module prints.
 
 torch is imported only inside these functions (through the harness), so ``eqrewrite --help``
-and plain rewrites stay fast. Every usage problem is an ``OracleError`` (a
-``click.UsageError``) raised before any worker starts: exit 2 with its cause.
+and plain rewrites stay fast. Every usage problem is an ``OracleError`` raised before any
+worker starts, which the commands report as click's usage error (``options.usage_errors``):
+exit 2 with its cause.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from .api import (
     validate_path,
     validate_trees,
 )
+from .options import usage_errors
 
 if TYPE_CHECKING:  # the harness imports torch: only when a validation runs
     from eqrewrite.rewriter.plugins import RewriteRun
@@ -104,9 +106,10 @@ def oracle_command(path: Path, rewritten: Path | None, output_format: str,
     """Validate targets under PATH: eager vs compiled, and vs a rewritten tree if given."""
     from eqrewrite.rewriter.api import ConfigError
 
-    options = options_from(output_format=output_format, output=output, **kwargs)
     try:
-        report = validate_path(path, rewritten, options, progress=True)
+        with usage_errors():
+            options = options_from(output_format=output_format, output=output, **kwargs)
+            report = validate_path(path, rewritten, options, progress=True)
     except ConfigError as error:
         raise click.UsageError(str(error)) from None
     _print(report, options)

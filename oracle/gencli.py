@@ -1,7 +1,8 @@
 """``eqrewrite gen``: write generated programs to a folder, or report what a batch covers.
 
-Registered through the plugin registry (``plugin.py``); this module stays cheap to import
-(torch loads only when the command runs, through ``eqrewrite.oracle.generate``).
+Registered through the plugin registry (``plugin.py``); a thin layer over ``api.generate``
+(options in, one call, its report printed). This module stays cheap to import (torch loads
+only when the command runs, through ``eqrewrite.oracle.generate``).
 """
 
 from __future__ import annotations
@@ -9,36 +10,17 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
 
 import click
 
-if TYPE_CHECKING:  # imports torch
-    from .generate import BatchStats, GenConfig
-
-
-def _range(text: str) -> tuple[int, int]:
-    low, _, high = text.partition(":")
-    try:
-        bounds = (int(low), int(high or low))
-    except ValueError:
-        raise click.BadParameter(f"expected LOW:HIGH, got {text!r}") from None
-    if not 0 < bounds[0] <= bounds[1]:
-        raise click.BadParameter(f"expected 0 < LOW <= HIGH, got {text!r}")
-    return bounds
-
-
-def _weights(pairs: tuple[str, ...]) -> tuple[tuple[str, float], ...]:
-    weights = []
-    for pair in pairs:
-        name, sep, value = pair.partition("=")
-        try:
-            weights.append((name, float(value)))
-        except ValueError:
-            raise click.BadParameter(f"expected NAME=WEIGHT, got {pair!r}") from None
-        if not sep:
-            raise click.BadParameter(f"expected NAME=WEIGHT, got {pair!r}")
-    return tuple(weights)
+from .api import OracleError, generate
+from .options import (
+    compile_settings_option,
+    parse_ops,
+    parse_range,
+    parse_weights,
+    statements_option,
+)
 
 
 @click.command("gen")
@@ -52,8 +34,7 @@ def _weights(pairs: tuple[str, ...]) -> tuple[tuple[str, float], ...]:
               help="Report validity rate, op coverage, features, dtypes, layouts.")
 @click.option("--format", "output_format", type=click.Choice(["text", "json"]),
               default="text", show_default=True, help="Format of the --stats report.")
-@click.option("--statements", default="5:12", show_default=True, metavar="LOW:HIGH",
-              help="Statements per program.")
+@statements_option
 @click.option("--inputs", "input_count", default="1:3", show_default=True, metavar="LOW:HIGH",
               help="Tensor inputs per program.")
 @click.option("--boundary", type=click.FloatRange(0, 1), default=0.35, show_default=True,
@@ -64,10 +45,7 @@ def _weights(pairs: tuple[str, ...]) -> tuple[tuple[str, float], ...]:
 @click.option("--strict", is_flag=True, help="Add strict=true to every program's header.")
 @click.option("--generator-outputs", is_flag=True,
               help="Let programs return generators (a known Dynamo bug, #198190).")
-@click.option("--compile-settings", type=click.Choice(["varied", "fixed"]), default="varied",
-              show_default=True, help="varied: each seed's header says how it is compiled "
-              "(dynamic shapes, no_grad, Inductor/Dynamo switches); fixed: no such settings "
-              "(the programs of earlier releases).")
+@compile_settings_option
 @click.option("-j", "--jobs", type=click.IntRange(min=1), default=1, show_default=True,
               help="Worker processes.")
 def gen_command(seed: int, count: int, out: Path | None, stats: bool, output_format: str,
@@ -77,54 +55,19 @@ def gen_command(seed: int, count: int, out: Path | None, stats: bool, output_for
     """Generate valid, self-contained PyTorch programs for compiler testing."""
     if out is None and not stats:
         raise click.UsageError("nothing to do: give -o/--out DIR and/or --stats")
-    from .generate import BatchStats, GenConfig, Program, default_table, generate_many
-
-    table = default_table()
-    chosen = frozenset(o.strip() for o in ops.split(",")) if ops else None
-    unknown = sorted((chosen or frozenset()) - set(table.by_id()))
-    if unknown:
-        raise click.UsageError(f"unknown op ids: {', '.join(unknown)}")
     try:
-        config = GenConfig(statements=_range(statements), inputs=_range(input_count),
-                           boundary=boundary, features=_weights(features), ops=chosen,
-                           strict=strict, generator_outputs=generator_outputs,
-                           compile_settings=compile_settings)
-        config.weights()
-    except (ValueError, click.BadParameter) as error:
+        report = generate(count, start=seed, out=out, statements=parse_range(statements),
+                          inputs=parse_range(input_count), boundary=boundary,
+                          features=parse_weights(features), ops=parse_ops(ops), strict=strict,
+                          generator_outputs=generator_outputs,
+                          compile_settings=compile_settings, jobs=jobs,
+                          say=lambda line: click.echo(line, err=True))
+    except (OracleError, click.BadParameter) as error:
         raise click.UsageError(str(error)) from None
-    batch = BatchStats(table)
-    programs = []
-    for number, (program_seed, result) in enumerate(
-            generate_many(range(seed, seed + count), config, jobs), 1):
-        batch.add(program_seed, result, config.max_attempts)
-        if isinstance(result, Program):
-            programs.append(result.metadata())
-            if out is not None:
-                result.write(out)
-        else:
-            click.echo(f"error: {result}", err=True)
-        if number % 50 == 0:
-            click.echo(f"{number}/{count} programs", err=True)
     if out is not None:
-        _write_manifest(out, config, programs, batch)
-        click.echo(f"wrote {len(programs)} programs to {out}", err=True)
+        click.echo(f"wrote {len(report.programs)} programs to {out}", err=True)
     if stats:
-        text = (json.dumps(batch.to_dict(), indent=2) if output_format == "json"
-                else batch.render())
+        text = (json.dumps(report.stats.to_dict(), indent=2) if output_format == "json"
+                else report.stats.render())
         click.echo(text)
-    sys.exit(1 if batch.failed else 0)
-
-
-def _write_manifest(out: Path, config: GenConfig, programs: list[dict[str, Any]],
-                    batch: BatchStats) -> None:
-    out.mkdir(parents=True, exist_ok=True)
-    manifest = {
-        "config": {"statements": list(config.statements), "inputs": list(config.inputs),
-                   "boundary": config.boundary, "features": dict(config.features),
-                   "ops": sorted(config.ops) if config.ops else None,
-                   "strict": config.strict, "generator_outputs": config.generator_outputs,
-                   "compile_settings": config.compile_settings},
-        "programs": programs,
-        "stats": batch.to_dict(),
-    }
-    (out / "manifest.json").write_text(json.dumps(manifest, indent=1) + "\n", encoding="utf-8")
+    sys.exit(report.status)

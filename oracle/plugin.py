@@ -14,13 +14,14 @@ from pathlib import Path
 from typing import Any
 
 import click
-from eqrewrite.rewriter.plugins import Registry, RewriteRun, StepResult
+from eqrewrite.rewriter.plugins import AuditRun, Registry, RewriteRun, StepResult
 
 from .auditing.audit import DynamicAuditStep, audit_options
 from .campaign.cli import campaign_command
 from .cli import compile_options, oracle_command
 from .gencli import gen_command
 from .minimising.reducecli import reduce_command
+from .options import usage_errors
 from .reporting.cli import report_command
 
 
@@ -56,7 +57,8 @@ class OracleStep:
         # The oracle's own options only (the flags also hold --oracle-tests' step's).
         settings = {k: v for k, v in flags.items()
                     if k not in ("use_oracle", "rollback", "oracle_tests")}
-        status, record = validate_rewrite(run, bool(flags.get("rollback")), settings)
+        with usage_errors():
+            status, record = validate_rewrite(run, bool(flags.get("rollback")), settings)
         return StepResult(status, record if run.output_format != "text" else None)
 
 
@@ -186,6 +188,23 @@ def _deliver(run: RewriteRun, changed: dict[str, tuple[Path, bytes]], rolled_bac
     return written, problems
 
 
+class UsageErrors:
+    """An audit step whose ``OracleError`` (the API's usage errors: an unknown backend or
+    switch, a bad ``[tool.eqrewrite.oracle]``) reaches click as a usage error (exit 2)."""
+
+    def __init__(self, step: DynamicAuditStep):
+        self.step = step
+        self.name = step.name
+
+    def prepare(self, flags: dict[str, Any]) -> None:
+        with usage_errors():
+            self.step.prepare(flags)
+
+    def finish(self, flags: dict[str, Any], run: AuditRun) -> StepResult | None:
+        with usage_errors():
+            return self.step.finish(flags, run)
+
+
 def _rewrite_options() -> list[click.Parameter]:
     """``--oracle``, ``--oracle-tests``, ``--rollback`` and the compile options, as click
     parameters."""
@@ -220,4 +239,4 @@ def register(registry: Registry) -> None:
     registry.add_rewrite_step(OracleStep())
     registry.add_rewrite_step(OracleTestsStep())
     registry.add_audit_options(audit_options())
-    registry.add_audit_step(DynamicAuditStep())
+    registry.add_audit_step(UsageErrors(DynamicAuditStep()))

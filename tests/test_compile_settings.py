@@ -97,12 +97,11 @@ def test_gen_command_fixed_flag_writes_the_fixed_programs(tmp_path):
 
 def test_campaign_job_config_defaults_to_fixed_without_the_key():
     # campaign.json of campaigns before the variation has no key: they resume unchanged.
-    from eqrewrite.oracle.campaign.cli import _gen
-    from eqrewrite.oracle.campaign.job import _gen_config
+    from eqrewrite.oracle.campaign.job import _gen_config, gen_record
 
     assert _gen_config({})["compile_settings"] == "fixed"
-    assert _gen_config(_gen("5:12", None, ()))["compile_settings"] == "varied"
-    assert "compile_settings" not in _gen("5:12", None, (), "fixed")
+    assert _gen_config(gen_record((5, 12), None, ()))["compile_settings"] == "varied"
+    assert "compile_settings" not in gen_record((5, 12), None, (), "fixed")
 
 
 # -- the settings reach the compile call and the runs -------------------------------------------

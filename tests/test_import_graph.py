@@ -315,3 +315,63 @@ def test_each_stage_imports_only_what_it_declares(folder):
     assert bad == []
     # The stages' declarations form layers: no stage may (even indirectly) import itself.
     assert cycles({s: names & set(declared) for s, names in declared.items()}) == []
+
+
+# -- private names ---------------------------------------------------------------------------
+
+def private_imports(root: Path = ROOT, folders: Iterable[str] = PACKAGES) -> list[str]:
+    """``from X import _name`` where X lies in another package (folder) than the importing
+    module: a private name is its module's, or at most its package's, to use."""
+    modules = module_files(root, folders)
+    found = []
+    for module, (path, is_package) in modules.items():
+        package = module if is_package else module.rpartition(".")[0]
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if not isinstance(node, ast.ImportFrom):
+                continue
+            if node.level:
+                parts = package.split(".")
+                base = ".".join(parts[:len(parts) - node.level + 1] + [node.module or ""])
+                base = base.rstrip(".")
+            else:
+                base = node.module or ""
+            if not base.startswith("eqrewrite."):
+                continue
+            known = _known(base, modules)
+            owner = known if known is not None and modules[known][1] else (
+                (known or base).rpartition(".")[0])
+            for alias in node.names:
+                name = alias.name
+                private = name.startswith("_") and not name.startswith("__")
+                if private and f"{base}.{name}" not in modules and owner != package:
+                    found.append(f"{module}: from {base} import {name}")
+    return sorted(found)
+
+
+# Left to their owners (the dynamic audit, the rewriter's audit): each to become public
+# where it is defined; the list only shrinks.
+KNOWN_PRIVATE_IMPORTS = [
+    "eqrewrite.oracle.auditing.probe: from eqrewrite.oracle.core.worker import _call",
+    "eqrewrite.oracle.auditing.probe: from eqrewrite.oracle.core.worker import _configured",
+    "eqrewrite.rewriter.audit.reasons: from eqrewrite.rewriter.kinds.graphbreaks.select "
+    "import _elementwise",
+]
+
+
+def test_no_private_name_is_imported_from_another_package():
+    assert private_imports() == KNOWN_PRIVATE_IMPORTS
+
+
+def test_the_private_import_check_finds_them(tmp_path):
+    package = tmp_path / "oracle"
+    (package / "a").mkdir(parents=True)
+    (package / "b").mkdir()
+    files = {"__init__.py": "", "a/__init__.py": "", "b/__init__.py": "",
+             "a/x.py": "_hidden = 1\n__all__ = []\n",
+             "a/y.py": "from .x import _hidden\n",               # same package: fine
+             "b/z.py": "from ..a.x import _hidden, __all__\n",   # another package: found
+             "top.py": "from .a import x\n"}
+    for name, text in files.items():
+        (package / name).write_text(text)
+    assert private_imports(tmp_path, ["oracle"]) == [
+        "eqrewrite.oracle.b.z: from eqrewrite.oracle.a.x import _hidden"]

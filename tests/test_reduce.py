@@ -25,7 +25,7 @@ torch = pytest.importorskip("torch")
 from eqrewrite.oracle.core.compare import CompareOptions  # noqa: E402
 from eqrewrite.oracle.core.protocol import RunRequest, Variant  # noqa: E402
 from eqrewrite.oracle.core.settings import CompileSettings, Target, TargetForm  # noqa: E402
-from eqrewrite.oracle.minimising import reducepasses as rp  # noqa: E402
+from eqrewrite.oracle.minimising import candidates as rp  # noqa: E402
 from eqrewrite.oracle.minimising.passes import ddmin, setting_candidates  # noqa: E402
 from eqrewrite.oracle.minimising.reduce import Budget, reduce_folder  # noqa: E402
 from eqrewrite.oracle.minimising.signature import Signature  # noqa: E402

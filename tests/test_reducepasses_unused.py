@@ -1,5 +1,5 @@
 """The minimiser's passes for unread inputs and members and for loops that run once: text in,
-smaller text out (``reducepasses.py``); nothing is compiled."""
+smaller text out (``candidates/``); nothing is compiled."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import ast
 import textwrap
 
 import pytest
-from eqrewrite.oracle.minimising import reducepasses as rp
+from eqrewrite.oracle.minimising import candidates as rp
 
 # ``x1`` and ``spare`` are never read, nor are ``p1``, ``b0`` and ``lin``. The unread input
 # draws nothing from the generator and the unread members come after the read ones, so that

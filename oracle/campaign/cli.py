@@ -1,6 +1,7 @@
 """``eqrewrite campaign``: generate, rewrite and validate many programs; keep what matters.
 
-Registered through the plugin registry (``oracle/plugin.py``); importing this module is
+Registered through the plugin registry (``oracle/plugin.py``); a thin layer over
+``api.campaign`` (options in, one call, its summary printed). Importing this module is
 cheap (torch and the executors load when the command runs). Running the same command again
 on the same folder resumes it: finished seeds are skipped.
 """
@@ -8,43 +9,23 @@ on the same folder resumes it: finished seeds are skipped.
 from __future__ import annotations
 
 import os
-import re
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import click
 
-from ..api import check_switches
-from ..core.settings import CompileSettings, TargetError, parse_settings
-from ..gencli import _range, _weights
-
-if TYPE_CHECKING:
-    from .executors import LocalExecutor, RayExecutor
-    from .job import JobSpec
-
-_DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([smhd]?)\s*$")
-_UNITS = {"": 1, "s": 1, "m": 60, "h": 3600, "d": 86400}
-
-
-def parse_duration(text: str) -> float:
-    """``90``, ``90s``, ``30m``, ``1.5h``, ``1d`` in seconds."""
-    match = _DURATION.match(text)
-    if match is None:
-        raise click.BadParameter(f"expected a duration such as 90s, 30m or 1h, got {text!r}")
-    return float(match.group(1)) * _UNITS[match.group(2)]
-
-
-def parse_seeds(text: str) -> range:
-    """``START:STOP`` (STOP excluded) or one seed."""
-    start, sep, stop = text.partition(":")
-    try:
-        seeds = range(int(start), int(stop) if sep else int(start) + 1)
-    except ValueError:
-        raise click.BadParameter(f"expected START:STOP, got {text!r}") from None
-    if seeds.start < 0 or len(seeds) == 0:
-        raise click.BadParameter(f"expected 0 <= START < STOP, got {text!r}")
-    return seeds
+from ..api import OracleError, campaign
+from ..api import compile_settings as settings_of
+from ..options import (
+    compile_settings_option,
+    parse_duration,
+    parse_ops,
+    parse_range,
+    parse_seeds,
+    parse_weights,
+    statements_option,
+)
 
 
 @click.command("campaign")
@@ -76,15 +57,11 @@ def parse_seeds(text: str) -> range:
 @click.option("--unsafe", is_flag=True, help="Also apply the pack's unsafe rules.")
 @click.option("--rules", "packs", multiple=True, default=("equivalences",), show_default=True,
               help="Rule pack(s) rewriting each program.")
-@click.option("--statements", default="5:12", show_default=True, metavar="LOW:HIGH",
-              help="Statements per program.")
+@statements_option
 @click.option("--ops", help="Comma-separated op ids: generate with only these ops.")
 @click.option("--feature", "features", multiple=True, metavar="NAME=WEIGHT",
               help="Override a generator feature's weight; repeatable.")
-@click.option("--compile-settings", type=click.Choice(["varied", "fixed"]), default="varied",
-              show_default=True, help="varied: each seed's header says how it is compiled "
-              "(dynamic shapes, no_grad, Inductor/Dynamo switches); fixed: no such settings "
-              "(the programs of earlier releases).")
+@compile_settings_option
 @click.option("--reduce", "reduce_findings", is_flag=True,
               help="Run `eqrewrite reduce` on each new compiler-bug or compile-error finding "
               "(when installed).")
@@ -102,114 +79,27 @@ def campaign_command(seeds: str, jobs: int, budget: str | None, out: Path, backe
                      progress: bool | None) -> None:
     """Generate programs, rewrite them with the equivalence pack, validate each four ways,
     and keep one folder per unique finding. Exit 1 when there are new findings."""
-    from .job import JobSpec
-    from .known import DEFAULT_FILE, KnownIssuesError, load
-    from .runner import Campaign, Runner
-    from .store import CampaignError, open_campaign
-
     if address and executor == "local":
         raise click.UsageError("--address is for --executor ray")
     try:
-        seed_range = parse_seeds(seeds)
-        seconds = parse_duration(budget) if budget else None
-        reduce_seconds = parse_duration(reduce_budget)
-        settings = _settings(backend, inductor, dynamo)
-        gen = _gen(statements, ops, features, compile_settings)
-    except click.BadParameter as error:
+        report = campaign(
+            out, parse_seeds(seeds), jobs=jobs,
+            time_budget=parse_duration(budget) if budget else None,
+            settings=settings_of(backend, inductor=inductor, dynamo=dynamo),
+            known_issues=(False if known_issues == "none" else known_issues or True),
+            executor=executor, address=address, timeout=timeout, strict=strict,
+            unsafe=unsafe, rules=packs, statements=parse_range(statements), ops=parse_ops(ops),
+            features=parse_weights(features), compile_settings=compile_settings,
+            reduce=reduce_findings, reduce_budget=parse_duration(reduce_budget),
+            progress=progress)
+    except (OracleError, click.BadParameter) as error:
         raise click.UsageError(str(error)) from None
-    try:
-        issues = load(None if known_issues == "none" else
-                      Path(known_issues) if known_issues else DEFAULT_FILE)
-    except KnownIssuesError as error:
-        raise click.UsageError(str(error)) from None
-    spec = JobSpec(gen=gen, packs=packs, unsafe=unsafe, settings=settings, timeout=timeout,
-                   strict=strict, work_root=str(out.resolve() / "work")
-                   if executor == "local" else None)
-    context = _context(settings, spec)
-    try:
-        finished = open_campaign(out, {"generator": gen, "rules": list(packs), "unsafe": unsafe,
-                                       "settings": settings, "strict": strict,
-                                       "torch": context["torch"]}, resume=True)
-    except CampaignError as error:
-        raise click.UsageError(str(error)) from None
-    runner_executor = _executor(executor, spec, jobs, address)
-    campaign = Campaign(seed_range, out, runner_executor, context, issues, seconds,
-                        reduce_findings, progress, reduce_budget=reduce_seconds)
-    try:
-        summary = Runner(campaign, finished).run()
     except KeyboardInterrupt:
         click.echo(f"interrupted: finished seeds are in {out / 'journal.jsonl'}; run the same "
                    "command again to resume", err=True)
         sys.exit(130)
-    _report(summary, out)
-    sys.exit(1 if summary["findings"] else 0)
-
-
-def _settings(backend: str, inductor: tuple[str, ...],
-              dynamo: tuple[str, ...]) -> dict[str, object]:
-    """Compile settings from the options, checked before any job starts."""
-    settings: dict[str, object] = {"backend": backend}
-    try:
-        settings.update({f"inductor.{k}": v for k, v in parse_settings(list(inductor)).items()})
-        settings.update({f"dynamo.{k}": v for k, v in parse_settings(list(dynamo)).items()})
-        chosen = CompileSettings().merged(settings)
-    except TargetError as error:
-        raise click.BadParameter(str(error)) from None
-    if ":" in backend and str(Path.cwd()) not in sys.path:
-        # Jobs are spawned with this sys.path: a backend module beside the user is found.
-        sys.path.insert(0, str(Path.cwd()))
-    check_switches(chosen, Path.cwd())
-    return settings
-
-
-def _gen(statements: str, ops: str | None, features: tuple[str, ...],
-         compile_settings: str = "varied") -> dict[str, Any]:
-    """GenConfig keywords as JSON-ready values (recorded in campaign.json). Fixed compile
-    settings are recorded as campaigns before the variation were (by the key's absence), so
-    such a campaign resumes with ``--compile-settings fixed``."""
-    from ..generate import GenConfig, default_table
-
-    chosen = sorted(o.strip() for o in ops.split(",")) if ops else None
-    unknown = sorted(set(chosen or ()) - set(default_table().by_id()))
-    if unknown:
-        raise click.BadParameter(f"unknown op ids: {', '.join(unknown)}")
-    bounds = _range(statements)
-    gen: dict[str, Any] = {"statements": list(bounds), "features": [list(p) for p in
-                                                                    _weights(features)],
-                           "ops": chosen}
-    if compile_settings != "fixed":
-        gen["compile_settings"] = compile_settings
-    try:
-        GenConfig(statements=bounds, features=_weights(features)).weights()
-    except ValueError as error:
-        raise click.BadParameter(str(error)) from None
-    return gen
-
-
-def _context(settings: dict[str, object], spec: JobSpec) -> dict[str, Any]:
-    import torch
-
-    options = " ".join(f"--{key} {value}" for key, value in (
-        ("statements", ":".join(map(str, spec.gen["statements"]))),
-        ("ops", ",".join(spec.gen["ops"] or [])),
-        ("compile-settings", spec.gen.get("compile_settings", "fixed")),
-    ) if value) + "".join(f" --feature {name}={weight}" for name, weight in spec.gen["features"])
-    return {"torch": torch.__version__, "settings": settings, "rules": list(spec.packs),
-            "unsafe": spec.unsafe, "strict": spec.strict, "timeout": spec.timeout,
-            "regenerate": f"eqrewrite gen --seed SEED --count 1 {options} -o DIR".replace(
-                "  ", " ")}
-
-
-def _executor(name: str, spec: JobSpec, jobs: int,
-              address: str | None) -> LocalExecutor | RayExecutor:
-    from .executors import ExecutorError, LocalExecutor, RayExecutor
-
-    if name == "local":
-        return LocalExecutor(spec, jobs)
-    try:
-        return RayExecutor(spec, jobs, address)
-    except ExecutorError as error:
-        raise click.UsageError(str(error)) from None
+    _report(report.summary, out)
+    sys.exit(report.status)
 
 
 def _report(summary: dict[str, Any], out: Path) -> None:

@@ -43,12 +43,12 @@ class InProcessWorker:
 
     def _handle(self, request: Any) -> Any:
         from ..core.protocol import Failure, FailureKind, RunResult
-        from ..core.worker import _describe
+        from ..core.worker import describe_error
 
         try:
             return self.session.handle(request)
         except BaseException as error:  # noqa: BLE001 - as worker.serve: report, never die
-            return RunResult(failure=Failure(FailureKind.ERROR, _describe(error)))
+            return RunResult(failure=Failure(FailureKind.ERROR, describe_error(error)))
 
 
 @contextlib.contextmanager

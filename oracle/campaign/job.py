@@ -17,6 +17,7 @@ import re
 import shutil
 import tempfile
 import time
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -109,7 +110,7 @@ def _close() -> None:
 def _gen_config(values: dict[str, Any]) -> dict[str, Any]:
     """GenConfig keywords from JSON-ready values (lists back to tuples and sets). Without a
     ``compile_settings`` key the settings are fixed, as in campaigns recorded before the
-    variation (``cli._gen`` writes the key only when varied)."""
+    variation (``gen_record`` writes the key only when varied)."""
     config = dict(values)
     config.setdefault("compile_settings", "fixed")
     for key in ("statements", "inputs"):
@@ -120,6 +121,43 @@ def _gen_config(values: dict[str, Any]) -> dict[str, Any]:
     if config.get("ops") is not None:
         config["ops"] = frozenset(config["ops"])
     return config
+
+
+def gen_record(statements: tuple[int, int], ops: Sequence[str] | None,
+               features: Sequence[tuple[str, float]],
+               compile_settings: str = "varied") -> dict[str, Any]:
+    """GenConfig keywords as JSON-ready values (recorded in campaign.json), checked:
+    ValueError for an unknown op id or feature. Fixed compile settings are recorded as
+    campaigns before the variation were (by the key's absence), so such a campaign resumes
+    with ``--compile-settings fixed``."""
+    from ..generate import GenConfig, default_table
+
+    chosen = sorted(ops) if ops else None
+    unknown = sorted(set(chosen or ()) - set(default_table().by_id()))
+    if unknown:
+        raise ValueError(f"unknown op ids: {', '.join(unknown)}")
+    gen: dict[str, Any] = {"statements": list(statements),
+                           "features": [list(p) for p in features], "ops": chosen}
+    if compile_settings != "fixed":
+        gen["compile_settings"] = compile_settings
+    GenConfig(statements=statements, features=tuple(features)).weights()
+    return gen
+
+
+def run_context(settings: dict[str, object], spec: JobSpec) -> dict[str, Any]:
+    """What every finding records of the campaign: the torch version, the settings, the
+    rules, and the ``eqrewrite gen`` command that regenerates a seed's program."""
+    import torch
+
+    options = " ".join(f"--{key} {value}" for key, value in (
+        ("statements", ":".join(map(str, spec.gen["statements"]))),
+        ("ops", ",".join(spec.gen["ops"] or [])),
+        ("compile-settings", spec.gen.get("compile_settings", "fixed")),
+    ) if value) + "".join(f" --feature {name}={weight}" for name, weight in spec.gen["features"])
+    return {"torch": torch.__version__, "settings": settings, "rules": list(spec.packs),
+            "unsafe": spec.unsafe, "strict": spec.strict, "timeout": spec.timeout,
+            "regenerate": f"eqrewrite gen --seed SEED --count 1 {options} -o DIR".replace(
+                "  ", " ")}
 
 
 def run_seed(seed: int, spec: JobSpec) -> dict[str, Any]:

@@ -96,7 +96,7 @@ def serve(conn: Connection, roots: dict[str, str], memory_limit: int | None, par
         except MemoryError:
             response = RunResult(failure=Failure(FailureKind.OOM, "out of memory"))
         except BaseException as error:  # noqa: BLE001 - report, never die
-            response = RunResult(failure=Failure(FailureKind.ERROR, _describe(error)))
+            response = RunResult(failure=Failure(FailureKind.ERROR, describe_error(error)))
         watchdog.disarm()
         conn.send(response)
 
@@ -164,7 +164,8 @@ def _die_with_parent() -> None:
         ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
 
 
-def _describe(error: BaseException) -> str:
+def describe_error(error: BaseException) -> str:
+    """The end of ``error``'s traceback: what a failed run reports."""
     lines = traceback.format_exception(type(error), error, error.__traceback__)
     return "".join(lines[-6:]).strip()
 

@@ -4,11 +4,11 @@
 screens first), ``signature.py`` (what keeps a finding the same; the tally),
 ``schedule.py`` (the current program, candidates judged ahead, confirmation by bisection),
 ``passes.py`` (the passes' order, ddmin), ``budget.py``, ``outputs.py`` (``reduced/``,
-``minimal.py``, their verification), ``reducepasses.py`` (the candidates, text to text
-with libcst, no torch),
+``minimal.py``, their verification), ``candidates/`` (the candidates, text to text with
+libcst, no torch: one module per concern),
 ``reduceworker.py`` (the checking process: run as a script with the reproducer's own copy
 of the core, it imports nothing of eqrewrite), ``standalone.py`` (the text of
 ``minimal.py``), ``reducecli.py`` (the command).
 
-May import: campaign, formats.
+May import: campaign, formats, api.
 """

@@ -1,6 +1,6 @@
 """The minimiser's passes and their order (``Passes``): compile settings dropped, delta
-debugging over statement lists, then one pass per kind of candidate of ``reducepasses.py``,
-over and over until none changes the program, then the tidy-up.
+debugging over statement lists, then one pass per kind of candidate of ``candidates/``, over
+and over until none changes the program, then the tidy-up.
 
 Each pass asks a ``Scheduler`` for the first candidate that keeps the finding; once the
 scheduler is halted (budget spent, or kept programs undone by the full backend) the passes
@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterator
 from functools import partial
 
 from ..formats import SettingsRecord
-from . import reducepasses as rp
+from . import candidates as rp
 from .reduceworker import GRADIENTS
 from .schedule import Scheduler
 

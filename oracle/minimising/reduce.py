@@ -2,7 +2,7 @@
 
 A reproducer folder (``repro.py``, a copy of the oracle core, maybe ``state.pt``; see
 ``repro.py``) names a target file in a source tree. The minimiser copies that one file into
-candidate trees and makes it smaller step by step (``reducepasses.py``): compile settings the
+candidate trees and makes it smaller step by step (``candidates/``): compile settings the
 finding does not need dropped (switches, mode, ``dynamic``, ``fullgraph``, the inputs'
 gradients, ``inference``), delta debugging over every statement list, unread ``forward``
 and ``__init__`` parameters removed with their inputs, unread members removed, loops that
@@ -56,7 +56,7 @@ from pathlib import Path
 
 from .. import formats
 from ..formats import Answer, Description
-from . import reducepasses as rp
+from . import candidates as rp
 from .budget import Budget, Clock
 from .checker import START_TIMEOUT, Checker, ReduceError
 from .judge import Judge

@@ -1,7 +1,8 @@
 """``eqrewrite reduce FOLDER``: shrink a reproducer folder to a minimal standalone script.
 
-Registered through the plugin registry (``plugin.py``); this module stays cheap to import
-(the reduction itself lives in ``reduce.py`` and runs torch only in its checking process).
+Registered through the plugin registry (``plugin.py``); a thin layer over ``api.reduce``
+(options in, one call, its result printed). This module stays cheap to import (the
+reduction itself lives in ``reduce.py`` and runs torch only in its checking process).
 """
 
 from __future__ import annotations
@@ -12,6 +13,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import click
+
+from ..api import NotReproducedError, OracleError, reduce
 
 if TYPE_CHECKING:  # the minimiser itself is imported only when the command runs
     from .reduce import Result
@@ -49,19 +52,18 @@ def reduce_command(folder: Path, max_tests: int, timeout: float | None,
     Exit status: 0 reduced, 1 the folder does not reproduce (or the result did not fail
     again, or minimal.py is broken), 2 not a reproducer folder.
     """
-    from .reduce import Budget, NotReproduced, ReduceError, reduce_folder
-
     def say(line: str) -> None:
         if not quiet:
             click.echo(f"reduce: {line}", err=True)
 
     try:
-        budget = Budget(max_tests, timeout, time_budget, confirm_every)
-        result = reduce_folder(folder, out, budget, say, verify=not no_verify, jobs=jobs)
-    except ReduceError as error:
+        result = reduce(folder, out=out, max_tests=max_tests, timeout=timeout,
+                        time_budget=time_budget, confirm_every=confirm_every,
+                        verify=not no_verify, jobs=jobs, say=say)
+    except OracleError as error:
         click.echo(f"error: {error}", err=True)
         sys.exit(2)
-    except NotReproduced as error:
+    except NotReproducedError as error:
         click.echo(f"error: {error}", err=True)
         sys.exit(1)
     if output_format == "json":

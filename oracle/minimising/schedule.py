@@ -19,7 +19,7 @@ from concurrent.futures import Future
 from typing import Any, NamedTuple
 
 from ..formats import Answer, SettingsRecord
-from . import reducepasses as rp
+from . import candidates as rp
 from .judge import Judge
 from .reduceworker import layout_class
 from .signature import Signature, Tally, elements

@@ -12,5 +12,5 @@ the traceback, the known issue with what was searched, and the program's origin;
 ablation's table, the bisection, versions, known issues); ``cli.py`` is the command. The
 parent process never imports torch: every run is a child.
 
-May import: minimising, campaign, formats.
+May import: minimising, campaign, formats, api.
 """

@@ -1,7 +1,8 @@
 """``eqrewrite report FINDING``: issue-ready Markdown for a finding.
 
-Registered through the plugin registry (``plugin.py``); cheap to import (torch runs only in
-the report's child processes).
+Registered through the plugin registry (``plugin.py``); a thin layer over ``api.report``
+(options in, one call, its Markdown written). Cheap to import (torch runs only in the
+report's child processes).
 """
 
 from __future__ import annotations
@@ -11,6 +12,9 @@ import time
 from pathlib import Path
 
 import click
+from eqrewrite.rewriter.api import write_atomic
+
+from ..api import OracleError, report
 
 
 @click.command("report")
@@ -43,35 +47,29 @@ def report_command(finding: Path, out: Path | None, no_ablation: bool, no_bisect
     machine or does not fail the same way a second time; 2 not a finding folder or a bad
     known-issues file.
     """
-    from eqrewrite.rewriter.api import write_atomic
-
-    from ..campaign.known import DEFAULT_FILE, KnownIssuesError
-    from .finding import ReportError
-    from .issue import Options, build
-
     def say(line: str) -> None:
         if not quiet:
             click.echo(f"report: {line}", err=True)
 
-    issues = DEFAULT_FILE if known_issues is None else (
-        None if known_issues == "none" else Path(known_issues))
-    options = Options(not no_ablation, not no_bisect, timeout, bisect_budget, issues,
-                      search_upstream=search_upstream)
+    issues = True if known_issues is None else (None if known_issues == "none" else
+                                                known_issues)
     started = time.monotonic()
     try:
-        report = build(finding, options, say)
-    except (ReportError, KnownIssuesError) as error:
+        issue = report(finding, ablation=not no_ablation, bisect=not no_bisect, timeout=timeout,
+                       bisect_budget=bisect_budget, known_issues=issues,
+                       search_upstream=search_upstream, say=say)
+    except OracleError as error:
         click.echo(f"error: {error}", err=True)
         sys.exit(2)
-    timings = ", ".join(f"{name} {seconds:.0f} s" for name, seconds in report.seconds.items())
-    if report.not_written:  # an issue must show a script that fails: none is written
-        click.echo(f"report: not written: {report.not_written} "
+    timings = ", ".join(f"{name} {seconds:.0f} s" for name, seconds in issue.seconds.items())
+    if issue.not_written:  # an issue must show a script that fails: none is written
+        click.echo(f"report: not written: {issue.not_written} "
                    f"({time.monotonic() - started:.0f} s: {timings})", err=True)
         sys.exit(1)
-    text = report.markdown()
+    text = issue.markdown()
     if out is None:
         click.echo(text, nl=False)
     else:
         write_atomic(out, text.encode("utf-8"))
         say(f"wrote {out}")
-    say(f"{report.outcome.status}; {time.monotonic() - started:.0f} s ({timings})")
+    say(f"{issue.outcome.status}; {time.monotonic() - started:.0f} s ({timings})")
