@@ -498,7 +498,7 @@ def mode_args(args: argparse.Namespace, mode: str) -> argparse.Namespace:
     """``args`` for one mode: no Dynamo switch in ``default``; in ``switches`` the
     ``--dynamo-config`` ones, else those of ``eqrewrite run --dynamic-sizes`` (the two capture
     switches the audit names for breaks on data-dependent values)."""
-    from eqrewrite.rewriter.switches import DYNAMIC_SIZES
+    from eqrewrite.rewriter.api import DYNAMIC_SIZES
 
     switches = args.dynamo_config or [f"{key}={str(value).lower()}"
                                       for key, value in DYNAMIC_SIZES.items()]
