@@ -156,9 +156,6 @@ def test_counting_worker_sets_the_specs_switches(monkeypatch):
     import torch._dynamo
 
     monkeypatch.setattr(torch, "set_num_threads", lambda threads: None)
-    # Restored after the test: run_worker sets them for the rest of its (worker) process.
-    monkeypatch.setattr(torch._dynamo.config, "capture_scalar_outputs", False)
-    monkeypatch.setattr(torch._dynamo.config, "capture_dynamic_output_shape_ops", False)
     monkeypatch.setattr(hgb.hfw, "_import_tree", lambda parent: "transformers module")
     monkeypatch.setitem(hgb.CASES, "fake:forward", hgb.CASES["llama:forward"].__class__(
         lambda device="cpu": ("model", {"x": 1}), ("llama",)))
@@ -172,5 +169,10 @@ def test_counting_worker_sets_the_specs_switches(monkeypatch):
     monkeypatch.setattr(hgb.hfw, "measure", measure)
     spec = {"tree_parent": "/t", "threads": 1, "case": "fake:forward",
             "dynamo_config": {"capture_scalar_outputs": True}}
-    assert hgb.run_worker(spec) == {"breaks": 0}
+    # Restored on leaving: run_worker sets them for the rest of its (worker) process. (Not
+    # monkeypatch: it finds no old value for a config entry and deletes the entry on undo.)
+    with torch._dynamo.config.patch(capture_scalar_outputs=False,
+                                    capture_dynamic_output_shape_ops=False):
+        assert hgb.run_worker(spec) == {"breaks": 0}
     assert seen["switches"] == (True, False)
+    assert torch._dynamo.config.capture_scalar_outputs is False
