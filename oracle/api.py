@@ -28,7 +28,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypedDict, cast
 
 from .core.settings import KNOWN_KEYS, CompileSettings, TargetError, parse_settings
 from .running.targets import discover_targets, factory_targets
@@ -37,7 +37,9 @@ if TYPE_CHECKING:  # the harness imports torch: only when a validation runs
     from eqrewrite.rewriter.api import EditRecord, RewriteOptions, Rule
 
     from .core.settings import Target
+    from .formats import CampaignSummary, FindingSummary, OracleDocument
     from .generate import BatchStats, GenConfig
+    from .generate.program import ProgramRecord
     from .minimising.outputs import Result
     from .reporting.issue import Report
     from .running.harness import Harness, Revalidate, TargetReport
@@ -53,6 +55,11 @@ Changed = dict[str, "tuple[EditRecord, ...] | None"]
 DEFAULT_PARALLEL = min(2, os.cpu_count() or 1)
 # Keys of [tool.eqrewrite.oracle] beyond the compile settings.
 _RUN_KEYS = ("factory", "timeout", "memory-limit", "reproducers")
+# The run keys of [tool.eqrewrite.oracle], as ``configured`` checks them (``factory`` is
+# checked where it is read, ``running.targets.factory_targets``). Functional form: the
+# keys are spelled as in pyproject.toml.
+RunKeys = TypedDict("RunKeys", {"factory": object, "timeout": float, "memory-limit": float,
+                                "reproducers": str}, total=False)
 
 
 class OracleError(Exception):
@@ -132,7 +139,7 @@ class OracleReport:
         """The command's exit status: 1 if some target failed, else 0."""
         return 1 if self.failed else 0
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> OracleDocument:
         """The ``--format json`` document (JSON-ready)."""
         from .running import report
 
@@ -195,7 +202,7 @@ def validate_path(path: Path, rewritten: Path | None, options: OracleOptions,
                           explicit=path if path.is_file() else None, progress=progress)
 
 
-def configured(config: dict[str, Any]) -> tuple[dict[str, object], dict[str, Any]]:
+def configured(config: dict[str, Any]) -> tuple[dict[str, object], RunKeys]:
     """``[tool.eqrewrite.oracle]`` split into compile settings and run keys, validated:
     ``inductor``/``dynamo`` sub-tables become ``inductor.<key>``/``dynamo.<key>``."""
     settings: dict[str, object] = {}
@@ -217,7 +224,7 @@ def configured(config: dict[str, Any]) -> tuple[dict[str, object], dict[str, Any
     except TargetError as error:
         raise OracleError(f"[tool.eqrewrite.oracle]: {error}") from None
     _check_run_keys(run)
-    return settings, run
+    return settings, cast(RunKeys, run)
 
 
 def _check_run_keys(run: dict[str, Any]) -> None:
@@ -297,7 +304,7 @@ def validate_trees(root: Path, rewritten: Path | None, files: list[Path], change
             "and one nn.Module subclass or one public function)")
         raise OracleError(reason)
     try:
-        targets += factory_targets(run_config)
+        targets += factory_targets(run_config.get("factory", []))
         settings = CompileSettings().merged(from_config)
         chosen = settings.merged(options.settings)
         for target in targets:
@@ -422,7 +429,7 @@ class GenerateReport:
     (``stats``: validity, op coverage, features, dtypes, layouts; ``stats.render()`` and
     ``stats.to_dict()`` are what ``--stats`` prints) and the folder written (``out``)."""
 
-    programs: tuple[dict[str, Any], ...]
+    programs: tuple[ProgramRecord, ...]
     errors: tuple[str, ...]
     stats: BatchStats
     out: Path | None
@@ -466,7 +473,7 @@ def generate(seeds: int | Iterable[int] = 1, *, start: int = 0,
         raise OracleError(str(error)) from None
     folder = Path(out) if out is not None else None
     batch = BatchStats(table)
-    programs: list[dict[str, Any]] = []
+    programs: list[ProgramRecord] = []
     errors: list[str] = []
     for number, (program_seed, result) in enumerate(
             generate_many(chosen_seeds, config, jobs), 1):
@@ -485,7 +492,7 @@ def generate(seeds: int | Iterable[int] = 1, *, start: int = 0,
     return GenerateReport(tuple(programs), tuple(errors), batch, folder)
 
 
-def _write_manifest(out: Path, config: GenConfig, programs: list[dict[str, Any]],
+def _write_manifest(out: Path, config: GenConfig, programs: list[ProgramRecord],
                     batch: BatchStats) -> None:
     out.mkdir(parents=True, exist_ok=True)
     manifest = {
@@ -536,10 +543,10 @@ class CampaignReport:
     classes, findings, known issues matched, programs per minute, why it stopped)."""
 
     out: Path
-    summary: dict[str, Any]
+    summary: CampaignSummary
 
     @property
-    def findings(self) -> list[dict[str, Any]]:
+    def findings(self) -> list[FindingSummary]:
         """The new findings, one per unique signature (``class``, ``folder``, ``seeds``...)."""
         return list(self.summary["findings"])
 

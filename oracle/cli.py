@@ -33,6 +33,7 @@ from .options import usage_errors
 if TYPE_CHECKING:  # the harness imports torch: only when a validation runs
     from eqrewrite.rewriter.plugins import RewriteRun
 
+    from .formats import OracleDocument
     from .running.harness import Revalidate
 
 _Command = TypeVar("_Command", bound=Callable[..., Any])
@@ -117,7 +118,7 @@ def oracle_command(path: Path, rewritten: Path | None, output_format: str,
 
 
 def validate_rewrite(run: RewriteRun, rollback: bool,
-                     flags: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+                     flags: dict[str, Any]) -> tuple[int, OracleDocument]:
     """The rewrite command's ``--oracle`` step: validate ``run.paths[0]`` against the tree
     written to ``run.out_root`` (``run`` is the rewriter's ``RewriteRun``). With a machine
     format the report is returned for the rewrite's JSON document instead of printed."""
@@ -139,7 +140,7 @@ def validate_rewrite(run: RewriteRun, rollback: bool,
 def validate(root: Path, rewritten: Path | None, files: list[Path],
              changed: Changed, options: OracleOptions, config: dict[str, Any],
              rollback: Revalidate | None = None,
-             explicit: Path | None = None) -> tuple[int, dict[str, Any]]:
+             explicit: Path | None = None) -> tuple[int, OracleDocument]:
     """Validate every target (``api.validate_trees``); print the report; return the exit
     code (1 if any fails) and the report as a JSON-ready document. With the output format
     ``embedded`` the document is not printed (the caller embeds it) and the table goes to
@@ -149,7 +150,7 @@ def validate(root: Path, rewritten: Path | None, files: list[Path],
     return report.status, _print(report, options)
 
 
-def _print(report: OracleReport, options: OracleOptions) -> dict[str, Any]:
+def _print(report: OracleReport, options: OracleOptions) -> OracleDocument:
     """Print ``report`` as ``options`` ask; return its JSON document."""
     if not report.targets:
         click.echo(f"no targets under {report.root}", err=True)

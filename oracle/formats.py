@@ -1,7 +1,9 @@
 """The oracle's formats, in one place: the finding folder (``finding.json`` and the files
-beside it), the messages of the minimiser's checking process, the minimal script's recipe,
-and the oracle core a reproducer carries. Torch-free (the stdlib, and the rewriter's atomic
-write): the campaign, the minimiser and the report read and write these without torch.
+beside it, ``reduced/reduction.json``), the campaign folder's ``campaign.json`` and
+``summary.json``, the oracle's JSON report, the messages of the minimiser's checking
+process, the minimal script's recipe, and the oracle core a reproducer carries. Torch-free
+(the stdlib, and the rewriter's atomic write): the campaign, the minimiser and the report
+read and write these without torch.
 
 Not in ``core/``: the core is copied into every reproducer, which never reads a finding
 folder, and the minimiser's checking process must work with the older cores that old
@@ -115,6 +117,19 @@ class OracleRecord(TypedDict, total=False):
     detail: str
     findings: list[OracleFindingRecord]
     settings: SettingsRecord
+    confidence: str | None  # of a compiler bug
+
+
+class OracleDocument(TypedDict):
+    """The oracle's JSON report (``--format json``, ``OracleReport.to_json``, the rewrite's
+    ``--oracle`` step): the settings, then one record per target, most severe first."""
+
+    torch: str
+    settings: SettingsRecord
+    worker_start_seconds: float
+    targets: list[OracleRecord]
+    unvalidated: list[str]
+    no_target: list[str]  # why a file declares no target
 
 
 class RootCauseRecord(TypedDict):
@@ -157,6 +172,176 @@ FindingRecord = TypedDict("FindingRecord", {
 }, total=False)
 FindingRecord.__doc__ = """``finding.json``: the class, signature, seeds, ops, the oracle's
 record, the settings, and what the root cause merge added (unknown keys are kept)."""
+
+
+class SignatureRecord(TypedDict):
+    """What makes a finding the same finding (``minimising/signature.Signature``)."""
+
+    verdict: str
+    exceptions: list[str | None]    # eager's and compiled's exception types
+    differences: list[list[str]]    # [path, kind]
+    error: str
+
+
+class CandidateCounts(TypedDict):
+    """The minimiser's candidates (``minimising/signature.Tally``)."""
+
+    tried: int
+    accepted: int
+    timeouts: int
+    errors: int
+    repeated: int
+    by_pass: dict[str, list[int]]   # pass -> [tried, accepted]
+    screened_eager: int
+    screened_backend: int
+    screened_triage: int
+    screened_forward: int
+    screened_layout: int
+    speculative: int
+    confirmations: int
+    reverted: int
+    per_minute: float
+
+
+class ReductionRecord(TypedDict):
+    """``reduced/reduction.json``, and ``eqrewrite reduce --format json``: what the
+    reduction did (``minimising/outputs.Result``)."""
+
+    folder: str
+    target: str
+    signature: SignatureRecord
+    before: dict[str, int]          # sizes: lines, statements...
+    after: dict[str, int]
+    candidates: CandidateCounts
+    settings_dropped: list[str]
+    jobs: int
+    screen_backend: str | None
+    confirm_every: int
+    reducing_seconds: float
+    seconds: float
+    stopped: str | None
+    weights_dropped: bool
+    reduced: str
+    minimal: str
+    verified: dict[str, int | None]  # script -> exit status
+    errors: dict[str, str]           # why a verified script broke
+
+
+# -- the campaign folder (``campaign/store.py``) ----------------------------------------------
+
+
+class GeneratorRecord(TypedDict, total=False):
+    """The generator's settings as ``campaign.json`` records them (``campaign/job.py``'s
+    ``gen_record``); ``compile_settings`` only when varied (absent: fixed)."""
+
+    statements: list[int]           # [low, high]
+    features: list[list[Any]]       # [name, weight] pairs
+    ops: list[str] | None
+    compile_settings: str
+
+
+class CampaignMeta(TypedDict):
+    """``campaign.json``: what a resumed campaign must run with again."""
+
+    generator: GeneratorRecord
+    rules: list[str]
+    unsafe: bool
+    settings: dict[str, object]     # compile settings, as [tool.eqrewrite.oracle] spells them
+    strict: bool
+    torch: str
+
+
+class CampaignContext(TypedDict):
+    """What every finding of a campaign records of it (``job.run_context``)."""
+
+    torch: str
+    settings: dict[str, object]
+    rules: list[str]
+    unsafe: bool
+    strict: bool
+    timeout: float
+    regenerate: str                 # the ``eqrewrite gen`` command, SEED and DIR to fill in
+
+
+# One unique finding as ``summary.json`` lists it (functional form: ``class`` is a keyword).
+FindingSummary = TypedDict("FindingSummary", {
+    "folder": str, "class": str, "rule": str | None, "signature": str, "kinds": list[str],
+    "ops": list[str], "error": str, "confidence": str | None, "seeds": list[int]})
+
+
+class JobFailure(TypedDict):
+    """A seed whose job process failed (not journaled: a resumed campaign tries it again)."""
+
+    seed: int
+    error: str
+
+
+class ReductionOutcome(TypedDict, total=False):
+    """How a new finding's reduction went (``--reduce``)."""
+
+    status: str
+    seconds: float
+    budget: float
+
+
+class RootCauseSummary(TypedDict):
+    """One root cause of ``summary.json``: the findings merged under it."""
+
+    root_cause: str
+    cause: str
+    representative: str
+    findings: int
+    seeds: list[int]
+
+
+class SeedCounts(TypedDict):
+    asked: int
+    first: int | None
+    last: int | None
+    finished: int
+    this_run: int
+    resumed: int
+
+
+class GenerationCounts(TypedDict):
+    programs: int
+    drafted: int
+    validity_rate: float | None
+
+
+class KnownCount(TypedDict):
+    url: str
+    seeds: int
+
+
+class OpCoverage(TypedDict):
+    ops_used: int
+    uses: dict[str, int]
+
+
+class CampaignSummary(TypedDict):
+    """``summary.json`` (``campaign/runner.py``), rewritten as the campaign goes."""
+
+    seeds: SeedCounts
+    stopped_by: str
+    executor: str
+    jobs: int | None
+    elapsed_seconds: float
+    job_seconds: float
+    programs_per_minute: float
+    classes: dict[str, int]
+    verdicts: dict[str | None, int]
+    rewritten: int
+    generation: GenerationCounts
+    findings: list[FindingSummary]
+    excused: dict[str | None, int]   # programs the semantics triage excused, by rule
+    job_failures: list[JobFailure]
+    known: list[KnownCount]
+    op_coverage: OpCoverage
+    rules_applied: dict[str, int]
+    reductions: dict[str, ReductionOutcome]   # finding folder -> how its reduction went
+    root_causes: list[RootCauseSummary]
+    context: CampaignContext
 
 
 def read_finding(folder: Path) -> FindingRecord:

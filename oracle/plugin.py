@@ -59,7 +59,8 @@ class OracleStep:
                     if k not in ("use_oracle", "rollback", "oracle_tests")}
         with usage_errors():
             status, record = validate_rewrite(run, bool(flags.get("rollback")), settings)
-        return StepResult(status, record if run.output_format != "text" else None)
+        # The rewriter's step results hold plain dictionaries.
+        return StepResult(status, dict(record) if run.output_format != "text" else None)
 
 
 _TESTS_STATE = "eqrewrite.oracle_tests"  # the click context's meta key: prepare -> finish
@@ -123,7 +124,7 @@ class OracleTestsStep:
                                      bool(report.unresolved))
         for problem in problems:
             click.echo(f"error: {problem}", err=True)
-        record = report.to_json() | {"written": written}
+        record = {**report.to_json(), "written": written}
         status = 1 if report.unresolved else (123 if problems else 0)
         return StepResult(status, record if run.output_format != "text" else None)
 

@@ -44,7 +44,7 @@ if TYPE_CHECKING:  # imported when the audit runs, not when its options are regi
     from rich.progress import Progress, TaskID
 
     from ..running.pool import Worker
-    from .auditrecord import Opcode
+    from .auditrecord import DynamicRecord, Opcode
     from .probe import ProbeRequest, ProbeResult
 
 SEED = 0
@@ -65,7 +65,7 @@ class DynamicAuditStep:
         if not flags.get("run"):
             return None
         record, status = DynamicAudit(run, flags).run()
-        return StepResult(status, record)
+        return StepResult(status, dict(record))  # the rewriter's step results: plain dicts
 
 
 def audit_options() -> list[click.Parameter]:
@@ -104,7 +104,7 @@ class DynamicAudit:
         # --dynamo-config/--dynamic-sizes: the second mode every target is measured in
         self.switches: dict[str, object] = dict(run.dynamo_config)
 
-    def run(self) -> tuple[dict[str, Any], int]:
+    def run(self) -> tuple[DynamicRecord, int]:
         from eqrewrite.rewriter.api import load_config
 
         from ..api import check_switches, configured
@@ -115,7 +115,7 @@ class DynamicAudit:
         files = [f for f in self.audit.files if self.tree in f.resolve().parents]
         targets, problems = discover_targets(self.tree, files)
         try:
-            targets += factory_targets(run_config)
+            targets += factory_targets(run_config.get("factory", []))
             settings = CompileSettings().merged(from_config).merged(
                 {"backend": self.flags.get("audit_backend") or AUDIT_BACKEND})
             check_switches(settings, self.tree)

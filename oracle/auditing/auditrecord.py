@@ -13,7 +13,7 @@ import linecache
 import os
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, TypedDict
 
 from ..core import compare as cmp
 from ..core.graphbreaks import registry
@@ -31,6 +31,21 @@ if TYPE_CHECKING:
 # each tree ("original", "rewritten"), the what-if runs, and with --dynamo-config the probe
 # of each tree with the switches ("switched": {tree: probe}, "switched_settings").
 Measured = dict[str, Any]
+
+
+class DynamicRecord(TypedDict):
+    """The ``dynamic`` section of ``eqrewrite audit --run``'s JSON (``record``); its rows,
+    as the audit's schema describes them, are built here and read by nobody else."""
+
+    torch: str
+    settings: str                   # the compile settings, described
+    targets: list[dict[str, Any]]   # one row per target
+    breaks: list[dict[str, Any]]    # merged by (GB id, site), most frequent first
+    no_target: list[str]
+    totals: dict[str, int]
+    before_after: dict[str, Any] | None   # with rules: the rewritten tree's
+    what_if: dict[str, Any] | None        # --what-if
+    switches: dict[str, Any] | None       # --dynamo-config
 
 _PRINTED = "result['printed']"
 
@@ -51,14 +66,14 @@ class DynamicAudit(Protocol):
 
 
 def record(audit: DynamicAudit, targets: list[Target], measured: list[Measured],
-           problems: list[str], settings: CompileSettings, rewritten: bool) -> dict[str, Any]:
+           problems: list[str], settings: CompileSettings, rewritten: bool) -> DynamicRecord:
     """The ``dynamic`` section for ``audit``."""
     import torch
 
     labels = _Labels(audit)
     rows = [_target_row(m, labels) for m in measured]
     breaks = _dedup([(m["target"].name, m["original"]) for m in measured], labels)
-    document = {
+    document: DynamicRecord = {
         "torch": torch.__version__, "settings": settings.describe(),
         "targets": rows, "breaks": breaks, "no_target": problems,
         "totals": _totals(rows),
@@ -170,7 +185,7 @@ def _dedup(runs: list[tuple[str, ProbeResult]], labels: _Labels) -> list[dict[st
         for reason in probe.compiled.breaks.reasons:
             key, frame = labels.key(reason), labels.frame(reason.frame)
             if key not in merged:
-                entry = registry().get(reason.gb_id or "", {})
+                entry = registry().get(reason.gb_id or "") or {}
                 merged[key] = {"key": key, "gb_id": reason.gb_id, "gb_type": reason.gb_type,
                                "reason": reason.reason, "detail": reason.detail,
                                "explanation": entry.get("Explanation", ""),

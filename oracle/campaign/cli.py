@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 import click
 
@@ -26,6 +26,9 @@ from ..options import (
     parse_weights,
     statements_option,
 )
+
+if TYPE_CHECKING:
+    from ..formats import CampaignSummary
 
 
 @click.command("campaign")
@@ -102,7 +105,7 @@ def campaign_command(seeds: str, jobs: int, budget: str | None, out: Path, backe
     sys.exit(report.status)
 
 
-def _report(summary: dict[str, Any], out: Path) -> None:
+def _report(summary: CampaignSummary, out: Path) -> None:
     """The outcome in a few lines on stderr (the JSON summary has everything)."""
     seeds = summary["seeds"]
     classes = ", ".join(f"{outcome_class} {count}"

@@ -16,7 +16,7 @@ from concurrent.futures.process import BrokenProcessPool
 from typing import Any
 
 from .job import JobSpec, run_seed
-from .outcome import Record
+from .outcome import SeedResult
 
 
 class ExecutorError(RuntimeError):
@@ -38,7 +38,7 @@ class LocalExecutor:
         self.spec = spec
         self.jobs = jobs
         self.pool = self._pool()
-        self.pending: dict[Future[Record], int] = {}
+        self.pending: dict[Future[SeedResult], int] = {}
 
     def _pool(self) -> ProcessPoolExecutor:
         return ProcessPoolExecutor(self.jobs, mp_context=multiprocessing.get_context("spawn"),
@@ -52,12 +52,12 @@ class LocalExecutor:
             future = self.pool.submit(run_seed, seed, self.spec)
         self.pending[future] = seed
 
-    def finished(self, timeout: float | None) -> list[tuple[int, Record | BaseException]]:
+    def finished(self, timeout: float | None) -> list[tuple[int, SeedResult | BaseException]]:
         """Results that completed within ``timeout`` (a result or the exception raised)."""
         if not self.pending:
             return []
         done, _ = wait(list(self.pending), timeout=timeout, return_when=FIRST_COMPLETED)
-        results: list[tuple[int, Record | BaseException]] = []
+        results: list[tuple[int, SeedResult | BaseException]] = []
         for future in done:
             seed = self.pending.pop(future)
             error = future.exception()
@@ -109,11 +109,11 @@ class RayExecutor:
     def submit(self, seed: int) -> None:
         self.pending[self.task.remote(seed, self.spec)] = seed
 
-    def finished(self, timeout: float | None) -> list[tuple[int, Record | BaseException]]:
+    def finished(self, timeout: float | None) -> list[tuple[int, SeedResult | BaseException]]:
         if not self.pending:
             return []
         done, _ = self.ray.wait(list(self.pending), num_returns=1, timeout=timeout)
-        results: list[tuple[int, Record | BaseException]] = []
+        results: list[tuple[int, SeedResult | BaseException]] = []
         for ref in done:
             seed = self.pending.pop(ref)
             try:

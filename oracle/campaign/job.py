@@ -22,7 +22,9 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..formats import CampaignContext, GeneratorRecord
 from . import outcome
+from .outcome import SeedResult
 
 if TYPE_CHECKING:
     from ..core.settings import Target
@@ -40,7 +42,7 @@ class JobSpec:
     """Everything a job needs to run any seed: generator, rules and oracle settings. The same
     spec and seed give the same program and rewrite anywhere."""
 
-    gen: dict[str, Any] = field(default_factory=dict)      # GenConfig keyword arguments
+    gen: GeneratorRecord = field(default_factory=lambda: GeneratorRecord())  # GenConfig's
     packs: tuple[str, ...] = ("equivalences",)
     unsafe: bool = False
     settings: dict[str, Any] = field(default_factory=dict)  # compile settings; beat headers
@@ -107,11 +109,11 @@ def _close() -> None:
         job.close()
 
 
-def _gen_config(values: dict[str, Any]) -> dict[str, Any]:
+def _gen_config(values: GeneratorRecord) -> dict[str, Any]:
     """GenConfig keywords from JSON-ready values (lists back to tuples and sets). Without a
     ``compile_settings`` key the settings are fixed, as in campaigns recorded before the
     variation (``gen_record`` writes the key only when varied)."""
-    config = dict(values)
+    config: dict[str, Any] = dict(values)
     config.setdefault("compile_settings", "fixed")
     for key in ("statements", "inputs"):
         if key in config:
@@ -125,7 +127,7 @@ def _gen_config(values: dict[str, Any]) -> dict[str, Any]:
 
 def gen_record(statements: tuple[int, int], ops: Sequence[str] | None,
                features: Sequence[tuple[str, float]],
-               compile_settings: str = "varied") -> dict[str, Any]:
+               compile_settings: str = "varied") -> GeneratorRecord:
     """GenConfig keywords as JSON-ready values (recorded in campaign.json), checked:
     ValueError for an unknown op id or feature. Fixed compile settings are recorded as
     campaigns before the variation were (by the key's absence), so such a campaign resumes
@@ -136,7 +138,7 @@ def gen_record(statements: tuple[int, int], ops: Sequence[str] | None,
     unknown = sorted(set(chosen or ()) - set(default_table().by_id()))
     if unknown:
         raise ValueError(f"unknown op ids: {', '.join(unknown)}")
-    gen: dict[str, Any] = {"statements": list(statements),
+    gen: GeneratorRecord = {"statements": list(statements),
                            "features": [list(p) for p in features], "ops": chosen}
     if compile_settings != "fixed":
         gen["compile_settings"] = compile_settings
@@ -144,7 +146,7 @@ def gen_record(statements: tuple[int, int], ops: Sequence[str] | None,
     return gen
 
 
-def run_context(settings: dict[str, object], spec: JobSpec) -> dict[str, Any]:
+def run_context(settings: dict[str, object], spec: JobSpec) -> CampaignContext:
     """What every finding records of the campaign: the torch version, the settings, the
     rules, and the ``eqrewrite gen`` command that regenerates a seed's program."""
     import torch
@@ -160,7 +162,7 @@ def run_context(settings: dict[str, object], spec: JobSpec) -> dict[str, Any]:
                 "  ", " ")}
 
 
-def run_seed(seed: int, spec: JobSpec) -> dict[str, Any]:
+def run_seed(seed: int, spec: JobSpec) -> SeedResult:
     """Generate, rewrite and validate the program of ``seed``; the result as plain data."""
     started = time.perf_counter()
     job = _job(spec)
@@ -170,7 +172,7 @@ def run_seed(seed: int, spec: JobSpec) -> dict[str, Any]:
     return result
 
 
-def _validate(job: _Job, seed: int) -> dict[str, Any]:
+def _validate(job: _Job, seed: int) -> SeedResult:
     from eqrewrite.rewriter.api import RewriteError, rewrite_text
 
     from ..generate import GenerationError, generate
@@ -179,7 +181,7 @@ def _validate(job: _Job, seed: int) -> dict[str, Any]:
         program = generate(seed, job.config)
     except GenerationError as error:
         return {"seed": seed, "class": outcome.GENERATION_FAILED, "detail": str(error)}
-    base = {"seed": seed, "ops": program.ops, "features": list(program.features),
+    base: SeedResult = {"seed": seed, "ops": program.ops, "features": list(program.features),
             "focus": program.focus, "program": program.source, "file": program.filename,
             "attempts": program.attempts}
     try:
@@ -208,7 +210,7 @@ def _oracle(job: _Job, program: Program, rewritten: str) -> TargetReport:
     return job.harness.validate(target, (coverage,))
 
 
-def _judged(job: _Job, program: Program, report: TargetReport) -> dict[str, Any]:
+def _judged(job: _Job, program: Program, report: TargetReport) -> SeedResult:
     """Class, signature parts, the oracle's record and (for compiled findings) the request
     a reproducer replays."""
     from ..running import report as oracle_report
@@ -219,7 +221,7 @@ def _judged(job: _Job, program: Program, report: TargetReport) -> dict[str, Any]
     record = oracle_report.document([report], [], [], settings, 0.0)["targets"][0]
     verdict = report.verdict.value
     outcome_class = outcome.classify(verdict, report.detail)
-    result: dict[str, Any] = {"class": outcome_class, "verdict": verdict,
+    result: SeedResult = {"class": outcome_class, "verdict": verdict,
                               "detail": report.detail,
                               "record": record, "confidence": record.get("confidence")}
     if outcome_class == outcome.PASSED:
@@ -236,7 +238,8 @@ def _judged(job: _Job, program: Program, report: TargetReport) -> dict[str, Any]
     ops = _named_ops(error, program.ops, names) or outcome.ops_feeding(
         program.source if tree != "rewritten" else _rewritten_or(program, job),
         list(program.ops), names, divergence_kinds)
-    result.update(tree=tree, kinds=divergence_kinds, error=error, signature_ops=ops)
+    result.update({"tree": tree, "kinds": divergence_kinds, "error": error,
+                   "signature_ops": ops})
     if outcome_class == outcome.EXCUSED:  # the rule the semantics triage matched
         result["rule"] = next((f.evidence.cause for f in report.findings
                                if f.verdict is report.verdict and f.evidence), "")

@@ -35,10 +35,13 @@ from __future__ import annotations
 
 import datetime
 import re
-from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ..formats import FindingRecord
+    from .outcome import SeedResult
 
 import yaml
 
@@ -86,7 +89,7 @@ class KnownIssue:
     def number(self) -> str:
         return self.url.rstrip("/").rpartition("/")[2]
 
-    def matches(self, finding: Mapping[str, Any], program: str | None = None) -> bool:
+    def matches(self, finding: SeedResult | FindingRecord, program: str | None = None) -> bool:
         """Does every key of the pattern hold for ``finding`` (a campaign result, or a
         finding record: the keys both hold), and for ``program`` (its program's text) when
         the pattern names one?"""
@@ -191,7 +194,8 @@ def _names(where: str, entry: dict[str, Any], key: str, ordered: bool = False
     return list(value) if ordered else frozenset(value)
 
 
-def recognise(issues: list[KnownIssue] | tuple[KnownIssue, ...], finding: Mapping[str, Any],
+def recognise(issues: list[KnownIssue] | tuple[KnownIssue, ...],
+              finding: SeedResult | FindingRecord,
               program: str | None = None) -> KnownIssue | None:
     """The first known issue that matches ``finding`` (and ``program``, its program's text,
     when known), if any."""

@@ -14,14 +14,48 @@ import ast
 import hashlib
 import re
 from collections.abc import Iterator
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, TypedDict
+
+from ..formats import OracleFindingRecord, OracleRecord
 
 if TYPE_CHECKING:
+    from ..core.compare import CompareOptions
+    from ..core.protocol import RunRequest
     from ..generate.table import OpTable
 
-# A result or oracle record as plain JSON-ready data: it is pickled between processes and
-# written to the journal and finding folders, so it stays a dict rather than a class.
-Record = dict[str, Any]
+# One seed's result (``job.run_seed``): pickled from the job process to the runner, which
+# adds the signature and what it learnt; the journal keeps its JSON-ready keys (``store.
+# JOURNALED``), the finding folder the rest (``store.write_finding``). A ``TypedDict``, not a
+# class: the journal line is the dict as it is. Functional form: ``class`` is a keyword.
+SeedResult = TypedDict("SeedResult", {
+    "seed": int,
+    "class": str,
+    "detail": str,
+    "verdict": str | None,
+    "ops": dict[str, int],            # op id -> uses
+    "features": list[str],
+    "focus": str | None,
+    "program": str,                   # the source (not journaled)
+    "file": str,
+    "attempts": int,
+    "rewritten": str | None,          # the rewritten source, None when unchanged
+    "edits": list[str],               # the rules that edited it
+    "error": str,                     # normalised
+    "kinds": list[str],               # divergence kinds
+    "signature_ops": list[str],
+    "record": OracleRecord,           # the oracle's record of the target
+    "confidence": str | None,
+    "compile_settings": str,
+    "tree": str | None,
+    "rule": str,                      # the semantics triage's rule (excused)
+    "request": "RunRequest",          # what a reproducer replays (compiled findings)
+    "compare": "CompareOptions",
+    "seconds": float,
+    "pid": int,
+    "signature": str,                 # added by the runner
+    "known": str,                     # the known issue's URL
+    "at": float,                      # seconds into the run
+}, total=False)
 
 # Classes, most severe first; everything but PASSED (and the two that are not about the
 # compiler: GENERATION_FAILED, REWRITE_ERROR) may become a finding folder.
@@ -90,7 +124,7 @@ def normalise_error(text: str) -> str:
 _AREA = re.compile(r"result\['(\w+)'\]|result\.(\w+)")
 
 
-def divergence(record: Record, tree: str | None) -> list[str]:
+def divergence(record: OracleRecord, tree: str | None) -> list[str]:
     """``area/kind`` of every difference the deciding finding lists, sorted and unique:
     ``output/exact``, ``grads/value``, ``exception/exception``..."""
     divergence_kinds: set[str] = set()
@@ -102,7 +136,7 @@ def divergence(record: Record, tree: str | None) -> list[str]:
     return sorted(divergence_kinds)
 
 
-def _deciding(record: Record, tree: str | None) -> list[Record]:
+def _deciding(record: OracleRecord, tree: str | None) -> list[OracleFindingRecord]:
     """The findings that carry the target's verdict (for ``tree`` when given)."""
     chosen = [f for f in record.get("findings", []) if f.get("verdict") == record["verdict"]]
     if tree is not None:
@@ -110,7 +144,7 @@ def _deciding(record: Record, tree: str | None) -> list[Record]:
     return chosen
 
 
-def finding_tree(record: Record) -> str | None:
+def finding_tree(record: OracleRecord) -> str | None:
     """Which tree (``original``/``rewritten``) the deciding difference was seen in."""
     for finding in _deciding(record, None):
         right = finding.get("right", "")

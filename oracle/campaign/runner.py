@@ -12,15 +12,24 @@ from __future__ import annotations
 import sys
 import time
 from collections import Counter
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
-from typing import TYPE_CHECKING, Any, Protocol, TypedDict
+from typing import TYPE_CHECKING, Protocol, cast
 
-from ..formats import write_json
+from ..formats import (
+    CampaignContext,
+    CampaignSummary,
+    FindingSummary,
+    JobFailure,
+    ReductionOutcome,
+    RootCauseSummary,
+    write_json,
+)
 from . import known as known_issues
 from . import outcome, rootcause, store
-from .outcome import Record
+from .outcome import SeedResult
 
 if TYPE_CHECKING:
     from rich.progress import Progress, TaskID
@@ -31,19 +40,13 @@ REDUCE_SECONDS = 600.0  # per new finding reduced, with --reduce (--reduce-budge
 REDUCE_GRACE = 30.0
 
 
-# One unique finding as ``summary.json`` lists it (functional form: ``class`` is a keyword).
-FindingSummary = TypedDict("FindingSummary", {
-    "folder": str, "class": str, "rule": str | None, "signature": str, "kinds": list[str],
-    "ops": list[str], "error": str, "confidence": Any, "seeds": list[int]})
-
-
 class Executor(Protocol):
     """What the runner needs of an executor (``LocalExecutor``, ``RayExecutor``, a test's
     fake); ``name`` and ``jobs`` are read when present."""
 
     def submit(self, seed: int) -> None: ...
 
-    def finished(self, timeout: float | None) -> list[tuple[int, Record | BaseException]]:
+    def finished(self, timeout: float | None) -> list[tuple[int, SeedResult | BaseException]]:
         """Seeds done within ``timeout``, each with its result or the job's exception."""
 
     @property
@@ -59,7 +62,7 @@ class Campaign:
     seeds: range | list[int]      # the CLI gives a range; any seeds will do
     out: Path
     executor: Executor
-    context: dict[str, Any]       # torch version, settings: copied into finding.json
+    context: CampaignContext      # torch version, settings: copied into finding.json
     known: list[known_issues.KnownIssue] = field(default_factory=list)
     budget: float | None = None   # seconds
     reduce: bool = False          # ``eqrewrite reduce`` new compiler-bug and compile-error findings
@@ -70,24 +73,24 @@ class Campaign:
 class Runner:
     """Runs a ``Campaign``; ``run()`` returns the summary written to ``summary.json``."""
 
-    def __init__(self, campaign: Campaign, finished: list[Record]):
+    def __init__(self, campaign: Campaign, finished: list[SeedResult]):
         self.c = campaign
         self.out = campaign.out.resolve()
-        self.results: dict[int, Record] = {r["seed"]: r for r in finished}
+        self.results: dict[int, SeedResult] = {r["seed"]: r for r in finished}
         self.findings: dict[str, FindingSummary] = {}
         for result in sorted(self.results.values(), key=lambda r: r["seed"]):
             self._count_finding(result)
         self.resumed = len(self.results)
         self.started = time.monotonic()
         self.job_seconds = 0.0
-        self.job_failures: list[Record] = []
-        self.reductions: dict[str, Record] = {}  # finding folder -> how its reduction went
+        self.job_failures: list[JobFailure] = []
+        self.reductions: dict[str, ReductionOutcome] = {}  # finding folder -> its reduction
         self.stopped_by = "done"
-        self.root_causes: list[Record] = []  # filled once the seeds are done
+        self.root_causes: list[RootCauseSummary] = []  # filled once the seeds are done
 
     # -- the loop ----------------------------------------------------------------------------
 
-    def run(self) -> Record:
+    def run(self) -> CampaignSummary:
         todo = [seed for seed in self.c.seeds if seed not in self.results]
         journal = store.Journal(self.out / store.JOURNAL)
         window = 2 * max(1, getattr(self.c.executor, "jobs", 1))
@@ -131,7 +134,7 @@ class Runner:
     # -- one result --------------------------------------------------------------------------
 
     def _record(self, journal: store.Journal, seed: int,
-                result: Record | BaseException) -> None:
+                result: SeedResult | BaseException) -> None:
         if isinstance(result, BaseException):
             # The job process itself failed (killed, out of memory, a bug of ours): not an
             # outcome of the program, so not journaled; a resumed campaign tries it again.
@@ -143,9 +146,11 @@ class Runner:
         if result["class"] in outcome.FINDING_CLASSES:
             self._classify(result)
         journal.append(result)
-        self.results[seed] = {k: result[k] for k in store.JOURNALED if k in result}
+        plain: Mapping[str, object] = result  # what the journal keeps of it
+        self.results[seed] = cast(SeedResult, {k: plain[k] for k in store.JOURNALED
+                                               if k in plain})
 
-    def _classify(self, result: Record) -> None:
+    def _classify(self, result: SeedResult) -> None:
         """Signature, known issue, and the finding folder of a new signature."""
         result["signature"] = outcome.signature(result["class"], result.get("kinds", []),
                                                 result.get("signature_ops", []),
@@ -162,7 +167,7 @@ class Runner:
                 self.reductions[folder.name] = self._reduce(folder)
         self._count_finding(result)
 
-    def _reduce(self, folder: Path) -> Record:
+    def _reduce(self, folder: Path) -> ReductionOutcome:
         """Reduce a new finding within its budget, and within what is left of the campaign's
         (the campaign waits for it); how it went."""
         budget = self.c.reduce_budget
@@ -172,7 +177,7 @@ class Runner:
             return {"status": "skipped: the campaign's time budget is spent", "budget": 0.0}
         return {**_reduce(folder, budget), "budget": round(budget, 1)}
 
-    def _count_finding(self, result: Record) -> None:
+    def _count_finding(self, result: SeedResult) -> None:
         if result.get("class") not in outcome.FINDING_CLASSES or result.get("known"):
             return
         name = store.finding_name(result)
@@ -189,7 +194,7 @@ class Runner:
     def _counts(self) -> Counter[str]:
         return Counter(r["class"] for r in self.results.values())
 
-    def summary(self) -> Record:
+    def summary(self) -> CampaignSummary:
         elapsed = time.monotonic() - self.started
         ran = len(self.results) - self.resumed
         known = Counter(r["known"] for r in self.results.values() if r.get("known"))
@@ -233,7 +238,7 @@ class Runner:
         write_json(self.out / store.SUMMARY, self.summary())
 
 
-def _reduce(folder: Path, budget: float) -> Record:
+def _reduce(folder: Path, budget: float) -> ReductionOutcome:
     """Shrink a new finding with ``eqrewrite reduce`` within ``budget`` seconds (the command's
     ``--time-budget``, which covers its start-up, candidates and final check); a reduction
     that overstays it by ``REDUCE_GRACE`` is killed with its checking processes."""

@@ -29,13 +29,14 @@ from __future__ import annotations
 import json
 import os
 import shutil
+from collections.abc import Mapping
 from pathlib import Path
 from typing import cast
 
 from .. import formats
-from ..formats import FindingRecord, write_json
+from ..formats import CampaignContext, CampaignMeta, FindingRecord, write_json
 from . import outcome
-from .outcome import Record
+from .outcome import SeedResult
 
 JOURNAL, SUMMARY, META, FINDINGS = "journal.jsonl", "summary.json", "campaign.json", "findings"
 EXCUSED = "excused"
@@ -50,7 +51,7 @@ class CampaignError(RuntimeError):
     """A campaign folder that cannot be used as asked (the message says why)."""
 
 
-def open_campaign(out: Path, meta: Record, resume: bool) -> list[Record]:
+def open_campaign(out: Path, meta: CampaignMeta, resume: bool) -> list[SeedResult]:
     """Prepare ``out``; return the journal's finished results. An existing campaign is
     resumed only with the same settings (``meta``); without ``resume`` it must be empty."""
     out.mkdir(parents=True, exist_ok=True)
@@ -69,11 +70,11 @@ def open_campaign(out: Path, meta: Record, resume: bool) -> list[Record]:
     return read_journal(out / JOURNAL)
 
 
-def read_journal(path: Path) -> list[Record]:
+def read_journal(path: Path) -> list[SeedResult]:
     """Finished results; a last line cut short by an interruption is ignored."""
     if not path.exists():
         return []
-    results: list[Record] = []
+    results: list[SeedResult] = []
     for line in path.read_text(encoding="utf-8").splitlines():
         try:
             results.append(json.loads(line))
@@ -89,8 +90,9 @@ class Journal:
         self.path = path
         self._file = open(path, "a", encoding="utf-8")  # noqa: SIM115 (kept open)
 
-    def append(self, result: Record) -> None:
-        line = json.dumps({k: result[k] for k in JOURNALED if k in result})
+    def append(self, result: SeedResult) -> None:
+        plain: Mapping[str, object] = result
+        line = json.dumps({k: plain[k] for k in JOURNALED if k in plain})
         self._file.write(line + "\n")
         self._file.flush()
         os.fsync(self._file.fileno())
@@ -99,21 +101,21 @@ class Journal:
         self._file.close()
 
 
-def finding_name(result: Record) -> str:
+def finding_name(result: SeedResult) -> str:
     """The folder name of a result's finding: its class (an excused one's rule) and
     signature."""
     first = result["rule"] if result["class"] == outcome.EXCUSED else result["class"]
     return f"{first}-{result['signature']}"
 
 
-def finding_folder(out: Path, result: Record) -> Path:
+def finding_folder(out: Path, result: SeedResult) -> Path:
     """Where a result's finding folder is: ``findings/``, or ``excused/`` for a program the
     semantics triage excused."""
     parent = EXCUSED if result["class"] == outcome.EXCUSED else FINDINGS
     return out / parent / finding_name(result)
 
 
-def write_finding(out: Path, result: Record, context: Record) -> Path:
+def write_finding(out: Path, result: SeedResult, context: CampaignContext) -> Path:
     """The folder of a new finding (first seed showing it), complete before it appears."""
     final = finding_folder(out, result)
     if final.exists():  # written before an interruption, journal line lost: keep it
@@ -123,8 +125,8 @@ def write_finding(out: Path, result: Record, context: Record) -> Path:
     shutil.rmtree(building, ignore_errors=True)
     building.mkdir(parents=True)
     (building / formats.PROGRAM).write_text(result["program"], encoding="utf-8")
-    if result.get("rewritten"):
-        (building / formats.REWRITTEN).write_text(result["rewritten"], encoding="utf-8")
+    if rewritten := result.get("rewritten"):
+        (building / formats.REWRITTEN).write_text(rewritten, encoding="utf-8")
     reproducer = None
     if result.get("request") is not None:
         reproducer = _reproducer(building, final, result)
@@ -143,19 +145,20 @@ def write_finding(out: Path, result: Record, context: Record) -> Path:
     return final
 
 
-def _reproducer(building: Path, final: Path, result: Record) -> str:
+def _reproducer(building: Path, final: Path, result: SeedResult) -> str:
     """The oracle's reproducer folder, replaying the program kept in ``tree/`` (its path as
     it will be once the folder is renamed into place)."""
     from ..running.repro import FAILING_VERDICTS, write_reproducer
 
     tree = building / formats.TREE
     tree.mkdir()
-    source = result["rewritten"] if result.get("tree") == "rewritten" and result.get(
-        "rewritten") else result["program"]
+    rewritten = result.get("rewritten")
+    source = rewritten if result.get("tree") == "rewritten" and rewritten else result["program"]
     (tree / result["file"]).write_text(source, encoding="utf-8")
     # A compile crash's reproducer exits 1 while compiling raises (a crashed worker has no
     # such verdict: its reproducer is the eager-vs-compiled one, as before).
-    verdict = result["verdict"] if result.get("verdict") in FAILING_VERDICTS else "compiler-bug"
+    verdict = result.get("verdict")
+    verdict = verdict if verdict is not None and verdict in FAILING_VERDICTS else "compiler-bug"
     script = write_reproducer(building, final / formats.TREE, result["request"], result["compare"],
                               verdict)
     return script.parent.name

@@ -32,7 +32,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
-from typing import Any
+from typing import Any, TypedDict
 
 import torch
 import torch._dynamo
@@ -89,8 +89,17 @@ class BreakReport:
                    1 if self.fullgraph_ok is False else 0)
 
 
+# An entry of torch's graph-break registry (its newest version) plus every type it had.
+class RegistryEntry(TypedDict, total=False):
+    Gb_type: str
+    Context: str
+    Explanation: str
+    Hints: list[str]
+    Gb_types: list[str]
+
+
 @functools.lru_cache(maxsize=1)
-def registry() -> dict[str, dict[str, Any]]:
+def registry() -> dict[str, RegistryEntry]:
     """torch's graph_break_registry.json, loaded once (cached)."""
     path = Path(torch._dynamo.__file__).with_name("graph_break_registry.json")
     try:
@@ -99,10 +108,11 @@ def registry() -> dict[str, dict[str, Any]]:
         return {}
     # Each id holds a list of versions, newest first. An entry here is the newest version
     # (Gb_type, Context, Explanation, Hints) plus "Gb_types": every type the id ever had.
-    out = {}
+    out: dict[str, RegistryEntry] = {}
     for gb_id, versions in raw.items():
         entries = versions if isinstance(versions, list) else [versions]
-        out[gb_id] = dict(entries[0], Gb_types=[e["Gb_type"] for e in entries])
+        newest: RegistryEntry = entries[0]  # torch's JSON, read as it is
+        out[gb_id] = {**newest, "Gb_types": [e["Gb_type"] for e in entries]}
     return out
 
 

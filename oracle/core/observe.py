@@ -19,7 +19,7 @@ import types
 from collections.abc import Callable, Iterator, Set
 from dataclasses import fields, is_dataclass
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any, TextIO, TypedDict
 
 import torch
 
@@ -89,7 +89,7 @@ def type_name(obj: Any) -> str:
 
 
 def module_state(module: types.ModuleType | None,
-                 installed: Set[str] = frozenset()) -> dict[str, Any]:
+                 installed: Set[str] = frozenset()) -> dict[str, object]:
     """The data a module holds at top level (globals rebound, lists appended to, counters),
     without its functions, classes, imported modules and dunder names, and without the
     names the compiler ``installed`` there (see ``compiler_globals``)."""
@@ -158,7 +158,7 @@ def track_input_grads(inputs: Any) -> list[torch.Tensor]:
 
 def gradients(output: Any, module: torch.nn.Module | None, inputs: list[torch.Tensor],
               backward: Callable[[torch.Tensor], object] | None = None
-              ) -> dict[str, Any] | None:
+              ) -> dict[str, object] | None:
     """Backward through a fixed projection of the floating outputs: input and parameter grads.
 
     The projection is drawn in float32 whatever the output's dtype, so a float64 reference
@@ -178,7 +178,7 @@ def gradients(output: Any, module: torch.nn.Module | None, inputs: list[torch.Te
         (backward or call_backward)(loss)
     except RuntimeError as error:
         return {"backward_error": str(error)[:500]}
-    grads: dict[str, Any] = to_plain(live_gradients(module, inputs))
+    grads: dict[str, object] = to_plain(live_gradients(module, inputs))
     return grads
 
 
@@ -257,6 +257,15 @@ def _from_torch_compiler() -> bool:
     return frame is not None and frame.f_code.co_filename.startswith(_compiler_folders())
 
 
+class PrintedRecord(TypedDict):
+    """What a run printed (``Printed.observed``): ``stdout``, ``stderr``, the program's
+    ``warnings``."""
+
+    stdout: str
+    stderr: str
+    warnings: list[str]
+
+
 class Printed:
     """What a run printed and warned: part of its observable behaviour (and kept off the
     oracle's own output). The compiler's own warnings and log lines go to ``diagnostics``
@@ -284,7 +293,7 @@ class Printed:
     def __exit__(self, *exc: object) -> None:
         self._stack.close()
 
-    def observed(self) -> dict[str, Any]:
+    def observed(self) -> PrintedRecord:
         """``stdout``, ``stderr`` and the program's ``warnings``, in order."""
         warned: list[str] = []
         for caught in self._caught:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import random
 from dataclasses import dataclass
-from typing import Any
+from typing import TypedDict
 
 from .values import literal
 
@@ -26,6 +26,17 @@ _LIMITS = {"int64": (-2**63, 2**63 - 1), "int32": (-2**31, 2**31 - 1),
            "int16": (-2**15, 2**15 - 1), "int8": (-128, 127), "uint8": (0, 255)}
 _LARGEST = {"float32": 3.4028234663852886e38, "float64": 1.7976931348623157e308,
             "float16": 65504.0, "bfloat16": 3.3895313892515355e38}
+
+
+class InputSpecRecord(TypedDict):
+    """An ``InputSpec`` as JSON (``eqrewrite gen``'s manifest)."""
+
+    name: str
+    shape: list[int]
+    dtype: str
+    layout: str
+    specials: list[str]             # the boundary values, as literals
+    scalar: float | int | None
 
 
 @dataclass(frozen=True)
@@ -55,7 +66,7 @@ class InputSpec:
             parts.append("empty")
         return " ".join(parts)
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> InputSpecRecord:
         return {"name": self.name, "shape": list(self.shape), "dtype": self.dtype,
                 "layout": self.layout, "specials": [literal(v) for _, v in self.specials],
                 "scalar": self.scalar}

@@ -7,13 +7,13 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 from .builder import Builder, Draft
 from .compiling import MODES, VARIED, compile_settings
 from .execute import check
 from .features import FEATURES
-from .inputs import InputSpec, draw_input, draw_scalar, draw_shape, related_shape
+from .inputs import InputSpec, InputSpecRecord, draw_input, draw_scalar, draw_shape, related_shape
 from .inputs import render_get_inputs as _render_get_inputs
 from .table import OpTable, default_table
 
@@ -73,6 +73,27 @@ class GenConfig:
         return {name: overrides.get(name, weight) for name, (_, weight) in FEATURES.items()}
 
 
+class StatementCounts(TypedDict):
+    tried: int
+    kept: int
+
+
+class ProgramRecord(TypedDict):
+    """A program as ``eqrewrite gen``'s manifest lists it (``Program.metadata``)."""
+
+    seed: int
+    file: str
+    target: str
+    focus: str | None
+    ops: dict[str, int]
+    features: list[str]
+    inputs: list[InputSpecRecord]
+    settings: dict[str, object]     # the header's
+    attempts: int
+    statements: StatementCounts
+    rejected: list[str]
+
+
 @dataclass(frozen=True)
 class Program:
     """A valid generated program and what it contains."""
@@ -101,7 +122,7 @@ class Program:
         path.write_text(self.source, encoding="utf-8")
         return path
 
-    def metadata(self) -> dict[str, Any]:
+    def metadata(self) -> ProgramRecord:
         """A JSON-ready summary (what a campaign records per program)."""
         return {"seed": self.seed, "file": self.filename, "target": self.target,
                 "focus": self.focus, "ops": self.ops, "features": list(self.features),

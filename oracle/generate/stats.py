@@ -15,9 +15,9 @@ from collections import Counter
 from collections.abc import Iterable, Iterator
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TypedDict
 
-from .program import GenConfig, GenerationError, Program, generate
+from .program import GenConfig, GenerationError, Program, StatementCounts, generate
 from .table import OpTable
 
 
@@ -42,6 +42,35 @@ def generate_many(seeds: Iterable[int], config: GenConfig | None = None,
     with ProcessPoolExecutor(jobs, mp_context=context) as pool:
         chunk = max(1, min(16, len(seeds) // (4 * jobs)))
         yield from zip(seeds, pool.map(_one, seeds, [config] * len(seeds), chunksize=chunk))
+
+
+class OpCounts(TypedDict):
+    table: int
+    used: int
+    coverage: float
+    unused: list[str]
+    uses: dict[str, int]
+
+
+class InputCounts(TypedDict):
+    dtypes: dict[str, int]
+    layouts: dict[str, int]
+    values: dict[str, int]          # boundary: "empty" or "sized"
+
+
+class BatchRecord(TypedDict):
+    """``BatchStats`` as JSON (``eqrewrite gen --stats``, the manifest's ``stats``)."""
+
+    programs: int
+    failed_seeds: list[int]
+    candidates: int
+    validity: float
+    statements: StatementCounts
+    ops: OpCounts
+    features: dict[str, int]
+    inputs: InputCounts
+    rejections: dict[str, int]
+    seconds: float
 
 
 @dataclass
@@ -95,7 +124,7 @@ class BatchStats:
     def unused_ops(self) -> list[str]:
         return sorted(op.id for op in self.table.ops if op.id not in self.op_uses)
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> BatchRecord:
         seconds = time.perf_counter() - self.started
         return {
             "programs": self.programs, "failed_seeds": self.failed,

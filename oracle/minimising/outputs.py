@@ -22,7 +22,7 @@ from typing import Any
 from eqrewrite.rewriter.api import write_atomic
 
 from .. import formats
-from ..formats import Probe, Recipe
+from ..formats import Probe, Recipe, ReductionRecord
 from .judge import Judge
 from .schedule import Scheduler
 from .signature import Signature, Tally
@@ -57,7 +57,7 @@ class Result:
         """Candidates judged per minute while reducing."""
         return 60 * self.tally.tried / self.reducing if self.reducing > 0 else 0.0
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> ReductionRecord:
         """The record of ``reduced/reduction.json`` and of ``--format json``."""
         return {"folder": str(self.folder), "target": self.target,
                 "signature": {"verdict": self.signature.verdict,

@@ -16,6 +16,7 @@ from typing import Any
 
 from ..core.judge import Verdict
 from ..core.settings import CompileSettings
+from ..formats import OracleDocument
 from .harness import TargetReport
 
 # How sure a compiler-bug verdict is, best first (see ``confidence``).
@@ -158,13 +159,13 @@ def records(reports: list[TargetReport], unvalidated: list[str], problems: list[
 
 
 def document(reports: list[TargetReport], unvalidated: list[str], problems: list[str],
-             settings: CompileSettings, start_seconds: float) -> dict[str, Any]:
+             settings: CompileSettings, start_seconds: float) -> OracleDocument:
     """JSON-ready: settings, then one record per target with verdict, confidence, findings
     (with their evidence), breaks, timings, what the target printed and the compiler's
     output."""
     import torch
 
-    document: dict[str, Any] = {
+    document: OracleDocument = {
         "torch": torch.__version__, "settings": _plain(settings),
         "worker_start_seconds": start_seconds, "targets": [],
         "unvalidated": unvalidated, "no_target": problems}

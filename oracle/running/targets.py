@@ -15,7 +15,6 @@ import ast
 import re
 import shlex
 from pathlib import Path
-from typing import Any
 
 from eqrewrite.rewriter.api import module_class_names
 
@@ -82,11 +81,13 @@ def _named_target(node: ast.Assign | None) -> str | None:
     raise TargetError(f"line {node.lineno}: __eqrewrite_target__ must be a string literal")
 
 
-def factory_targets(config: dict[str, Any]) -> list[Target]:
-    """Targets from ``[tool.eqrewrite.oracle] factory = "pkg.mod:make"`` (or a list)."""
-    factories = config.get("factory", [])
-    if isinstance(factories, str):
-        factories = [factories]
+def factory_targets(factory: object) -> list[Target]:
+    """Targets from ``[tool.eqrewrite.oracle] factory = "pkg.mod:make"`` (or a list): the
+    ``factory`` value as read from the file, checked here."""
+    factories = [factory] if isinstance(factory, str) else factory
+    if not isinstance(factories, list):
+        raise TargetError(f"[tool.eqrewrite.oracle] factory must be 'module:function' or a "
+                          f"list of them, got {factory!r}")
     targets = []
     for spec in factories:
         if not isinstance(spec, str) or ":" not in spec:

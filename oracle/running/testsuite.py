@@ -31,7 +31,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from difflib import SequenceMatcher
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 PYTEST_ONLY = ("--oracle-tests needs a pytest invocation ('pytest ARGS...' or "
                "'python -m pytest ARGS...'): its outcomes are read from pytest's JUnit XML")
@@ -115,6 +115,13 @@ def check_coverage(command: TestCommand) -> None:
 
 # -- outcomes ---------------------------------------------------------------------------------
 
+class OutcomeRecord(TypedDict):
+    """An ``Outcome`` as JSON."""
+
+    status: str
+    message: str
+
+
 @dataclass(frozen=True)
 class Outcome:
     """One test's outcome: passed, failed, error or skipped (missing: not in that run), and
@@ -123,7 +130,7 @@ class Outcome:
     status: str
     message: str = ""
 
-    def to_json(self) -> dict[str, str]:
+    def to_json(self) -> OutcomeRecord:
         return {"status": self.status, "message": self.message}
 
     def __str__(self) -> str:
@@ -171,6 +178,39 @@ def _first_line(text: str) -> str:
 
 # -- the report -------------------------------------------------------------------------------
 
+class ChangedTestRecord(TypedDict):
+    """A ``ChangedTest`` as JSON."""
+
+    test: str
+    before: OutcomeRecord
+    after: OutcomeRecord
+    files: list[str]
+    after_rollback: OutcomeRecord | None
+
+
+class FlakyTestRecord(TypedDict):
+    """A ``FlakyTest`` as JSON."""
+
+    test: str
+    first: OutcomeRecord
+    second: OutcomeRecord
+
+
+class SuiteRecord(TypedDict):
+    """A ``SuiteReport`` as JSON: what ``--oracle-tests`` adds to the rewrite's JSON
+    document (the step adds ``written``)."""
+
+    command: str
+    tests_run: int
+    outcomes_changed: list[ChangedTestRecord]
+    flaky: list[FlakyTestRecord]
+    files_cleared: list[str]
+    files_rolled_back: list[str]
+    files_unexercised: list[str]
+    unresolved: int
+    seconds: float
+
+
 @dataclass(frozen=True)
 class ChangedTest:
     """A test whose outcome differs between the original and the rewritten tree, the
@@ -188,7 +228,7 @@ class ChangedTest:
         return self.after_rollback is not None and self.after_rollback.status == \
             self.before.status
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> ChangedTestRecord:
         return {"test": self.test, "before": self.before.to_json(),
                 "after": self.after.to_json(), "files": list(self.files),
                 "after_rollback": (None if self.after_rollback is None
@@ -203,7 +243,7 @@ class FlakyTest:
     first: Outcome
     second: Outcome
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> FlakyTestRecord:
         return {"test": self.test, "first": self.first.to_json(),
                 "second": self.second.to_json()}
 
@@ -228,7 +268,7 @@ class SuiteReport:
         """Changed tests whose original outcome is not back (all of them without rollback)."""
         return [c for c in self.changed if not c.resolved]
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> SuiteRecord:
         return {"command": self.command, "tests_run": self.tests_run,
                 "outcomes_changed": [c.to_json() for c in self.changed],
                 "flaky": [f.to_json() for f in self.flaky],
