@@ -48,11 +48,6 @@ _LAYER_KEYS = ("num_hidden_layers", "num_layers", "n_layer", "n_layers", "encode
 _TOKEN_SUFFIXES = ("_token_id", "_token_index")
 
 
-def _is_int(value: Any) -> bool:
-    """An int that is not a bool."""
-    return isinstance(value, int) and not isinstance(value, bool)
-
-
 def _is_sub_config(value: Any) -> bool:
     """A nested config as ``to_dict()`` writes it: a dict that names its model type."""
     return isinstance(value, dict) and "model_type" in value
@@ -63,7 +58,7 @@ def _shrink_token(value: Any, spare: dict[int, int]) -> Any:
     to the one it got, counting down from VOCAB - 1 so that distinct ids stay distinct."""
     if isinstance(value, list):
         return [_shrink_token(v, spare) for v in value]
-    if not _is_int(value) or value < VOCAB:
+    if not hfi.is_int(value) or value < VOCAB:
         return value
     return spare.setdefault(value, VOCAB - 1 - len(spare))
 
@@ -75,9 +70,9 @@ def _is_vocabulary(key: str) -> bool:
 
 def _derived_head_size(values: Mapping[str, Any], key: str) -> bool:
     """Whether ``values[key]`` is the default width divided by the default head count."""
-    width = next((values[k] for k in ("hidden_size", "d_model", "n_embd") if _is_int(
+    width = next((values[k] for k in ("hidden_size", "d_model", "n_embd") if hfi.is_int(
         values.get(k))), None)
-    heads = next((values[k] for k in ("num_attention_heads", "num_heads", "n_head") if _is_int(
+    heads = next((values[k] for k in ("num_attention_heads", "num_heads", "n_head") if hfi.is_int(
         values.get(k))), None)
     return bool(width and heads) and values[key] * heads == width
 
@@ -117,22 +112,22 @@ def shrink(values: Mapping[str, Any], spare: dict[int, int] | None = None,
         elif _is_sub_config(value):
             changes[key] = {**value, **shrink(value, spare, layers, mrope, widths)}
         elif key in _LAYER_KEYS:
-            if keep is not None and _is_int(value) and value > keep:
+            if keep is not None and hfi.is_int(value) and value > keep:
                 changes[key] = keep
-        elif key in _KV_KEYS and _is_int(value) and value == values.get(
+        elif key in _KV_KEYS and hfi.is_int(value) and value == values.get(
                 "num_attention_heads") and value > HEADS:
             changes[key] = HEADS  # multi-head attention stays so (some configs insist)
-        elif key in _CAPS and _is_int(value) and value > _CAPS[key]:
+        elif key in _CAPS and hfi.is_int(value) and value > _CAPS[key]:
             changes[key] = _CAPS[key]
         elif (key in _HEAD_KEYS and isinstance(value, list) and value
-              and all(_is_int(v) for v in value) and max(value) > HEADS):
+              and all(hfi.is_int(v) for v in value) and max(value) > HEADS):
             changes[key] = [HEADS] * len(value)  # heads per stage: each divides every width
-        elif _is_vocabulary(key) and _is_int(value) and value > VOCAB:
+        elif _is_vocabulary(key) and hfi.is_int(value) and value > VOCAB:
             changes[key] = VOCAB
-        elif key in _HEAD_SIZES and _is_int(value) and _derived_head_size(values, key):
+        elif key in _HEAD_SIZES and hfi.is_int(value) and _derived_head_size(values, key):
             changes[key] = HEAD_DIM
         elif value is None and (key in _HEAD_SIZES or (key in _TOP_K_KEYS and any(
-                _is_int(values.get(k)) for k in _EXPERT_KEYS))):
+                hfi.is_int(values.get(k)) for k in _EXPERT_KEYS))):
             # Unset in the default, read by the code: the tiny model's value (width / heads;
             # top-k of the experts a config does set).
             changes[key] = HEAD_DIM if key in _HEAD_SIZES else TOP_K
@@ -141,7 +136,7 @@ def shrink(values: Mapping[str, Any], spare: dict[int, int] | None = None,
         elif key.endswith(_TOKEN_SUFFIXES) and _shrink_token(value, spare) != value:
             changes[key] = _shrink_token(value, spare)
         elif (key.endswith(("_dim", "hidden_size", "_groups")) and "head" not in key
-              and _is_int(value) and value in widths and value > WIDTH):
+              and hfi.is_int(value) and value in widths and value > WIDTH):
             changes[key] = WIDTH  # a width tied to a model's width (validators check it)
     if keep is not None:
         changes.update(_cut_per_layer(values, keep, changes))
@@ -159,7 +154,7 @@ _WIDTH_KEYS = ("hidden_size", "d_model", "n_embd", "embed_dim")
 def _widths(values: Mapping[str, Any]) -> set[int]:
     """Every model width of a config dict and its sub-configs (fields tied to one shrink with
     it: a projection's input, a codebook that must equal the width)."""
-    found = {v for k, v in values.items() if k in _WIDTH_KEYS and _is_int(v)}
+    found = {v for k, v in values.items() if k in _WIDTH_KEYS and hfi.is_int(v)}
     for value in values.values():
         if _is_sub_config(value):
             found |= _widths(value)
@@ -172,14 +167,14 @@ def _mrope(values: Mapping[str, Any], inject: bool, head: Any) -> dict[str, Any]
     with ``inject`` (a family whose code reads them with a default) set where the text
     config's rotary parameters lack them (never on a vision tower's axial ones)."""
     rope = values.get("rope_parameters")
-    if not (isinstance(rope, dict) and _is_int(values.get("hidden_size"))):
+    if not (isinstance(rope, dict) and hfi.is_int(values.get("hidden_size"))):
         return {}
     if not ("mrope_section" in rope or (inject and rope.get("rope_type") not in (None, "axial"))):
         return {}
     rotary = values.get("qk_rope_head_dim")
     factor = rope.get("partial_rotary_factor", values.get("partial_rotary_factor")) or 1
-    half = int((min(rotary, _CAPS["qk_rope_head_dim"]) if _is_int(rotary)
-                else head if _is_int(head) else HEAD_DIM) * factor) // 2
+    half = int((min(rotary, _CAPS["qk_rope_head_dim"]) if hfi.is_int(rotary)
+                else head if hfi.is_int(head) else HEAD_DIM) * factor) // 2
     section = rope.get("mrope_section") or [16, 24, 24]
     return {"rope_parameters": {**rope, "mrope_section": _scaled(section, half)}}
 
@@ -195,7 +190,7 @@ def _cut_per_layer(values: Mapping[str, Any], keep: int, changed: Mapping[str, A
     """Per-layer fields cut to the first ``keep`` layers (as ``changed`` has them, else as
     ``values`` do): lists as long as a layer count, and dicts keyed by layer index
     (``per_layer_config``)."""
-    counts = {values[k] for k in _LAYER_KEYS if _is_int(values.get(k))} - {keep}
+    counts = {values[k] for k in _LAYER_KEYS if hfi.is_int(values.get(k))} - {keep}
     changes: dict[str, Any] = {}
     for key in values:
         value = changed.get(key, values[key])

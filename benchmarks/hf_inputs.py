@@ -53,7 +53,7 @@ _SUB_CONFIGS = ("vision_config", "audio_config", "encoder", "text_config", "visi
 # Pure parts
 # --------------------------------------------------------------------------------------------
 
-def _is_int(value: Any) -> bool:
+def is_int(value: Any) -> bool:
     """An int that is not a bool."""
     return isinstance(value, int) and not isinstance(value, bool)
 
@@ -65,7 +65,7 @@ def special_ids(values: Mapping[str, Any]) -> set[int]:
         if isinstance(value, dict):
             found |= special_ids(value)
         elif isinstance(key, str) and key.endswith(_TOKEN_SUFFIXES):
-            found |= {v for v in (value if isinstance(value, list) else [value]) if _is_int(v)}
+            found |= {v for v in (value if isinstance(value, list) else [value]) if is_int(v)}
     return found
 
 
@@ -88,7 +88,7 @@ def layer_prefix(values: Mapping[str, Any], layers: int, most: int = 8) -> int:
     """How many leading layers keep every kind of layer a per-layer type list names (hybrid
     models: the first attention layer may come after several linear ones), at least
     ``layers``, at most ``most``."""
-    counts = {v for k, v in values.items() if "layers" in k and _is_int(v)}
+    counts = {v for k, v in values.items() if "layers" in k and is_int(v)}
     needed = layers
     for value in values.values():
         if (isinstance(value, list) and value and len(value) in counts
@@ -128,9 +128,9 @@ def field(config: Any, name: str, default: int) -> int:
     ``default``."""
     for owner in (config, *(getattr(config, sub, None) for sub in _SUB_CONFIGS)):
         value = getattr(owner, name, None)
-        if _is_int(value):
+        if is_int(value):
             return int(value)
-        if isinstance(value, (list, tuple)) and value and all(_is_int(v) for v in value):
+        if isinstance(value, (list, tuple)) and value and all(is_int(v) for v in value):
             return int(value[0])
     return default
 
@@ -279,7 +279,7 @@ def _config_id(config: Any, keys: Iterable[str]) -> int | None:
     for owner in (config, getattr(config, "text_config", None)):
         for key in keys:
             value = getattr(owner, key, None)
-            if _is_int(value):
+            if is_int(value):
                 return int(value)
     return None
 
@@ -297,10 +297,10 @@ def feature_count(model: Any, modality: str, kwargs: dict) -> int | None:
     chosen = {k: v for k, v in kwargs.items() if k in takes or accepts_any}
     with torch.no_grad():
         found = method(**chosen)
-    return sum(t.numel() // t.shape[-1] for t in _tensors(found))
+    return sum(t.numel() // t.shape[-1] for t in _feature_tensors(found))
 
 
-def _tensors(found: Any) -> list[Any]:
+def _feature_tensors(found: Any) -> list[Any]:
     """The feature tensors of what a ``get_*_features`` returned: a tensor, a list or tuple of
     them, or a model output (its pooler output where set, else its last hidden state)."""
     import torch
@@ -308,11 +308,11 @@ def _tensors(found: Any) -> list[Any]:
     if isinstance(found, torch.Tensor):
         return [found]
     if isinstance(found, (list, tuple)):
-        return [t for item in found for t in _tensors(item)]
+        return [t for item in found for t in _feature_tensors(item)]
     for name in ("pooler_output", "last_hidden_state"):
         value = getattr(found, name, None)
         if value is not None:
-            return _tensors(value)
+            return _feature_tensors(value)
     raise TypeError(f"features of type {type(found).__name__}: no tensors found")
 
 
