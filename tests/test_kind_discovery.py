@@ -76,6 +76,7 @@ def test_a_new_kind_module_is_discovered_in_module_then_source_order(package):
 def test_the_shipped_kinds_are_all_found():
     assert set(kinds.registry()) == {
         "select", "guard", "defer", "item_scalar", "masked_reduction", "moe_dispatch",
+        "moe_grouped_split",
         "scalar_flag", "skip_continue", "mask_scatter", "float_literal",
         "interpolate_size", "setitem_copy", "view_reshape", "transpose_round_trip", "tensor_check",
         "attribute_refresh", "fold_tests", "size_tests_last"}
@@ -86,6 +87,8 @@ def test_the_shipped_kinds_are_all_found():
         "_eqrw_moe_dense", "_eqrw_moe_cheap", "_eqrw_moe_hit", "_eqrw_moe_every",
         "_eqrw_moe_experts", "_eqrw_moe_route", "_eqrw_moe_all_pairs",
         "_eqrw_moe_keep", "_eqrw_moe_expert", "_eqrw_moe_row", "_eqrw_check_tensor_all",
+        "_eqrw_moe_counts", "_eqrw_moe_keep_counts", "_eqrw_moe_groups", "_eqrw_moe_grouped",
+        "_eqrw_moe_merge",
         "_eqrw_first_true",
         "_eqrw_refresh"}
     assert {"_eqrw_item", "_eqrw_masked", "_eqrw_where"} <= set(helpers.registered())
