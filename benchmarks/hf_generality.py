@@ -131,10 +131,11 @@ def _run_all(tree: str, cases: list[str], workdir: Path, args: argparse.Namespac
 
 
 def _why(record: dict) -> str:
-    """Why a worker gave no measurement: the skip reason, or its error and the last line of
-    its stderr (the exception)."""
-    if "skipped" in record:
-        return str(record["skipped"])
+    """Why a worker gave no measurement: the skip reason, why the case does not apply, or its
+    error and the last line of its stderr (the exception)."""
+    for reason in ("skipped", "not_applicable"):
+        if reason in record:
+            return str(record[reason])
     lines = [ln for ln in record.get("stderr_tail", "").splitlines() if ln.strip()]
     return f"{record.get('error')}: {lines[-1].strip()[:300]}" if lines else str(
         record.get("error"))
@@ -155,9 +156,6 @@ def _top_reasons(record: dict, count: int = 3) -> list[str]:
     """The most frequent break reasons of a record, one line each."""
     return [f"{r['count']}x {r['gb_type'] or r['reason']} at {r['frame']}: {r['source']}"
             for r in (record.get("reasons") or [])[:count]]
-
-
-_REPORT_KEYS = {"skipped": "skipped", "not_applicable": "not_applicable"}
 
 
 def _missing_modalities(record: dict) -> list[str]:
@@ -183,9 +181,10 @@ def summarize(cases: list[str], orig: dict[str, dict], rew: dict[str, dict]) -> 
         before, after = orig.get(case), rew.get(case)
         status = _status(before)
         if status != "ok":
-            report[_REPORT_KEYS.get(status, "errors")][case] = _why(before or {})
             if status == "skipped" and str(before["skipped"]).startswith(fam.DYNAMO_ONLY):
-                report["dynamo_only"][case] = report["skipped"].pop(case)
+                status = "dynamo_only"
+            key = status if status in ("skipped", "dynamo_only", "not_applicable") else "errors"
+            report[key][case] = _why(before or {})
             continue
         missing = _missing_modalities(before)
         if missing:

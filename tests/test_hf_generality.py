@@ -8,21 +8,21 @@ from pathlib import Path
 BENCHMARKS = Path(__file__).resolve().parent.parent / "benchmarks"
 
 
-def _load():
-    """benchmarks/hf_generality.py as a module (it imports its siblings hf_workers, ...)."""
+def load_benchmark(name: str):
+    """benchmarks/NAME.py as the module NAME (it imports its siblings hf_workers, ...: the
+    folder is on the path while it loads; dataclasses look their module up in sys.modules)."""
     sys.path.insert(0, str(BENCHMARKS))
     try:
-        spec = importlib.util.spec_from_file_location("hf_generality",
-                                                      BENCHMARKS / "hf_generality.py")
+        spec = importlib.util.spec_from_file_location(name, BENCHMARKS / f"{name}.py")
         module = importlib.util.module_from_spec(spec)
-        sys.modules["hf_generality"] = module  # dataclasses look their module up there
+        sys.modules[name] = module
         spec.loader.exec_module(module)
     finally:
         sys.path.remove(str(BENCHMARKS))
     return module
 
 
-gen = _load()
+gen = load_benchmark("hf_generality")
 cfg = gen.fam.cfg  # the config shrinker (hf_configs.py)
 
 
@@ -319,3 +319,22 @@ def test_sizes_left_unset_get_the_tiny_values_where_safe():
     # No experts set: None may mean a dense model; nothing is invented.
     assert "num_experts" not in cfg.shrink(dense)
     assert "num_experts_per_tok" not in cfg.shrink(dense)
+
+
+def test_the_report_lists_each_kind_of_unmeasured_case_apart_with_its_reason():
+    orig = {
+        "a:forward": {"skipped": "ValueError: no generic shape"},
+        "b:forward": {"skipped": f"{gen.fam.DYNAMO_ONLY}: RuntimeError: shape mismatch"},
+        "c:decode": {"not_applicable": "the model returns no key/value cache"},
+        "d:forward": {"error": "timeout", "stderr_tail": "x\nTimeoutError: 300 s\n"},
+        "e:forward": {"breaks": 0, "inputs": "text only", "modalities": ["image"]},
+        "f:forward": {"breaks": 0, "inputs": "input_ids+image", "modalities": ["image", "video"]},
+    }
+    report = gen.summarize(list(orig), orig, {})
+    assert report["skipped"] == {"a:forward": "ValueError: no generic shape"}
+    assert list(report["dynamo_only"]) == ["b:forward"]
+    assert report["not_applicable"] == {"c:decode": "the model returns no key/value cache"}
+    assert report["errors"] == {"d:forward": "timeout: TimeoutError: 300 s"}
+    # Run on text alone though it takes images; one modality fed is enough.
+    assert list(report["without_modality"]) == ["e:forward"]
+    assert sum(t["cases"] for t in report["per_split"].values()) == 2

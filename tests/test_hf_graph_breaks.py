@@ -2,31 +2,12 @@
 side, kept in the JSON; with canned workers (no transformers, no trees, no processes)."""
 
 import argparse
-import importlib.util
 import json
-import sys
-from pathlib import Path
 
 import pytest
+from test_hf_generality import load_benchmark
 
-BENCHMARKS = Path(__file__).resolve().parent.parent / "benchmarks"
-
-
-def _load():
-    """benchmarks/hf_graph_breaks.py as a module (it imports its siblings hf_models, ...)."""
-    sys.path.insert(0, str(BENCHMARKS))
-    try:
-        spec = importlib.util.spec_from_file_location("hf_graph_breaks",
-                                                      BENCHMARKS / "hf_graph_breaks.py")
-        module = importlib.util.module_from_spec(spec)
-        sys.modules["hf_graph_breaks"] = module
-        spec.loader.exec_module(module)
-    finally:
-        sys.path.remove(str(BENCHMARKS))
-    return module
-
-
-hgb = _load()
+hgb = load_benchmark("hf_graph_breaks")
 
 # Breaks (original, rewritten) per case in default mode; the switches remove one more in
 # each tree (not below zero). bert:forward is the control; gpt2:decode_legacy is n/a.

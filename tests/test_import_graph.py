@@ -65,6 +65,15 @@ def _known(name: str, modules: Mapping[str, object]) -> str | None:
     return None
 
 
+def imported_from(node: ast.ImportFrom, package: str) -> str:
+    """The absolute module a ``from ... import`` in ``package`` reads (relative ones
+    resolved)."""
+    if not node.level:
+        return node.module or ""
+    parts = package.split(".")
+    return ".".join(parts[:len(parts) - node.level + 1] + [node.module or ""]).rstrip(".")
+
+
 def imports_of(module: str, modules: Mapping[str, tuple[Path, bool]]) -> set[str]:
     """The modules of ``modules`` that ``module`` imports, anywhere in its source."""
     path, is_package = modules[module]
@@ -74,12 +83,7 @@ def imports_of(module: str, modules: Mapping[str, tuple[Path, bool]]) -> set[str
         if isinstance(node, ast.Import):
             found |= {k for alias in node.names if (k := _known(alias.name, modules))}
         elif isinstance(node, ast.ImportFrom):
-            if node.level:
-                parts = package.split(".")
-                base = ".".join(parts[:len(parts) - node.level + 1] + [node.module or ""])
-                base = base.rstrip(".")
-            else:
-                base = node.module or ""
+            base = imported_from(node, package)
             if base not in modules:
                 if (known := _known(base, modules)) is not None:
                     found.add(known)
@@ -329,12 +333,7 @@ def private_imports(root: Path = ROOT, folders: Iterable[str] = PACKAGES) -> lis
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             if not isinstance(node, ast.ImportFrom):
                 continue
-            if node.level:
-                parts = package.split(".")
-                base = ".".join(parts[:len(parts) - node.level + 1] + [node.module or ""])
-                base = base.rstrip(".")
-            else:
-                base = node.module or ""
+            base = imported_from(node, package)
             if not base.startswith("eqrewrite."):
                 continue
             known = _known(base, modules)

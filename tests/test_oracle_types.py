@@ -21,7 +21,7 @@ import ast
 from collections.abc import Collection, Iterator
 from pathlib import Path
 
-from test_import_graph import ROOT, _part, effective_graph, imports_of, module_files
+from test_import_graph import ROOT, _part, effective_graph, imported_from, imports_of, module_files
 
 _MAPPINGS = {"dict", "Dict", "Mapping", "MutableMapping"}
 _BARE = {"dict", "Dict"}
@@ -128,9 +128,7 @@ def offenders(root: Path = ROOT) -> list[str]:
         aliases = set(defined[module])
         for node in ast.walk(trees[module]):  # aliases imported from other oracle modules
             if isinstance(node, ast.ImportFrom):
-                parts = package.split(".")
-                base = (".".join(parts[:len(parts) - node.level + 1] + [node.module or ""])
-                        .rstrip(".") if node.level else node.module or "")
+                base = imported_from(node, package)
                 aliases |= {alias.asname or alias.name for alias in node.names
                             if alias.name in defined.get(base, ())}
         short = module.removeprefix("eqrewrite.oracle.")
