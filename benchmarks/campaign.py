@@ -150,7 +150,7 @@ def profile_phases(arguments: argparse.Namespace) -> int:
     import eqrewrite.rewriter.api as api
     from eqrewrite.oracle.campaign import job
     from eqrewrite.oracle.campaign.inprocess import InProcessWorker, in_process
-    from eqrewrite.oracle.core import worker
+    from eqrewrite.oracle.judging import worker
 
     phases.timed("warm-up (once per worker)", worker._warm_up)
     spec = job.JobSpec(settings={"backend": arguments.backend}, work_root=str(scratch))

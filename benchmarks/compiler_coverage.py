@@ -15,7 +15,7 @@ side, statements covered / total and % for all of torch, ``torch/_inductor`` and
   changed; and how many statements only (b) reaches.
 
 How it measures what the campaign really executes. A campaign runs each program in an
-oracle worker process (``oracle/running/pool.py``), a spawned child of a spawned job process. The
+oracle worker process (``oracle/harness/pool.py``), a spawned child of a spawned job process. The
 worker's edit-coverage tracer (``observe.LineTracer``, on for every campaign run) calls
 ``sys.settrace`` and then ``sys.settrace(None)``, which would switch coverage.py's tracer off
 for good inside a worker measured with ``COVERAGE_PROCESS_START``. So this script runs the
@@ -103,9 +103,9 @@ def _validate_all(folder: Path, sources: list[tuple[str, str]]) -> tuple[Counter
     validates a program (two-way: eager twice, compiled, triage); the verdicts counted, and
     each file whose verdict is not ``passed`` with it."""
     from eqrewrite.oracle.campaign.inprocess import in_process
-    from eqrewrite.oracle.core.settings import CompileSettings
-    from eqrewrite.oracle.running import harness
-    from eqrewrite.oracle.running.targets import find_target
+    from eqrewrite.oracle.harness import harness
+    from eqrewrite.oracle.harness.targets import find_target
+    from eqrewrite.oracle.judging.settings import CompileSettings
 
     verdicts: Counter[str] = Counter()
     unpassed: dict[str, str] = {}
@@ -146,7 +146,7 @@ def measure(shard: str, data: Path, compile_settings: str) -> None:
     cov = coverage.Coverage(source=[str(TORCH)], data_file=None)
     cov.start()
     import torch  # noqa: F401  (measured: every campaign worker imports it)
-    from eqrewrite.oracle.core import worker
+    from eqrewrite.oracle.judging import worker
 
     worker._warm_up()
     cov.stop()

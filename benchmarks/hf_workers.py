@@ -191,7 +191,7 @@ def measure(model: Any, kwargs: dict, spec: dict, package: Any) -> dict:
     """Eager outputs (saved to ``spec["outputs_file"]``) and graph breaks of ``model(**kwargs)``
     built from the tree ``spec["tree_parent"]`` of ``package``; the JSON-able result."""
     import torch
-    from eqrewrite.oracle.core.graphbreaks import count_graph_breaks
+    from eqrewrite.oracle.judging.graphbreaks import count_graph_breaks
 
     tree_parent, name = spec["tree_parent"], package.__name__
     with torch.no_grad():
@@ -400,7 +400,7 @@ def outputs_dir(workdir: Path, args: argparse.Namespace) -> Path:
 
 def dynamo_settings(args: argparse.Namespace) -> dict[str, object]:
     """``--dynamo-config KEY=VALUE`` switches as a dict (none unless the driver takes them)."""
-    from eqrewrite.oracle.core.settings import parse_settings
+    from eqrewrite.oracle.judging.settings import parse_settings
 
     return parse_settings(getattr(args, "dynamo_config", None) or [])
 

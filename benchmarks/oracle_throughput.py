@@ -5,7 +5,7 @@ attention, manual LayerNorm, SwiGLU, TCN, RNN loop, embedding pooling, focal los
 pyramid, rotary embedding, mixture of experts, and one with a data-dependent graph break)
 into a temporary folder, rewrites a copy of that tree with the real command line
 (``eqrewrite TREE --out TREE_rewritten --no-cache``, default rule pack), and validates every
-target with an ``eqrewrite.oracle.running.harness.Harness`` along two paths, one after the other in
+target with an ``eqrewrite.oracle.harness.harness.Harness`` along two paths, one after the other in
 the same run, each with its own empty Inductor cache (cold compiles for both):
 
 * ``before``: the previous design: one target at a time, graph breaks counted apart from
@@ -441,9 +441,9 @@ def children_cpu() -> float:
 def validate_all(path: str, original: Path, rewritten: Path, files: list[Path], backend: str,
                  count_breaks: bool, timeout: float, cache: Path) -> PathRun:
     """Validate every file four ways with a HarnessPool configured as ``path``."""
-    from eqrewrite.oracle.core.settings import CompileSettings
-    from eqrewrite.oracle.running.harness import HarnessOptions, HarnessPool
-    from eqrewrite.oracle.running.targets import find_target
+    from eqrewrite.oracle.harness.harness import HarnessOptions, HarnessPool
+    from eqrewrite.oracle.harness.targets import find_target
+    from eqrewrite.oracle.judging.settings import CompileSettings
 
     os.environ["TORCHINDUCTOR_CACHE_DIR"] = str(cache)  # inherited by the spawned workers
     changed = tuple(str(f.resolve()) for f in files

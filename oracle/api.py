@@ -13,8 +13,8 @@ problem (an unknown backend or config switch, a bad ``[tool.eqrewrite.oracle]`` 
 file named explicitly that declares no target, an unknown op id, a folder that is no
 reproducer or finding) raises ``OracleError`` before any worker starts, and a reproducer
 that does not fail ``NotReproducedError``: plain exceptions, not click's. The command
-line (``cli.py``, ``gencli.py``, ``campaign/cli.py``, ``minimising/reducecli.py``,
-``reporting/cli.py``: each a thin layer over one function here) maps them to its exit
+line (``cli.py``, ``generate/cli.py``, ``campaign/cli.py``, ``minimising/cli.py``,
+``bugreport/cli.py``: each a thin layer over one function here) maps them to its exit
 codes (2 and 1) and messages.
 """
 
@@ -30,19 +30,19 @@ from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, TypedDict, cast
 
-from .core.settings import KNOWN_KEYS, CompileSettings, TargetError, parse_settings
-from .running.targets import discover_targets, factory_targets
+from .harness.targets import discover_targets, factory_targets
+from .judging.settings import KNOWN_KEYS, CompileSettings, TargetError, parse_settings
 
 if TYPE_CHECKING:  # the harness imports torch: only when a validation runs
     from eqrewrite.rewriter.api import EditRecord, RewriteOptions, Rule
 
-    from .core.settings import Target
+    from .bugreport.issue import Report
     from .formats import CampaignSummary, FindingSummary, OracleDocument
     from .generate import BatchStats, GenConfig
     from .generate.program import ProgramRecord
+    from .harness.harness import Harness, Revalidate, TargetReport
+    from .judging.settings import Target
     from .minimising.outputs import Result
-    from .reporting.issue import Report
-    from .running.harness import Harness, Revalidate, TargetReport
 
 __all__ = ["DEFAULT_PARALLEL", "CampaignReport", "GenerateReport", "NotReproducedError",
            "OracleError", "OracleOptions", "OracleReport", "campaign", "generate", "oracle",
@@ -130,7 +130,7 @@ class OracleReport:
     @property
     def failed(self) -> list[TargetReport]:
         """The targets whose verdict fails the run (a changed behaviour, a compiler bug...)."""
-        from .core.judge import FAILING
+        from .judging.judge import FAILING
 
         return [r for r in self.targets if r.verdict in FAILING]
 
@@ -141,14 +141,14 @@ class OracleReport:
 
     def to_json(self) -> OracleDocument:
         """The ``--format json`` document (JSON-ready)."""
-        from .running import report
+        from .harness import report
 
         return report.document(list(self.targets), list(self.unvalidated),
                                list(self.problems), self.settings, self.start_seconds)
 
     def table(self, show_output: bool = False) -> str:
         """The text report, most severe first (``show_output``: what targets printed)."""
-        from .running import report
+        from .harness import report
 
         return report.table(list(self.targets), list(self.unvalidated), list(self.problems),
                             self.settings, show_output=show_output)
@@ -292,9 +292,9 @@ def validate_trees(root: Path, rewritten: Path | None, files: list[Path], change
     report after reverting culprit edits, or None. ``explicit`` is a file the user named:
     it must declare a target.
     """
-    from .core.compare import CompareOptions
-    from .core.judge import Verdict
-    from .running.harness import HarnessOptions, HarnessPool
+    from .harness.harness import HarnessOptions, HarnessPool
+    from .judging.compare import CompareOptions
+    from .judging.judge import Verdict
 
     from_config, run_config = configured(config)
     targets, problems = discover_targets(root, files)
@@ -392,7 +392,7 @@ def make_rollback(root: Path, rewritten: Path, changed: Changed, rules: list[Rul
                   rewrite_options: RewriteOptions) -> Revalidate:
     """A ``rollback`` callable for ``validate_trees`` that bisects over the edits the
     rewrite made, in every round of the engine."""
-    from .running.rollback import Candidate, EditSet, find_culprits
+    from .harness.rollback import Candidate, EditSet, find_culprits
 
     edit_sets: dict[str, EditSet] = {}
 
@@ -641,9 +641,9 @@ def report(finding: str | os.PathLike[str], *, ablation: bool = True, bisect: bo
     none (the script does not fail here, or not the same way twice), ``outcome`` and
     ``seconds`` what ran. Raises OracleError (not a finding folder, a bad known-issues
     file)."""
+    from .bugreport.finding import ReportError
+    from .bugreport.issue import Options, build
     from .campaign.known import DEFAULT_FILE, KnownIssuesError
-    from .reporting.finding import ReportError
-    from .reporting.issue import Options, build
 
     issues = DEFAULT_FILE if known_issues is True else (
         Path(known_issues) if known_issues else None)

@@ -34,7 +34,7 @@ if TYPE_CHECKING:  # the harness imports torch: only when a validation runs
     from eqrewrite.rewriter.plugins import RewriteRun
 
     from .formats import OracleDocument
-    from .running.harness import Revalidate
+    from .harness.harness import Revalidate
 
 _Command = TypeVar("_Command", bound=Callable[..., Any])
 

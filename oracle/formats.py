@@ -5,7 +5,7 @@ process, the minimal script's recipe, and the oracle core a reproducer carries. 
 (the stdlib, and the rewriter's atomic write): the campaign, the minimiser and the report
 read and write these without torch.
 
-Not in ``core/``: the core is copied into every reproducer, which never reads a finding
+Not in ``judging/``: the judging core is copied into every reproducer, which never reads a finding
 folder, and the minimiser's checking process must work with the older cores that old
 reproducers carry, so nothing there can rely on this module.
 
@@ -14,7 +14,7 @@ A finding folder (``campaign/store.py`` says what each file holds)::
     finding.json      FindingRecord, with ``format`` (FORMAT); one without it predates the
                       field and is read as format 1, the same fields
     program.py, rewritten.py, tree/<file>
-    repro_<target>/   repro.py, state.pt, _eqrewrite_oracle/ (VENDORED, from core/)
+    repro_<target>/   repro.py, state.pt, _eqrewrite_oracle/ (VENDORED, from judging/)
     reduced/          the minimiser's reproducer: the same layout, tree/ inside, and
                       reduction.json
     minimal.py        the minimiser's standalone script
@@ -48,10 +48,10 @@ SCRIPT = "repro.py"
 STATE = "state.pt"
 CORE_PACKAGE = "_eqrewrite_oracle"
 
-# What a reproducer carries of ``core/``: every module the replay imports, directly or not.
+# What a reproducer carries of ``judging/``: every module the replay imports, directly or not.
 VENDORED = ("settings", "protocol", "compare", "records", "observe", "reference", "semantics",
             "judge", "graphbreaks", "worker", "replay")
-_CORE = Path(__file__).with_name("core")
+_CORE = Path(__file__).with_name("judging")
 
 
 class FormatError(Exception):

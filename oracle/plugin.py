@@ -16,13 +16,13 @@ from typing import Any
 import click
 from eqrewrite.rewriter.plugins import AuditRun, Registry, RewriteRun, StepResult
 
-from .auditing.audit import DynamicAuditStep, audit_options
+from .bugreport.cli import report_command
 from .campaign.cli import campaign_command
 from .cli import compile_options, oracle_command
-from .gencli import gen_command
-from .minimising.reducecli import reduce_command
+from .dynamicaudit.audit import DynamicAuditStep, audit_options
+from .generate.cli import gen_command
+from .minimising.cli import reduce_command
 from .options import usage_errors
-from .reporting.cli import report_command
 
 
 class OracleStep:
@@ -82,7 +82,7 @@ class OracleTestsStep:
         text = flags.get("oracle_tests")
         if text is None:
             return out_root
-        from .running.testsuite import SuiteError, check_coverage, parse_command
+        from .harness.testsuite import SuiteError, check_coverage, parse_command
 
         try:
             command = parse_command(text)
@@ -101,7 +101,7 @@ class OracleTestsStep:
     def finish(self, flags: dict[str, Any], run: RewriteRun) -> StepResult | None:
         if flags.get("oracle_tests") is None:
             return None
-        from .running.testsuite import SuiteError, TestCommand, run_suite
+        from .harness.testsuite import SuiteError, TestCommand, run_suite
 
         command, deferred = click.get_current_context().meta[_TESTS_STATE]
         assert isinstance(command, TestCommand)

@@ -86,7 +86,7 @@ class _Collector(logging.Handler):
 @contextmanager
 def record_traced() -> Iterator[TracedFunctions]:
     """Collect the functions Dynamo traces inside the ``with`` block."""
-    from .core.graphbreaks import listening  # imports torch: only when recording
+    from .judging.graphbreaks import listening  # imports torch: only when recording
 
     traced = TracedFunctions()
     # Recorded here, never printed by torch's handlers.

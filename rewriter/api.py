@@ -193,19 +193,19 @@ class RewriteReport:
 
     def summary(self) -> dict[str, int]:
         """Files by outcome and the number of edits (the JSON report's ``summary``)."""
-        from .reporting.report import summary
+        from .running.report import summary
 
         return summary(list(self.results))
 
     def to_json(self, steps: dict[str, dict[str, Any]] | None = None) -> str:
         """The ``--format json`` document (``steps``: plugin steps' records)."""
-        from .reporting.report import to_json
+        from .running.report import to_json
 
         return to_json(list(self.results), self.mode, steps)
 
     def to_sarif(self) -> str:
         """The ``--format sarif`` document: one result per edit, with its fix."""
-        from .reporting.report import to_sarif
+        from .running.report import to_sarif
 
         return to_sarif(list(self.results), [r for pack in self.packs for r in pack.rules])
 

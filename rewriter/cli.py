@@ -158,7 +158,7 @@ def rewrite_command(paths: tuple[Path, ...], rule_specs: tuple[str, ...], check:
     """Rewrite the Python files under PATHS with the selected rule packs (the default
     command: 'eqrewrite PATH...' runs it)."""
     from . import api  # imported when the command runs: ``eqrewrite --help`` stays quick
-    from .reporting import report
+    from .running import report
 
     if not paths:
         _fail("no paths given; try 'eqrewrite src/ --diff' or 'eqrewrite --help'")
@@ -292,7 +292,7 @@ def _first_line(rule: Rule) -> str:
 def rules_show(rule_id: str, rule_specs: tuple[str, ...]) -> None:
     """Show one rule in full, with its examples."""
     from .analysis.guards import GUARDS
-    from .reporting.docs import pattern_text
+    from .rulebook.docs import pattern_text
 
     for pack in _selected_packs(rule_specs):
         for rule in pack.rules:
@@ -334,7 +334,7 @@ def _indented(text: str) -> str:
 @_packs_option
 def rules_test(rule_specs: tuple[str, ...]) -> None:
     """Run every rule's embedded examples; exit 1 if any fails or a pack has none."""
-    from .reporting.examples import check_pack, count_examples
+    from .rulebook.examples import check_pack, count_examples
 
     failed = False
     for pack in _selected_packs(rule_specs):
@@ -358,7 +358,7 @@ def rules_test(rule_specs: tuple[str, ...]) -> None:
               help="The eqrewrite source checkout (default: the one the packs are loaded from).")
 def rules_docs(check: bool, root: Path | None) -> None:
     """Generate the docs pages' rule tables, docs/rules.md and rules/schema.json from the packs."""
-    from .reporting.docs import DocsError, drift, generate
+    from .rulebook.docs import DocsError, drift, generate
     from .workspace.files import write_atomic
 
     root = root or Path(str(next(iter(packaged_packs().values())))).parent.parent

@@ -7,8 +7,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from eqrewrite.oracle.core.settings import CompileSettings
-from eqrewrite.oracle.running.harness import Harness, HarnessOptions
+from eqrewrite.oracle.harness.harness import Harness, HarnessOptions
+from eqrewrite.oracle.judging.settings import CompileSettings
 
 
 def write_targets(root: Path, files: dict[str, str]) -> Path:

@@ -243,7 +243,7 @@ def test_rewritten_tree_follows_calls_across_files(tmp_path):
     file that a forward calls is in the rules' traced scope."""
     from contextlib import ExitStack
 
-    from eqrewrite.oracle.auditing.audit import DynamicAudit
+    from eqrewrite.oracle.dynamicaudit.audit import DynamicAudit
     from eqrewrite.rewriter.api import RewriteOptions, resolve_pack
     from eqrewrite.rewriter.plugins import AuditRun
 

@@ -14,14 +14,14 @@ from pathlib import Path
 import pytest
 import torch
 from click.testing import CliRunner
-from eqrewrite.oracle.core.protocol import RunRequest, Variant
-from eqrewrite.oracle.core.settings import CompileSettings, TargetError
-from eqrewrite.oracle.core.worker import Session
 from eqrewrite.oracle.formats import Recipe
 from eqrewrite.oracle.generate import GenConfig, generate
 from eqrewrite.oracle.generate.compiling import SWITCHES, compile_settings
+from eqrewrite.oracle.harness.targets import find_target
+from eqrewrite.oracle.judging.protocol import RunRequest, Variant
+from eqrewrite.oracle.judging.settings import CompileSettings, TargetError
+from eqrewrite.oracle.judging.worker import Session
 from eqrewrite.oracle.minimising.standalone import minimal_script
-from eqrewrite.oracle.running.targets import find_target
 from eqrewrite.rewriter.cli import main
 
 FIXED = GenConfig(compile_settings="fixed")

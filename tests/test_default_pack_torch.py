@@ -32,7 +32,7 @@ from functools import partial
 
 import pytest
 import torch
-from eqrewrite.oracle.core.compare import CompareOptions, compare
+from eqrewrite.oracle.judging.compare import CompareOptions, compare
 from eqrewrite.rewriter.matching.rules import load_pack
 from eqrewrite.rewriter.rewriting.engine import RewriteOptions, rewrite_source, select_rules
 

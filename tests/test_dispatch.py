@@ -17,7 +17,7 @@ import textwrap
 import numpy as np
 import pytest
 import torch
-from eqrewrite.oracle.core.graphbreaks import count_graph_breaks
+from eqrewrite.oracle.judging.graphbreaks import count_graph_breaks
 from eqrewrite.rewriter.api import RewriteOptions, load_pack, rewrite_text, select_rules
 
 SOURCE = textwrap.dedent('''

@@ -19,7 +19,7 @@ from types import ModuleType
 import numpy as np
 import pytest
 import torch
-from eqrewrite.oracle.core.graphbreaks import count_graph_breaks
+from eqrewrite.oracle.judging.graphbreaks import count_graph_breaks
 from eqrewrite.rewriter.api import rewrite_text
 from test_dispatch import DEFAULT, RULES, outcome, same
 

@@ -25,7 +25,7 @@ from eqrewrite.rewriter.api import load_pack, packaged_packs
 from eqrewrite.rewriter.cli import main
 from eqrewrite.rewriter.matching import rules as loader
 from eqrewrite.rewriter.matching.rules import RuleError
-from eqrewrite.rewriter.reporting import docs
+from eqrewrite.rewriter.rulebook import docs
 
 from tests.conftest import write_pack
 from tests.test_rule_schema import GOOD_RULE
@@ -193,7 +193,7 @@ def test_good_packs_pass_both(body, tmp_path):
 
 
 def test_the_documented_example_pack_loads_passes_its_examples_and_validates(tmp_path):
-    from eqrewrite.rewriter.reporting.examples import check_pack
+    from eqrewrite.rewriter.rulebook.examples import check_pack
 
     text = (ROOT / "docs/writing-rules.md").read_text(encoding="utf-8")
     block = text.split("One complete rule:\n\n```yaml\n", 1)[1].split("```", 1)[0]

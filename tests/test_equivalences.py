@@ -23,8 +23,8 @@ from collections.abc import Callable
 
 import pytest
 import torch
-from eqrewrite.oracle.core.compare import CompareOptions, compare
 from eqrewrite.oracle.generate import generate
+from eqrewrite.oracle.judging.compare import CompareOptions, compare
 from eqrewrite.rewriter.kinds.equivalence.roundtrip import FUNCTIONS
 from eqrewrite.rewriter.matching.rules import load_pack
 from eqrewrite.rewriter.rewriting.engine import (

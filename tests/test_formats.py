@@ -73,7 +73,7 @@ def test_what_is_not_a_finding_record_is_refused(tmp_path, content, message):
 
 def test_the_vendored_core_is_copied_verbatim(tmp_path):
     package = formats.vendor_core(tmp_path / formats.CORE_PACKAGE)
-    core = ROOT / "oracle" / "core"
+    core = ROOT / "oracle" / "judging"
     assert sorted(p.stem for p in package.glob("*.py")) == sorted([*formats.VENDORED,
                                                                   "__init__"])
     for name in formats.VENDORED:

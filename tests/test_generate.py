@@ -23,7 +23,7 @@ from eqrewrite.oracle.generate import (
 )
 from eqrewrite.oracle.generate.execute import check
 from eqrewrite.oracle.generate.table import parse_table
-from eqrewrite.oracle.running.targets import find_target
+from eqrewrite.oracle.harness.targets import find_target
 from eqrewrite.rewriter.cli import main
 
 SEEDS = range(300)

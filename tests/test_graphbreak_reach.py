@@ -15,7 +15,7 @@ import textwrap
 
 import pytest
 import torch
-from eqrewrite.oracle.core.graphbreaks import count_graph_breaks
+from eqrewrite.oracle.judging.graphbreaks import count_graph_breaks
 from eqrewrite.rewriter.api import RewriteOptions, load_pack, rewrite_text, select_rules
 
 DEFAULT = RewriteOptions()

@@ -19,11 +19,11 @@ from pathlib import Path
 
 import pytest
 import torch
-from eqrewrite.oracle.core.compare import CompareOptions, compare
-from eqrewrite.oracle.core.graphbreaks import count_graph_breaks
-from eqrewrite.oracle.core.observe import ProgramStream, is_compiler_warning
-from eqrewrite.oracle.core.settings import TargetForm
-from eqrewrite.oracle.running.targets import find_target
+from eqrewrite.oracle.harness.targets import find_target
+from eqrewrite.oracle.judging.compare import CompareOptions, compare
+from eqrewrite.oracle.judging.graphbreaks import count_graph_breaks
+from eqrewrite.oracle.judging.observe import ProgramStream, is_compiler_warning
+from eqrewrite.oracle.judging.settings import TargetForm
 from eqrewrite.rewriter.matching.rules import load_pack
 from eqrewrite.rewriter.rewriting.engine import RewriteOptions, rewrite_source, select_rules
 

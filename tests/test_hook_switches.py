@@ -114,7 +114,7 @@ def _script(tmp_path: Path, text: str) -> str:
 # -- in this process ----------------------------------------------------------------------
 
 def test_values_are_read_as_the_oracle_reads_them():
-    from eqrewrite.oracle.core.settings import parse_value
+    from eqrewrite.oracle.judging.settings import parse_value
 
     for text in ("true", "False", "none", "null", "3", "-2", "0.5", "1e3", "inductor", ""):
         assert parse_switch_value(text) == parse_value(text), text

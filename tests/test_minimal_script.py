@@ -20,7 +20,7 @@ import pytest
 torch = pytest.importorskip("torch")
 
 from eqrewrite.oracle.formats import Recipe  # noqa: E402
-from eqrewrite.oracle.minimising.reducecli import _render  # noqa: E402
+from eqrewrite.oracle.minimising.cli import _render  # noqa: E402
 from eqrewrite.oracle.minimising.standalone import (  # noqa: E402
     BROKEN,
     DIFFERS,
@@ -215,7 +215,7 @@ def get_inputs():
 def test_reduce_reports_a_broken_minimal_script_as_broken(tmp_path, monkeypatch):
     # The target imports a module of its tree: the oracle's reproducer has it, the standalone
     # script does not, so it stops at the import (exit 2), which is not the finding.
-    from eqrewrite.oracle.core.settings import TargetForm
+    from eqrewrite.oracle.judging.settings import TargetForm
     from eqrewrite.oracle.minimising.reduce import Budget, reduce_folder
     from test_reduce import reproducer
 

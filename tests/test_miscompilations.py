@@ -19,9 +19,9 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from eqrewrite.oracle.core.judge import Verdict  # noqa: E402
-from eqrewrite.oracle.running.harness import HarnessOptions, HarnessPool  # noqa: E402
-from eqrewrite.oracle.running.targets import find_target  # noqa: E402
+from eqrewrite.oracle.harness.harness import HarnessOptions, HarnessPool  # noqa: E402
+from eqrewrite.oracle.harness.targets import find_target  # noqa: E402
+from eqrewrite.oracle.judging.judge import Verdict  # noqa: E402
 
 CORPUS = Path(__file__).parent / "miscompilations"
 SUBSET = (

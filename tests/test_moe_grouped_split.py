@@ -11,7 +11,7 @@ import textwrap
 
 import pytest
 import torch
-from eqrewrite.oracle.core.graphbreaks import count_graph_breaks
+from eqrewrite.oracle.judging.graphbreaks import count_graph_breaks
 from eqrewrite.rewriter.matching.rules import load_pack
 from eqrewrite.rewriter.rewriting.engine import RewriteOptions, rewrite_source, select_rules
 

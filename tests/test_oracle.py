@@ -9,9 +9,9 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from eqrewrite.oracle.core.settings import CompileSettings, TargetForm
-from eqrewrite.oracle.running.harness import Harness, HarnessOptions
-from eqrewrite.oracle.running.targets import find_target
+from eqrewrite.oracle.harness.harness import Harness, HarnessOptions
+from eqrewrite.oracle.harness.targets import find_target
+from eqrewrite.oracle.judging.settings import CompileSettings, TargetForm
 from oracle_support import MLP, eager_harness, write_targets
 
 CASES = {
@@ -192,7 +192,7 @@ def test_nested_outputs_and_nan_positions_compare_equal(harness, tree):
 def test_generator_outputs_are_drained_and_compared(harness, tree):
     report = validate(harness, tree, "generator.py")
     assert report.verdict == "passed", report.detail
-    from eqrewrite.oracle.core.observe import settle, to_plain
+    from eqrewrite.oracle.judging.observe import settle, to_plain
 
     def numbers():
         yield 1
@@ -353,9 +353,9 @@ def test_oracle_step_with_json_prints_one_document(wrong_setup, tmp_path):
 ORPHAN_SCRIPT = """
 import sys, time
 from pathlib import Path
-from eqrewrite.oracle.running.harness import Harness, HarnessOptions
-from eqrewrite.oracle.core.settings import CompileSettings
-from eqrewrite.oracle.running.targets import find_target
+from eqrewrite.oracle.harness.harness import Harness, HarnessOptions
+from eqrewrite.oracle.judging.settings import CompileSettings
+from eqrewrite.oracle.harness.targets import find_target
 
 if __name__ == "__main__":
     tree = Path(sys.argv[1])
@@ -397,9 +397,9 @@ def test_workers_die_with_a_killed_oracle(tree, tmp_path):
 def test_a_worker_ends_a_run_that_overstays_its_own_deadline(tree):
     from dataclasses import replace
 
-    from eqrewrite.oracle.core import worker as worker_module
-    from eqrewrite.oracle.core.protocol import FailureKind, RunRequest, Variant
-    from eqrewrite.oracle.running.pool import Worker
+    from eqrewrite.oracle.harness.pool import Worker
+    from eqrewrite.oracle.judging import worker as worker_module
+    from eqrewrite.oracle.judging.protocol import FailureKind, RunRequest, Variant
 
     handle = Worker({"original": tree})
     try:
@@ -419,7 +419,7 @@ def test_a_wrapped_compile_error_is_described_with_its_cause():
     """``BackendCompilerFailed`` says only "backend='inductor' raised:" on its first line;
     the cause on the next line is part of the description (campaign signatures used to
     lump every Inductor crash together, and reproducers did not say what failed)."""
-    from eqrewrite.oracle.core.protocol import RaisedException
+    from eqrewrite.oracle.judging.protocol import RaisedException
 
     wrapped = RaisedException(
         "torch._dynamo.exc.BackendCompilerFailed",

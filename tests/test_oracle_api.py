@@ -17,10 +17,10 @@ from click.testing import CliRunner
 pytest.importorskip("torch")
 
 from eqrewrite.oracle import api  # noqa: E402
-from eqrewrite.oracle.gencli import gen_command  # noqa: E402
+from eqrewrite.oracle.generate.cli import gen_command  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).parent))
-from eqrewrite.oracle.core.settings import TargetForm  # noqa: E402
+from eqrewrite.oracle.judging.settings import TargetForm  # noqa: E402
 from eqrewrite.oracle.minimising.reduce import Budget, reduce_folder  # noqa: E402
 from test_reduce import ARGMIN, reproducer  # noqa: E402
 

@@ -12,7 +12,7 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from eqrewrite.oracle.core.compare import (  # noqa: E402 - torch must be importable first
+from eqrewrite.oracle.judging.compare import (  # noqa: E402 - torch must be importable first
     DEFAULT_TOLERANCES,
     CompareOptions,
     Tolerance,
@@ -522,7 +522,7 @@ def test_only_floating_differences_could_be_rounding():
 
 
 def test_differences_carry_keys_that_fetch_the_same_value_elsewhere():
-    from eqrewrite.oracle.core.compare import MISSING, fetch
+    from eqrewrite.oracle.judging.compare import MISSING, fetch
 
     expected = {"a": [torch.zeros(2), (1, torch.ones(3))]}
     actual = {"a": [torch.zeros(2), (1, torch.full((3,), 2.0))]}
@@ -588,11 +588,11 @@ def test_a_reproducer_vendors_the_oracle_core_verbatim_and_self_contained(tmp_pa
     import ast
     from pathlib import Path
 
-    from eqrewrite.oracle.core import compare as source
-    from eqrewrite.oracle.core.protocol import RunRequest, Variant
-    from eqrewrite.oracle.core.settings import CompileSettings, Target, TargetForm
     from eqrewrite.oracle.formats import VENDORED
-    from eqrewrite.oracle.running.repro import write_reproducer
+    from eqrewrite.oracle.harness.repro import write_reproducer
+    from eqrewrite.oracle.judging import compare as source
+    from eqrewrite.oracle.judging.protocol import RunRequest, Variant
+    from eqrewrite.oracle.judging.settings import CompileSettings, Target, TargetForm
 
     request = RunRequest(Target("m.py::f", "f", TargetForm.FUNCTION, Path("m.py")),
                          CompileSettings(), Variant.EAGER)
@@ -614,7 +614,7 @@ def test_a_reproducer_vendors_the_oracle_core_verbatim_and_self_contained(tmp_pa
 
 
 def test_printed_tensors_compare_without_autograd_node_names():
-    from eqrewrite.oracle.core.observe import Printed
+    from eqrewrite.oracle.judging.observe import Printed
 
     def printed(value):
         with Printed() as capture:
@@ -633,7 +633,7 @@ def test_what_the_compiler_writes_to_stderr_is_not_the_programs_output():
     difference. Writes made by torch.compile's code are diagnostics; the program's stay."""
     from pathlib import Path
 
-    from eqrewrite.oracle.core.observe import Printed
+    from eqrewrite.oracle.judging.observe import Printed
 
     inductor = Path(torch.__file__).parent / "_inductor" / "select_algorithm.py"
     stats = compile('import sys\nsys.stderr.write("Autotune Choices Stats:\\n{}\\n")\n',
@@ -649,7 +649,7 @@ def test_an_output_autograd_refuses_to_use_is_the_programs_backward_error():
     """A view returned by ``unbind`` whose base was then modified in place cannot even be
     multiplied in grad mode: the gradient step records that as the backward's error (it
     used to raise out of the oracle and turn a valid program into an "eager crash")."""
-    from eqrewrite.oracle.core.observe import gradients
+    from eqrewrite.oracle.judging.observe import gradients
 
     x = torch.randn(3, 4, requires_grad=True)
     base = x.sin()

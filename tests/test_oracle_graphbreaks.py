@@ -14,7 +14,7 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from eqrewrite.oracle.core.graphbreaks import (  # noqa: E402  (after the importorskip guard)
+from eqrewrite.oracle.judging.graphbreaks import (  # noqa: E402  (after the importorskip guard)
     BreakReport,
     _graph_break_loggers,
     classify,

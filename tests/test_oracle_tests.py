@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from eqrewrite.oracle.running.testsuite import (
+from eqrewrite.oracle.harness.testsuite import (
     SuiteError,
     _matches,
     changed_lines,

@@ -1,6 +1,6 @@
 """No untyped dictionary crosses a package boundary of the oracle.
 
-The oracle's packages are its folders (``core``, ``running``, ``campaign``, ...) and its
+The oracle's packages are its folders (``judging``, ``harness``, ``campaign``, ...) and its
 top-level modules (``api``, ``plugin``, ``formats``, ...). What one package hands another
 goes through the public functions and methods (no leading underscore, in public classes) of
 the modules that the other imports: their annotations, parameters and return, must name a
@@ -38,11 +38,11 @@ KNOWN_UNTYPED: dict[str, str] = {
     "api.configured: config": _TOML,
     "api.validate_trees: config": _TOML,
     "cli.validate: config": _TOML,
-    "auditing.audit.DynamicAuditStep.prepare: flags": _FLAGS,
-    "auditing.audit.DynamicAuditStep.finish: flags": _FLAGS,
+    "dynamicaudit.audit.DynamicAuditStep.prepare: flags": _FLAGS,
+    "dynamicaudit.audit.DynamicAuditStep.finish: flags": _FLAGS,
     "cli.validate_rewrite: flags": _FLAGS,
     # The keyword arguments of the user's callable, handed to fn(**kwargs) as they are.
-    "core.graphbreaks.count_graph_breaks: kwargs": "any callable's keyword arguments",
+    "judging.graphbreaks.count_graph_breaks: kwargs": "any callable's keyword arguments",
 }
 
 

@@ -20,9 +20,9 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from eqrewrite.oracle.core.judge import Verdict  # noqa: E402
-from eqrewrite.oracle.core.settings import CompileSettings  # noqa: E402
-from eqrewrite.oracle.running.targets import find_target  # noqa: E402
+from eqrewrite.oracle.harness.targets import find_target  # noqa: E402
+from eqrewrite.oracle.judging.judge import Verdict  # noqa: E402
+from eqrewrite.oracle.judging.settings import CompileSettings  # noqa: E402
 from oracle_support import eager_harness, write_targets  # noqa: E402
 
 BACKENDS = '''
@@ -571,7 +571,7 @@ def test_reproducers_never_land_in_the_current_folder(tree, tmp_path):
 
 
 def test_findings_state_their_evidence_and_confirmed_bugs_come_first(harness, tree):
-    from eqrewrite.oracle.running.report import confidence, ordered
+    from eqrewrite.oracle.harness.report import confidence, ordered
 
     confirmed = judge(harness, tree, "argmin.py", "exact_off_by_one")
     noise = judge(harness, tree, "fp16_overflow.py", "upcast")
@@ -590,9 +590,9 @@ def _decide_with(emulated_output: torch.Tensor | None, backend: str = "inductor"
     Returns the verdict, the evidence and the requests made."""
     from dataclasses import replace as with_changes
 
-    from eqrewrite.oracle.core import compare as cmp
-    from eqrewrite.oracle.core.judge import decide, differ
-    from eqrewrite.oracle.core.protocol import RunRequest, RunResult, Variant
+    from eqrewrite.oracle.judging import compare as cmp
+    from eqrewrite.oracle.judging.judge import decide, differ
+    from eqrewrite.oracle.judging.protocol import RunRequest, RunResult, Variant
 
     def observed(*values: float) -> dict:
         return {"output": torch.tensor(values, dtype=torch.bfloat16)}
@@ -622,7 +622,7 @@ def test_a_difference_rounding_like_eager_removes_is_numerics():
     (eager's rounding) the value agrees with eager: numerical noise, and the evidence says
     why. The same difference that emulation does not remove stays a compiler bug, and a
     backend other than Inductor is not asked (the switch is Inductor's)."""
-    from eqrewrite.oracle.core.protocol import Variant
+    from eqrewrite.oracle.judging.protocol import Variant
 
     verdict, evidence, made = _decide_with(torch.tensor([1.0, 25.25], dtype=torch.bfloat16))
     assert verdict is Verdict.NUMERICAL_NOISE and evidence.excused_by == "precision casts"
@@ -687,9 +687,9 @@ def _decide_jump(eager_values, compiled_values, reference_values, *, nudged=None
     default: the same values) as given, the perturbed eager runs ``perturbed`` (default: they
     move as far as compiled, as near an integer boundary they do). Returns the verdict, the
     evidence and the variants run."""
-    from eqrewrite.oracle.core import compare as cmp
-    from eqrewrite.oracle.core.judge import decide, differ
-    from eqrewrite.oracle.core.protocol import RunRequest, RunResult, Variant
+    from eqrewrite.oracle.judging import compare as cmp
+    from eqrewrite.oracle.judging.judge import decide, differ
+    from eqrewrite.oracle.judging.protocol import RunRequest, RunResult, Variant
 
     def result(values, dtype=torch.float32, **extra):
         return RunResult({"output": torch.tensor(values, dtype=dtype)}, **extra)
@@ -720,7 +720,7 @@ def test_integer_jumps_on_recorded_outputs():
     """The rule on recorded outputs (pytorch#197895's values: eager 9, 4, 29, 2; compiled
     10, 5, 30, 3): a compiler bug when the steady reference equals eager, with no perturbed
     runs needed; noise otherwise, whatever side the perturbed runs take."""
-    from eqrewrite.oracle.core.protocol import Variant
+    from eqrewrite.oracle.judging.protocol import Variant
 
     eager, compiled = [9.0, 4.0, 29.0, 2.0, 3.0], [10.0, 5.0, 30.0, 3.0, 3.0]
     verdict, evidence, made = _decide_jump(eager, compiled, eager)
@@ -759,7 +759,7 @@ def test_integer_jumps_on_recorded_outputs():
 
 
 def test_the_reference_records_what_the_program_calls():
-    from eqrewrite.oracle.core.reference import float64_reference
+    from eqrewrite.oracle.judging.reference import float64_reference
 
     a, b = torch.tensor([1.0, 2.0]), torch.tensor([0.1, 0.3])
     with float64_reference() as mode:

@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from eqrewrite.rewriter.api import load_pack
-from eqrewrite.rewriter.reporting.docs import TABLES
+from eqrewrite.rewriter.rulebook.docs import TABLES
 
 PAGE = Path(__file__).parent.parent / TABLES["graphbreaks"]
 

@@ -22,15 +22,15 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from eqrewrite.oracle.core.compare import CompareOptions  # noqa: E402
-from eqrewrite.oracle.core.protocol import RunRequest, Variant  # noqa: E402
-from eqrewrite.oracle.core.settings import CompileSettings, Target, TargetForm  # noqa: E402
+from eqrewrite.oracle.harness.repro import write_reproducer  # noqa: E402
+from eqrewrite.oracle.judging.compare import CompareOptions  # noqa: E402
+from eqrewrite.oracle.judging.protocol import RunRequest, Variant  # noqa: E402
+from eqrewrite.oracle.judging.settings import CompileSettings, Target, TargetForm  # noqa: E402
 from eqrewrite.oracle.minimising import candidates as rp  # noqa: E402
 from eqrewrite.oracle.minimising.passes import ddmin, setting_candidates  # noqa: E402
 from eqrewrite.oracle.minimising.reduce import Budget, reduce_folder  # noqa: E402
 from eqrewrite.oracle.minimising.signature import Signature  # noqa: E402
 from eqrewrite.oracle.minimising.standalone import PROGRAM  # noqa: E402
-from eqrewrite.oracle.running.repro import write_reproducer  # noqa: E402
 from test_oracle_verdicts import BACKENDS as FAULTS  # noqa: E402
 
 # The oracle's fault-injecting backends, and one that plants two faults at once.
@@ -447,7 +447,7 @@ def test_parallel_reduction_reduces_the_same_program_as_serial(tmp_path, monkeyp
 def _judged_with_forward_screen(tmp_path: Path, monkeypatch, refuse: bool) -> list[str]:
     """``replay.judge`` of TWO_OUTPUTS under ``off_by_one_and_nan`` with a ``wanted_forward``
     that refuses (or accepts) everything; the variants whose backward ran, in order."""
-    from eqrewrite.oracle.core import observe, replay, worker
+    from eqrewrite.oracle.judging import observe, replay, worker
 
     (tmp_path / "planted.py").write_text(BACKENDS)
     monkeypatch.syspath_prepend(str(tmp_path))

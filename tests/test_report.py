@@ -25,17 +25,17 @@ import pytest
 torch = pytest.importorskip("torch")
 
 from click.testing import CliRunner  # noqa: E402
-from eqrewrite.oracle.formats import Recipe  # noqa: E402
-from eqrewrite.oracle.minimising.standalone import checks, minimal_script  # noqa: E402
-from eqrewrite.oracle.reporting import finding as findings  # noqa: E402
-from eqrewrite.oracle.reporting.cli import report_command  # noqa: E402
-from eqrewrite.oracle.reporting.issue import Options, build  # noqa: E402
-from eqrewrite.oracle.reporting.runs import (  # noqa: E402
+from eqrewrite.oracle.bugreport import finding as findings  # noqa: E402
+from eqrewrite.oracle.bugreport.cli import report_command  # noqa: E402
+from eqrewrite.oracle.bugreport.issue import Options, build  # noqa: E402
+from eqrewrite.oracle.bugreport.runs import (  # noqa: E402
     Completed,
     classify,
     last_line,
     relevant_env,
 )
+from eqrewrite.oracle.formats import Recipe  # noqa: E402
+from eqrewrite.oracle.minimising.standalone import checks, minimal_script  # noqa: E402
 from test_oracle_verdicts import BACKENDS  # noqa: E402
 
 QUICK = (("eager", None), ("aot_eager", None))  # the ablation's rows without Inductor

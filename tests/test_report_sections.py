@@ -15,10 +15,10 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
+from eqrewrite.oracle.bugreport import sections, upstream, values
+from eqrewrite.oracle.bugreport.finding import Finding, category, difference_phrase
+from eqrewrite.oracle.bugreport.runs import Completed, Outcome, Row
 from eqrewrite.oracle.campaign import known
-from eqrewrite.oracle.reporting import sections, upstream, values
-from eqrewrite.oracle.reporting.finding import Finding, category, difference_phrase
-from eqrewrite.oracle.reporting.runs import Completed, Outcome, Row
 
 TARGET = {"form": "function", "attribute": "program", "inputs": "get_inputs",
           "has_init_inputs": False}

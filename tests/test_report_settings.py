@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 
-from eqrewrite.oracle.reporting.finding import load
+from eqrewrite.oracle.bugreport.finding import load
 
 PROGRAM = "import torch\n\n\ndef program(x):\n    return x.sin()\n\n\ndef get_inputs():\n" \
           "    return [torch.ones(2)]\n"

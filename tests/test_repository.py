@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 from eqrewrite.rewriter.matching.rules import load_pack, packaged_packs
-from eqrewrite.rewriter.reporting.examples import check_pack, count_examples
+from eqrewrite.rewriter.rulebook.examples import check_pack, count_examples
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -80,9 +80,9 @@ def test_oracle_uses_only_the_rewriters_public_api():
 # results. The engine (rules, matching, inference, kinds, application) and the support
 # modules below it (sources, files, workers, cache) reach none of them.
 ABOVE_THE_ENGINE = tuple(f"eqrewrite.rewriter.{name}" for name in (
-    "cli", "__main__", "audit", "running.runner", "reporting.report", "api", "plugins",
+    "cli", "__main__", "audit", "running.runner", "running.report", "api", "plugins",
     "running.results", "workspace.worklist", "workspace.discovery", "workspace.config",
-    "reporting.docs", "running.progress", "running.formatting", "hook"))
+    "rulebook.docs", "running.progress", "running.formatting", "hook"))
 
 
 def _within(name: str, modules: tuple[str, ...]) -> bool:

@@ -17,9 +17,9 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from eqrewrite.oracle.core.judge import EXCUSED, Verdict  # noqa: E402
-from eqrewrite.oracle.core.semantics import RULES, SemanticsMode  # noqa: E402
-from eqrewrite.oracle.running.targets import find_target  # noqa: E402
+from eqrewrite.oracle.harness.targets import find_target  # noqa: E402
+from eqrewrite.oracle.judging.judge import EXCUSED, Verdict  # noqa: E402
+from eqrewrite.oracle.judging.semantics import RULES, SemanticsMode  # noqa: E402
 from oracle_support import eager_harness, write_targets  # noqa: E402
 
 
@@ -541,10 +541,10 @@ def test_a_candidate_made_undefined_is_no_longer_the_finding(tmp_path, monkeypat
     """The replay (what a reproducer and every reduction candidate run) triages too: the
     same wrong values after distinct indices are made duplicates get another verdict, so the
     minimiser refuses such a candidate (its verdict must stay the finding's)."""
-    from eqrewrite.oracle.core.compare import CompareOptions
-    from eqrewrite.oracle.core.protocol import RunRequest, Variant
-    from eqrewrite.oracle.core.replay import judge
-    from eqrewrite.oracle.core.settings import CompileSettings
+    from eqrewrite.oracle.judging.compare import CompareOptions
+    from eqrewrite.oracle.judging.protocol import RunRequest, Variant
+    from eqrewrite.oracle.judging.replay import judge
+    from eqrewrite.oracle.judging.settings import CompileSettings
 
     (tmp_path / "ubfaults.py").write_text(FAULTS)
     name = f"candidate_{len(set(index))}.py"  # one module name per case: both import here
@@ -574,7 +574,7 @@ def test_a_reduction_candidate_may_lose_undefined_behaviour_but_never_gain_it():
 
 def test_an_event_and_a_crash_are_matched_by_file_and_line():
     """Events and exceptions name frames alike, with or without a folder."""
-    from eqrewrite.oracle.core.judge import _frame_line
+    from eqrewrite.oracle.judging.judge import _frame_line
 
     assert _frame_line("prog.py:12 in forward") == _frame_line("tree/prog.py:12 in f") == (
         "prog.py", 12)

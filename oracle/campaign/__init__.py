@@ -6,5 +6,5 @@ it and computes its signature, ``known.py`` recognises known issues, ``store.py`
 campaign folder (journal, findings, summary), ``executors.py`` runs seeds locally or on Ray,
 ``runner.py`` is the loop and ``cli.py`` the ``eqrewrite campaign`` command.
 
-May import: core, running, generate, formats, api, options.
+May import: judging, harness, generate, formats, api, options.
 """

@@ -25,7 +25,7 @@ class InProcessWorker:
 
     def __init__(self, roots: dict[str, Path], memory_limit: int | None = None,
                  warm_up: bool = False):
-        from ..core.worker import Session
+        from ..judging.worker import Session
 
         self.session = Session({tree: str(root) for tree, root in roots.items()})
         self.start_seconds = 0.0
@@ -42,8 +42,8 @@ class InProcessWorker:
             self._handle(request)
 
     def _handle(self, request: Any) -> Any:
-        from ..core.protocol import Failure, FailureKind, RunResult
-        from ..core.worker import describe_error
+        from ..judging.protocol import Failure, FailureKind, RunResult
+        from ..judging.worker import describe_error
 
         try:
             return self.session.handle(request)
@@ -56,7 +56,7 @@ def in_process() -> Iterator[None]:
     """Harnesses built inside use ``InProcessWorker`` instead of a worker process."""
     from unittest import mock
 
-    from ..running import harness
+    from ..harness import harness
 
     with mock.patch.object(harness, "Worker", InProcessWorker):
         yield

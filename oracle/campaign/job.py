@@ -27,9 +27,9 @@ from . import outcome
 from .outcome import SeedResult
 
 if TYPE_CHECKING:
-    from ..core.settings import Target
     from ..generate import Program
-    from ..running.harness import TargetReport
+    from ..harness.harness import TargetReport
+    from ..judging.settings import Target
 
 # The harness serves these two folders; each seed replaces the file in them.
 _TREES = ("original", "rewritten")
@@ -63,10 +63,10 @@ class _Job:
     def __init__(self, spec: JobSpec):
         from eqrewrite.rewriter.api import RewriteOptions, load_packs, select_rules
 
-        from ..core.compare import CompareOptions
-        from ..core.settings import CompileSettings
         from ..generate import GenConfig
-        from ..running.harness import Harness, HarnessOptions
+        from ..harness.harness import Harness, HarnessOptions
+        from ..judging.compare import CompareOptions
+        from ..judging.settings import CompileSettings
 
         self.spec = spec
         self.config = GenConfig(**_gen_config(spec.gen))
@@ -213,7 +213,7 @@ def _oracle(job: _Job, program: Program, rewritten: str) -> TargetReport:
 def _judged(job: _Job, program: Program, report: TargetReport) -> SeedResult:
     """Class, signature parts, the oracle's record and (for compiled findings) the request
     a reproducer replays."""
-    from ..running import report as oracle_report
+    from ..harness import report as oracle_report
 
     settings = report.settings
     if settings is None:  # ``Harness.validate`` always sets it
@@ -245,8 +245,8 @@ def _judged(job: _Job, program: Program, report: TargetReport) -> SeedResult:
                                if f.verdict is report.verdict and f.evidence), "")
     if (outcome_class in (outcome.COMPILER_BUG, outcome.COMPILE_CRASH)
             and report.reference is not None):
-        from ..core.protocol import RunRequest, Variant
-        from ..running.harness import SEED
+        from ..harness.harness import SEED
+        from ..judging.protocol import RunRequest, Variant
 
         # The request the harness judged (same seed, weights, settings): the reproducer's.
         result["request"] = RunRequest(_target_of(job, program), settings,
@@ -259,7 +259,7 @@ def _judged(job: _Job, program: Program, report: TargetReport) -> SeedResult:
 
 def _target_of(job: _Job, program: Program) -> Target:
     """The program's target in the original work folder (the generator always writes one)."""
-    from ..running.targets import find_target
+    from ..harness.targets import find_target
 
     target = find_target(job.folder / "original", job.folder / "original" / program.filename)
     if target is None:

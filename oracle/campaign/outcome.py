@@ -19,9 +19,9 @@ from typing import TYPE_CHECKING, TypedDict
 from ..formats import OracleFindingRecord, OracleRecord
 
 if TYPE_CHECKING:
-    from ..core.compare import CompareOptions
-    from ..core.protocol import RunRequest
     from ..generate.table import OpTable
+    from ..judging.compare import CompareOptions
+    from ..judging.protocol import RunRequest
 
 # One seed's result (``job.run_seed``): pickled from the job process to the runner, which
 # adds the signature and what it learnt; the journal keeps its JSON-ready keys (``store.

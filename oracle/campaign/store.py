@@ -148,7 +148,7 @@ def write_finding(out: Path, result: SeedResult, context: CampaignContext) -> Pa
 def _reproducer(building: Path, final: Path, result: SeedResult) -> str:
     """The oracle's reproducer folder, replaying the program kept in ``tree/`` (its path as
     it will be once the folder is renamed into place)."""
-    from ..running.repro import FAILING_VERDICTS, write_reproducer
+    from ..harness.repro import FAILING_VERDICTS, write_reproducer
 
     tree = building / formats.TREE
     tree.mkdir()

@@ -11,9 +11,10 @@ Operations come from the op table (``ops.yaml``, loaded by ``table.py``): data, 
 op. Statements are chosen and executed one at a time (``builder.py``), so shapes, dtypes
 and aliasing are read from real tensors; ``features.py`` adds in-place and aliasing writes,
 layout chains, control flow and Python constructs; ``inputs.py`` picks dtypes, layouts and
-boundary values. ``stats.py`` summarises a batch (validity, op coverage).
+boundary values. ``stats.py`` summarises a batch (validity, op coverage). ``cli.py`` is
+``eqrewrite gen``: argument parsing and one call of the oracle's API.
 
-May import: core.
+May import: judging, api, options.
 """
 
 from .program import GenConfig, GenerationError, Program, generate

@@ -19,8 +19,8 @@ from typing import Any
 
 import torch
 
-from ..core.compare import CompareOptions, compare
-from ..core.observe import Printed, gradients, module_state, settle, to_plain, track_input_grads
+from ..judging.compare import CompareOptions, compare
+from ..judging.observe import Printed, gradients, module_state, settle, to_plain, track_input_grads
 
 RUN_SEED = 0  # the oracle's default seed
 

@@ -7,8 +7,8 @@ screens first), ``signature.py`` (what keeps a finding the same; the tally),
 ``minimal.py``, their verification), ``candidates/`` (the candidates, text to text with
 libcst, no torch: one module per concern),
 ``reduceworker.py`` (the checking process: run as a script with the reproducer's own copy
-of the core, it imports nothing of eqrewrite), ``standalone.py`` (the text of
-``minimal.py``), ``reducecli.py`` (the command).
+of the judging core, it imports nothing of eqrewrite), ``standalone.py`` (the text of
+``minimal.py``), ``cli.py`` (the command).
 
 May import: campaign, formats, api.
 """

@@ -114,7 +114,7 @@ def summary_digest(value: Plain) -> str:
 # -- summarising files -------------------------------------------------------------------
 
 @dataclass(frozen=True)
-class Record:
+class IndexEntry:
     """What the index knows of one file."""
 
     stamp: Stamp
@@ -128,7 +128,7 @@ class Summarized:
     the one already recorded (``same``)."""
 
     path: str
-    record: Record | None  # None: unreadable (never recorded)
+    record: IndexEntry | None  # None: unreadable (never recorded)
     body: Plain | None = None
     same: bool = False
 
@@ -149,13 +149,13 @@ def summarize_file(task: tuple[str, str, str | None]) -> Summarized:
         return Summarized(path, None)
     sha = digest(data)
     if sha == known:
-        return Summarized(path, Record(stamp_of(stat, sha), name, None), same=True)
+        return Summarized(path, IndexEntry(stamp_of(stat, sha), name, None), same=True)
     try:
         summary = summarize(path, read_text(data), name)
     except UnicodeDecodeError:
         summary = None
     body = None if summary is None else plain(summary)
-    return Summarized(path, Record(stamp_of(stat, sha), name,
+    return Summarized(path, IndexEntry(stamp_of(stat, sha), name,
                                    None if body is None else summary_digest(body)), body)
 
 
@@ -205,7 +205,7 @@ class SummaryStore:
     def __init__(self, folder: Path | None):
         """The store in ``folder``; None: in memory only (``--no-cache``)."""
         self.folder = folder
-        self.records: dict[str, Record] = {}
+        self.records: dict[str, IndexEntry] = {}
         self.solved: tuple[str, dict[str, list[str]]] | None = None
         self.summarised: list[str] = []  # paths summarised by the last ``traced`` (tests)
         self._load_index()
@@ -223,7 +223,7 @@ class SummaryStore:
             return
         try:
             for path, (mtime, size, sha, name, summary) in loaded["files"].items():
-                self.records[path] = Record((int(mtime), int(size), str(sha)), str(name),
+                self.records[path] = IndexEntry((int(mtime), int(size), str(sha)), str(name),
                                             None if summary is None else str(summary))
             key, traced = loaded["traced"] or (None, None)
             if isinstance(key, str) and isinstance(traced, dict):
@@ -285,13 +285,13 @@ class SummaryStore:
             del self.records[path]
 
     def _take(self, answer: Summarized, fresh: dict[str, Plain]) -> None:
-        """Record a worker's answer."""
+        """IndexEntry a worker's answer."""
         if answer.record is None:
             self.records.pop(answer.path, None)
             return
         record = answer.record
         if answer.same:  # only the stamp changed
-            record = Record(record.stamp, record.name, self.records[answer.path].summary)
+            record = IndexEntry(record.stamp, record.name, self.records[answer.path].summary)
         else:
             self.summarised.append(answer.path)
             if answer.body is not None:
@@ -355,7 +355,7 @@ class SummaryStore:
         save_json(self.folder, self.index_path, {"files": files, "traced": self.solved})
 
 
-def _stat_matches(path: str, record: Record) -> bool:
+def _stat_matches(path: str, record: IndexEntry) -> bool:
     try:
         return stat_matches(record.stamp, os.stat(path))
     except OSError:

@@ -5,5 +5,5 @@ run), ``pool.py`` (warm worker processes: submit, receive, timeouts, crashes),
 (reproducer folders for findings), ``report.py`` (verdicts as a table or one JSON document),
 ``testsuite.py`` (``--oracle-tests``: the project's own pytest suite as the oracle).
 
-May import: core, formats.
+May import: judging, formats.
 """

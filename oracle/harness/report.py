@@ -14,9 +14,9 @@ from dataclasses import asdict, is_dataclass
 from enum import Enum
 from typing import Any
 
-from ..core.judge import Verdict
-from ..core.settings import CompileSettings
 from ..formats import OracleDocument
+from ..judging.judge import Verdict
+from ..judging.settings import CompileSettings
 from .harness import TargetReport
 
 # How sure a compiler-bug verdict is, best first (see ``confidence``).

@@ -1,7 +1,7 @@
 """Neutral stand-ins for user objects in results, so the parent never imports user code.
 
 Workers turn dataclasses, named tuples and dict subclasses (such as Hugging Face's
-``ModelOutput``) into ``Record``s, and any other object into an ``Opaque``; both
+``ModelOutput``) into ``Structured``s, and any other object into an ``Opaque``; both
 are dataclasses, which ``compare.py`` compares field by field.
 """
 
@@ -14,7 +14,7 @@ _ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+")
 
 
 @dataclass
-class Record:
+class Structured:
     """A structured object: its type's qualified name and its fields, in order."""
 
     type: str

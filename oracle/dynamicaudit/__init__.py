@@ -2,5 +2,5 @@
 ``audit.py`` (the step: the trees, the targets, the workers), ``probe.py`` (one target
 measured inside a worker), ``auditrecord.py`` (the report's ``dynamic`` section).
 
-May import: core, running, api.
+May import: judging, harness, api.
 """

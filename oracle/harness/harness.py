@@ -19,15 +19,15 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..core import compare as cmp
-from ..core import judge
-from ..core.judge import Verdict, decide, differ
-from ..core.protocol import RunRequest, RunResult, Variant
-from ..core.settings import CompileSettings, Target
+from ..judging import compare as cmp
+from ..judging import judge
+from ..judging.judge import Verdict, decide, differ
+from ..judging.protocol import RunRequest, RunResult, Variant
+from ..judging.settings import CompileSettings, Target
 from .pool import DEFAULT_MEMORY_LIMIT, DEFAULT_TIMEOUT, Worker
 
 if TYPE_CHECKING:  # annotations only: graphbreaks loads Dynamo, rollback the rewriter
-    from ..core.graphbreaks import BreakReport
+    from ..judging.graphbreaks import BreakReport
     from .rollback import Reverted
 
 SEED = 0

@@ -13,8 +13,8 @@ from pathlib import Path
 
 import click
 
-from .api import OracleError, generate
-from .options import (
+from ..api import OracleError, generate
+from ..options import (
     compile_settings_option,
     parse_ops,
     parse_range,

@@ -2,10 +2,10 @@
 
 Runs happen in worker processes; the parent never imports user code, so everything a run
 returns is converted here: tensors (detached copies), builtins and containers as they are,
-dataclasses, named tuples and dict subclasses as ``Record``s, iterators as a ``Record`` of
-what they yielded and returned, anything else as an ``Opaque`` (type and repr). Besides the
-return value a run observes what it printed and warned, the module-level state of the
-target's own module, and gradients.
+dataclasses, named tuples and dict subclasses as ``Structured`` records, iterators as a
+``Structured`` of what they yielded and returned, anything else as an ``Opaque`` (type and
+repr). Besides the return value a run observes what it printed and warned, the
+module-level state of the target's own module, and gradients.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from typing import Any, TextIO, TypedDict
 
 import torch
 
-from .records import Opaque, Record
+from .records import Opaque, Structured
 
 GRAD_PROJECTION_SEED = 1234
 
@@ -33,7 +33,7 @@ _Tracer = Callable[[types.FrameType, str, Any], Any]
 
 def settle(obj: Any) -> Any:
     """``obj`` with every iterator in it (generators, ``map``, ``zip``, …) run to its end and
-    replaced by a ``Record`` of its type, what it yielded and what it returned (a
+    replaced by a ``Structured`` of its type, what it yielded and what it returned (a
     generator's ``return`` value, carried by ``StopIteration.value``): a compiled run that
     returns a ``tuple_iterator`` where eager returns a generator differs. Tensors stay live
     (gradients flow through them). Draining runs user code, so it happens inside the run."""
@@ -46,7 +46,7 @@ def settle(obj: Any) -> Any:
                 yielded.append(settle(next(obj)))
         except StopIteration as stop:
             returned = settle(stop.value)
-        return Record(type_name(obj), {"yielded": yielded, "returned": returned})
+        return Structured(type_name(obj), {"yielded": yielded, "returned": returned})
     if type(obj) is list:
         return [settle(item) for item in obj]
     if type(obj) is tuple:
@@ -62,8 +62,8 @@ def to_plain(obj: Any, leaf: Callable[[torch.Tensor], Any] | None = None) -> Any
     with something else at the tensors: ``semantics.py``'s taint marks)."""
     if isinstance(obj, torch.Tensor):
         return obj.detach().clone() if leaf is None else leaf(obj)
-    if isinstance(obj, Record):
-        return Record(obj.type, to_plain(obj.fields, leaf))
+    if isinstance(obj, Structured):
+        return Structured(obj.type, to_plain(obj.fields, leaf))
     if obj is None or isinstance(obj, bool | int | float | complex | str | bytes):
         return obj
     if isinstance(obj, torch.dtype | torch.device | torch.Size):
@@ -71,14 +71,14 @@ def to_plain(obj: Any, leaf: Callable[[torch.Tensor], Any] | None = None) -> Any
     if isinstance(obj, dict):
         items = {key if isinstance(key, str | int) else repr(key): to_plain(v, leaf)
                  for key, v in obj.items()}
-        return items if type(obj) is dict else Record(type_name(obj), items)
+        return items if type(obj) is dict else Structured(type_name(obj), items)
     if isinstance(obj, tuple) and hasattr(obj, "_fields"):
-        return Record(type_name(obj), {f: to_plain(getattr(obj, f), leaf) for f in obj._fields})
+        return Structured(type_name(obj), {f: to_plain(getattr(obj, f), leaf) for f in obj._fields})
     if isinstance(obj, list | tuple):
         converted = [to_plain(v, leaf) for v in obj]
         return converted if type(obj) is list else tuple(converted)
     if is_dataclass(obj) and not isinstance(obj, type):
-        return Record(type_name(obj), {f.name: to_plain(getattr(obj, f.name), leaf)
+        return Structured(type_name(obj), {f.name: to_plain(getattr(obj, f.name), leaf)
                                        for f in fields(obj)})
     return Opaque(type_name(obj), repr(obj)[:500])
 

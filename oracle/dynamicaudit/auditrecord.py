@@ -15,16 +15,16 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, TypedDict
 
-from ..core import compare as cmp
-from ..core.graphbreaks import registry
-from ..core.judge import differ
-from ..core.settings import CompileSettings, Target
+from ..judging import compare as cmp
+from ..judging.graphbreaks import registry
+from ..judging.judge import differ
+from ..judging.settings import CompileSettings, Target
 
 if TYPE_CHECKING:
     from eqrewrite.rewriter.plugins import AuditRun
 
-    from ..core.graphbreaks import BreakReason, BreakReport
-    from ..core.protocol import RunResult
+    from ..judging.graphbreaks import BreakReason, BreakReport
+    from ..judging.protocol import RunResult
     from .probe import ProbeResult
 
 # Each target's measurements (``DynamicAudit._measure``): "target", "settings", the probe of
@@ -53,7 +53,7 @@ _PRINTED = "result['printed']"
 Opcode = tuple[str, int, int, int, int]
 
 
-class DynamicAudit(Protocol):
+class AuditView(Protocol):
     """What the record reads of the audit (``audit.DynamicAudit``, which imports this
     module when it runs)."""
 
@@ -65,7 +65,7 @@ class DynamicAudit(Protocol):
     switches: dict[str, object]
 
 
-def record(audit: DynamicAudit, targets: list[Target], measured: list[Measured],
+def record(audit: AuditView, targets: list[Target], measured: list[Measured],
            problems: list[str], settings: CompileSettings, rewritten: bool) -> DynamicRecord:
     """The ``dynamic`` section for ``audit``."""
     import torch
@@ -89,7 +89,7 @@ class _Labels:
     """Frames ("abs/path.py:LINE") as report locations relative to the project root; a
     frame in the rewritten copy is named by its original file, marked ``rewritten``."""
 
-    def __init__(self, audit: DynamicAudit):
+    def __init__(self, audit: AuditView):
         self.root, self.tree, self.copy = audit.audit.root.resolve(), audit.tree, audit.copy
         self.line_maps = audit.line_maps
 
@@ -211,7 +211,7 @@ def _counts(probe: ProbeResult) -> dict[str, Any]:
             "fullgraph": probe.fullgraph_ok}
 
 
-def _before_after(audit: DynamicAudit, measured: list[Measured],
+def _before_after(audit: AuditView, measured: list[Measured],
                   labels: _Labels) -> dict[str, Any]:
     rows = []
     for found in measured:

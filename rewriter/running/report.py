@@ -9,7 +9,7 @@ from typing import Any
 
 from .. import __version__
 from ..matching.rules import Rule
-from ..running.results import EditRecord, FileResult, Mode, Status
+from .results import EditRecord, FileResult, Mode, Status
 
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 

@@ -38,12 +38,12 @@ import click
 from eqrewrite.rewriter.api import WHAT_IF_SWITCHES, DynamoSwitches, SwitchError
 from eqrewrite.rewriter.plugins import AuditRun, StepResult
 
-from ..core.settings import CompileSettings, Target, TargetError
+from ..judging.settings import CompileSettings, Target, TargetError
 
 if TYPE_CHECKING:  # imported when the audit runs, not when its options are registered
     from rich.progress import Progress, TaskID
 
-    from ..running.pool import Worker
+    from ..harness.pool import Worker
     from .auditrecord import DynamicRecord, Opcode
     from .probe import ProbeRequest, ProbeResult
 
@@ -108,7 +108,7 @@ class DynamicAudit:
         from eqrewrite.rewriter.api import load_config
 
         from ..api import check_switches, configured
-        from ..running.targets import discover_targets, factory_targets
+        from ..harness.targets import discover_targets, factory_targets
 
         config = load_config(self.audit.root).oracle
         from_config, run_config = configured(config)
@@ -190,7 +190,7 @@ class DynamicAudit:
 
     def _measure_all(self, targets: list[Target], settings: CompileSettings,
                      rewritten: Path | None) -> list[dict[str, Any]]:
-        from ..running.pool import Worker
+        from ..harness.pool import Worker
 
         jobs = max(1, min(int(self.flags.get("audit_parallel") or 1), len(targets)))
         roots = {"original": self.tree}
@@ -218,7 +218,7 @@ class DynamicAudit:
                 worker.close()
 
     def _probe(self, worker: Worker, request: ProbeRequest) -> ProbeResult:
-        from ..core.protocol import RunResult
+        from ..judging.protocol import RunResult
         from .probe import ProbeResult
 
         # A probe is several runs (eager, compiled, input sets, fullgraph, timing).

@@ -16,9 +16,9 @@ import re
 from pathlib import Path
 
 from .. import formats
-from ..core import compare as cmp
-from ..core.protocol import RunRequest
-from ..core.settings import CompileSettings, Target
+from ..judging import compare as cmp
+from ..judging.protocol import RunRequest
+from ..judging.settings import CompileSettings, Target
 
 _TEMPLATE = '''\
 """Reproducer written by eqrewrite's oracle for {name}.

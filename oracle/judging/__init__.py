@@ -1,4 +1,4 @@
-"""The oracle core: build, run, observe and judge one target, in a worker process or in a
+"""The judging core: build, run, observe and judge one target, in a worker process or in a
 reproducer. ``settings.py`` (what a target is, its compile settings), ``protocol.py`` (the
 typed messages), ``worker.py`` (the worker process and its ``Session``), ``observe.py`` and
 ``records.py`` (what a run makes observable, as plain values), ``reference.py`` (the float64
@@ -6,7 +6,7 @@ reference, perturbed inputs), ``compare.py`` (the one structured comparison), ``
 (verdicts and the noise triage), ``graphbreaks.py`` (breaks counted), ``replay.py`` (the
 in-process replay a reproducer runs).
 
-Imports torch, and of eqrewrite only its own modules, relatively: ``running/repro.py`` copies
+Imports torch, and of eqrewrite only its own modules, relatively: ``harness/repro.py`` copies
 this folder's modules verbatim into every reproducer (``_eqrewrite_oracle/``) and
 ``minimising/reduce.py`` vendors them into reduced ones, so it stays one flat package.
 

@@ -52,7 +52,7 @@ payload is not compared at all unless ``--strict``/``--bitwise`` asks for it
 (``compare.py``; IEEE 754 leaves it unspecified).
 
 Imports torch and nothing else of eqrewrite but ``compare`` (the keys of a value's place):
-it is vendored into every reproducer with the rest of ``core/``.
+it is vendored into every reproducer with the rest of ``judging/``.
 """
 
 from __future__ import annotations

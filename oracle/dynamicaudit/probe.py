@@ -29,9 +29,9 @@ from dataclasses import dataclass, replace
 from types import ModuleType
 from typing import Any
 
-from ..core.protocol import Failure, RunRequest, RunResult, Variant
-from ..core.settings import CompileSettings, Target
-from ..core.worker import Built, Session, _call, _configured, compiled
+from ..judging.protocol import Failure, RunRequest, RunResult, Variant
+from ..judging.settings import CompileSettings, Target
+from ..judging.worker import Built, Session, _call, _configured, compiled
 
 # Logger methods Dynamo may drop (Hugging Face adds warning_once/info_once to Logger).
 LOGGER_METHODS = ("debug", "info", "warning", "warn", "error", "critical", "fatal",

@@ -17,8 +17,8 @@ from multiprocessing.process import BaseProcess
 from pathlib import Path
 from typing import Any
 
-from ..core import worker
-from ..core.protocol import Failure, FailureKind, RunResult
+from ..judging import worker
+from ..judging.protocol import Failure, FailureKind, RunResult
 
 DEFAULT_TIMEOUT = 300.0
 DEFAULT_MEMORY_LIMIT = 16 * 1024**3

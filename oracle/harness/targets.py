@@ -18,7 +18,7 @@ from pathlib import Path
 
 from eqrewrite.rewriter.api import module_class_names
 
-from ..core.settings import CompileSettings, Target, TargetError, TargetForm, parse_settings
+from ..judging.settings import CompileSettings, Target, TargetError, TargetForm, parse_settings
 
 _HELPERS = {"get_inputs", "get_init_inputs"}
 _HEADER_RE = re.compile(r"^#\s*eqrewrite-oracle:\s*(.*)$", re.MULTILINE)

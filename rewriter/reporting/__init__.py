@@ -1,7 +1,0 @@
-"""What the command line prints besides rewritten files: ``report.py``, a run's results as
-text, JSON or SARIF; ``docs.py`` (``eqrewrite rules docs``), the README's rule tables,
-``docs/rules.md`` and ``rules/schema.json`` generated from the packs; ``examples.py``
-(``eqrewrite rules test``), every rule's embedded examples rewritten and checked.
-
-May import: syntax, analysis, kinds, matching, rewriting, running.
-"""
