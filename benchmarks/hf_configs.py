@@ -2,9 +2,10 @@
 (pure: no torch, no transformers; configs are the dicts ``to_dict()`` returns).
 
 Width 64, 4 heads, 2 key/value heads, 2 layers, FFN 64, vocabulary 128, 4 experts top-2,
-positions 128, images 64 px, multi-head-latent-attention ranks, special token ids moved below
-the vocabulary, per-layer fields cut with the layers, nested sub-configs alike, and what keeps a
-shrunk config valid (``shrink``'s docstring says each rule).
+positions 128, images 64 px, 8 object queries, multi-head-latent-attention ranks, special
+token ids moved below the vocabulary, per-layer fields cut with the layers, nested
+sub-configs alike, and what keeps a shrunk config valid (``shrink``'s docstring says each
+rule).
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from typing import Any
 import hf_inputs as hfi
 
 WIDTH, HEADS, KV_HEADS, HEAD_DIM, FFN, LAYERS, VOCAB = 64, 4, 2, 16, 64, 2, 128
-POSITIONS, IMAGE, EXPERTS, TOP_K = 128, 64, 4, 2
+POSITIONS, IMAGE, EXPERTS, TOP_K, QUERIES = 128, 64, 4, 2, 8
 
 # Config fields and the value they shrink to (only ever down: a smaller default is kept).
 _CAPS: dict[str, int] = {
@@ -40,6 +41,9 @@ _CAPS: dict[str, int] = {
     **dict.fromkeys(("v_head_dim", "kv_lora_rank", "rotary_dim"), HEAD_DIM),
     "q_lora_rank": 2 * HEAD_DIM,
     "image_size": IMAGE,
+    # Object queries a detector selects with top-k over the encoder's tokens: a tiny image
+    # has fewer tokens than the default 300.
+    "num_queries": QUERIES,
 }
 # Head sizes that are width / heads in the default config: set so that they stay so.
 _HEAD_SIZES = ("head_dim", "d_kv", "kv_channels")
@@ -78,8 +82,8 @@ def _derived_head_size(values: Mapping[str, Any], key: str) -> bool:
 
 
 def shrink(values: Mapping[str, Any], spare: dict[int, int] | None = None,
-           layers: bool = True, mrope: bool = False, widths: set[int] | None = None
-           ) -> dict[str, Any]:
+           layers: bool = True, mrope: bool = False, widths: set[int] | None = None,
+           sizes: bool = True) -> dict[str, Any]:
     """The fields of a config's ``to_dict()`` to change for a tiny model.
 
     Size fields are capped (``_CAPS``), head sizes kept at width / heads where the default has
@@ -94,6 +98,11 @@ def shrink(values: Mapping[str, Any], spare: dict[int, int] | None = None,
     Multi-head attention stays multi-head, and ``*_dim``/``*hidden_size``/``*_groups`` fields
     equal to a width of the config tree (``widths``: a projection's input, a depthwise
     convolution's groups) shrink with it.
+
+    Without ``sizes`` only the layer counts (as above), the vocabulary and its token ids
+    shrink: every width, head and size keeps its default (the builder's last resort, for a
+    family whose code ties sizes in ways these rules miss; the builder first counts the
+    parameters on the meta device, ``hf_families.DEFAULT_SIZED_LIMIT``).
     """
     spare = {} if spare is None else spare
     widths = _widths(values) if widths is None else widths
@@ -110,10 +119,17 @@ def shrink(values: Mapping[str, Any], spare: dict[int, int] | None = None,
                             "depths": [1, 1, 1, 1], "hidden_sizes": [32, 64, 128, 256],
                             "embedding_size": 32}
         elif _is_sub_config(value):
-            changes[key] = {**value, **shrink(value, spare, layers, mrope, widths)}
+            changes[key] = {**value, **shrink(value, spare, layers, mrope, widths, sizes)}
         elif key in _LAYER_KEYS:
             if keep is not None and hfi.is_int(value) and value > keep:
                 changes[key] = keep
+        elif not sizes:
+            if _is_vocabulary(key) and hfi.is_int(value) and value > VOCAB:
+                changes[key] = VOCAB
+            elif key.endswith(_TOKEN_SUFFIXES) and _shrink_token(value, spare) != value:
+                changes[key] = _shrink_token(value, spare)
+            elif key in ("use_timm_backbone", "use_pretrained_backbone") and value is True:
+                changes[key] = False
         elif key in _KV_KEYS and hfi.is_int(value) and value == values.get(
                 "num_attention_heads") and value > HEADS:
             changes[key] = HEADS  # multi-head attention stays so (some configs insist)
@@ -140,7 +156,8 @@ def shrink(values: Mapping[str, Any], spare: dict[int, int] | None = None,
             changes[key] = WIDTH  # a width tied to a model's width (validators check it)
     if keep is not None:
         changes.update(_cut_per_layer(values, keep, changes))
-    changes.update(_mrope(values, mrope, changes.get("head_dim", values.get("head_dim"))))
+    if sizes:
+        changes.update(_mrope(values, mrope, changes.get("head_dim", values.get("head_dim"))))
     return changes
 
 

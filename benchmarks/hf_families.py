@@ -57,17 +57,20 @@ def build_transformers(tf: Any, family: str, variant: str, device: str = "cpu"
     """``(callable, kwargs, notes)`` of one transformers case that runs eagerly on ``device``.
 
     The config is the default one shrunk with its layer count capped, else (hybrid models)
-    kept; the inputs the first candidate that runs (drawn on the CPU, then moved). Raises the
-    first error if nothing runs.
+    kept, else, as a last resort, with only its layers and vocabulary shrunk (its default
+    widths: built only under DEFAULT_SIZED_LIMIT parameters); the inputs the first candidate
+    that runs (drawn on the CPU, then moved). Raises the first error if nothing runs.
     """
     default = tf.AutoConfig.for_model(family).to_dict()
     auto = tf.AutoModelForCausalLM if variant == "decode" else tf.AutoModel
     options = {"experts_implementation": "eager"} if variant == "experts_eager" else {}
     errors = []
-    for layers in (True, False):
+    for layers, sizes in ((True, True), (False, True), (True, False)):
         try:
             config = tf.AutoConfig.for_model(family, **cfg.shrink(
-                default, layers=layers, mrope=_reads(tf, family, "mrope_section")))
+                default, layers=layers, mrope=_reads(tf, family, "mrope_section"), sizes=sizes))
+            if not sizes:
+                _check_default_sized(auto, config, options)
             torch_seed()
             model = auto.from_config(config, **options).eval().to(device)
             for label, make in _tries(model, config, variant):
@@ -77,7 +80,8 @@ def build_transformers(tf: Any, family: str, variant: str, device: str = "cpu"
                                   if variant == "decode" else (model, kwargs))
                     _runs(fn, kwargs)
                     return fn, kwargs, {"layers_capped": layers, "inputs": label,
-                                        "modalities": hfi.modalities_taken(model)}
+                                        "modalities": hfi.modalities_taken(model),
+                                        "sizes": "tiny" if sizes else "default widths"}
                 except hfm.NotApplicable:
                     raise
                 except Exception as error:  # the next candidate input may fit
@@ -87,6 +91,21 @@ def build_transformers(tf: Any, family: str, variant: str, device: str = "cpu"
         except Exception as error:  # the next config may build
             errors.append(error)
     raise errors[0]
+
+
+# Parameters a default-widths model may have (float32: 1 GB), counted on the meta device.
+DEFAULT_SIZED_LIMIT = 250_000_000
+
+
+def _check_default_sized(auto: Any, config: Any, options: dict) -> None:
+    """Raise unless the model ``config`` makes has at most DEFAULT_SIZED_LIMIT parameters."""
+    import torch
+
+    with torch.device("meta"):
+        count = sum(p.numel() for p in auto.from_config(config, **options).parameters())
+    if count > DEFAULT_SIZED_LIMIT:
+        raise ValueError(f"default widths: {count / 1e6:.0f}M parameters, over the "
+                         f"{DEFAULT_SIZED_LIMIT / 1e6:.0f}M a case may build")
 
 
 def _tries(model: Any, config: Any, variant: str) -> list[tuple[str, Callable[[], dict]]]:

@@ -5,6 +5,8 @@ import importlib.util
 import sys
 from pathlib import Path
 
+import pytest
+
 BENCHMARKS = Path(__file__).resolve().parent.parent / "benchmarks"
 
 
@@ -319,6 +321,41 @@ def test_sizes_left_unset_get_the_tiny_values_where_safe():
     # No experts set: None may mean a dense model; nothing is invented.
     assert "num_experts" not in cfg.shrink(dense)
     assert "num_experts_per_tok" not in cfg.shrink(dense)
+
+
+def test_without_sizes_only_layers_vocabulary_and_token_ids_shrink():
+    config = {"hidden_size": 768, "num_attention_heads": 12, "head_dim": 64,
+              "intermediate_size": 3072, "num_hidden_layers": 12, "vocab_size": 30522,
+              "pad_token_id": 30000, "num_queries": 300, "image_size": 224,
+              "use_timm_backbone": True,
+              "vision_config": {"model_type": "fake_vision", "hidden_size": 768,
+                                "num_hidden_layers": 12, "layer_types": ["a"] * 12}}
+    changes = cfg.shrink(config, sizes=False)
+    assert changes["num_hidden_layers"] == cfg.LAYERS and changes["vocab_size"] == cfg.VOCAB
+    assert changes["pad_token_id"] < cfg.VOCAB and changes["use_timm_backbone"] is False
+    for kept in ("hidden_size", "num_attention_heads", "head_dim", "intermediate_size",
+                 "num_queries", "image_size"):
+        assert kept not in changes
+    vision = changes["vision_config"]
+    assert vision["hidden_size"] == 768 and vision["num_hidden_layers"] == cfg.LAYERS
+    assert vision["layer_types"] == ["a"] * cfg.LAYERS
+    # With sizes (the first rungs), a detector's object queries shrink with its image.
+    assert cfg.shrink(config)["num_queries"] == cfg.QUERIES
+
+
+def test_default_widths_are_built_only_under_the_parameter_limit():
+    import torch
+
+    class Auto:
+        @staticmethod
+        def from_config(config, **options):
+            return torch.nn.Linear(config, config)
+
+    fam = gen.fam
+    fam._check_default_sized(Auto, 100, {})  # 10,100 parameters
+    big = int(fam.DEFAULT_SIZED_LIMIT ** 0.5) + 1
+    with pytest.raises(ValueError, match="M parameters, over the"):
+        fam._check_default_sized(Auto, big, {})  # counted on the meta device: no memory
 
 
 def test_the_report_lists_each_kind_of_unmeasured_case_apart_with_its_reason():
