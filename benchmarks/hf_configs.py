@@ -99,8 +99,8 @@ def shrink(values: Mapping[str, Any], spare: dict[int, int] | None = None,
     equal to a width of the config tree (``widths``: a projection's input, a depthwise
     convolution's groups) shrink with it.
 
-    Without ``sizes`` only the layer counts (as above), the vocabulary and its token ids
-    shrink: every width, head and size keeps its default (the builder's last resort, for a
+    Without ``sizes`` only the layer counts (as above), the vocabulary and its token ids and
+    a detector's object queries shrink: every width, head and size keeps its default (the builder's last resort, for a
     family whose code ties sizes in ways these rules miss; the builder first counts the
     parameters on the meta device, ``hf_families.DEFAULT_SIZED_LIMIT``).
     """
@@ -130,6 +130,8 @@ def shrink(values: Mapping[str, Any], spare: dict[int, int] | None = None,
                 changes[key] = _shrink_token(value, spare)
             elif key in ("use_timm_backbone", "use_pretrained_backbone") and value is True:
                 changes[key] = False
+            elif key == "num_queries" and hfi.is_int(value) and value > QUERIES:
+                changes[key] = QUERIES  # outputs, not a width: top-k over a small image
         elif key in _KV_KEYS and hfi.is_int(value) and value == values.get(
                 "num_attention_heads") and value > HEADS:
             changes[key] = HEADS  # multi-head attention stays so (some configs insist)

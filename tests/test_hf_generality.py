@@ -334,12 +334,13 @@ def test_without_sizes_only_layers_vocabulary_and_token_ids_shrink():
     assert changes["num_hidden_layers"] == cfg.LAYERS and changes["vocab_size"] == cfg.VOCAB
     assert changes["pad_token_id"] < cfg.VOCAB and changes["use_timm_backbone"] is False
     for kept in ("hidden_size", "num_attention_heads", "head_dim", "intermediate_size",
-                 "num_queries", "image_size"):
+                 "image_size"):
         assert kept not in changes
+    assert changes["num_queries"] == cfg.QUERIES  # outputs, not a width
     vision = changes["vision_config"]
     assert vision["hidden_size"] == 768 and vision["num_hidden_layers"] == cfg.LAYERS
     assert vision["layer_types"] == ["a"] * cfg.LAYERS
-    # With sizes (the first rungs), a detector's object queries shrink with its image.
+    # With sizes too (the first rungs).
     assert cfg.shrink(config)["num_queries"] == cfg.QUERIES
 
 
