@@ -25,7 +25,7 @@ import pytest
 import torch
 from eqrewrite.oracle.generate import generate
 from eqrewrite.oracle.judging.compare import CompareOptions, compare
-from eqrewrite.rewriter.kinds.equivalence.roundtrip import FUNCTIONS
+from eqrewrite.rewriter.kinds.equivalence.transpose_round_trip import FUNCTIONS
 from eqrewrite.rewriter.matching.rules import load_pack
 from eqrewrite.rewriter.rewriting.engine import (
     RewriteError,

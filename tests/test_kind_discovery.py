@@ -1,4 +1,5 @@
-"""Kinds register themselves: a module in the kinds package is found without a central list."""
+"""Kinds register themselves: a module in the kinds package is found without a central list,
+each shipped one named after its kind; the helpers a kind calls live in a helper file."""
 
 from __future__ import annotations
 
@@ -13,17 +14,12 @@ from eqrewrite.rewriter.rewriting.engine import rewrite_source
 
 from tests.conftest import write_pack
 
-# A kind that turns `x.abs()` into a helper call, with the helper's source beside it.
+# A kind that turns `x.abs()` into a helper call; the helper's code is ABS_HELPER.
 ABS_KIND = '''
 """A kind made for the test."""
 import ast
 
 from eqrewrite.rewriter.kinds import Kind, Proposal
-
-HELPERS = {"_eqrw_test_abs": ("""
-def _eqrw_test_abs(x):
-    return x.abs()
-""", ("_eqrw_compiling",))}
 
 
 class AbsHelper(Kind):
@@ -35,6 +31,18 @@ class AbsHelper(Kind):
             return Proposal("_eqrw_test_abs($x)", {"x": node.func.value},
                             helpers=frozenset({"_eqrw_test_abs"}))
         return None
+'''
+
+# Its helper file, beside the shipped ones: it needs `_eqrw_compiling` because it reads it.
+ABS_HELPER = '''"""The test_abs kind's helper."""
+
+from .shared import _eqrw_compiling
+
+__all__ = ["_eqrw_test_abs"]
+
+
+def _eqrw_test_abs(x):
+    return x.abs() if _eqrw_compiling() else abs(x)
 '''
 
 
@@ -67,10 +75,9 @@ def package(tmp_path, monkeypatch):
 
 
 def test_a_new_kind_module_is_discovered_in_module_then_source_order(package):
-    found, found_helpers = kinds.discover(package)
+    found = kinds.discover(package)
     assert list(found) == ["second", "first", "test_abs"]
     assert found["test_abs"].__module__ == "extra_kinds.zeta"
-    assert list(found_helpers) == ["_eqrw_test_abs"]
 
 
 def test_the_shipped_kinds_are_all_found():
@@ -81,17 +88,11 @@ def test_the_shipped_kinds_are_all_found():
         "interpolate_size", "setitem_copy", "view_reshape", "transpose_round_trip", "tensor_check",
         "attribute_refresh", "fold_tests", "size_tests_last"}
     assert kinds.registry() is kinds.registry()  # discovered once per process
-    # helpers that live beside their kinds join those of helpers.py
-    assert set(kinds.helper_sources()) == {
-        "_eqrw_item", "_eqrw_masked", "_eqrw_truth", "_eqrw_skip", "_eqrw_mask_scatter",
-        "_eqrw_moe_dense", "_eqrw_moe_cheap", "_eqrw_moe_hit", "_eqrw_moe_every",
-        "_eqrw_moe_experts", "_eqrw_moe_route", "_eqrw_moe_all_pairs",
-        "_eqrw_moe_keep", "_eqrw_moe_expert", "_eqrw_moe_row", "_eqrw_check_tensor_all",
-        "_eqrw_moe_counts", "_eqrw_moe_keep_counts", "_eqrw_moe_groups", "_eqrw_moe_grouped",
-        "_eqrw_moe_merge",
-        "_eqrw_first_true",
-        "_eqrw_refresh"}
-    assert {"_eqrw_item", "_eqrw_masked", "_eqrw_where"} <= set(helpers.registered())
+
+
+def test_each_shipped_kind_module_is_named_after_its_kind():
+    for name, kind in kinds.registry().items():
+        assert kind.__module__.rpartition(".")[2] == name, kind.__module__
 
 
 def test_two_modules_defining_one_kind_name_fail(package, tmp_path):
@@ -103,9 +104,11 @@ def test_two_modules_defining_one_kind_name_fail(package, tmp_path):
 def test_a_discovered_kind_is_usable_from_a_pack_with_its_helper(package, tmp_path, monkeypatch):
     shipped = kinds.discover(kinds.__name__)
     extra = kinds.discover(package)
-    monkeypatch.setattr(kinds, "_discovered", lambda _name: (
-        {**shipped[0], **extra[0]}, {**shipped[1], **extra[1]}))
-    helpers.registered.cache_clear()
+    monkeypatch.setattr(kinds, "_discovered", lambda _name: {**shipped, **extra})
+    (tmp_path / "extra_helpers").mkdir()
+    (tmp_path / "extra_helpers" / "test_abs.py").write_text(ABS_HELPER)
+    both = helpers.read_helpers([helpers.shipped(), tmp_path / "extra_helpers"])
+    monkeypatch.setattr(helpers, "registered", lambda: both)
     try:
         pack = load_pack(str(write_pack(tmp_path, textwrap.dedent("""\
             rules:
@@ -116,6 +119,5 @@ def test_a_discovered_kind_is_usable_from_a_pack_with_its_helper(package, tmp_pa
         text = rewrite_source("def f(x):\n    return x.abs()\n", pack.rules).text
     finally:
         monkeypatch.undo()
-        helpers.registered.cache_clear()
     assert "return _eqrw_test_abs(x)" in text
     assert "def _eqrw_test_abs(x):" in text and "def _eqrw_compiling()" in text

@@ -1,6 +1,7 @@
-"""The mixture-of-experts kind (rewriter/kinds/graphbreaks/moe.py) on what its examples do not show:
-the gradient policy of the safe and the training rule, a token routed twice to one expert,
-a non-finite expert output at an unrouted token, and the notes it leaves."""
+"""The mixture-of-experts kind (rewriter/kinds/graphbreaks/moe_dispatch.py) on what its
+examples do not show: the gradient policy of the safe and the training rule, a token routed
+twice to one expert, a non-finite expert output at an unrouted token, and the notes it
+leaves."""
 
 from __future__ import annotations
 

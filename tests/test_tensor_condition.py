@@ -9,7 +9,8 @@ import textwrap
 from eqrewrite.rewriter.analysis.facts import ModuleFacts
 from eqrewrite.rewriter.analysis.guards import GuardContext
 from eqrewrite.rewriter.analysis.inference import Inference
-from eqrewrite.rewriter.kinds import KindContext, tensor_condition
+from eqrewrite.rewriter.kinds import KindContext
+from eqrewrite.rewriter.kinds.conditions import tensor_condition
 
 SOURCE = textwrap.dedent('''
     import torch

@@ -15,7 +15,7 @@ import ast
 from ..analysis.guards import GuardContext, is_pure
 from ..analysis.inference import NUMBER, SEQUENCE, TENSOR
 from ..kinds.graphbreaks.select import (
-    _elementwise,  # the select kind's own test: the reason agrees with it
+    is_elementwise as _elementwise,  # the select kind's own test: the reason agrees with it
 )
 from .detect import LIKELY, Detector, Site, children
 

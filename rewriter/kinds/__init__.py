@@ -3,15 +3,18 @@
 A kind looks at one ``ast`` node, proves what it needs with the inference, and
 proposes a ``Proposal``: a rewrite template (same metavariable syntax as rules)
 with bindings to sub-nodes, how much of the tree it replaces, and the helpers it
-needs (``helpers.py``). The matcher then applies the shared checks (scope,
-suppression comments, comments inside the span) exactly as for template rules.
+needs (by name: their code is ``rewriting/helpercode/``). The matcher then applies the shared
+checks (scope, suppression comments, comments inside the span) exactly as for template rules.
 A YAML rule selects a kind with ``kind:`` and configures it with ``options:``.
 
 Kinds register themselves: every module of this package and of its subpackages (one per
 pack: ``equivalence/``, ``graphbreaks/``) is imported when the registry is first asked for,
-and the kinds (and helpers) it defines are collected (``discover``), so a new kind is one new
-module, with the helper source its rewrites call beside it. ``spelling.py`` holds proofs the
-kinds share (no kind).
+and the kinds it defines are collected (``discover``), so a new kind is one new module, named
+after its kind (the helpers its rewrites call go in a helper file of the same name). The
+modules of this package itself hold the proofs several kinds share (no kind):
+``spelling.py`` (how torch is spelled, literals, repeatable operands), ``conditions.py``
+(tensor conditions and the scalars they read), ``values.py`` (what a rewrite may move, keep or
+copy) and ``rowwise.py`` (computations row by row, for the mixture-of-experts kinds).
 
 May import: syntax, analysis.
 """
@@ -300,197 +303,32 @@ class Kind:
         raise NotImplementedError
 
 
-_BOOLEAN_METHODS = frozenset({
-    "any", "all", "isnan", "isinf", "isfinite", "isposinf", "isneginf", "logical_not",
-    "logical_and", "logical_or", "logical_xor", "eq", "ne", "lt", "le", "gt", "ge", "bool",
-    "isclose"})
-
-
-def is_boolean(node: ast.expr, context: KindContext) -> bool:
-    """Proven a bool tensor: a tensor comparison, any()/all()/isnan()..., ~, & and | of those,
-    or a local name assigned once from one of them."""
-    if not context.is_tensor(node):
-        return False
-    if isinstance(node, ast.Name):
-        values = [n.value for n in context.assignments(node.id)]
-        return len(values) == 1 and is_boolean(values[0], context)
-    if isinstance(node, ast.Compare):
-        return True
-    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Invert):
-        return is_boolean(node.operand, context)
-    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.BitAnd | ast.BitOr | ast.BitXor):
-        return is_boolean(node.left, context) and is_boolean(node.right, context)
-    return isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and (
-        node.func.attr in _BOOLEAN_METHODS)
-
-
-def tensor_condition(test: ast.expr, context: KindContext) -> tuple[str, Bindings] | None:
-    """Template text and bindings computing ``test``'s truth as a tensor, or None.
-
-    A tensor is used as it is; ``not``, ``and`` and ``or`` over pure boolean tensors become
-    ``~``, ``&`` and ``|`` (the truth value is the same, and evaluating a pure operand that
-    Python would have skipped changes nothing). Anything else is not data-dependent here.
-    Worked out once per test and inference (every select form asks about every ``if``).
-    """
-    derived = context.guards.inference.derived
-    key = ("tensor_condition", test)
-    if key not in derived:
-        derived[key] = _tensor_condition(test, context)
-    found = derived[key]
-    assert found is None or isinstance(found, tuple)
-    return None if found is None else (found[0], dict(found[1]))
-
-
-def _tensor_condition(test: ast.expr, context: KindContext) -> tuple[str, Bindings] | None:
-    scalar = _scalar_condition(test, context)
-    if scalar is not None:
-        return scalar
-    bindings: Bindings = {}
-    text = _converted(test, context, bindings)
-    return None if text is None else (text, bindings)
-
-
-def _converted(node: ast.expr, context: KindContext, bindings: Bindings) -> str | None:
-    """``node``'s truth as tensor template text, binding its tensors in ``bindings``.
-
-    A module-level function, not a closure: a closure calling itself is a reference
-    cycle, which would keep the whole file's tree alive until the garbage collector ran.
-    """
-    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
-        inner = _converted(node.operand, context, bindings)
-        return None if inner is None or not _boolean_or_op(node.operand, context) else (
-            f"~{_grouped(inner)}")
-    if isinstance(node, ast.BoolOp):
-        converted = [_converted(v, context, bindings) for v in node.values]
-        parts = [p for p in converted if p is not None]
-        if len(parts) != len(converted) or not all(
-                _boolean_or_op(v, context) and context.is_pure(v) for v in node.values):
-            return None
-        joiner = " & " if isinstance(node.op, ast.And) else " | "
-        return joiner.join(_grouped(p) for p in parts)
-    if not context.is_tensor(node):
-        return None
-    name = f"c{len(bindings)}"
-    bindings[name] = node
-    return f"${name}"
-
-
-def with_compare(proposal: Proposal | None) -> Proposal | None:
-    """``proposal`` with the ``_eqrw_compare`` / ``_eqrw_truth`` helpers its condition uses."""
-    for helper in ("_eqrw_compare", "_eqrw_truth"):
-        if proposal is not None and helper + "(" in proposal.template:
-            proposal.helpers = proposal.helpers | {helper}
-    return proposal
-
-
-COMPARISONS = {ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">=", ast.Eq: "==",
-                ast.NotEq: "!="}
-
-
-def _scalar_condition(test: ast.expr, context: KindContext) -> tuple[str, Bindings] | None:
-    """A condition that leaves the graph through a Python scalar: ``t.item()``,
-    ``bool(t)`` or ``t.item() < number`` on a tensor ``t`` (``t.tolist()`` too, for a
-    ``t`` proven 0-d, and a name holding one of those: see scalarflag.py). It becomes
-    ``_eqrw_compare(t, op, number)``: eagerly exactly the original expression (a Python
-    bool); traced, the same comparison as a 0-d tensor when that is exact for ``t``'s
-    dtype (see helpers.py), so the select or guard around it needs no ``.item()``. Only
-    as the whole condition: ``not``/``and``/``or`` would need the tensor operators."""
-    def item_of(node: ast.expr) -> ast.expr | None:
-        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
-                and node.func.attr == "item" and not node.args and not node.keywords
-                and context.is_tensor(node.func.value)):
-            return node.func.value
-        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
-                and node.func.id == "bool" and len(node.args) == 1 and not node.keywords
-                and context.value_kind(node.func) == ValueKind.OBJECT
-                and context.is_tensor(node.args[0])):
-            return node.args[0]
-        return None
-
-    from .graphbreaks.scalarflag import (  # beside its kind; imports this module
-        flag_value,
-        scalar_of,
-    )
-
-    def flag(node: ast.expr) -> bool:  # a name holding t.item() / t.tolist() (scalarflag.py)
-        return isinstance(node, ast.Name) and flag_value(node, context) is not None
-
-    if (tensor := item_of(test) or scalar_of(test, context)) is not None:
-        return "_eqrw_compare($c0, 'truth', None)", {"c0": tensor}
-    if flag(test):
-        return "_eqrw_truth($c0, 'truth', None)", {"c0": test}
-    if not (isinstance(test, ast.Compare) and len(test.ops) == 1
-            and type(test.ops[0]) in COMPARISONS):
-        return None
-    left, right = test.left, test.comparators[0]
-    operator = COMPARISONS[type(test.ops[0])]
-    if context.value_kind(right) != ValueKind.NUMBER:
-        return None
-    if flag(left):
-        return f"_eqrw_truth($c0, {operator!r}, $c1)", {"c0": left, "c1": right}
-    tensor = scalar_of(left, context) or (item_of(left) if isinstance(left, ast.Call)
-                                          and isinstance(left.func, ast.Attribute) else None)
-    if tensor is not None:
-        return f"_eqrw_compare($c0, {operator!r}, $c1)", {"c0": tensor, "c1": right}
-    return None
-
-
-
-def _grouped(text: str) -> str:
-    """A metavariable stands alone (substitution parenthesises it); composites need parens."""
-    return text if text.startswith("$") and text[1:].isidentifier() else f"({text})"
-
-
-def _boolean_or_op(node: ast.expr, context: KindContext) -> bool:
-    if isinstance(node, ast.BoolOp):
-        return all(_boolean_or_op(v, context) for v in node.values)
-    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
-        return _boolean_or_op(node.operand, context)
-    return is_boolean(node, context)
-
-
 def registry() -> dict[str, type[Kind]]:
     """Every kind by name, from the modules of this package (see ``discover``)."""
-    return _discovered(__name__)[0]
-
-
-HelperSource = tuple[str, tuple[str, ...]]  # a helper's source, and the helpers it calls
-
-
-def helper_sources() -> dict[str, HelperSource]:
-    """The helpers that kind modules define beside their kinds (``HELPERS``), by name."""
-    return _discovered(__name__)[1]
+    return _discovered(__name__)
 
 
 @cache
-def _discovered(package: str) -> tuple[dict[str, type[Kind]], dict[str, HelperSource]]:
+def _discovered(package: str) -> dict[str, type[Kind]]:
     return discover(package)
 
 
-def discover(package: str) -> tuple[dict[str, type[Kind]], dict[str, HelperSource]]:
-    """The kinds and helpers of every module of ``package`` and of its subpackages, in
-    module-name order.
+def discover(package: str) -> dict[str, type[Kind]]:
+    """The kinds of every module of ``package`` and of its subpackages, in module-name order.
 
     A kind module registers itself by being there: each ``Kind`` subclass it defines with a
-    ``name`` is a kind, and its optional ``HELPERS`` (helper name -> (source, helpers it
-    needs), as in ``helpers.py``) are the helpers its rewrites call. Modules without either
-    (shared proofs such as ``spelling.py``) contribute nothing. Importing a kind module must
-    stay cheap: it never imports torch, and the rewriter imports them only when packs load.
+    ``name`` is a kind. Modules without one (shared proofs such as ``spelling.py``) contribute
+    nothing. Importing a kind module must stay cheap: it never imports torch, and the
+    rewriter imports them only when packs load.
     """
     kinds: dict[str, type[Kind]] = {}
-    helpers: dict[str, HelperSource] = {}
     for module in _modules(package):
         for kind in _kinds_defined_in(module):
             if kind.name in kinds:
                 raise ImportError(f"kind {kind.name!r} is defined twice: by "
                                   f"{kinds[kind.name].__module__} and {module.__name__}")
             kinds[kind.name] = kind
-        for name, entry in getattr(module, "HELPERS", {}).items():
-            if name in helpers:
-                raise ImportError(f"helper {name!r} is defined by two kind modules "
-                                  f"(the second is {module.__name__})")
-            helpers[name] = entry
-    return kinds, helpers
+    return kinds
 
 
 def _modules(package: str) -> Iterator[ModuleType]:

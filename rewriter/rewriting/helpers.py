@@ -1,303 +1,295 @@
-"""Source text of the small helpers that graph-break rewrites insert into a module.
+"""The small helpers that graph-break rewrites insert into a module, read from their code.
 
 Rewritten code calls these instead of inlining torch.where/torch.cond/... so that
 eager execution stays exactly the original (every helper takes the original path
 unless ``torch.compiler.is_compiling()``), while Dynamo, which constant-folds
 that test, traces the graph-friendly path. They are inserted once per module,
 after its imports, under one marker comment, and import torch under a private
-alias so they work whatever the module calls torch. This module holds text only:
-the rewriter never imports torch.
+alias so they work whatever the module calls torch.
+
+Their code lives in ``helpercode/``, real modules that ruff and mypy check; this module reads
+them as text (``importlib.resources``) and never imports them, so the rewriter never imports
+torch. How a file splits into helpers, and what each needs, is described in
+``helpercode/__init__.py``.
 """
 
 from __future__ import annotations
 
+import ast
+import re
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from functools import cache
+from importlib.resources import files
+from typing import TYPE_CHECKING, NamedTuple
 
 from ..analysis.knowledge import SCRIPTED_EXCEPTIONS
 from ..syntax.marks import END_MARKER, MARKER, PREFIX
 
-PREAMBLE = "import typing as _eqrw_typing\n\nimport torch as _eqrw_torch\n"
+if TYPE_CHECKING:
+    from importlib.resources.abc import Traversable
 
-# name -> (source, other helpers it needs). Shared helpers live here, with those of the kinds
-# written before kinds could carry their own; a kind module defines its own ``HELPERS`` beside
-# its kind (``kinds/scalar.py``, ``kinds/masked.py``), found by ``registered()``.
-HELPERS: dict[str, tuple[str, tuple[str, ...]]] = {
-    "_eqrw_compiling": ('''
-def _eqrw_compiling() -> bool:
-    return _eqrw_torch.compiler.is_compiling()
-''', ()),
-    "_eqrw_snap": ('''
-def _eqrw_snap(value):
-    """The value as it is now, even if the traced code later changes it in place."""
-    if _eqrw_compiling() and isinstance(value, _eqrw_torch.Tensor):
-        return value.clone()
-    return value
-''', ("_eqrw_compiling",)),
-    "_eqrw_ready": ('''
-def _eqrw_ready():
-    """Register the deferred-output helpers with Dynamo, which then emits their calls after
-    the graph instead of breaking it. Called only while tracing, before their first call:
-    marked as a constant result (what ``torch._dynamo.assume_constant_result`` marks), so
-    Dynamo runs it for real at trace time. Importing this module never imports Dynamo."""
-    import torch._dynamo
-
-    for name in ("_eqrw_print_now", "_eqrw_log_now", "_eqrw_warn_now", "_eqrw_write_now"):
-        function = globals().get(name)
-        if function is not None and not getattr(function, "_eqrw_deferred", False):
-            # Emitted after the graph, the call must run as plain Python, not as a new frame
-            # for Dynamo to trace.
-            function = torch._dynamo.disable(function)
-            function._eqrw_deferred = True
-            globals()[name] = function
-        if function is not None:
-            torch._dynamo.config.reorderable_logging_functions.add(function)
-    # Dynamo (2.13) keeps a reordered call made in an inlined function (a submodule's
-    # forward, a helper) on that function's translator and never emits it: the message
-    # is lost. Calls of these helpers are handed to the frame's root translator instead,
-    # which emits them after the graph like a call made at the top. Other functions are
-    # left as Dynamo handles them.
-    try:
-        from torch._dynamo.variables.misc import DebuggingVariable
-    except ImportError:
-        return True
-    original = DebuggingVariable.call_function
-    if not getattr(original, "_eqrw_rerooted", False):
-        def call_function(self, tx, args, kwargs):
-            if getattr(self.value, "_eqrw_deferred", False) and getattr(tx, "parent", None):
-                tx = tx.output.root_tx
-            return original(self, tx, args, kwargs)
-
-        call_function._eqrw_rerooted = True
-        DebuggingVariable.call_function = call_function
-    return True
+HELPER_CODE = "helpercode"  # the folder of helper files, beside this module
+SHARED = "shared.py"  # the helper file whose imports are the preamble of every helper block
+# A trailing mypy ignore on a line of helper code: for mypy only, left out of the text inserted.
+_IGNORE = re.compile(r"  # type: ignore\[[a-z-]+(?:, [a-z-]+)*\]$")
 
 
-_eqrw_ready._dynamo_marked_constant = True
-''', ("_eqrw_compiling",)),
-    "_eqrw_print": ('''
-def _eqrw_print(template, end, *values):
-    """``print``; traced, emitted after the graph."""
-    if _eqrw_compiling():
-        _eqrw_ready()
-    _eqrw_print_now(template, end, *values)
+class HelperCodeError(ValueError):
+    """A helper file that cannot be read as helpers; the message names the file and why."""
 
 
-def _eqrw_print_now(template, end, *values):
-    print(template.format(*values), end=end)
-''', ("_eqrw_snap", "_eqrw_ready")),
-    "_eqrw_log": ('''
-def _eqrw_log(name, method, template, count, *values):
-    """``logging.getLogger(name).<method>(message, *args)``; traced, emitted after the graph."""
-    if _eqrw_compiling():
-        _eqrw_ready()
-    _eqrw_log_now(name, method, template, count, *values)
+class Helper(NamedTuple):
+    """One helper: the text inserted (from a blank line, as inserted) and the helpers it
+    needs, in the order its code first reads them."""
+
+    source: str
+    needs: tuple[str, ...]
 
 
-def _eqrw_log_now(name, method, template, count, *values):
-    import logging
-    import os
-    import sys
-
-    logger = logging.getLogger(name)
-    log = getattr(logger, method)
-    message, arguments = template.format(*values[:count]), values[count:]
-    if getattr(log, "__module__", None) != logging.__name__:
-        log(message, *arguments)  # e.g. warning_once: its own frame is the record's origin
-        return
-    # The record names the caller's function and line, as the original call did: skip
-    # this helper, the one above and any torch wrapper frames.
-    frame, level = sys._getframe(1), 2
-    torch_folder = os.path.dirname(_eqrw_torch.__file__)
-    while frame is not None and (frame.f_code.co_filename.startswith(torch_folder)
-                                 or frame.f_code.co_name == "_eqrw_log"):
-        frame, level = frame.f_back, level + 1
-    log(message, *arguments, stacklevel=level)
-''', ("_eqrw_snap", "_eqrw_ready")),
-    "_eqrw_warn": ('''
-def _eqrw_warn(template, category, stacklevel, *values):
-    """``warnings.warn``; traced, emitted after the graph."""
-    if _eqrw_compiling():
-        _eqrw_ready()
-    _eqrw_warn_now(template, category, stacklevel, *values)
+def _scripted_raises(indent: str) -> str:
+    """One ``if error == 'E': raise E(text)`` per exception TorchScript raises by name."""
+    return "".join(f"{indent}if error == {name!r}:\n{indent}    raise {name}(text)\n"
+                   for name in SCRIPTED_EXCEPTIONS)
 
 
-def _eqrw_warn_now(template, category, stacklevel, *values):
-    import builtins
-    import os
-    import sys
-    import warnings
-
-    # Count these helpers and torch's wrapper frames, so the warning names the same line
-    # the original `warnings.warn(..., stacklevel=n)` named.
-    frame, skipped = sys._getframe(1), 1
-    torch_folder = os.path.dirname(_eqrw_torch.__file__)
-    while frame is not None and (frame.f_code.co_filename.startswith(torch_folder)
-                                 or frame.f_code.co_name == "_eqrw_warn"):
-        frame, skipped = frame.f_back, skipped + 1
-    warnings.warn(template.format(*values), getattr(builtins, category), stacklevel + skipped)
-''', ("_eqrw_snap", "_eqrw_ready")),
-    "_eqrw_write": ('''
-def _eqrw_write(stream, template, *values):
-    """``sys.<stream>.write``; traced, emitted after the graph."""
-    if _eqrw_compiling():
-        _eqrw_ready()
-    _eqrw_write_now(stream, template, *values)
-
-
-def _eqrw_write_now(stream, template, *values):
-    import sys
-
-    getattr(sys, stream).write(template.format(*values))
-''', ("_eqrw_snap", "_eqrw_ready")),
-    "_eqrw_where": ('''
-def _eqrw_where(condition, if_true, if_false):
-    """``if_true if condition else if_false``; traced as torch.where when that is exact."""
-    if (_eqrw_compiling() and isinstance(condition, _eqrw_torch.Tensor)
-            and isinstance(if_true, _eqrw_torch.Tensor)
-            and isinstance(if_false, _eqrw_torch.Tensor)
-            and condition.numel() == 1 and if_true.shape == if_false.shape
-            and if_true.dtype == if_false.dtype and if_true.device == if_false.device):
-        return _eqrw_torch.where(condition.reshape(()) != 0, if_true, if_false)
-    return if_true if condition else if_false
-''', ("_eqrw_compiling",)),
-    "_eqrw_select": ('''
-def _eqrw_select(parameters, condition, if_true, if_false):
-    """``if_true() if condition else if_false()``: one branch evaluated, as written. Traced,
-    when the parameters the rewrite took for tensors are tensors (Dynamo specialises these
-    checks, so no branch remains), both branches and torch.where, as ``_eqrw_where``."""
-    if (_eqrw_compiling() and isinstance(condition, _eqrw_torch.Tensor)
-            and all(isinstance(p, _eqrw_torch.Tensor) for p in parameters)):
-        return _eqrw_where(condition, if_true(), if_false())
-    return if_true() if condition else if_false()
-''', ("_eqrw_where",)),
-    "_eqrw_select_cond": ('''
-def _eqrw_select_cond(parameters, condition, if_true, if_false, operands):
-    """``if_true(*operands) if condition else if_false(*operands)``: one branch evaluated,
-    as written. Traced, when the parameters the rewrite took for tensors are tensors,
-    torch.cond, as ``_eqrw_cond`` (branches that call layers or non-elementwise methods)."""
-    if (_eqrw_compiling() and isinstance(condition, _eqrw_torch.Tensor)
-            and all(isinstance(p, _eqrw_torch.Tensor) for p in parameters)):
-        return _eqrw_cond(condition, if_true, if_false, operands)
-    return if_true(*operands) if condition else if_false(*operands)
-''', ("_eqrw_cond",)),
-    "_eqrw_compare": ('''
-def _eqrw_compare(tensor, operator, number):
-    """``tensor.item() <operator> number`` (``bool(tensor)`` for "truth"): a Python bool.
-    Traced, the same comparison as a 0-d bool tensor, when comparing in the tensor's dtype
-    gives the same answer as comparing Python numbers: the number is exactly
-    representable in that dtype (or the tensor is bool). Otherwise the original."""
-    import operator as _operator
-
-    compare = {"<": _operator.lt, "<=": _operator.le, ">": _operator.gt,
-               ">=": _operator.ge, "==": _operator.eq, "!=": _operator.ne}.get(operator)
-    if (_eqrw_compiling() and isinstance(tensor, _eqrw_torch.Tensor)
-            and tensor.numel() == 1):
-        value = tensor.reshape(())
-        if compare is None:
-            return value != 0
-        if (isinstance(number, (bool, int, float)) and not value.is_complex()
-                and _eqrw_exact_in(number, value.dtype)):
-            return compare(value, number)
-    if compare is None:
-        return bool(tensor)
-    return compare(tensor.item(), number)
-
-
-def _eqrw_exact_in(number, dtype):
-    """Whether ``number`` converts to ``dtype`` and back unchanged (a trace-time check)."""
-    if dtype == _eqrw_torch.bool:
-        return isinstance(number, bool) or number in (0, 1)
-    try:
-        return float(_eqrw_torch.tensor(number, dtype=dtype).item()) == float(number) and (
-            not isinstance(number, int) or abs(number) < 2 ** 53)
-    except (OverflowError, RuntimeError):
-        return False
-
-
-_eqrw_exact_in._dynamo_marked_constant = True
-''', ("_eqrw_compiling",)),
-    "_eqrw_cond": ('''
-def _eqrw_cond(condition, if_true, if_false, operands):
-    """``if_true(*operands) if condition else if_false(*operands)``; traced as torch.cond."""
-    if (_eqrw_compiling() and isinstance(condition, _eqrw_torch.Tensor)
-            and condition.numel() == 1):
-        def unaliased(branch):
-            def run(*args):  # torch.cond refuses a branch that returns an operand itself
-                out = branch(*args)
-                return out.clone() if any(out is arg for arg in args) else out
-            return run
-        return _eqrw_torch.cond(condition.reshape(()) != 0, unaliased(if_true),
-                                unaliased(if_false), operands)
-    return if_true(*operands) if condition else if_false(*operands)
-''', ("_eqrw_compiling",)),
-    "_eqrw_check": ('''
-def _eqrw_check(condition: _eqrw_torch.Tensor, expected: bool, error: str,
-                message: _eqrw_typing.Optional[str]) -> None:
-    """Raise the builtin exception ``error(message)`` unless ``bool(condition) == expected``.
-    Traced, ``torch._assert_async`` (a RuntimeError with the same message) instead of a graph
-    break; under TorchScript, the same ``raise`` TorchScript gives the original code."""
-    if _eqrw_torch.jit.is_scripting():
-        if bool(condition) != expected:
-            text = "" if message is None else message
-{SCRIPTED_RAISES}            raise RuntimeError(text)
-    elif (_eqrw_compiling() and isinstance(condition, _eqrw_torch.Tensor)
-          and condition.numel() == 1):
-        holds = condition.reshape(()) != 0
-        _eqrw_torch._assert_async(holds if expected else ~holds,
-                                  error if message is None else message)
-    elif bool(condition) != expected:
-        _eqrw_raise(error, message)
-
-
-@_eqrw_torch.jit.unused
-def _eqrw_raise(error: str, message: _eqrw_typing.Optional[str]) -> None:
-    import builtins
-
-    raise getattr(builtins, error)() if message is None else getattr(builtins, error)(message)
-''', ("_eqrw_compiling",)),
-    "_eqrw_fails": ('''
-def _eqrw_fails(condition: _eqrw_torch.Tensor, message: str) -> bool:
-    """``bool(condition)`` for ``if condition: raise ...`` kept as written. Traced,
-    ``torch._assert_async`` checks it inside the graph (a RuntimeError with ``message``)
-    and this is False, so the raise is not traced."""
-    if (not _eqrw_torch.jit.is_scripting() and _eqrw_compiling()
-            and isinstance(condition, _eqrw_torch.Tensor) and condition.numel() == 1):
-        _eqrw_torch._assert_async(condition.reshape(()) == 0, message)
-        return False
-    return bool(condition)
-''', ("_eqrw_compiling",)),
-    "_eqrw_assert": ('''
-def _eqrw_assert(condition: _eqrw_torch.Tensor, message: _eqrw_typing.Optional[str]) -> bool:
-    """``bool(condition)`` for an ``assert`` statement (which ``python -O`` removes, call
-    included). Traced, ``torch._assert_async`` checks it inside the graph and this is True."""
-    if (not _eqrw_torch.jit.is_scripting() and _eqrw_compiling()
-            and isinstance(condition, _eqrw_torch.Tensor) and condition.numel() == 1):
-        _eqrw_torch._assert_async(condition.reshape(()) != 0,
-                                  "AssertionError" if message is None else message)
-        return True
-    return bool(condition)
-''', ("_eqrw_compiling",)),
-}
-
-
-_CHECK, _NEEDS = HELPERS["_eqrw_check"]
-HELPERS["_eqrw_check"] = (_CHECK.replace("{SCRIPTED_RAISES}", "".join(
-    f"            if error == {name!r}:\n                raise {name}(text)\n"
-    for name in SCRIPTED_EXCEPTIONS)), _NEEDS)
+# Comment lines of helper code that the reader replaces (what a file cannot compute).
+FILLS: dict[str, Callable[[str], str]] = {"# {SCRIPTED_RAISES}": _scripted_raises}
 
 
 @cache
-def registered() -> dict[str, tuple[str, tuple[str, ...]]]:
-    """Every helper: those above and those the kind modules define beside their kinds."""
-    from ..kinds import helper_sources  # imported late: kinds need the inference, not this
+def registered() -> dict[str, Helper]:
+    """Every helper, by name: those of the shipped helper files."""
+    return read_helpers([shipped()])
 
-    found = dict(HELPERS)
-    for name, entry in helper_sources().items():
-        if name in found or not name.startswith(PREFIX):
-            raise ImportError(f"kind helper {name!r} must start with {PREFIX!r} and may not "
-                              "redefine a helper of helpers.py")
-        found[name] = entry
+
+def shipped() -> Traversable:
+    """The folder of the shipped helper files (read as data: nothing imports them)."""
+    return files(__name__.rpartition(".")[0]).joinpath(HELPER_CODE)
+
+
+@cache
+def preamble() -> str:
+    """The imports every helper block starts with: those of the shipped ``shared.py``."""
+    tree, lines = _parsed(SHARED, shipped().joinpath(SHARED).read_text(encoding="utf-8"))
+    imports = [n for n in tree.body if isinstance(n, ast.Import | ast.ImportFrom)]
+    return "".join(lines[imports[0].lineno - 1:imports[-1].end_lineno])
+
+
+@cache
+def _preamble_names() -> frozenset[str]:
+    """The names the preamble binds (``_eqrw_torch``...): no helper defines them."""
+    tree = ast.parse(preamble())
+    return frozenset(alias.asname or alias.name for node in tree.body
+                     if isinstance(node, ast.Import | ast.ImportFrom) for alias in node.names)
+
+
+def read_helpers(folders: Iterable[Traversable]) -> dict[str, Helper]:
+    """The helpers of the ``.py`` files of ``folders`` (``__init__.py`` aside), in folder then
+    file-name order, with the helpers each needs worked out from the names its code reads.
+
+    Raises ``HelperCodeError`` for a file that is not valid Python or breaks the layout that
+    ``helpercode/__init__.py`` describes, for a name no file defines, for a name defined
+    twice and for helpers that need each other.
+    """
+    parts = [part for folder in folders
+             for entry in sorted(folder.iterdir(), key=lambda e: e.name)
+             if entry.name.endswith(".py") and entry.name != "__init__.py"
+             for part in _parts_of(f"{folder.name}/{entry.name}",
+                                   entry.read_text(encoding="utf-8"))]
+    owners: dict[str, _Part] = {}
+    for part in parts:
+        for name in part.defines:
+            if name in owners:
+                raise HelperCodeError(f"{part.file}: {name} is defined twice (also in "
+                                      f"{owners[name].file})")
+            owners[name] = part
+    found = {part.name: Helper(part.text, _needs(part, owners)) for part in parts}
+    _refuse_cycles(found)
     return found
+
+
+@dataclass(frozen=True)
+class _Part:
+    """A helper as its file spells it: the names its code defines and reads."""
+
+    file: str
+    name: str
+    text: str
+    defines: tuple[str, ...]
+    reads: tuple[str, ...]  # ``_eqrw_`` names read and not defined here, in reading order
+
+
+def _parsed(file: str, text: str) -> tuple[ast.Module, list[str]]:
+    try:
+        return ast.parse(text, filename=file), text.splitlines(keepends=True)
+    except SyntaxError as error:
+        raise HelperCodeError(f"{file}: not valid Python: {error.msg} (line {error.lineno})"
+                              ) from None
+
+
+def _parts_of(file: str, text: str) -> list[_Part]:
+    """The helpers of one file, in file order (see ``helpercode/__init__.py``)."""
+    tree, lines = _parsed(file, text)
+    listed = _listed(file, tree)
+    _check_layout(file, tree, listed)
+    starts = [_start(node, lines) for node in tree.body if _defined_name(node) in listed]
+    parts = []
+    for start, end in zip(starts, [*starts[1:], len(lines)]):
+        # A statement's ``lineno`` counts from 1: line index ``start`` is lineno start + 1.
+        statements = [n for n in tree.body if start < n.lineno <= end]
+        defines = tuple(name for n in statements if (name := _defined_name(n)))
+        parts.append(_Part(file, defines[0], _text(file, lines[start:end]), defines,
+                           _reads(statements, set(defines))))
+    return parts
+
+
+def _listing(node: ast.stmt) -> bool:
+    """``__all__ = ...``."""
+    return (isinstance(node, ast.Assign) and len(node.targets) == 1
+            and isinstance(node.targets[0], ast.Name) and node.targets[0].id == "__all__")
+
+
+def _docstring(node: ast.stmt) -> bool:
+    return (isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant)
+            and isinstance(node.value.value, str))
+
+
+def _listed(file: str, tree: ast.Module) -> list[str]:
+    """The names of ``__all__``: the helpers rewrites may ask for."""
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and _listing(node):
+            try:
+                listed = ast.literal_eval(node.value)
+            except ValueError:
+                break
+            if isinstance(listed, list | tuple) and all(isinstance(n, str) for n in listed):
+                return list(listed)
+    raise HelperCodeError(f"{file}: no `__all__` listing its helpers as strings")
+
+
+def _check_layout(file: str, tree: ast.Module, listed: list[str]) -> None:
+    """Every name listed is defined here (or, in ``shared.py``, imported: the preamble); every
+    top-level definition is named ``_eqrw_...`` and belongs to a helper; above the helpers
+    stand only the docstring, ``__all__`` and imports of other helper files (``shared.py``'s
+    are the preamble)."""
+    shared = file.endswith(f"/{SHARED}")
+    imported = {alias.asname or alias.name for node in tree.body
+                if isinstance(node, ast.Import) for alias in node.names}
+    defined = [name for node in tree.body if (name := _defined_name(node))]
+    for name in listed:
+        if name not in defined and not (shared and name in imported):
+            raise HelperCodeError(f"{file}: `__all__` lists {name}, which it does not define")
+    for name in defined:
+        if not name.startswith(PREFIX):
+            raise HelperCodeError(f"{file}: {name} must start with {PREFIX!r}, as every name "
+                                  "a helper adds to a rewritten module")
+    if not defined or defined[0] not in listed:
+        raise HelperCodeError(f"{file}: the first function or class must be a helper listed "
+                              "in `__all__` (one above the first belongs to none)")
+    first = next(node.lineno for node in tree.body if _defined_name(node) == defined[0])
+    for index, node in enumerate(tree.body):
+        _check_statement(file, node, above=node.lineno < first, first=index == 0,
+                         shared=shared)
+
+
+def _check_statement(file: str, node: ast.stmt, above: bool, first: bool, shared: bool
+                     ) -> None:
+    """One top-level statement: ``above`` the first helper or not, the file's ``first``."""
+    where = f"{file}: line {node.lineno}"
+    imports = isinstance(node, ast.Import | ast.ImportFrom)
+    if not above:
+        if imports:
+            raise HelperCodeError(f"{where}: imports go above the helpers")
+        return
+    if not (imports or _listing(node) or (first and _docstring(node))):
+        # Inserted with no helper, it would be missing from rewritten modules.
+        raise HelperCodeError(f"{where}: above the helpers stand only the docstring, imports "
+                              "and `__all__`")
+    if not shared and (isinstance(node, ast.Import)
+                       or isinstance(node, ast.ImportFrom) and not node.level):
+        raise HelperCodeError(f"{where}: a helper file imports only other helper files (the "
+                              f"preamble is {SHARED}'s imports)")
+
+
+def _defined_name(node: ast.stmt) -> str | None:
+    if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+        return node.name
+    return None
+
+
+def _start(node: ast.stmt, lines: list[str]) -> int:
+    """The index of a helper's first line: its first decorator, or the comment lines right
+    above it."""
+    decorators: list[ast.expr] = getattr(node, "decorator_list", [])
+    start = min([node.lineno, *(d.lineno for d in decorators)]) - 1
+    while start > 0 and lines[start - 1].lstrip().startswith("#"):
+        start -= 1
+    return start
+
+
+def _text(file: str, lines: list[str]) -> str:
+    """A helper's text as inserted: from a blank line, without the two blank lines that
+    separate it from the next helper (a further one is its own), fills made and mypy's
+    ignores left out."""
+    end = len(lines)
+    while end and not lines[end - 1].strip():
+        end -= 1
+    extra = max(0, len(lines) - end - 2)
+    return "\n" + "".join(_inserted_line(file, line) for line in lines[:end]) + "\n" * extra
+
+
+def _inserted_line(file: str, line: str) -> str:
+    stripped = line.strip()
+    if stripped in FILLS:
+        return FILLS[stripped](line[:len(line) - len(line.lstrip())])
+    if "# type: ignore" in line:
+        kept = _IGNORE.sub("", line.rstrip("\n"))
+        if "# type: ignore" in kept:
+            raise HelperCodeError(f"{file}: a `# type: ignore` that is not `  # type: "
+                                  f"ignore[code]` at the end of its line: {stripped}")
+        return kept + "\n"
+    return line
+
+
+def _reads(statements: list[ast.stmt], defined: set[str]) -> tuple[str, ...]:
+    """The ``_eqrw_`` names ``statements`` read that they do not define, in reading order
+    (strings and docstrings aside), the preamble's names left out."""
+    names = sorted((n.lineno, n.col_offset, n.id) for statement in statements
+                   for n in ast.walk(statement) if isinstance(n, ast.Name)
+                   and n.id.startswith(PREFIX))
+    skip = defined | _preamble_names()
+    return tuple(dict.fromkeys(name for *_, name in names if name not in skip))
+
+
+def _needs(part: _Part, owners: dict[str, _Part]) -> tuple[str, ...]:
+    """The helpers ``part`` needs: the owners of the names it reads, in reading order."""
+    needed: dict[str, None] = {}
+    for name in part.reads:
+        owner = owners.get(name)
+        if owner is None:
+            raise HelperCodeError(f"{part.file}: {part.name} reads {name}, which no helper "
+                                  "file defines")
+        needed[owner.name] = None
+    return tuple(needed)
+
+
+def _refuse_cycles(helpers: dict[str, Helper]) -> None:
+    """Helpers that need each other could not be inserted dependencies first."""
+    done: set[str] = set()
+    for name in helpers:
+        path, todo = [name], [iter(helpers[name].needs)]
+        while todo:
+            following = next(todo[-1], None)
+            if following is None:
+                done.add(path.pop())
+                todo.pop()
+            elif following in path:
+                raise HelperCodeError("helpers need each other: " + " -> ".join(
+                    [*path[path.index(following):], following]))
+            elif following not in done:
+                path.append(following)
+                todo.append(iter(helpers[following].needs))
 
 
 def closure(names: set[str]) -> list[str]:
@@ -309,11 +301,11 @@ def closure(names: set[str]) -> list[str]:
     return ordered
 
 
-def _add_with_dependencies(name: str, helpers: dict[str, tuple[str, tuple[str, ...]]],
-                           ordered: list[str]) -> None:
+def _add_with_dependencies(name: str, helpers: dict[str, Helper], ordered: list[str]
+                           ) -> None:
     """Append ``name`` to ``ordered`` after the helpers it needs (not a closure calling
     itself: that would be a reference cycle, left for the garbage collector)."""
-    for dependency in helpers[name][1]:
+    for dependency in helpers[name].needs:
         _add_with_dependencies(dependency, helpers, ordered)
     if name not in ordered:
         ordered.append(name)
@@ -322,8 +314,8 @@ def _add_with_dependencies(name: str, helpers: dict[str, tuple[str, tuple[str, .
 def source_of(names: list[str], with_preamble: bool) -> str:
     """The code defining ``names``, after the private torch import if asked."""
     helpers = registered()
-    return (PREAMBLE if with_preamble else "") + "".join(
-        "\n" + helpers[name][0] for name in names)
+    return (preamble() if with_preamble else "") + "".join(
+        "\n" + helpers[name].source for name in names)
 
 
 def strip_block(text: str) -> str:

@@ -19,10 +19,11 @@ from typing import Literal
 from ...analysis.knowledge import SCRIPTED_EXCEPTIONS
 from ...syntax.enums import Level
 from ...syntax.pattern import Bindings
-from .. import COMPARISONS, Kind, KindContext, Proposal, tensor_condition, with_compare
+from .. import Kind, KindContext, Proposal
+from ..conditions import COMPARISONS, tensor_condition, with_compare
 from ..spelling import number_literal
 
-# The exceptions _eqrw_check raises by name under TorchScript (see helpers.py).
+# The exceptions _eqrw_check raises by name under TorchScript (see helpercode/guard.py).
 _EXCEPTIONS = frozenset(SCRIPTED_EXCEPTIONS) | {"RuntimeError"}
 
 

@@ -26,17 +26,9 @@ from ...analysis.knowledge import SELECT_HELPER
 from ...syntax.enums import Level
 from ...syntax.nodes import descendants
 from ...syntax.pattern import Bindings, same_tree
-from .. import COMPARISONS, Kind, KindContext, Proposal, tensor_condition, with_compare
-from .refresh import CONVERSIONS
-
-# Calls allowed in a torch.where branch: elementwise or shape-only, total functions
-# whose gradient cannot turn into NaN through the untaken branch.
-WHERE_SAFE_CALLS = frozenset("""
-    zeros_like ones_like full_like clone detach clamp clamp_min clamp_max clip abs neg relu
-    maximum minimum float double half bfloat16 to type_as reshape view view_as expand
-    expand_as unsqueeze squeeze flatten contiguous transpose permute masked_fill
-""".split())
-_MUTATING_SUFFIX = "_"
+from .. import Kind, KindContext, Proposal
+from ..conditions import COMPARISONS, flag_value, tensor_condition, with_compare, zero_dim
+from ..values import CONVERSIONS, WHERE_SAFE_CALLS, aliases_mutated, bound_before
 
 
 class Select(Kind):
@@ -96,7 +88,7 @@ class Select(Kind):
                            f"{assigned[0].id} = $value", Level.COMPOUND)
         if form == "elseless" and other is None and not node.orelse and assigned is not None:
             name = assigned[0]
-            if _bound_before(context, name.id, node):
+            if bound_before(context, name.id, node):
                 return _select(context, condition, assigned[1], name,
                                f"{name.id} = $value", Level.COMPOUND)
         if (form == "return" and isinstance(single, ast.Return) and single.value is not None
@@ -163,26 +155,17 @@ def _same_assign_target(first: ast.stmt, second: ast.stmt | None) -> bool:
     return one is not None and two is not None and one[0].id == two[0].id
 
 
-def _bound_before(context: KindContext, name: str, node: ast.stmt) -> bool:
-    function = context.function
-    if isinstance(function, ast.FunctionDef | ast.AsyncFunctionDef) and name in {
-            a.arg for a in function.args.args + function.args.kwonlyargs}:
-        return True
-    return any(isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Store)
-               and n.lineno < node.lineno for n in context.walk())
-
-
 def _select(context: KindContext, condition: tuple[str, Bindings], if_true: ast.expr,
             if_false: ast.expr, shape: str, level: Level,
             tensor_or_none: bool = False) -> Proposal | None:
     if not tensor_or_none and not (context.is_tensor(if_true) and context.is_tensor(if_false)):
         return None
-    if _aliases_mutated(context, [if_true, if_false]):
+    if aliases_mutated(context, [if_true, if_false]):
         return None
     test = condition[0]
     bindings: Bindings = {**condition[1], "a": if_true, "b": if_false}
     if _where_safe(context, if_true) and _where_safe(context, if_false):
-        if not (_elementwise(if_true) and _elementwise(if_false)):
+        if not (is_elementwise(if_true) and is_elementwise(if_false)):
             return None  # shapes likely differ: the helper would keep the break anyway
         value = f"_eqrw_where({test}, $a, $b)"
         return Proposal(shape.replace("$value", value), bindings, level,
@@ -204,7 +187,7 @@ SHAPE_KEEPING = frozenset("""
 """.split())
 
 
-def _elementwise(node: ast.expr) -> bool:
+def is_elementwise(node: ast.expr) -> bool:
     """Built from names, numbers and shape-keeping calls only: no indexing, no reductions,
     no reshapes. Two such branches can still broadcast to different shapes, which the
     helper checks when traced; anything else is too likely to differ to be worth it."""
@@ -288,31 +271,6 @@ def _free_tensors(context: KindContext, branches: list[ast.expr]) -> list[str] |
                 elif value_kind not in ("object", "number", "tensor_callable"):
                     return None  # an operand of unknown kind cannot be passed safely
     return names
-
-
-def _aliases_mutated(context: KindContext, branches: list[ast.expr]) -> bool:
-    """A branch that is a bare name aliases it; torch.where would make a copy, so any
-    in-place change of such a name in the function would behave differently."""
-    aliased = {b.id for b in branches if isinstance(b, ast.Name)}
-    aliased |= {b.attr for b in branches if isinstance(b, ast.Attribute)}
-    if not aliased:
-        return False
-    for node in context.walk():
-        target = None
-        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
-                and node.func.attr.endswith(_MUTATING_SUFFIX)
-                and not node.func.attr.startswith("_")):
-            target = node.func.value
-        elif isinstance(node, ast.AugAssign):
-            target = node.target
-        elif isinstance(node, ast.Assign):
-            subscripts = [t.value for t in node.targets if isinstance(t, ast.Subscript)]
-            target = subscripts[0] if subscripts else None
-        if isinstance(target, ast.Name) and target.id in aliased:
-            return True
-        if isinstance(target, ast.Attribute) and target.attr in aliased:
-            return True
-    return False
 
 
 def _same_call(context: KindContext, condition: tuple[str, Bindings], first: ast.stmt,
@@ -491,8 +449,6 @@ def _prefixed(context: KindContext, prefix: str) -> KindContext:
 
 def _python_scalar(test: ast.expr, context: KindContext) -> bool:
     """``test`` reads ``.item()``/``.tolist()``, or a name holding such a value."""
-    from .scalarflag import flag_value
-
     target = test.left if isinstance(test, ast.Compare) else test
     return (isinstance(target, ast.Name) and flag_value(target, context) is not None) or any(
         isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
@@ -500,8 +456,7 @@ def _python_scalar(test: ast.expr, context: KindContext) -> bool:
 
 
 def _tolist_not_0d(test: ast.expr, context: KindContext) -> bool:
-    """``test`` calls ``.tolist()`` on a tensor that ``scalarflag.zero_dim`` cannot prove 0-d."""
-    from .scalarflag import zero_dim
+    """``test`` calls ``.tolist()`` on a tensor that ``conditions.zero_dim`` cannot prove 0-d."""
 
     return any(isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
                and n.func.attr == "tolist" and context.is_tensor(n.func.value)
@@ -518,7 +473,7 @@ def _diagnose(node: ast.If, context: KindContext) -> None:
         return
     readable = tensor_condition(node.test, context) is not None
     if readable and _python_scalar(node.test, context):
-        # Readable as a tensor (scalarflag.py), but the branches below decide: say both.
+        # Readable as a tensor (conditions.py), but the branches below decide: say both.
         context = _prefixed(context, "the condition is a Python value taken from a tensor "
                                      "(.item(), .tolist()) that could stay a tensor; left "
                                      "alone: ")
@@ -544,7 +499,7 @@ def _diagnose(node: ast.If, context: KindContext) -> None:
     elif any(not context.is_tensor(v) for v in values):
         context.note("data-dependent `if` with a branch not proven to be a tensor (None, a "
                      "Python value or unknown): torch.where/torch.cond return tensors only")
-    elif values and not all(_elementwise(v) for v in values):
+    elif values and not all(is_elementwise(v) for v in values):
         context.note("data-dependent `if` whose branches may differ in shape (indexing, "
                      "reductions, reshapes), or have side effects torch.cond cannot take")
     else:

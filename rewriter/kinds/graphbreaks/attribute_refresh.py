@@ -29,20 +29,7 @@ import ast
 from ...syntax.enums import Level
 from ...syntax.pattern import Bindings
 from .. import Kind, KindContext, Proposal
-
-# Conversions that return the tensor (or module) itself when nothing needs converting.
-CONVERSIONS = frozenset({"to", "type", "cpu", "cuda", "contiguous", "float", "double",
-                          "half", "bfloat16", "long", "int", "bool"})
-
-HELPERS = {
-    "_eqrw_refresh": ('''
-def _eqrw_refresh(owner, name, value):
-    """``setattr(owner, name, value)``, ``value`` the attribute converted (``.to(...)``);
-    traced, the store is left out when the conversion returned the attribute itself."""
-    if not _eqrw_compiling() or value is not getattr(owner, name):
-        setattr(owner, name, value)
-''', ("_eqrw_compiling",)),
-}
+from ..values import CONVERSIONS
 
 
 class AttributeRefresh(Kind):

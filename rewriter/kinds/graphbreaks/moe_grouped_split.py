@@ -1,5 +1,9 @@
 """Grouped mixture-of-experts splits (JetMoE, GraniteMoE): the counts kept as a tensor.
 
+One concern: the kind ``moe_grouped_split``, its three tied edits and the proof that they
+hold (router, split and merge found across the router's file), all of which serve that one
+rewrite.
+
 JetMoE (transformers 4.4x to 5.x), GraniteMoE, GraniteMoeShared and GraniteMoeHybrid route
 each token's top-k copies, sorted by expert, through experts that split them by count::
 
@@ -70,95 +74,7 @@ from dataclasses import dataclass
 
 from ...syntax.enums import Level
 from .. import Kind, KindContext, Proposal
-from .moe import _Rows
-
-HELPERS = {
-    "_eqrw_moe_counts": ('''
-class _eqrw_moe_counts:
-    """A grouped router's per-expert counts, kept as a tensor while traced (eagerly the
-    router returns ``counts.tolist()``) for the experts' split (``_eqrw_moe_grouped``). Read
-    as a list, it is that list (``.tolist()`` then: the original's values and break)."""
-
-    __slots__ = ("counts",)
-
-    def __init__(self, counts):
-        self.counts = counts
-
-    def __iter__(self):
-        return iter(self.counts.tolist())
-
-    def __len__(self):
-        return self.counts.shape[0]
-
-    def __getitem__(self, index):
-        return self.counts.tolist()[index]
-
-    def __repr__(self):
-        return repr(self.counts.tolist())
-''', ()),
-    "_eqrw_moe_keep_counts": ('''
-def _eqrw_moe_keep_counts(counts, max_factor, training):
-    """Whether a grouped router keeps its counts as a tensor: traced, a 1-D integer tensor
-    with at most ``max_factor`` experts (each expert then runs on every grouped row:
-    ``num_experts`` times the routed compute), gradients off unless ``training``."""
-    return (_eqrw_compiling() and isinstance(counts, _eqrw_torch.Tensor)
-            and counts.dim() == 1 and not counts.is_floating_point()
-            and not counts.is_complex() and counts.dtype != _eqrw_torch.bool
-            and (max_factor is None or counts.shape[0] <= max_factor)
-            and (training or not _eqrw_torch.is_grad_enabled()))
-''', ("_eqrw_compiling",)),
-    "_eqrw_moe_groups": ('''
-class _eqrw_moe_groups:
-    """What a densely traced grouped split stands for: every chunk is every row (the
-    experts' results are merged by ``_eqrw_moe_merge``)."""
-
-    __slots__ = ("rows", "counts")
-
-    def __init__(self, rows, counts):
-        self.rows = rows
-        self.counts = counts
-
-    def __len__(self):
-        return self.counts.shape[0]
-
-    def __getitem__(self, index):
-        if not -len(self) <= index < len(self):
-            raise IndexError("tuple index out of range")
-        return self.rows
-''', ()),
-    "_eqrw_moe_grouped": ('''
-def _eqrw_moe_grouped(inputs, sizes, experts, max_factor, training):
-    """The experts' split of ``inputs`` by the carried counts ``sizes``: densely every row
-    (``_eqrw_moe_groups``) when traced with gradients off (unless ``training``) and a loop
-    over exactly the counted experts; otherwise the original split of ``counts.tolist()``."""
-    counts = sizes.counts
-    if (_eqrw_compiling() and isinstance(inputs, _eqrw_torch.Tensor) and inputs.dim() >= 1
-            and isinstance(experts, int) and experts == counts.shape[0]
-            and (max_factor is None or experts <= max_factor)
-            and (training or not _eqrw_torch.is_grad_enabled())):
-        _eqrw_torch._assert_async((counts >= 0).all(), "eqrewrite: a negative split size")
-        _eqrw_torch._assert_async(counts.sum() == inputs.shape[0],
-                                  "eqrewrite: the split sizes do not sum to the rows")
-        return _eqrw_moe_groups(inputs, counts)
-    return inputs.split(counts.tolist(), 0)
-''', ("_eqrw_compiling", "_eqrw_moe_groups")),
-    "_eqrw_moe_merge": ('''
-def _eqrw_moe_merge(outputs, groups):
-    """What ``torch.cat(outputs, dim=0)`` of a densely traced grouped split stands for: row
-    ``r`` from the expert whose chunk holds it (``torch.where``, in the loop's order)."""
-    counts = groups.counts
-    if len(outputs) != counts.shape[0]:
-        raise RuntimeError("eqrewrite: one output per expert expected")
-    rows = _eqrw_torch.arange(groups.rows.shape[0], device=counts.device, dtype=counts.dtype)
-    expert = _eqrw_torch.searchsorted(counts.cumsum(0), rows, right=True)
-    merged = outputs[0]
-    for index in range(1, len(outputs)):
-        value = outputs[index]
-        keep = (expert == index).reshape((-1,) + (1,) * (value.dim() - 1))
-        merged = _eqrw_torch.where(keep, value, merged)
-    return merged
-''', ()),
-}
+from ..rowwise import Rows, is_name
 
 _MAX_FACTOR = "4"
 
@@ -295,7 +211,7 @@ class _Flow:
                     and isinstance(node.ctx, ast.Store | ast.Del)):
                 seen += 1
                 store = self.parents.get(node)
-                if not (_is_self(node.value) and isinstance(store, ast.Assign)
+                if not (is_name(node.value, "self") and isinstance(store, ast.Assign)
                         and store.targets == [node] and isinstance(store.value, ast.Call)
                         and isinstance(store.value.func, ast.Name)
                         and store.value.func.id in self.classes):
@@ -322,7 +238,7 @@ class _Flow:
             store = self.parents.get(call) if call is not None else None
             if (isinstance(call, ast.Call) and call.func is node and isinstance(store, ast.Assign)
                     and len(store.targets) == 1 and isinstance(store.targets[0], ast.Attribute)
-                    and _is_self(store.targets[0].value)):
+                    and is_name(store.targets[0].value, "self")):
                 owner = self.owner(store)
                 if owner is None:
                     raise _Failed(f"`{name}` is built outside a method")
@@ -449,7 +365,7 @@ class _Flow:
         method = "forward"
         if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Attribute):
             method, func = func.attr, func.value
-        if not (isinstance(func, ast.Attribute) and _is_self(func.value)):
+        if not (isinstance(func, ast.Attribute) and is_name(func.value, "self")):
             raise _Failed(f"the counts are passed to `{ast.unparse(call.func)[:40]}`")
         held = self.held(cls, func.attr)
         target = self.classes.get(held) if held is not None else None
@@ -486,7 +402,7 @@ class _Flow:
                         and isinstance(node.ctx, ast.Load)):
                     continue
                 owner = self.owner(node)
-                if owner is None or not _is_self(node.value):
+                if owner is None or not is_name(node.value, "self"):
                     raise _Failed(f"`.{attribute}` is read outside the module's methods")
                 if self.held(owner[0], attribute) != cls.name:
                     if self.held(owner[0], attribute) is None:
@@ -519,10 +435,6 @@ class _Flow:
         if not (isinstance(statement, ast.Assign) and statement.value is call):
             raise _Failed(f"the result of `{ast.unparse(call)[:40]}` is not assigned")
         self.unpack(owner[0], owner[1], statement, path)
-
-
-def _is_self(node: ast.AST) -> bool:
-    return isinstance(node, ast.Name) and node.id == "self"
 
 
 def _binds_in(node: ast.Name, statement: ast.stmt) -> bool:
@@ -596,14 +508,14 @@ def _experts_forward(function: ast.FunctionDef, context: KindContext) -> _Expert
             and not loop.iter.keywords and context.facts.imports.resolve(loop.iter.func) is None):
         return None
     bound = loop.iter.args[0]
-    if not ((isinstance(bound, ast.Attribute) and _is_self(bound.value))
+    if not ((isinstance(bound, ast.Attribute) and is_name(bound.value, "self"))
             or (isinstance(bound, ast.Constant) and type(bound.value) is int)):
         return None
     index = loop.target.id
     append = loop.body[0]
     if not (isinstance(append, ast.Expr) and isinstance(append.value, ast.Call)
             and isinstance(append.value.func, ast.Attribute)
-            and append.value.func.attr == "append" and _named(append.value.func.value, outputs.id)
+            and append.value.func.attr == "append" and is_name(append.value.func.value, outputs.id)
             and len(append.value.args) == 1 and not append.value.keywords):
         return None
     value = append.value.args[0]
@@ -612,15 +524,15 @@ def _experts_forward(function: ast.FunctionDef, context: KindContext) -> _Expert
         sizes.id: [sizes], chunks: [], outputs.id: [append.value.func.value, outputs],
         index: []}
     empty = next((s for s in body[:body.index(loop)] if isinstance(s, ast.Assign)
-                  and len(s.targets) == 1 and _named(s.targets[0], outputs.id)
+                  and len(s.targets) == 1 and is_name(s.targets[0], outputs.id)
                   and isinstance(s.value, ast.List) and not s.value.elts), None)
     if empty is None:
         return None
     for node in ast.walk(value):  # the index is an int: it may be read anywhere in it
-        if isinstance(node, ast.Subscript) and _named(node.value, chunks) and _named(
+        if isinstance(node, ast.Subscript) and is_name(node.value, chunks) and is_name(
                 node.slice, index):
             expected[chunks].append(node.value)
-        if _named(node, index):
+        if is_name(node, index):
             expected[index].append(node)
     binders: dict[str, list[ast.AST]] = {
         sizes.id: [], chunks: [split.targets[0]], outputs.id: [empty.targets[0]],
@@ -636,15 +548,11 @@ def _experts_forward(function: ast.FunctionDef, context: KindContext) -> _Expert
             return None
     if not expected[chunks] or _rowwise(value, chunks, index, context) is not True:
         return None
-    if _named(inputs, sizes.id) or any(
-            _named(n, inputs.id) for n in ast.walk(value)):
+    if is_name(inputs, sizes.id) or any(
+            is_name(n, inputs.id) for n in ast.walk(value)):
         return None
     return _Experts(function, split, cat, inputs, sizes, parameters.index(sizes.id), bound,
                     chunks, outputs)
-
-
-def _named(node: ast.AST, name: str) -> bool:
-    return isinstance(node, ast.Name) and node.id == name
 
 
 def _split_of(statement: ast.stmt, context: KindContext) -> tuple[ast.Name, ast.Name] | None:
@@ -696,18 +604,18 @@ _ROWS = "_eqrw_grouped_rows"
 
 
 def _rowwise(value: ast.expr, chunks: str, index: str, context: KindContext) -> bool | None:
-    """Whether ``value`` maps each row of ``chunks[index]`` on its own (``moe``'s row-wise
+    """Whether ``value`` maps each row of ``chunks[index]`` on its own (``moe_dispatch``'s row-wise
     reading, with ``chunks[index]`` as the rows)."""
 
     class Replace(ast.NodeTransformer):
         def visit_Subscript(self, node: ast.Subscript) -> ast.AST:
-            if _named(node.value, chunks) and _named(node.slice, index):
+            if is_name(node.value, chunks) and is_name(node.slice, index):
                 return ast.copy_location(ast.Name(_ROWS, ast.Load()), node)
             return self.generic_visit(node)
 
     replaced = Replace().visit(copy.deepcopy(value))
-    if any(_named(n, chunks) for n in ast.walk(replaced)):
+    if any(is_name(n, chunks) for n in ast.walk(replaced)):
         return None
-    rows = _Rows(set(), context)
+    rows = Rows(set(), context)
     rows.names.add(_ROWS)
     return rows.kind(replaced)

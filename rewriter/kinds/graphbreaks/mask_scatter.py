@@ -43,7 +43,8 @@ import math
 from ...analysis.inference import NUMBER
 from ...syntax.enums import Level
 from ...syntax.pattern import Bindings, same_tree
-from .. import Kind, KindContext, Proposal, is_boolean
+from .. import Kind, KindContext, Proposal
+from ..conditions import is_boolean
 
 # Methods (and torch./F. functions of the same name) in each table, with the arguments
 # they may take besides the selection: literals only, so nothing else is broadcast.
@@ -56,37 +57,6 @@ _POINTWISE_CALLS = _EXACT_CALLS | frozenset("""
 _EARLIER = ("masked selection taken in an earlier statement (`y = x[mask]` or an index from "
             "nonzero): that statement breaks the graph itself, and a rewrite of both "
             "statements is not made")
-
-HELPERS = {
-    "_eqrw_mask_scatter": ('''
-def _eqrw_mask_scatter(out, index, mask, values, form):
-    """``out[index()] = values(pick)`` (``form`` "index_put_": ``out.index_put_(index(),
-    ...)``), ``pick(x)`` being ``x[index()]``: the original statement. Traced, when ``mask``
-    is a bool tensor whose shape leads ``out``'s and every selected tensor has ``out``'s
-    shape, ``values`` on the whole tensors and ``torch.where`` into ``out``, in place."""
-    if (_eqrw_compiling() and isinstance(mask, _eqrw_torch.Tensor)
-            and isinstance(out, _eqrw_torch.Tensor) and mask.dtype == _eqrw_torch.bool
-            and tuple(out.shape[:mask.dim()]) == tuple(mask.shape)):
-        whole_shapes = []
-
-        def whole(source):
-            whole_shapes.append(isinstance(source, _eqrw_torch.Tensor)
-                                and source.shape == out.shape)
-            return source
-
-        value = values(whole)
-        if (all(whole_shapes) and isinstance(value, _eqrw_torch.Tensor)
-                and value.shape == out.shape and value.dtype == out.dtype
-                and value.device == out.device):
-            keep = mask.reshape(tuple(mask.shape) + (1,) * (out.dim() - mask.dim()))
-            out.copy_(_eqrw_torch.where(keep, value, out))
-            return
-    if form == "index_put_":
-        out.index_put_(index(), values(lambda source: source[index()]))
-    else:
-        out[index()] = values(lambda source: source[index()])
-''', ("_eqrw_compiling",)),
-}
 
 
 class MaskScatter(Kind):

@@ -19,26 +19,9 @@ from __future__ import annotations
 
 import ast
 
-from ...analysis.inference import TENSOR
 from ...syntax.enums import Level
 from .. import Kind, KindContext, Proposal
-
-_ARITHMETIC = (ast.Add, ast.Sub, ast.Mult, ast.Div)
-
-
-# The helper its rewrites call, beside the kind (found by kinds.discover):
-# name -> (source, helpers it needs), as in helpers.py.
-HELPERS = {
-    "_eqrw_item": ('''
-def _eqrw_item(tensor, parameters=()):
-    """``tensor.item()``; traced, the same value as a detached 0-d tensor, when it is a
-    tensor and so are the parameters a rewrite took for tensors."""
-    if (_eqrw_compiling() and isinstance(tensor, _eqrw_torch.Tensor)
-            and all(isinstance(p, _eqrw_torch.Tensor) for p in parameters)):
-        return tensor.detach().reshape(()).clone()
-    return tensor.item()
-''', ("_eqrw_compiling",)),
-}
+from ..values import feeds_tensor_arithmetic, tensor_partners
 
 
 class ItemScalar(Kind):
@@ -76,33 +59,3 @@ def _dispatched(node: ast.Call, tensor: ast.expr, context: KindContext) -> Propo
                     frozenset({"_eqrw_item"}))
 
 
-def feeds_tensor_arithmetic(node: ast.AST, context: KindContext) -> bool:
-    """The value meets a tensor in + - * / before anything else sees it: directly, after
-    arithmetic with Python numbers, or through a local name assigned once."""
-    return bool(tensor_partners(node, context))
-
-
-def tensor_partners(node: ast.AST, context: KindContext, depth: int = 0) -> list[ast.expr]:
-    """The tensors the value of ``node`` meets in + - * / (see ``feeds_tensor_arithmetic``),
-    or nothing when any of its uses meets something else first."""
-    if depth > 8:
-        return []
-    parent = context.parents.get(node)
-    if isinstance(parent, ast.BinOp) and isinstance(parent.op, _ARITHMETIC):
-        other = parent.right if parent.left is node else parent.left
-        if context.value_kind(other) == TENSOR:
-            return [other]
-        if context.value_kind(other) == "number":
-            return tensor_partners(parent, context, depth + 1)
-        return []
-    if isinstance(parent, ast.Assign) and len(parent.targets) == 1 and isinstance(
-            parent.targets[0], ast.Name):
-        name = parent.targets[0].id
-        uses = [n for n in context.walk() if isinstance(n, ast.Name)
-                and n.id == name]
-        loads = [n for n in uses if isinstance(n.ctx, ast.Load)]
-        if len(uses) - len(loads) != 1:
-            return []
-        partners = [tensor_partners(use, context, depth + 1) for use in loads]
-        return [p for found in partners for p in found] if all(partners) else []
-    return []

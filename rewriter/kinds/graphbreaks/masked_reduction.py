@@ -23,41 +23,11 @@ from __future__ import annotations
 import ast
 
 from ...syntax.enums import Level
-from .. import Kind, KindContext, Proposal, is_boolean
-from .scalar import feeds_tensor_arithmetic
+from .. import Kind, KindContext, Proposal
+from ..conditions import is_boolean
+from ..values import feeds_tensor_arithmetic
 
 REDUCTIONS = frozenset({"sum", "mean", "max", "min", "amax", "amin", "numel"})
-
-
-# The helper its rewrites call, beside the kind (found by kinds.discover):
-# name -> (source, helpers it needs), as in helpers.py.
-HELPERS = {
-    "_eqrw_masked": ('''
-def _eqrw_masked(x, mask, reduction):
-    """``getattr(x[mask], reduction)()``; traced with torch.where when the mask covers x."""
-    if not (_eqrw_compiling() and isinstance(x, _eqrw_torch.Tensor)
-            and isinstance(mask, _eqrw_torch.Tensor) and mask.dtype == _eqrw_torch.bool
-            and mask.shape == x.shape):
-        return getattr(x[mask], reduction)()
-    if reduction == "numel":
-        return mask.sum()
-    if reduction == "sum":
-        return _eqrw_torch.where(mask, x, _eqrw_torch.zeros((), dtype=x.dtype)).sum()
-    if reduction == "mean":
-        total = _eqrw_torch.where(mask, x, _eqrw_torch.zeros((), dtype=x.dtype)).sum()
-        return total / mask.sum()
-    _eqrw_torch._assert_async(mask.any(), f"{reduction}(): the masked selection is empty")
-    lowest = reduction in ("max", "amax")
-    if x.dtype == _eqrw_torch.bool:
-        fill = not lowest
-    elif x.is_floating_point():
-        fill = -float("inf") if lowest else float("inf")
-    else:
-        info = _eqrw_torch.iinfo(x.dtype)
-        fill = info.min if lowest else info.max
-    return getattr(_eqrw_torch.where(mask, x, fill), reduction)()
-''', ("_eqrw_compiling",)),
-}
 
 
 class MaskedReduction(Kind):

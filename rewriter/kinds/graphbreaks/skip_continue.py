@@ -33,30 +33,14 @@ import ast
 
 from ...syntax.enums import Level, ValueKind
 from ...syntax.pattern import Bindings
-from .. import Kind, KindContext, Proposal, tensor_condition, with_compare
-from .select import WHERE_SAFE_CALLS, _aliases_mutated, _bound_before
+from .. import Kind, KindContext, Proposal
+from ..conditions import tensor_condition, with_compare
+from ..values import WHERE_SAFE_CALLS, aliases_mutated, bound_before
 
 # Calls allowed in an update evaluated on the branch not taken: the select's torch.where
 # calls plus reductions, whose backward spreads the (zero) incoming gradient unchanged.
 _UPDATE_CALLS = WHERE_SAFE_CALLS | frozenset(
     "sum mean amax amin max min prod square sigmoid tanh mul add sub".split())
-
-HELPERS = {
-    "_eqrw_skip": ('''
-def _eqrw_skip(condition, current, update):
-    """``current if condition else update()``: the value a name keeps when ``if condition:
-    continue`` skips its assignment. Traced, torch.where(condition, current, update()) when
-    the condition is a one-element tensor and both values match in shape, dtype, device."""
-    if (_eqrw_compiling() and isinstance(condition, _eqrw_torch.Tensor)
-            and condition.numel() == 1 and isinstance(current, _eqrw_torch.Tensor)):
-        new = update()
-        if (isinstance(new, _eqrw_torch.Tensor) and new.shape == current.shape
-                and new.dtype == current.dtype and new.device == current.device):
-            return _eqrw_torch.where(condition.reshape(()) != 0, current, new)
-        return current if condition else new
-    return current if condition else update()
-''', ("_eqrw_compiling",)),
-}
 
 
 class SkipContinue(Kind):
@@ -137,7 +121,7 @@ def _refusal(loop: ast.For, at: int, test: ast.expr, context: KindContext) -> st
         return "the condition has side effects or reads a name assigned after the `continue`"
     loop_names = _names(loop.target) | {name for name, _ in before}
     for name, value in after:
-        if name in loop_names or not _bound_before(context, name, loop):
+        if name in loop_names or not bound_before(context, name, loop):
             return f"`{name}` is not a value carried from before the loop"
         if not (context.is_tensor(value) and context.is_pure(value)):
             return f"the value assigned to `{name}` is not proven a pure tensor expression"
@@ -145,7 +129,7 @@ def _refusal(loop: ast.For, at: int, test: ast.expr, context: KindContext) -> st
             return (f"the update of `{name}` may have a NaN gradient where it is skipped "
                     "(division by a tensor, a fractional power, or an unlisted call)")
     carried: list[ast.expr] = [ast.Name(id=n, ctx=ast.Load()) for n in sorted(updated)]
-    if _aliases_mutated(context, carried):
+    if aliases_mutated(context, carried):
         return "a carried name is changed in place (torch.where would copy it)"
     return None
 

@@ -4,8 +4,8 @@
 leaves the graph the same way. Two shapes are handled:
 
 - directly in a condition (``if t.sum().tolist() > 0:``): the select and guard kinds read
-  it like ``t.item()`` (``_eqrw_compare``, see ``kinds/__init__.py``) when ``t`` is
-  provably 0-d (``zero_dim``): a reduction over every element, or arithmetic of such
+  it like ``t.item()`` (``_eqrw_compare``, see ``kinds/conditions.py``) when ``t``
+  is provably 0-d (``zero_dim``): a reduction over every element, or arithmetic of such
   values with numbers. A ``.tolist()`` not proven 0-d may be a list: left alone, with a
   note;
 - through a name (``n = mask.any().tolist()`` then ``if n:``): the assignment becomes
@@ -27,107 +27,9 @@ from __future__ import annotations
 
 import ast
 
-from ...analysis.inference import NUMBER, TENSOR
 from ...syntax.enums import Level
 from .. import Kind, KindContext, Proposal
-
-# Reductions over every element when called without arguments: their result is 0-d.
-_FULL_REDUCTIONS = frozenset("""
-    sum mean max min amax amin any all prod norm std var median nansum nanmean
-    count_nonzero logsumexp
-""".split())
-# logsumexp needs a dim argument; without one it fails, so it is never proven 0-d below.
-_ZERO_DIM_REDUCTIONS = _FULL_REDUCTIONS - {"logsumexp"}
-# Methods that keep a 0-d tensor 0-d when called without arguments.
-_SHAPE_KEEPING = frozenset("""
-    abs neg float double half bfloat16 int long bool detach clone sqrt exp log sigmoid tanh
-    relu logical_not
-""".split())
-_SOURCES = ("item", "tolist")
-
-# The helper its rewrites call, beside the kind (found by kinds.discover).
-HELPERS = {
-    "_eqrw_truth": ('''
-def _eqrw_truth(value, operator, number):
-    """``value <operator> number`` (``bool(value)`` for "truth"), ``value`` a name that
-    holds ``t.item()`` eagerly; traced it may hold ``t`` as a 0-d tensor (``_eqrw_item``),
-    then compared as ``_eqrw_compare`` compares (a 0-d bool tensor when exact)."""
-    import operator as _operator
-
-    if isinstance(value, _eqrw_torch.Tensor):
-        return _eqrw_compare(value, operator, number)
-    compare = {"<": _operator.lt, "<=": _operator.le, ">": _operator.gt,
-               ">=": _operator.ge, "==": _operator.eq, "!=": _operator.ne}.get(operator)
-    return bool(value) if compare is None else compare(value, number)
-''', ("_eqrw_compare",)),
-}
-
-
-def zero_dim(node: ast.expr, context: KindContext) -> bool:
-    """Proven a 0-d tensor: a reduction over every element (``x.sum()``, ``torch.amax(x)``,
-    ``mask.any()``...), a shape-keeping method of one, or a comparison or arithmetic of one
-    with Python numbers."""
-    if not context.is_tensor(node):
-        return False
-    if isinstance(node, ast.Compare) and len(node.ops) == 1:
-        return _zero_dim_with_numbers([node.left, node.comparators[0]], context)
-    if isinstance(node, ast.BinOp):
-        return _zero_dim_with_numbers([node.left, node.right], context)
-    if isinstance(node, ast.UnaryOp):
-        return zero_dim(node.operand, context)
-    if not isinstance(node, ast.Call) or node.keywords:
-        return False
-    func = node.func
-    qualname = context.facts.imports.resolve(func) or ""
-    if qualname.startswith("torch.") and qualname.count(".") == 1:
-        name = qualname.split(".")[1]
-        return (name in _ZERO_DIM_REDUCTIONS and len(node.args) == 1
-                and context.is_tensor(node.args[0]))
-    if not isinstance(func, ast.Attribute) or node.args:
-        return False
-    if func.attr in _ZERO_DIM_REDUCTIONS:
-        return context.is_tensor(func.value)
-    return func.attr in _SHAPE_KEEPING and zero_dim(func.value, context)
-
-
-def _zero_dim_with_numbers(operands: list[ast.expr], context: KindContext) -> bool:
-    value_kinds = [context.value_kind(o) for o in operands]
-    return all(k in (TENSOR, NUMBER) for k in value_kinds) and all(
-        zero_dim(o, context) for o, k in zip(operands, value_kinds) if k == TENSOR)
-
-
-def scalar_of(node: ast.expr, context: KindContext) -> ast.expr | None:
-    """The tensor ``t`` when ``node`` is ``t.item()`` (t a tensor) or ``t.tolist()`` (t
-    proven 0-d): a Python number taken from a one-element tensor."""
-    if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
-            and node.func.attr in _SOURCES and not node.args and not node.keywords):
-        return None
-    tensor = node.func.value
-    if node.func.attr == "item":
-        return tensor if context.is_tensor(tensor) else None
-    return tensor if zero_dim(tensor, context) else None
-
-
-def flag_value(name: ast.Name, context: KindContext) -> ast.expr | None:
-    """The value a local name is bound to once and only once in the function, when that
-    value is a Python number taken from a one-element tensor (``scalar_of``) or what
-    this kind turned it into (``_eqrw_item(t)``)."""
-    if not context.function_mentions("item", "tolist"):  # each value named holds one
-        return None
-    bound = context.binders(name.id)
-    if len(bound) != 1:
-        return None
-    assign = context.parents.get(bound[0])
-    if not (isinstance(assign, ast.Assign) and len(assign.targets) == 1
-            and assign.targets[0] is bound[0]):
-        return None
-    value = assign.value
-    if scalar_of(value, context) is not None:
-        return value
-    if (isinstance(value, ast.Call) and isinstance(value.func, ast.Name)
-            and value.func.id == "_eqrw_item" and len(value.args) == 1 and not value.keywords):
-        return value
-    return None
+from ..conditions import flag_value, scalar_of
 
 
 class ScalarFlag(Kind):

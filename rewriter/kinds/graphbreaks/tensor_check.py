@@ -23,19 +23,6 @@ from .. import Kind, KindContext, Proposal
 # Each check and the position of its condition among the positional arguments.
 _CHECKS = {"torch._check_tensor_all": 0, "torch._check_tensor_all_with": 1}
 
-HELPERS = {
-    "_eqrw_check_tensor_all": ('''
-def _eqrw_check_tensor_all(check, at, *args, **kwargs):
-    """``check(*args, **kwargs)``, a torch tensor check whose condition is ``args[at]``;
-    traced, the same check inside the graph (``torch._assert_async``) instead of a break."""
-    condition = args[at]
-    if not (_eqrw_compiling() and isinstance(condition, _eqrw_torch.Tensor)):
-        return check(*args, **kwargs)
-    _eqrw_torch._assert_async(condition.all(),
-                              "Expected all elements of the checked condition to be True")
-''', ("_eqrw_compiling",)),
-}
-
 
 class TensorCheck(Kind):
     name = "tensor_check"

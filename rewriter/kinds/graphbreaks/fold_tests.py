@@ -51,8 +51,8 @@ import weakref
 from ...analysis.inference import NUMBER, TENSOR
 from ...syntax.enums import Level
 from ...syntax.pattern import Bindings
-from .. import Kind, KindContext, Proposal, tensor_condition
-from .scalarflag import zero_dim
+from .. import Kind, KindContext, Proposal
+from ..conditions import tensor_condition, zero_dim
 
 # Reductions over every element that return a value for an empty tensor (max/min raise).
 _TOTAL = frozenset("any all sum mean prod nansum nanmean count_nonzero".split())
@@ -60,19 +60,6 @@ _TOTAL = frozenset("any all sum mean prod nansum nanmean count_nonzero".split())
 _ELEMENTWISE = frozenset(
     "isnan isinf isfinite isposinf isneginf logical_not bool float int long abs neg".split())
 
-HELPERS = {
-    "_eqrw_first_true": ('''
-def _eqrw_first_true(*tests):
-    """How many of the one-element tensors ``tests`` are false before the first true one
-    (``len(tests)`` when none is), as a 0-d integer tensor: the arm an ``if``/``elif``
-    chain over them takes. ``int()`` of it reads the data once, where the chain read each
-    test it reached."""
-    device = tests[0].device
-    false = _eqrw_torch.stack(
-        [_eqrw_torch.logical_not(test.reshape(())).to(device) for test in tests])
-    return false.int().cumprod(0).sum()
-''', ()),
-}
 
 _METAVARIABLE = re.compile(r"\$c(\d+)")
 

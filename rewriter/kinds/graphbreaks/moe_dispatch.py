@@ -66,145 +66,9 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass
 
-from ...analysis import knowledge as K
 from ...syntax.enums import Level
 from .. import Kind, KindContext, Proposal
-
-HELPERS = {
-    "_eqrw_moe_cheap": ('''
-def _eqrw_moe_cheap(mask, axis, max_factor, extra=0):
-    """Whether a dispatch loop over ``mask`` (experts, then slots and tokens in either
-    order: ``axis`` 1 means tokens last) is being traced and running every expert on every
-    token costs at most ``max_factor`` times the routed compute (the mask's last ``extra``
-    rows, one_hot's extra classes, are no expert's compute)."""
-    if not (_eqrw_compiling() and isinstance(mask, _eqrw_torch.Tensor) and mask.dim() == 3):
-        return False
-    return max_factor is None or mask.shape[0] - extra <= max_factor * mask.shape[2 - axis]
-''', ("_eqrw_compiling",)),
-    "_eqrw_moe_dense": ('''
-def _eqrw_moe_dense(mask, axis, max_factor, training, extra=0):
-    """Whether a traced dispatch loop over ``mask`` runs densely: cheap enough, and
-    gradients off unless ``training`` (densely, an expert without a token gets a zero
-    gradient, not None). Read where the loop runs (hits are often computed under
-    ``torch.no_grad()``, where the grad mode says nothing about the loop)."""
-    return _eqrw_moe_cheap(mask, axis, max_factor, extra) and (
-        training or not _eqrw_torch.is_grad_enabled())
-''', ("_eqrw_moe_cheap",)),
-    "_eqrw_moe_hit": ('''
-def _eqrw_moe_hit(mask, rows):
-    """The experts with a routed token, as the loop's ``nonzero`` gives them (one row per
-    expert when ``rows``, else a flat index list): for a loop that is traced as written
-    although its hits were computed densely (``_eqrw_moe_every``)."""
-    hit = (mask != 0).flatten(1).any(1).nonzero()
-    return hit if rows else hit.squeeze(-1)
-''', ()),
-    "_eqrw_moe_every": ('''
-def _eqrw_moe_every(mask, rows):
-    """What a densely traced loop's ``nonzero`` of hit experts stands for: every expert,
-    in the same form (one row per expert when ``rows``, else a flat index list)."""
-    every = _eqrw_torch.arange(mask.shape[0], device=mask.device)
-    return every.unsqueeze(1) if rows else every
-''', ()),
-    "_eqrw_moe_experts": ('''
-def _eqrw_moe_experts(mask, spare=0, wrapped=True):
-    """What a densely traced dispatch loop iterates: every expert, as the loop reads its
-    nonzero rows: wrapped (``e[0]``, ``e.item()``: ``_eqrw_moe_row``) or as plain ints
-    (``mask[e]``, ``int(e)``). The mask's last ``spare`` rows (``one_hot``'s extra classes,
-    no expert behind them) are not visited: no token may be routed there."""
-    experts = mask.shape[0] - spare
-    if spare:
-        _eqrw_torch._assert_async(mask[experts:].eq(0).all(),
-                                  "eqrewrite: a token is routed past the experts")
-    if wrapped:
-        return [_eqrw_moe_row(expert) for expert in range(experts)]
-    return list(range(experts))
-
-''', ("_eqrw_moe_row",)),
-    "_eqrw_moe_row": ('''
-class _eqrw_moe_row:
-    """An expert number standing for a nonzero row: ``e[0]`` and ``e.item()`` give the int.
-    A plain object, not an int subclass: Dynamo traces its attribute and methods on every
-    release (torch 2.11 cannot trace an int subclass's construction or ``int(self)``)."""
-
-    __slots__ = ("expert",)
-
-    def __init__(self, expert):
-        self.expert = expert
-
-    def item(self):
-        return self.expert
-
-    def __getitem__(self, index):
-        if index != 0:
-            raise IndexError(index)
-        return self.expert
-''', ()),
-    "_eqrw_moe_expert": ('''
-def _eqrw_moe_expert(expert):
-    """The dense loop's expert as an int (its ``_eqrw_moe_row`` unwrapped), or None for
-    the loop's own values (tensors)."""
-    if isinstance(expert, _eqrw_moe_row):
-        return expert.expert
-    return expert if isinstance(expert, int) and not isinstance(expert, bool) else None
-''', ("_eqrw_moe_row",)),
-    "_eqrw_moe_route": ('''
-def _eqrw_moe_route(mask, expert, axis, max_factor=None, extra=0):
-    """What a densely traced loop's route (``torch.where(mask[expert])``) stands for: every
-    (slot, token) pair, in torch.where's order, when that is within the cost bound (a
-    token routed to ``expert`` by two slots is then added twice, as by the loop); else
-    every token with the slot that routes it there (any slot where none does)."""
-    routed = mask[_eqrw_moe_expert(expert)] != 0
-    slots = 1 - axis
-    if _eqrw_moe_all_pairs(mask, max_factor, extra):
-        rows = _eqrw_torch.arange(routed.shape[0], device=mask.device)
-        columns = _eqrw_torch.arange(routed.shape[1], device=mask.device)
-        return (rows.repeat_interleave(routed.shape[1]), columns.repeat(routed.shape[0]))
-    _eqrw_torch._assert_async(routed.sum(slots).le(1).all(),
-                              "eqrewrite: a token is routed twice to one expert")
-    token = _eqrw_torch.arange(routed.shape[axis], device=mask.device)
-    slot = routed.to(_eqrw_torch.int64).argmax(slots)
-    return (token, slot) if axis == 0 else (slot, token)
-''', ("_eqrw_moe_all_pairs", "_eqrw_moe_expert")),
-    "_eqrw_moe_all_pairs": ('''
-def _eqrw_moe_all_pairs(mask, max_factor, extra):
-    """Whether a dense loop visits every (slot, token) pair of each expert: when running
-    every expert on top_k times every token still costs at most ``max_factor`` times the
-    routed compute (then no routing, duplicates included, needs an assertion)."""
-    return max_factor is not None and mask.shape[0] - extra <= max_factor
-''', ()),
-    "_eqrw_moe_keep": ('''
-def _eqrw_moe_keep(value, mask, expert, token, axis, max_factor, training, extra=0):
-    """The rows a dispatch loop adds for ``expert``; traced densely, zero for every token
-    (or every (slot, token) pair) not routed to it (torch.where: a non-finite value there
-    cannot leak)."""
-    expert = _eqrw_moe_expert(expert)
-    if expert is None or not _eqrw_moe_dense(mask, axis, max_factor, training, extra):
-        return value
-    routed = mask[expert] != 0
-    if _eqrw_moe_all_pairs(mask, max_factor, extra):
-        keep = routed.reshape(-1)
-    else:
-        keep = routed.any(1 - axis)[token]
-    zero = _eqrw_torch.zeros((), dtype=value.dtype, device=value.device)
-    return _eqrw_torch.where(keep.reshape((-1,) + (1,) * (value.dim() - 1)), value, zero)
-''', ("_eqrw_moe_dense", "_eqrw_moe_expert", "_eqrw_moe_all_pairs")),
-}
-
-# Row-wise building blocks (see the module docstring). Methods of a row value:
-_ROW_METHODS = frozenset({
-    "float", "half", "bfloat16", "double", "to", "type_as", "contiguous", "clamp",
-    "clamp_min", "clamp_max", "sigmoid", "relu", "tanh", "exp", "neg", "abs", "mul", "add",
-    "sub", "square"})
-_LAST_AXIS_METHODS = frozenset({"chunk", "split", "unbind", "softmax", "log_softmax"})
-_SHAPE_METHODS = frozenset({"view", "reshape"})
-# Functions of row values (their other operands must not be rows):
-_ROW_FUNCTIONS = frozenset({
-    "torch.nn.functional.linear", "torch.nn.functional.silu", "torch.nn.functional.gelu",
-    "torch.nn.functional.relu", "torch.nn.functional.sigmoid", "torch.nn.functional.tanh",
-    "torch.nn.functional.softplus", "torch.nn.functional.mish", "torch.nn.functional.elu",
-    "torch.nn.functional.leaky_relu", "torch.nn.functional.glu", "torch.sigmoid",
-    "torch.tanh", "torch.relu", "torch.matmul", "torch.mul", "torch.add", "torch.clamp"})
-_METADATA = frozenset({"dtype", "device"})
+from ..rowwise import LoopStatements, Rows, is_int, is_minus_one, is_name, unwraps
 
 
 class MoeDispatch(Kind):
@@ -336,10 +200,10 @@ def _hits_form(value: ast.expr, context: KindContext) -> _Hits | None:
     flat = (isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute)
             and not value.keywords and (
                 (value.func.attr == "squeeze" and len(value.args) == 1
-                 and (_is_minus_one(value.args[0]) or _is_int(value.args[0], 1)))
+                 and (is_minus_one(value.args[0]) or is_int(value.args[0], 1)))
                 or (value.func.attr == "flatten" and not value.args)
                 or (value.func.attr in ("view", "reshape") and len(value.args) == 1
-                    and _is_minus_one(value.args[0]))))
+                    and is_minus_one(value.args[0]))))
     call = value.func.value if flat else value  # type: ignore[attr-defined]
     if not isinstance(call, ast.Call) or any(
             k.arg != "as_tuple" or not (isinstance(k.value, ast.Constant)
@@ -451,7 +315,7 @@ def _extra_rows(mask: str, context: KindContext) -> int:
     ``if e == self.num_experts: continue``) skips them itself; without the test, visiting
     one would run an expert that does not exist. Either way they cost no compute."""
     for node in context.walk():
-        if isinstance(node, ast.Assign) and any(_is_name(t, mask) for t in node.targets):
+        if isinstance(node, ast.Assign) and any(is_name(t, mask) for t in node.targets):
             for call in ast.walk(node.value):
                 if isinstance(call, ast.Call) and context.facts.imports.resolve(
                         call.func) == "torch.nn.functional.one_hot":
@@ -496,7 +360,7 @@ def _hits(loop: ast.For, context: KindContext) -> _Hits | None | str:
     if name is None:
         return "the loop iterates neither `range(...)` nor a name bound to a `nonzero()`"
     assigns = [n for n in context.walk() if isinstance(n, ast.Assign)
-               and len(n.targets) == 1 and _is_name(n.targets[0], name)]
+               and len(n.targets) == 1 and is_name(n.targets[0], name)]
     hits = _hits_form(assigns[0].value, context) if len(assigns) == 1 else None
     if hits is None or _loop_over(assigns[0], context) is not loop:
         return "the loop's experts are not the `nonzero()` of a name used by the loop alone"
@@ -531,8 +395,8 @@ def _routed_mask(route: ast.Assign, loop: ast.For) -> tuple[ast.Name, ast.Name] 
     selected = route.value.args[0]  # type: ignore[attr-defined]
     if isinstance(selected, ast.Name):
         aliases = [n for n in ast.walk(loop) if isinstance(n, ast.Assign)
-                   and len(n.targets) == 1 and _is_name(n.targets[0], selected.id)]
-        uses = [n for n in ast.walk(loop) if _is_name(n, selected.id)]
+                   and len(n.targets) == 1 and is_name(n.targets[0], selected.id)]
+        uses = [n for n in ast.walk(loop) if is_name(n, selected.id)]
         if len(aliases) != 1 or len(uses) != 2:
             return None
         selected = aliases[0].value
@@ -557,7 +421,7 @@ def _row_reads(loop: ast.For, index: str, expert: ast.Name, mask: str) -> str | 
     ``e`` or such a name."""
     first = loop.body[0]
     if (isinstance(first, ast.Assign) and len(first.targets) == 1
-            and _is_name(first.targets[0], index) and _unwraps(first.value, loop)):
+            and is_name(first.targets[0], index) and unwraps(first.value, loop)):
         # e = e[0] first: every later read is of an int (a 0-d tensor eagerly).
         return "wrapped" if _wraps(first.value) else "plain"
     parents = {child: parent for parent in ast.walk(loop)
@@ -565,7 +429,7 @@ def _row_reads(loop: ast.For, index: str, expert: ast.Name, mask: str) -> str | 
     unwrapped = {index}
     forms = set()
     for node in ast.walk(loop):
-        if not _is_name(node, index) or node is loop.target:
+        if not is_name(node, index) or node is loop.target:
             continue
         read = _read_of(node, parents, loop, mask)
         if read is None:
@@ -580,9 +444,9 @@ def _row_reads(loop: ast.For, index: str, expert: ast.Name, mask: str) -> str | 
 
 
 def _wraps(value: ast.expr) -> bool:
-    """Whether an unwrapping (``_unwraps``) reads the row as a row: ``e[0]``, ``e.item()``
+    """Whether an unwrapping (``unwraps``) reads the row as a row: ``e[0]``, ``e.item()``
     (maybe in ``int(...)``), not ``int(e)``."""
-    if isinstance(value, ast.Call) and _is_name(value.func, "int"):
+    if isinstance(value, ast.Call) and is_name(value.func, "int"):
         value = value.args[0]
     return not isinstance(value, ast.Name)
 
@@ -595,7 +459,7 @@ def _read_of(node: ast.AST, parents: dict[ast.AST, ast.AST], loop: ast.For, mask
     holder = parents.get(node)
     value: ast.AST = node
     if isinstance(holder, ast.Subscript) and holder.slice is node:
-        if _is_name(holder.value, mask):
+        if is_name(holder.value, mask):
             return None, None  # mask[e]: the route, replaced (its helper takes either)
         user = parents.get(holder)
         if isinstance(user, ast.Call) and user.func is holder:
@@ -603,18 +467,18 @@ def _read_of(node: ast.AST, parents: dict[ast.AST, ast.AST], loop: ast.For, mask
         return (False, None) if (isinstance(user, ast.Assign) and len(user.targets) == 1
                                  and isinstance(user.targets[0], ast.Name)
                                  and _only_called(user.targets[0].id, loop, parents)) else None
-    if isinstance(holder, ast.Subscript) and _is_int(holder.slice, 0):
+    if isinstance(holder, ast.Subscript) and is_int(holder.slice, 0):
         value, wrapped = holder, True  # e[0]
     elif (isinstance(holder, ast.Attribute) and holder.attr == "item"
           and isinstance(parents.get(holder), ast.Call) and not parents[holder].args):  # type: ignore[attr-defined]
         value, wrapped = parents[holder], True  # e.item()
-    elif not (isinstance(holder, ast.Call) and _is_name(holder.func, "int")
+    elif not (isinstance(holder, ast.Call) and is_name(holder.func, "int")
               and holder.args == [node]):
         return None
     else:
         value, wrapped = holder, False  # int(e)
     outer = parents.get(value)
-    if (isinstance(outer, ast.Call) and _is_name(outer.func, "int")
+    if (isinstance(outer, ast.Call) and is_name(outer.func, "int")
             and outer.args == [value]):
         value, outer = outer, parents.get(outer)  # int(e.item())
     if (isinstance(outer, ast.Assign) and len(outer.targets) == 1
@@ -635,255 +499,12 @@ def _only_called(name: str, loop: ast.For, parents: dict[ast.AST, ast.AST]) -> b
 def _body_problem(loop: ast.For, route: ast.Assign, add: ast.Expr, call: ast.Call,
                   pair: tuple[str, str], context: KindContext) -> str | None:
     """Why the statements of ``loop`` are not a row-wise dispatch, or None."""
-    rows = _Rows(set(pair), context)
-    checker = _Statements(loop, route, add, rows)
+    rows = Rows(set(pair), context)
+    checker = LoopStatements(loop, route, add, rows)
     problem = checker.block(loop.body)
     if problem is None and rows.kind(call.args[2]) is None:
         problem = "the value added is not a row-wise expression of the routed rows"
     return problem
-
-
-class _Rows:
-    """Which expressions are rows (one per routed token, computed row by row)."""
-
-    def __init__(self, route_names: set[str], context: KindContext):
-        self.route_names = route_names
-        self.aliases: dict[str, str] = {}  # token_list = token_idx
-        self.names: set[str] = set()  # names holding rows
-        self.callables: set[str] = set()  # names bound to the module's own experts
-        self.context = context
-
-    def canonical(self, name: str) -> str:
-        return self.aliases.get(name, name)
-
-    def kind(self, node: ast.expr) -> bool | None:
-        """True: a row value; False: no row in it (and pure); None: neither."""
-        if isinstance(node, ast.Name):
-            if node.id in self.route_names:
-                return None
-            return node.id in self.names
-        if isinstance(node, ast.Constant):
-            return False
-        if isinstance(node, ast.Subscript):
-            return self._subscript(node)
-        if isinstance(node, ast.BinOp):
-            left, right = self.kind(node.left), self.kind(node.right)
-            if left is None or right is None or (isinstance(node.op, ast.MatMult) and right):
-                return None
-            return left or right
-        if isinstance(node, ast.UnaryOp):
-            return self.kind(node.operand)
-        if isinstance(node, ast.Tuple):
-            kinds = [self.kind(e) for e in node.elts]
-            return None if None in kinds else any(kinds)
-        if isinstance(node, ast.Attribute):
-            inner = self.kind(node.value)
-            if inner is None or (inner and node.attr not in _METADATA):
-                return None
-            return False
-        if isinstance(node, ast.Call):
-            return self._call(node)
-        return self._plain(node)
-
-    def _plain(self, node: ast.expr) -> bool | None:
-        """An expression without rows: it must not read the route or any row, and be pure
-        (the dense loop evaluates it for every expert, not only those hit)."""
-        names = {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
-        if names & (self.route_names | self.names) or not all(
-                self.context.is_pure(call) or _parameter_method(call)
-                for call in ast.walk(node) if isinstance(call, ast.Call)):
-            return None
-        return False
-
-    def _subscript(self, node: ast.Subscript) -> bool | None:
-        parts = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
-        routed = [p for p in parts if isinstance(p, ast.Name) and p.id in self.route_names]
-        if routed:  # a gather: hidden[token], hidden[None, token], weights[token, slot, None]
-            pairs = {self.canonical(r.id) for r in routed}
-            if (self.kind(node.value) is not False or len(pairs) != len(routed)
-                    or not all(_is_none(p) or (not isinstance(p, ast.Slice)
-                                               and self.kind(p) is False)
-                               for p in parts if p not in routed)):
-                return None
-            return True  # one value per routed (slot, token) pair, in the route's order
-        value = self.kind(node.value)
-        if value is None:
-            return None
-        if not value:
-            return self._plain(node)
-        # A row indexed on its last axes only: x[..., :k], x[:, 1::2]
-        first = parts[0]
-        whole = isinstance(first, ast.Slice) and first.lower is first.upper is first.step is None
-        if len(parts) < 2 or not (whole or (isinstance(first, ast.Constant)
-                                            and first.value is Ellipsis)):
-            return None
-        return True if all(self.kind(p) is False for p in parts
-                           if not isinstance(p, ast.Slice)) else None
-
-    def _call(self, node: ast.Call) -> bool | None:
-        func = node.func
-        arguments = [*node.args, *(k.value for k in node.keywords)]
-        kinds = [self.kind(a) for a in arguments]
-        if None in kinds:
-            return None
-        if isinstance(func, ast.Attribute):
-            receiver = self.kind(func.value)
-            if receiver is None:
-                return None
-            if receiver:
-                return self._method(node, func.attr, kinds)
-        if any(kinds[len(node.args):]):  # a row as a keyword argument
-            return None
-        qualname = self.context.facts.imports.resolve(func)
-        if qualname in _ROW_FUNCTIONS:
-            if any(kinds[1:]):
-                return True if qualname in ("torch.mul", "torch.add") else None
-            return bool(kinds and kinds[0])
-        if qualname is None and _own_callable(func, self.callables):
-            return any(kinds)  # the module's experts and methods: row-wise by assumption
-        if not any(kinds):
-            return self._plain(node)
-        return None
-
-    def _method(self, node: ast.Call, method: str, kinds: list[bool | None]) -> bool | None:
-        if any(kinds) and method not in ("mul", "add", "sub"):
-            return None
-        if method in _ROW_METHODS:
-            return True
-        if method in _LAST_AXIS_METHODS:
-            dims = [k.value for k in node.keywords if k.arg == "dim"] + node.args[1:2]
-            return True if len(dims) == 1 and _is_minus_one(dims[0]) else None
-        if method in _SHAPE_METHODS:
-            return True if len(node.args) >= 2 and _is_minus_one(node.args[0]) else None
-        if method == "unsqueeze":
-            return True if len(node.args) == 1 and _is_minus_one(node.args[0]) else None
-        return None
-
-
-def _parameter_method(call: ast.Call) -> bool:
-    """A pure tensor method of the module's own attribute (``self.w1.view(shape)``), which
-    the inference cannot prove a tensor."""
-    func = call.func
-    if not (isinstance(func, ast.Attribute) and func.attr in K.TENSOR_METHODS - K.RANDOM):
-        return False
-    receiver = func.value
-    while isinstance(receiver, ast.Attribute):
-        receiver = receiver.value
-    return _is_name(receiver, "self") and isinstance(func.value, ast.Attribute)
-
-
-def _own_callable(func: ast.expr, callables: set[str]) -> bool:
-    """``self.name``, ``self.experts[e]``, ``self[f"expert_{e}"]`` or a local name bound to
-    one of those in the loop."""
-    if isinstance(func, ast.Name):
-        return func.id in callables
-    if isinstance(func, ast.Subscript):
-        func = func.value
-    while isinstance(func, ast.Attribute):
-        func = func.value
-    return isinstance(func, ast.Name) and func.id == "self"
-
-
-class _Statements:
-    """Checks the statements of a dispatch loop, binding row names as it goes."""
-
-    def __init__(self, loop: ast.For, route: ast.Assign, add: ast.Expr, rows: _Rows):
-        self.loop, self.route, self.add, self.rows = loop, route, add, rows
-
-    def block(self, body: list[ast.stmt]) -> str | None:
-        for statement in body:
-            problem = self.statement(statement)
-            if problem is not None:
-                return problem
-        return None
-
-    def statement(self, node: ast.stmt) -> str | None:
-        if node is self.route or node is self.add:
-            return None
-        if isinstance(node, ast.With):
-            if len(node.items) != 1 or ast.unparse(node.items[0].context_expr) not in (
-                    "torch.no_grad()", "torch.inference_mode()") or node.items[0].optional_vars:
-                return "a `with` block other than `torch.no_grad()` in the loop"
-            return self.block(node.body)
-        if isinstance(node, ast.If):
-            return self._if(node)
-        if isinstance(node, ast.Assign | ast.AugAssign):
-            return self._assign(node)
-        return (f"a `{type(node).__name__.lower()}` statement in the loop (only assignments, "
-                "tests and the dispatch itself)")
-
-    def _assign(self, node: ast.Assign | ast.AugAssign) -> str | None:
-        targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-        names: list[str] = []
-        for target in targets:
-            elements = target.elts if isinstance(target, ast.Tuple) else [target]
-            if not all(isinstance(e, ast.Name) for e in elements):
-                return "an assignment to an attribute or an item in the loop"
-            names += [e.id for e in elements]  # type: ignore[attr-defined]
-        if set(names) & self.rows.route_names:
-            return "the route's names are reassigned"
-        value = node.value
-        if (len(names) == 1 and isinstance(node, ast.Assign) and isinstance(value, ast.Name)
-                and value.id in self.rows.route_names):
-            self.rows.route_names.add(names[0])  # token_list = token_idx
-            self.rows.aliases[names[0]] = self.rows.canonical(value.id)
-            return None
-        if isinstance(node, ast.AugAssign):
-            value = ast.BinOp(ast.Name(names[0], ast.Load()), node.op, node.value)
-        if isinstance(node, ast.Assign) and _unwraps(value, self.loop):
-            return None  # e = e[0], d = int(e.item()): an int, or a 0-d tensor eagerly
-        if len(names) == 1 and _own_callable(value, set()) and not isinstance(value, ast.Call):
-            self.rows.callables.add(names[0])  # expert = self.experts[e]
-            return None
-        kind = self.rows.kind(value)
-        if kind is None:
-            return f"`{ast.unparse(node).splitlines()[0]}` is not row-wise"
-        for name in names:
-            (self.rows.names.add if kind else self.rows.names.discard)(name)
-        return None
-
-    def _if(self, node: ast.If) -> str | None:
-        test = node.test
-        empty = _token_count_test(test, self.rows.route_names)
-        if empty is not None:
-            # `if token.numel() == 0: continue` / `if token.numel() > 0: <block>`: densely
-            # every token is selected, and an expert without routed tokens adds zeros.
-            skips = len(node.body) == 1 and isinstance(node.body[0], ast.Continue)
-            if node.orelse or (empty and not skips):
-                return "a test of the token count does more than skip an empty expert"
-            return None if empty else self.block(node.body)
-        if self.rows.kind(test) is not False:
-            return "a test in the loop reads the routed rows"
-        for part in (node.body, node.orelse):
-            if len(part) == 1 and isinstance(part[0], ast.Continue):
-                continue
-            problem = self.block(part)
-            if problem is not None:
-                return problem
-        return None
-
-
-def _token_count_test(test: ast.expr, route_names: set[str]) -> bool | None:
-    """True for ``t.numel() == 0`` / ``t.shape[0] == 0`` (no routed token), False for
-    ``> 0`` / ``!= 0`` (some), None for anything else."""
-    if not (isinstance(test, ast.Compare) and len(test.ops) == 1
-            and isinstance(test.ops[0], ast.Eq | ast.Gt | ast.NotEq)
-            and isinstance(test.comparators[0], ast.Constant)
-            and test.comparators[0].value == 0):
-        return None
-    left = test.left
-    if isinstance(left, ast.Call) and isinstance(left.func, ast.Attribute) and (
-            left.func.attr == "numel" and not left.args):
-        left = left.func.value
-    elif (isinstance(left, ast.Subscript) and isinstance(left.value, ast.Attribute)
-          and left.value.attr == "shape" and isinstance(left.slice, ast.Constant)
-          and left.slice.value == 0):
-        left = left.value.value
-    else:
-        return None
-    if not (isinstance(left, ast.Name) and left.id in route_names):
-        return None
-    return isinstance(test.ops[0], ast.Eq)
 
 
 def _bound_in(loop: ast.For) -> set[str]:
@@ -898,33 +519,3 @@ def _read_after(names: set[str], loop: ast.For, context: KindContext) -> bool:
                for n in context.walk())
 
 
-def _is_name(node: ast.AST, name: str) -> bool:
-    return isinstance(node, ast.Name) and node.id == name
-
-
-def _is_none(node: ast.AST) -> bool:
-    return isinstance(node, ast.Constant) and node.value is None
-
-
-def _unwraps(value: ast.expr, loop: ast.For) -> bool:
-    """``e[0]``, ``e.item()``, ``int(e.item())`` or ``int(e)`` of the loop's target."""
-    index = loop.target.id  # type: ignore[attr-defined]
-    if isinstance(value, ast.Call) and _is_name(value.func, "int") and len(value.args) == 1:
-        value = value.args[0]
-        if _is_name(value, index):
-            return True
-    if isinstance(value, ast.Subscript):
-        return _is_name(value.value, index) and _is_int(value.slice, 0)
-    return (isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute)
-            and value.func.attr == "item" and not value.args
-            and _is_name(value.func.value, index))
-
-
-def _is_int(node: ast.AST, value: int) -> bool:
-    return (isinstance(node, ast.Constant) and type(node.value) is int
-            and node.value == value)
-
-
-def _is_minus_one(node: ast.AST) -> bool:
-    return (isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub)
-            and isinstance(node.operand, ast.Constant) and node.operand.value == 1)
