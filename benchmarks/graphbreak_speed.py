@@ -123,7 +123,7 @@ def outcome(stdout: str, skip: tuple[str, ...] = ()) -> tuple[list[str], list[st
 
 SUMMARIES_ALL = """
 import pathlib, sys
-from eqrewrite.rewriter.analysis.callgraph import summarize
+from eqrewrite.rewriter.analysis.modulesummary import summarize
 for path in sorted(pathlib.Path(sys.argv[1]).rglob("*.py")):
     summarize(str(path), path.read_text(encoding="utf-8", errors="replace"))
 """

@@ -48,9 +48,10 @@ SCRIPT = "repro.py"
 STATE = "state.pt"
 CORE_PACKAGE = "_eqrewrite_oracle"
 
-# What a reproducer carries of ``judging/``: every module the replay imports, directly or not.
-VENDORED = ("settings", "protocol", "compare", "records", "observe", "reference", "semantics",
-            "judge", "graphbreaks", "worker", "replay")
+# What a reproducer carries of ``judging/``: every module the replay imports, directly or not
+# (``nested`` and ``numerics`` hold what older reproducers' ``compare`` and ``judge`` held).
+VENDORED = ("settings", "protocol", "nested", "compare", "records", "observe", "reference",
+            "semantics", "numerics", "judge", "graphbreaks", "worker", "replay")
 _CORE = Path(__file__).with_name("judging")
 
 

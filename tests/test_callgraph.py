@@ -255,7 +255,7 @@ def test_traced_functions_called_untraced_behave_as_before(tmp_path, caplog, mon
 
 
 def test_a_summary_keeps_only_the_names_its_module_can_resolve():
-    from eqrewrite.rewriter.analysis.callgraph import summarize
+    from eqrewrite.rewriter.analysis.modulesummary import summarize
 
     text = textwrap.dedent('''
         import torch

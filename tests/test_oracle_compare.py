@@ -16,11 +16,10 @@ from eqrewrite.oracle.judging.compare import (  # noqa: E402 - torch must be imp
     DEFAULT_TOLERANCES,
     CompareOptions,
     Tolerance,
-    cast_floating,
     compare,
-    materialize,
     max_errors,
 )
+from eqrewrite.oracle.judging.nested import cast_floating, materialize  # noqa: E402
 
 NAN, INF = float("nan"), float("inf")
 STRICT = CompareOptions(strict=True)
@@ -522,7 +521,7 @@ def test_only_floating_differences_could_be_rounding():
 
 
 def test_differences_carry_keys_that_fetch_the_same_value_elsewhere():
-    from eqrewrite.oracle.judging.compare import MISSING, fetch
+    from eqrewrite.oracle.judging.nested import MISSING, fetch
 
     expected = {"a": [torch.zeros(2), (1, torch.ones(3))]}
     actual = {"a": [torch.zeros(2), (1, torch.full((3,), 2.0))]}

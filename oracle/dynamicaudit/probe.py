@@ -31,7 +31,7 @@ from typing import Any
 
 from ..judging.protocol import Failure, RunRequest, RunResult, Variant
 from ..judging.settings import CompileSettings, Target
-from ..judging.worker import Built, Session, _call, _configured, compiled
+from ..judging.worker import Built, Session, call_catching, compiled, patched_compiler_config
 
 # Logger methods Dynamo may drop (Hugging Face adds warning_once/info_once to Logger).
 LOGGER_METHODS = ("debug", "info", "warning", "warn", "error", "critical", "fatal",
@@ -158,23 +158,23 @@ def _measure(session: Session, base: RunRequest, result: ProbeResult) -> None:
     fn, inputs, _, source = session.build(base)
     sets = _inputs(source, inputs)
     result.input_sets = len(sets)
-    with _configured(base.settings), torch.no_grad(), _quiet():
+    with patched_compiler_config(base.settings), torch.no_grad(), _quiet():
         torch._dynamo.reset()
         counters.clear()
         fast = compiled(fn, base.settings)
         started = time.perf_counter()
-        _call(fast, sets[0])
+        call_catching(fast, sets[0])
         first = time.perf_counter() - started
         frames = counters["frames"]["total"]
         for extra in sets[1:]:
-            _call(fast, extra)
+            call_catching(fast, extra)
         result.recompilations = counters["frames"]["total"] - frames
         started = time.perf_counter()
-        _call(fast, sets[0])
+        call_catching(fast, sets[0])
         result.compile_seconds = max(0.0, first - (time.perf_counter() - started))
         torch._dynamo.reset()
         strict = compiled(fn, replace(base.settings, fullgraph=True))
-        _, error = _call(strict, sets[0])
+        _, error = call_catching(strict, sets[0])
         torch._dynamo.reset()
     result.fullgraph_ok = error is None
     result.fullgraph_error = None if error is None else error.describe()
@@ -188,14 +188,14 @@ def _latency(session: Session, base: RunRequest, calls: int) -> dict[str, float]
     session.enter(base.tree)
     fn, inputs, _, _ = session.build(base)
     timings: dict[str, float] = {}
-    with _configured(base.settings), torch.no_grad(), _quiet():
+    with patched_compiler_config(base.settings), torch.no_grad(), _quiet():
         torch._dynamo.reset()
         for label, callable_ in (("eager", fn), ("compiled", compiled(fn, base.settings))):
-            _call(callable_, inputs)  # warm-up (compiles)
+            call_catching(callable_, inputs)  # warm-up (compiles)
             runs = []
             for _ in range(calls):
                 started = time.perf_counter()
-                _call(callable_, inputs)
+                call_catching(callable_, inputs)
                 runs.append(time.perf_counter() - started)
             timings[label] = statistics.median(runs)
         torch._dynamo.reset()

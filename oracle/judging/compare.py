@@ -1,5 +1,10 @@
 """Structured comparison of two runs' results: original vs rewritten, eager vs compiled.
 
+One concern: how two values differ, for every kind of value a run can return (tensors
+element by element with their metadata, Python scalars, containers, opaque objects), each
+discrepancy described for a maintainer. The rest of what the judging does with nested values
+(draining, casting, reaching a part by a difference's keys) is ``nested.py``.
+
 ``allclose`` alone misses most real miscompilations: they hide in NaN and infinity positions,
 the sign of zero, the sign bit of NaN, the result dtype, and Python-visible state such as dict
 key order or the type of a container. ``compare`` walks two nested values in parallel and returns
@@ -13,16 +18,17 @@ rewrite must meet (bits, strides, ``requires_grad``).
 
 from __future__ import annotations
 
-import copy
 import dataclasses
 import math
 import struct
 import sys
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 import torch
+
+from .nested import MISSING, tensor_pairs
 
 
 @dataclass(frozen=True)
@@ -57,14 +63,6 @@ _EXACT = Tolerance(rtol=0.0, atol=0.0)
 
 # Digits that round-trip each dtype, so a printed value shows what the tensor really holds.
 _DIGITS = {torch.float16: 5, torch.bfloat16: 4, torch.float32: 9, torch.float64: 17}
-
-_COMPLEX_OF = {
-    torch.float64: torch.complex128,
-    torch.float32: torch.complex64,
-    torch.float16: torch.complex32,
-}
-
-MISSING = object()  # what ``fetch`` returns for a location the value does not have
 
 
 @dataclass
@@ -150,15 +148,6 @@ class Difference:
 # --------------------------------------------------------------------------------------------
 
 
-def materialize(obj: Any) -> Any:
-    """Drain iterators (generators, ``map``, ``zip``...) into lists, recursively."""
-    if isinstance(obj, torch.Tensor):
-        return obj
-    if isinstance(obj, Iterator):
-        return [materialize(item) for item in obj]
-    return _rebuild(obj, materialize)
-
-
 def compare(
     expected: Any, actual: Any, options: CompareOptions | None = None, path: str = "output"
 ) -> list[Difference]:
@@ -171,7 +160,7 @@ def stride_differences(expected: Any, actual: Any, path: str = "output") -> list
     aside, whose stride means nothing). Compiled code promises eager's output strides: a
     caller's ``.view()`` depends on them."""
     differences = []
-    for index, (exp, act) in enumerate(_tensor_pairs(expected, actual)):
+    for index, (exp, act) in enumerate(tensor_pairs(expected, actual)):
         if exp.layout != torch.strided or exp.is_nested or exp.shape != act.shape or (
                 exp.numel() <= 1 or act.layout != torch.strided or act.is_nested):
             continue
@@ -184,29 +173,10 @@ def stride_differences(expected: Any, actual: Any, path: str = "output") -> list
     return differences
 
 
-def fetch(value: Any, keys: tuple[tuple[str, Any], ...]) -> Any:
-    """The part of ``value`` that ``keys`` (a Difference's) lead to; ``MISSING`` if none."""
-    for step, key in keys:
-        try:
-            if step == "attr":
-                value = getattr(value, key)
-            elif step == "key" and isinstance(value, Mapping):
-                value = value[key]
-            elif step == "item" and isinstance(value, (list, tuple)):
-                value = value[key]
-            elif step == "unbind" and isinstance(value, torch.Tensor):
-                value = list(value.unbind())
-            else:
-                return MISSING
-        except (AttributeError, KeyError, IndexError, TypeError):
-            return MISSING
-    return value
-
-
 def max_errors(expected: Any, actual: Any) -> tuple[float, float]:
     """Largest absolute and relative error over all floating tensors, NaN/inf excluded."""
     max_abs = max_rel = 0.0
-    for exp, act in _tensor_pairs(expected, actual):
+    for exp, act in tensor_pairs(expected, actual):
         pair = _floating_pair(exp, act)
         if pair is None:
             continue
@@ -215,19 +185,6 @@ def max_errors(expected: Any, actual: Any) -> tuple[float, float]:
         max_abs = max(max_abs, abs_err.max().item())
         max_rel = max(max_rel, rel_err.max().item())
     return max_abs, max_rel
-
-
-def cast_floating(obj: Any, dtype: torch.dtype) -> Any:
-    """Copy of a nested structure with every floating (and complex) tensor cast to ``dtype``."""
-    if not dtype.is_floating_point:
-        raise ValueError(f"cast_floating needs a floating dtype, got {dtype}")
-
-    def cast(item: Any) -> Any:
-        if isinstance(item, torch.Tensor):
-            return _cast_tensor(item, dtype)
-        return _rebuild(item, cast)
-
-    return cast(obj)
 
 
 # --------------------------------------------------------------------------------------------
@@ -668,21 +625,6 @@ def _floating_pair(
     return _to_float64(expected), _to_float64(actual)
 
 
-def _cast_tensor(tensor: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
-    """A fresh ``dtype`` copy of a floating tensor (complex keeps complex); others unchanged."""
-    if tensor.is_floating_point():
-        target = dtype
-    elif tensor.is_complex() and dtype in _COMPLEX_OF:
-        target = _COMPLEX_OF[dtype]
-    else:
-        return tensor
-    # A detached leaf keeps requires_grad, so a reference run can still call backward().
-    cast = tensor.detach().to(target, copy=True).requires_grad_(tensor.requires_grad)
-    if isinstance(tensor, torch.nn.Parameter):
-        return torch.nn.Parameter(cast, requires_grad=tensor.requires_grad)
-    return cast
-
-
 def _first_index(mask: torch.Tensor) -> tuple[int, ...]:
     """Index of the first element where ``mask`` holds."""
     return _unravel(int(mask.reshape(-1).nonzero()[0, 0]), mask.shape)
@@ -721,70 +663,8 @@ def _tolerance_text(tolerance: Tolerance) -> str:
 
 
 # --------------------------------------------------------------------------------------------
-# Structure helpers
+# Kinds of values
 # --------------------------------------------------------------------------------------------
-
-
-def _rebuild(obj: Any, convert: Callable[[Any], Any]) -> Any:
-    """A copy of container ``obj`` with ``convert`` applied to each child; leaves unchanged."""
-    # Containers are always copied so a later run cannot mutate (append to) the caller's values.
-    if isinstance(obj, (torch.Tensor, torch.Size, str, bytes)):
-        return obj
-    if isinstance(obj, list):
-        return [convert(item) for item in obj]
-    if isinstance(obj, tuple):
-        items = [convert(item) for item in obj]
-        if type(obj) is tuple:
-            return tuple(items)
-        if hasattr(obj, "_make"):  # a named tuple
-            return obj._make(items)
-        return type(obj)(items)  # structseq such as torch.return_types.max
-    if isinstance(obj, dict):
-        return _rebuild_dict(obj, convert)
-    if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
-        new = copy.copy(obj)
-        for f in dataclasses.fields(obj):
-            # object.__setattr__ also works on frozen dataclasses.
-            object.__setattr__(new, f.name, convert(getattr(obj, f.name)))
-        return new
-    return obj
-
-
-def _rebuild_dict(obj: dict[Any, Any], convert: Callable[[Any], Any]) -> dict[Any, Any]:
-    """Copy a dict (subclasses keep their type and mirrored attributes, as in ModelOutput)."""
-    if type(obj) is dict:
-        return {key: convert(value) for key, value in obj.items()}
-    new = copy.copy(obj)
-    for key, value in obj.items():
-        converted = convert(value)
-        dict.__setitem__(new, key, converted)
-        if isinstance(key, str) and key.isidentifier() and getattr(obj, key, MISSING) is value:
-            object.__setattr__(new, key, converted)
-    return new
-
-
-def _tensor_pairs(expected: Any, actual: Any) -> Iterator[tuple[torch.Tensor, torch.Tensor]]:
-    """Tensors at matching positions of two nested values; mismatched parts are skipped."""
-    if isinstance(expected, torch.Tensor) and isinstance(actual, torch.Tensor):
-        yield expected, actual
-    elif isinstance(expected, Mapping) and isinstance(actual, Mapping):
-        for key in expected:
-            if key in actual:
-                yield from _tensor_pairs(expected[key], actual[key])
-    elif _is_sequence(expected) and _is_sequence(actual):
-        for exp, act in zip(expected, actual):
-            yield from _tensor_pairs(exp, act)
-    elif (
-        dataclasses.is_dataclass(expected)
-        and not isinstance(expected, type)
-        and type(expected) is type(actual)
-    ):
-        for f in dataclasses.fields(expected):
-            yield from _tensor_pairs(getattr(expected, f.name), getattr(actual, f.name))
-
-
-def _is_sequence(obj: Any) -> bool:
-    return isinstance(obj, (list, tuple)) and not isinstance(obj, torch.Size)
 
 
 def _is_numpy(obj: Any) -> bool:

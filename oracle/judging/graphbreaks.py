@@ -314,7 +314,7 @@ def _fullgraph(fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, 
 
 
 def count_graph_breaks(fn: Callable[..., Any], args: tuple[Any, ...] = (),
-                       kwargs: dict[str, Any] | None = None,
+                       kwargs: dict[str, object] | None = None,
                        backend: str = "eager") -> BreakReport:
     """Measure ``fn(*args, **kwargs)`` under Dynamo: explain, break events and fullgraph."""
     kwargs = kwargs or {}

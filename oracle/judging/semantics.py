@@ -1,5 +1,9 @@
 """Behaviours whose eager result is not defined: what a PyTorch maintainer closes on sight.
 
+One concern: recognising those behaviours in a run (the rules, the dispatch mode that records
+their events and follows what they taint, and the measurements each rule makes of an
+operation's arguments); what the triage then concludes is ``judge.py``'s.
+
 Before a difference between eager and compiled runs is called a compiler bug, the triage
 asks whether eager's behaviour was defined at all. The program runs eagerly once more (the
 ``CHECKED`` variant) under ``SemanticsMode``, a ``TorchDispatchMode`` that watches every
@@ -51,8 +55,8 @@ that **raise the same exception with other messages**, are ``warning-only``. A N
 payload is not compared at all unless ``--strict``/``--bitwise`` asks for it
 (``compare.py``; IEEE 754 leaves it unspecified).
 
-Imports torch and nothing else of eqrewrite but ``compare`` (the keys of a value's place):
-it is vendored into every reproducer with the rest of ``judging/``.
+Imports torch and nothing else of eqrewrite but ``compare`` and ``nested`` (the keys of a
+value's place): it is vendored into every reproducer with the rest of ``judging/``.
 """
 
 from __future__ import annotations
@@ -68,6 +72,7 @@ from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils.weak import WeakIdKeyDictionary
 
 from . import compare as cmp
+from .nested import MISSING, fetch
 
 UNSUPPORTED, UNDEFINED, WARNING_ONLY = "unsupported", "undefined-behaviour", "warning-only"
 
@@ -167,10 +172,10 @@ class Semantics:
         """The events (indices into ``events``) the value at ``keys`` (a Difference's) was
         computed from; empty when it is clean."""
         for depth in range(len(keys) + 1):
-            found = cmp.fetch(self.mirror, keys[:depth])
+            found = fetch(self.mirror, keys[:depth])
             if isinstance(found, Mark):
                 return found.causes | self.escaped
-            if found is cmp.MISSING:
+            if found is MISSING:
                 break
         return self.escaped
 

@@ -254,7 +254,7 @@ class Session:
         state = _state_bytes(module) if request.state is None else None
         loaded = time.perf_counter()
         recorder, printed = _recorder(variant), Printed()
-        with _configured(settings), _reference(variant) as mode, \
+        with patched_compiler_config(settings), _reference(variant) as mode, \
                 recorder or contextlib.nullcontext(), _checker(variant) as checker:
             if variant is Variant.COMPILED:
                 torch._dynamo.reset()
@@ -264,7 +264,7 @@ class Session:
             installed = compiler_globals() if variant is Variant.COMPILED else None
             with tracer, printed, installed or contextlib.nullcontext(set()) as names, \
                     _grad_mode(settings):
-                output, exception = _call(fn, inputs)
+                output, exception = call_catching(fn, inputs)
             called = time.perf_counter()
             observed: dict[str, Any] = {"output": to_plain(output),
                                         "inputs_after": to_plain(inputs),
@@ -295,7 +295,7 @@ class Session:
         widened to float64 for the reference, perturbed for a perturbed run."""
         import torch
 
-        from .compare import cast_floating
+        from .nested import cast_floating
         from .reference import NUDGE, perturb
 
         target = request.target
@@ -403,9 +403,10 @@ def _backward(variant: Variant, settings: CompileSettings
 
 
 @contextlib.contextmanager
-def _configured(settings: CompileSettings) -> Iterator[None]:
-    """Inductor and Dynamo config switches for the whole run (compile, call and backward),
-    restored afterwards so the next target starts from the defaults."""
+def patched_compiler_config(settings: CompileSettings) -> Iterator[None]:
+    """The settings' Inductor and Dynamo config switches, patched in for the whole run
+    (compile, call and backward) and restored afterwards so the next target starts from the
+    defaults."""
     with contextlib.ExitStack() as stack:
         if settings.inductor_config:
             import torch._inductor.config as inductor_config
@@ -467,9 +468,10 @@ def _recorder(variant: Variant) -> BreakRecorder | None:
     return BreakRecorder()
 
 
-def _call(fn: Callable[..., Any], inputs: Any) -> tuple[object, RaisedException | None]:
-    """``(output, None)``, or ``(None, the exception)``: raising is an outcome too. Iterators
-    in the output are drained here, while the run's context is still active."""
+def call_catching(fn: Callable[..., Any], inputs: Any) -> tuple[object, RaisedException | None]:
+    """Call ``fn`` with ``inputs`` (a dict as keywords, else positionally), catching what it
+    raises: ``(output, None)``, or ``(None, the exception)``: raising is an outcome too.
+    Iterators in the output are drained here, while the run's context is still active."""
     from .observe import settle
 
     try:

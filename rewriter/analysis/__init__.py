@@ -3,9 +3,9 @@
 ``facts/``: one module's facts from one shared walk (imports, text, definitions, nn.Module
 classes, compiled functions, scopes); ``inference.py``: what kind of value an expression
 holds; ``knowledge.py``: the torch API facts the inference uses, as data; ``guards.py``: the
-named predicates of ``where:``; ``callgraph.py``: the ``traced`` scope, a module reduced to
-a ``Summary`` and reachability solved over many (over a run's files, with the summaries kept
-on disk: ``running/summaries.py``).
+named predicates of ``where:``; ``modulesummary.py``: a module reduced to a ``Summary``, the
+names its functions and classes refer to; ``callgraph.py``: the ``traced`` scope, reachability
+solved over the summaries of a run's files (kept on disk: ``running/summaries.py``).
 
 May import: syntax.
 """

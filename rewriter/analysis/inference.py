@@ -1,5 +1,10 @@
 """A light static inference of what kind of value an expression holds.
 
+One concern: the kind of value an expression holds, inferred. Its parts serve only that:
+the rules per node type (``Inference``), the per-scope environments that solve each name's
+kind as the join of its bindings (``_Env``), and the walk that lists a scope's bindings
+(``_bindings``).
+
 Kinds: ``tensor``, ``number`` (Python int/float/bool/complex), ``sequence``
 (str, list, tuple, dict, torch.Size...), ``none``, ``object`` (modules,
 functions, dtypes...), ``tensor_callable`` (an nn layer that maps a tensor to a

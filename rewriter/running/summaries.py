@@ -1,8 +1,8 @@
 """The call graph's module summaries, cached on disk: an edited file is summarised alone.
 
-``callgraph.py`` reduces every file to a ``Summary`` and solves reachability over all of
-them. Summarising parses each file (most of a cold run's call-graph time); solving is a
-fraction of that. The store keeps, under one key for the tool build:
+``analysis/modulesummary.py`` reduces every file to a ``Summary``; ``callgraph.py`` solves
+reachability over all of them. Summarising parses each file (most of a cold run's call-graph
+time); solving is a fraction of that. The store keeps, under one key for the tool build:
 
 * an index (``callgraph-<key>.json``): per path, the file's stamp (mtime, size, content
   digest), its module name (which depends on the folders' ``__init__.py`` files, not on the
@@ -29,14 +29,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..analysis.callgraph import (
-    CallGraph,
-    ClassSummary,
-    FunctionSummary,
-    Summary,
-    profiled_functions,
-    summarize,
-)
+from ..analysis.callgraph import CallGraph, profiled_functions
+from ..analysis.modulesummary import ClassSummary, FunctionSummary, Summary, summarize
 from ..syntax.enums import Scope
 from ..workspace.files import write_atomic
 from ..workspace.workers import WorkerPool
@@ -189,7 +183,7 @@ class _Names:
         return self.packages[folder]
 
     def of(self, path: str) -> str:
-        """What ``callgraph.module_name`` says, with fewer stats."""
+        """What ``modulesummary.module_name`` says, with fewer stats."""
         absolute = Path(path).absolute()
         package = self.package(absolute.parent)
         if absolute.name == "__init__.py":

@@ -164,7 +164,8 @@ class Scopes:
         is empty without a profile."""
         if name != Scope.TRACED:
             return frozenset()
-        from ..callgraph import CallGraph, summarize  # the call graph imports the facts
+        from ..callgraph import CallGraph  # the call graph's modules import the facts
+        from ..modulesummary import summarize
 
         summary = summarize("<module>", self._text.source or ast.unparse(self._tree),
                             "__main__")
