@@ -1,10 +1,14 @@
 """The oracle's public API: its commands as functions returning typed results
-(docs/api.md): ``oracle`` (``eqrewrite oracle PATH``: an ``OracleReport``), ``generate``
-(``eqrewrite gen``: a ``GenerateReport``), ``reduce`` (``eqrewrite reduce``: a reduction's
-``Result``), ``campaign`` (``eqrewrite campaign``: a ``CampaignReport``) and ``report``
-(``eqrewrite report``: the issue's ``Report``). One concern, the API, though over 600 lines:
-the commands' work is in the packages below; what is here is each function's arguments
-checked and its deep modules called.
+(docs/api.md): ``oracle`` (``eqrewrite oracle PATH``: an ``OracleReport``),
+``validated_rewrite`` (``eqrewrite PATH --oracle [--rollback]``: a ``ValidatedRewrite``),
+``generate`` (``eqrewrite gen``: a ``GenerateReport``), ``reduce`` (``eqrewrite reduce``: a
+reduction's ``Result``), ``campaign`` (``eqrewrite campaign``: a ``CampaignReport``) and
+``report`` (``eqrewrite report``: the issue's ``Report``). What is here is each function's
+arguments checked and its deep modules called; validating trees, which ``oracle`` and
+``validated_rewrite`` share with the rewrite command's ``--oracle`` step, is
+``validation.py``'s, whose names (``OracleOptions``, ``OracleReport``, ``validate_trees``,
+``configured``, ``check_switches``...) this module exposes: the oracle's packages and its
+command line import them from here.
 
 The rewriter's own API (``eqrewrite.rewriter.api``: ``rewrite``, ``audit``) never imports
 torch nor the oracle, so the oracle's functions live here. Importing this module stays
@@ -22,137 +26,54 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import sys
 import tempfile
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, replace
 from pathlib import Path
-from types import TracebackType
-from typing import TYPE_CHECKING, Any, TypedDict, cast
+from typing import TYPE_CHECKING
 
-from .harness.targets import discover_targets, factory_targets
-from .judging.settings import KNOWN_KEYS, CompileSettings, TargetError, parse_settings
+from .judging.settings import CompileSettings, TargetError
+from .validation import (
+    DEFAULT_PARALLEL,
+    Changed,
+    OracleError,
+    OracleOptions,
+    OracleReport,
+    RunKeys,
+    check_rewrite_paths,
+    check_switches,
+    compile_settings,
+    configured,
+    make_rollback,
+    validate_rewritten,
+    validate_trees,
+)
 
 if TYPE_CHECKING:  # the harness imports torch: only when a validation runs
-    from eqrewrite.rewriter.api import EditRecord, RewriteOptions, Rule
+    from eqrewrite.rewriter.api import RewriteReport, RewriteSettings
 
     from .bugreport.issue import Report
-    from .formats import CampaignSummary, FindingSummary, OracleDocument
+    from .formats import CampaignSummary, FindingSummary
     from .generate import BatchStats, GenConfig
     from .generate.program import ProgramRecord
-    from .harness.harness import Harness, Revalidate, TargetReport
-    from .judging.settings import Target
+    from .harness.rollback import Reverted
     from .minimising.outputs import Result
 
-__all__ = ["DEFAULT_PARALLEL", "CampaignReport", "GenerateReport", "NotReproducedError",
-           "OracleError", "OracleOptions", "OracleReport", "campaign", "generate", "oracle",
-           "reduce", "report", "validate_path", "validate_trees"]
-
-# What ``validate_trees`` is given for each rewritten file: its edit records, or None if unknown.
-Changed = dict[str, "tuple[EditRecord, ...] | None"]
-
-# Two targets in flight keep two cores busy; each costs a worker process (torch imported).
-DEFAULT_PARALLEL = min(2, os.cpu_count() or 1)
-# Keys of [tool.eqrewrite.oracle] beyond the compile settings.
-_RUN_KEYS = ("factory", "timeout", "memory-limit", "reproducers")
-# The run keys of [tool.eqrewrite.oracle], as ``configured`` checks them (``factory`` is
-# checked where it is read, ``running.targets.factory_targets``). Functional form: the
-# keys are spelled as in pyproject.toml.
-RunKeys = TypedDict("RunKeys", {"factory": object, "timeout": float, "memory-limit": float,
-                                "reproducers": str}, total=False)
-
-
-class OracleError(Exception):
-    """A usage problem found before any worker starts (exit 2 on the command line, which
-    reports it as a usage error with this message)."""
+__all__ = ["DEFAULT_PARALLEL", "CampaignReport", "Changed", "GenerateReport",
+           "NotReproducedError", "OracleError", "OracleOptions", "OracleReport", "RunKeys",
+           "ValidatedRewrite", "campaign", "check_rewrite_paths", "check_switches",
+           "compile_settings", "configured", "generate", "make_rollback", "oracle", "reduce",
+           "report", "validate_path", "validate_rewritten", "validate_trees",
+           "validated_rewrite"]
 
 
 class NotReproducedError(Exception):
     """``reduce``: the reproducer does not fail (any more) with its verdict (exit 1)."""
 
 
-@dataclass
-class OracleOptions:
-    """How to validate: compile ``settings`` (the keys of ``[tool.eqrewrite.oracle]``:
-    ``backend``, ``mode``, ``dynamic``, ``fullgraph``, ``inductor.<switch>``,
-    ``dynamo.<switch>``, ``strict``...; they win over a target's header and the project's
-    configuration), limits, comparison, reproducers. ``output_format``, ``output`` and
-    ``show_output`` are the command line's: how it prints the report."""
-
-    settings: dict[str, object] = field(default_factory=dict)
-    timeout: float = 300.0
-    memory_gb: float = 16.0
-    strict: bool = False
-    tolerance_scale: float = 1.0
-    reproducers: Path | None = None
-    count_breaks: bool = True
-    separate_break_count: bool = False
-    parallel: int = 2
-    output_format: str = "text"
-    output: Path | None = None
-    show_output: bool = False
-
-
-def compile_settings(backend: str | None = None, mode: str | None = None,
-                     dynamic: bool | None = None, fullgraph: bool | None = None,
-                     inductor: Iterable[str] = (), dynamo: Iterable[str] = ()
-                     ) -> dict[str, object]:
-    """The compile settings of ``--backend``, ``--mode``, ``--dynamic``, ``--fullgraph``
-    and the ``KEY=VALUE`` switches of ``--inductor-config``/``--dynamo-config``."""
-    settings: dict[str, object] = {}
-    for key, value in (("backend", backend), ("mode", mode), ("dynamic", dynamic),
-                       ("fullgraph", fullgraph)):
-        if value is not None:
-            settings[key] = value
-    try:
-        settings.update({f"inductor.{k}": v for k, v in parse_settings(list(inductor)).items()})
-        settings.update({f"dynamo.{k}": v for k, v in parse_settings(list(dynamo)).items()})
-    except TargetError as error:
-        raise OracleError(str(error)) from None
-    return settings
-
-
-@dataclass(frozen=True)
-class OracleReport:
-    """What the oracle found: one ``TargetReport`` per target (its ``verdict``, ``detail``,
-    ``findings``, ``breaks`` per tree, ``seconds``...), the rewritten files or edits no
-    target executed (``unvalidated``), the files that declare no target and why
-    (``problems``), and the compile settings in force."""
-
-    root: Path
-    rewritten: Path | None
-    targets: tuple[TargetReport, ...]
-    unvalidated: tuple[str, ...]
-    problems: tuple[str, ...]
-    settings: CompileSettings
-    start_seconds: float = 0.0  # starting the workers
-
-    @property
-    def failed(self) -> list[TargetReport]:
-        """The targets whose verdict fails the run (a changed behaviour, a compiler bug...)."""
-        from .judging.judge import FAILING
-
-        return [r for r in self.targets if r.verdict in FAILING]
-
-    @property
-    def status(self) -> int:
-        """The command's exit status: 1 if some target failed, else 0."""
-        return 1 if self.failed else 0
-
-    def to_json(self) -> OracleDocument:
-        """The ``--format json`` document (JSON-ready)."""
-        from .harness import report
-
-        return report.document(list(self.targets), list(self.unvalidated),
-                               list(self.problems), self.settings, self.start_seconds)
-
-    def table(self, show_output: bool = False) -> str:
-        """The text report, most severe first (``show_output``: what targets printed)."""
-        from .harness import report
-
-        return report.table(list(self.targets), list(self.unvalidated), list(self.problems),
-                            self.settings, show_output=show_output)
-
+# -- eqrewrite oracle --------------------------------------------------------------------------
 
 def oracle(path: str | os.PathLike[str], *, rewritten: str | os.PathLike[str] | None = None,
            settings: Mapping[str, object] | None = None, timeout: float = 300.0,
@@ -202,222 +123,77 @@ def validate_path(path: Path, rewritten: Path | None, options: OracleOptions,
                           explicit=path if path.is_file() else None, progress=progress)
 
 
-def configured(config: dict[str, Any]) -> tuple[dict[str, object], RunKeys]:
-    """``[tool.eqrewrite.oracle]`` split into compile settings and run keys, validated:
-    ``inductor``/``dynamo`` sub-tables become ``inductor.<key>``/``dynamo.<key>``."""
-    settings: dict[str, object] = {}
-    run: dict[str, Any] = {}
-    for key, value in config.items():
-        if key in ("inductor", "dynamo") and isinstance(value, dict):
-            settings.update({f"{key}.{k}": v for k, v in value.items()})
-        elif key in _RUN_KEYS:
-            run[key] = value
-        elif key in KNOWN_KEYS or key.startswith(("inductor.", "dynamo.")):
-            settings[key] = value
-        else:
-            raise OracleError(
-                f"[tool.eqrewrite.oracle]: unknown key {key!r} (known: "
-                f"{', '.join(KNOWN_KEYS + _RUN_KEYS)}, inductor.<option>, dynamo.<option>, "
-                "or [tool.eqrewrite.oracle.inductor] / [tool.eqrewrite.oracle.dynamo] tables)")
+# -- eqrewrite PATH --oracle [--rollback] ------------------------------------------------------
+
+@dataclass(frozen=True)
+class ValidatedRewrite:
+    """What ``validated_rewrite`` did: the rewrite's ``RewriteReport`` (``rewrite``) and the
+    oracle's ``OracleReport`` on the tree it wrote (``oracle``; None when some file could
+    not be processed: nothing is validated then, as on the command line). ``tree``: the
+    rewritten tree (with the rollback's reverts), None when it was a temporary folder, now
+    removed."""
+
+    rewrite: RewriteReport
+    oracle: OracleReport | None
+    tree: Path | None
+
+    @property
+    def reverted(self) -> list[Reverted]:
+        """The edits the rollback reverted, every target's: ``file``, ``line`` (of the
+        original text), ``rule``, ``before``, ``after``, ``reason``."""
+        if self.oracle is None:
+            return []
+        return [edit for target in self.oracle.targets for edit in target.reverted]
+
+    @property
+    def status(self) -> int:
+        """The command's exit status: 123 if some file could not be processed, 1 if some
+        target failed, else 0."""
+        if self.oracle is None:
+            return self.rewrite.status
+        return self.oracle.status or self.rewrite.status
+
+    def to_json(self) -> str:
+        """The ``--format json`` document of ``eqrewrite PATH --oracle``: the rewrite's, the
+        oracle's report under ``steps.oracle``."""
+        steps = {"oracle": dict(self.oracle.to_json())} if self.oracle is not None else None
+        return self.rewrite.to_json(steps)
+
+
+def validated_rewrite(path: str | os.PathLike[str], rewrite: RewriteSettings | None = None,
+                      *, rollback: bool = False, options: OracleOptions | None = None,
+                      progress: bool = False) -> ValidatedRewrite:
+    """Rewrite the folder ``path`` and validate the rewrite with the oracle, as ``eqrewrite
+    PATH --oracle [--rollback]`` does: every target under ``path`` run four ways, original
+    against rewritten; with ``rollback``, the edits that changed a target's behaviour are
+    found (over every round of the rewrite) and reverted in the rewritten tree, the rest
+    kept.
+
+    ``rewrite``: the rewriter's ``RewriteSettings`` (its ``out``: where to write the
+    rewritten tree; default a temporary folder, removed before returning; ``mode`` must
+    write: not ``check`` or ``diff``); ``options``: how to validate (``OracleOptions``:
+    compile ``settings`` such as ``{"backend": "eager"}``, ``timeout``...); ``progress``: a
+    bar on stderr. Nothing is printed, and the sources under ``path`` are never written.
+    Raises OracleError (before any worker starts) and the rewriter's ``USAGE_ERRORS``."""
+    from eqrewrite.rewriter.api import RewriteSettings
+    from eqrewrite.rewriter.api import rewrite as rewrite_files
+
+    folder = Path(path)
+    chosen = rewrite if rewrite is not None else RewriteSettings()
+    check_rewrite_paths((folder,), chosen.mode)
+    tree = chosen.out if chosen.out is not None else Path(
+        tempfile.mkdtemp(prefix="eqrewrite-rewritten-"))
     try:
-        CompileSettings().merged(settings)
-    except TargetError as error:
-        raise OracleError(f"[tool.eqrewrite.oracle]: {error}") from None
-    _check_run_keys(run)
-    return settings, cast(RunKeys, run)
-
-
-def _check_run_keys(run: dict[str, Any]) -> None:
-    """Numbers where numbers are meant, text where paths and names are."""
-    for key in ("timeout", "memory-limit"):
-        value = run.get(key)
-        if value is not None and (isinstance(value, bool) or not isinstance(value, int | float)
-                                  or value <= 0):
-            raise OracleError(f"[tool.eqrewrite.oracle]: {key} must be a positive number, "
-                              f"got {value!r}")
-    if "reproducers" in run and not isinstance(run["reproducers"], str):
-        raise OracleError("[tool.eqrewrite.oracle]: reproducers must be a folder path, "
-                          f"got {run['reproducers']!r}")
-
-
-def check_switches(settings: CompileSettings, root: Path) -> None:
-    """Refuse unknown backends and config switches before any worker starts (a
-    ``module:function`` backend is imported the way workers import it: tree first)."""
-    import difflib
-
-    import torch._dynamo
-    import torch._dynamo.config
-    import torch._inductor.config
-
-    backend = settings.backend
-    if ":" in backend:
-        import importlib.util
-
-        # Found, not imported: the parent never runs user code (workers import it).
-        module_name = backend.partition(":")[0]
-        sys.path.insert(0, str(root.resolve()))
-        try:
-            found = importlib.util.find_spec(module_name) is not None
-        except (ImportError, ValueError):
-            found = False
-        finally:
-            sys.path.remove(str(root.resolve()))
-        if not found:
-            raise OracleError(f"--backend {backend}: no module {module_name!r} "
-                              f"(looked in {root} and on sys.path)")
-    elif backend not in torch._dynamo.list_backends(exclude_tags=()):
-        known = torch._dynamo.list_backends(exclude_tags=())
-        raise OracleError(f"unknown backend {backend!r} (known: {', '.join(known)}, or "
-                          "module:function)")
-    for prefix, table, module in (("inductor", settings.inductor_config, torch._inductor.config),
-                                  ("dynamo", settings.dynamo_config, torch._dynamo.config)):
-        names = list(module._config)
-        for key, _ in table:
-            if key not in names:
-                close = difflib.get_close_matches(key, names, n=3)
-                hint = f" (did you mean {', '.join(close)}?)" if close else ""
-                raise OracleError(f"unknown {prefix} config switch {key!r}{hint}")
-
-
-def validate_trees(root: Path, rewritten: Path | None, files: list[Path], changed: Changed,
-                   options: OracleOptions, config: dict[str, Any],
-                   rollback: Revalidate | None = None, explicit: Path | None = None,
-                   progress: bool = False) -> OracleReport:
-    """Validate every target of ``files`` (under ``root``) and the configured factories;
-    nothing is printed.
-
-    ``changed`` maps rewritten files (relative to ``root``) to their edit records
-    (None when only the file is known). ``config`` is ``[tool.eqrewrite.oracle]``.
-    ``rollback`` is a callable ``(harness, target, report, coverage)`` returning the
-    report after reverting culprit edits, or None. ``explicit`` is a file the user named:
-    it must declare a target.
-    """
-    from .harness.harness import HarnessOptions, HarnessPool
-    from .judging.compare import CompareOptions
-    from .judging.judge import Verdict
-
-    from_config, run_config = configured(config)
-    targets, problems = discover_targets(root, files)
-    if explicit is not None and not targets:
-        reason = problems[0] if problems else (
-            f"{explicit}: declares no target (needs get_inputs() or a module-level `inputs`, "
-            "and one nn.Module subclass or one public function)")
-        raise OracleError(reason)
-    try:
-        targets += factory_targets(run_config.get("factory", []))
-        settings = CompileSettings().merged(from_config)
-        chosen = settings.merged(options.settings)
-        for target in targets:
-            check_switches(chosen.merged(target.settings).merged(options.settings), root)
-    except TargetError as error:
-        raise OracleError(str(error)) from None
-    temporary = options.reproducers is None
-    reproducers = options.reproducers or Path(tempfile.mkdtemp(prefix="eqrewrite-repro-"))
-    harness_options = HarnessOptions(settings, options.settings,
-                                     CompareOptions(scale=options.tolerance_scale,
-                                                    strict=options.strict),
-                                     float(run_config.get("timeout", options.timeout)),
-                                     int(float(run_config.get("memory-limit",
-                                                              options.memory_gb)) * 1024**3),
-                                     options.count_breaks, options.separate_break_count,
-                                     reproducers)
-    # The rollback rewrites files of the rewritten tree: one target at a time then.
-    jobs = 1 if rollback is not None else max(1, min(options.parallel, len(targets)))
-    pool = HarnessPool(root, rewritten, harness_options, jobs)
-    coverage = tuple(str((root / f).resolve()) for f in changed)
-
-    def undo(harness: Harness, target: Target, report: TargetReport,
-             coverage: tuple[str, ...]) -> TargetReport:
-        if rollback is not None and report.verdict is Verdict.REWRITE_CHANGED_BEHAVIOUR:
-            return rollback(harness, target, report, coverage)
-        return report
-
-    try:
-        with _progress(len(targets) if progress else 0) as advance:
-            reports = pool.validate_all(targets, coverage, advance, undo)
+        done = rewrite_files(folder, replace(chosen, out=tree))
+        if done.errors:  # as on the command line: no validation of a partial tree
+            return ValidatedRewrite(done, None, chosen.out)
+        checked = validate_rewritten(folder, tree, done.results, list(done.rules),
+                                     done.options, options or OracleOptions(), rollback,
+                                     progress)
+        return ValidatedRewrite(done, checked, chosen.out)
     finally:
-        pool.close()
-        if temporary and not any(reproducers.iterdir()):
-            reproducers.rmdir()  # no reproducer written: leave no empty folder behind
-    return OracleReport(root, rewritten, tuple(reports),
-                        tuple(_unvalidated(root, changed, reports)), tuple(problems),
-                        settings.merged(options.settings), pool.start_seconds)
-
-
-class _progress:
-    """A progress bar on stderr (rich) for long runs; nothing when stderr is not a terminal."""
-
-    def __init__(self, total: int):
-        self.total = total
-
-    def __enter__(self) -> Callable[[TargetReport], None]:
-        if self.total < 2 or not sys.stderr.isatty():
-            return lambda report: None
-        from rich.progress import Progress
-
-        self._bar = Progress(transient=True, console=None)
-        self._bar.__enter__()
-        task = self._bar.add_task("validating", total=self.total)
-        return lambda report: self._bar.update(task, advance=1,
-                                               description=f"{report.target}")
-
-    def __exit__(self, exc_type: type[BaseException] | None, error: BaseException | None,
-                 trace: TracebackType | None) -> None:
-        if hasattr(self, "_bar"):
-            self._bar.__exit__(exc_type, error, trace)
-
-
-def _unvalidated(root: Path, changed: Changed, reports: list[TargetReport]) -> list[str]:
-    """Rewritten files or edits that no target executed."""
-    covered: dict[str, set[int]] = {}
-    for report in reports:
-        for file, lines in report.covered.items():
-            covered.setdefault(file, set()).update(lines)
-    missing = []
-    for file, edits in changed.items():
-        lines = covered.get(str((root / file).resolve()), set())
-        if edits is None:
-            if not lines:
-                missing.append(f"{file}: no target executed this rewritten file")
-            continue
-        for edit in edits:
-            span = set(range(edit.start_line, edit.end_line + 1))
-            if not lines & span:
-                missing.append(f"{file}:{edit.start_line}: {edit.rule} "
-                               f"({edit.before} -> {edit.after}) was not executed")
-    return missing
-
-
-def make_rollback(root: Path, rewritten: Path, changed: Changed, rules: list[Rule],
-                  rewrite_options: RewriteOptions) -> Revalidate:
-    """A ``rollback`` callable for ``validate_trees`` that bisects over the edits the
-    rewrite made, in every round of the engine."""
-    from .harness.rollback import Candidate, EditSet, find_culprits
-
-    edit_sets: dict[str, EditSet] = {}
-
-    def rollback(harness: Harness, target: Target, report: TargetReport,
-                 coverage: tuple[str, ...]) -> TargetReport:
-        if "edits" not in edit_sets:
-            edit_sets["edits"] = EditSet(root, rewritten, list(changed), rules, rewrite_options)
-        edit_set = edit_sets["edits"]
-        candidates = edit_set.candidates(report.covered)
-        files = {c.file for c in candidates}
-
-        def is_good(excluded: set[Candidate]) -> bool:
-            edit_set.write(excluded, files)
-            return harness.behaves_like_original(target, report)
-
-        culprits = find_culprits(candidates, is_good)
-        edit_set.write(set(culprits), files)
-        reason = f"changed the behaviour of {target.name}: {report.detail}"
-        reverted = [edit_set.describe(c, reason) for c in culprits]
-        new_report = harness.validate(target, coverage)
-        new_report.reverted = reverted
-        new_report.detail = (f"reverted {len(reverted)} edit(s); " + new_report.detail).strip()
-        return new_report
-
-    return rollback
+        if chosen.out is None:
+            shutil.rmtree(tree, ignore_errors=True)
 
 
 # -- eqrewrite gen -----------------------------------------------------------------------------

@@ -4,44 +4,45 @@ commands, the rewrite command's ``--oracle`` and ``--oracle-tests`` steps and th
 command's dynamic options (``--run``, ``--what-if``, ``--bench``).
 
 Importing this module must stay cheap (no torch): it runs on every ``eqrewrite`` call.
+So ``eqrewrite gen``, whose package (the generator) imports torch, is registered as a
+stand-in with its help that loads the command when it runs (``_Deferred``).
 """
 
 from __future__ import annotations
 
 import shutil
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import click
-from eqrewrite.rewriter.plugins import AuditRun, Registry, RewriteRun, StepResult
+from eqrewrite.rewriter.plugins import AuditRun, Flags, Registry, RewriteRun, StepResult
 
+from .api import check_rewrite_paths
 from .bugreport.cli import report_command
 from .campaign.cli import campaign_command
-from .cli import compile_options, oracle_command
+from .cli import oracle_command
 from .dynamicaudit.audit import DynamicAuditStep, audit_options
-from .generate.cli import gen_command
 from .minimising.cli import reduce_command
-from .options import usage_errors
+from .options import compile_options, options_from_flags, usage_errors
 
 
 class OracleStep:
-    """``--oracle``: validate the rewritten tree four ways; ``--rollback``: revert culprits."""
+    """``--oracle``: validate the rewritten tree four ways; ``--rollback``: revert culprits
+    (what ``api.validated_rewrite`` does, the rewrite being the command's own)."""
 
     name = "oracle"
 
-    def prepare(self, flags: dict[str, Any], paths: tuple[Path, ...], mode: str,
+    def prepare(self, flags: Flags, paths: tuple[Path, ...], mode: str,
                 out_root: Path | None) -> Path | None:
-        if flags.get("rollback") and not flags.get("use_oracle") and not flags.get(
+        if flags.flag("rollback") and not flags.flag("use_oracle") and not flags.text(
                 "oracle_tests"):
             raise click.UsageError("--rollback needs --oracle or --oracle-tests")
-        if not flags.get("use_oracle"):
+        if not flags.flag("use_oracle"):
             return out_root
-        if mode in ("check", "diff") or len(paths) != 1 or not paths[0].is_dir():
-            raise click.UsageError(
-                "--oracle takes one folder and writes the rewritten tree to --out (default: a "
-                "temporary folder, removed afterwards); it cannot be combined with --check or "
-                "--diff")
+        with usage_errors():
+            check_rewrite_paths(paths, mode)
         if out_root is not None:
             return out_root
         tree = Path(tempfile.mkdtemp(prefix="eqrewrite-rewritten-"))
@@ -49,16 +50,15 @@ class OracleStep:
         click.get_current_context().call_on_close(lambda: shutil.rmtree(tree, True))
         return tree
 
-    def finish(self, flags: dict[str, Any], run: RewriteRun) -> StepResult | None:
-        if not flags.get("use_oracle"):
+    def finish(self, flags: Flags, run: RewriteRun) -> StepResult | None:
+        if not flags.flag("use_oracle"):
             return None
         from .cli import validate_rewrite
 
-        # The oracle's own options only (the flags also hold --oracle-tests' step's).
-        settings = {k: v for k, v in flags.items()
-                    if k not in ("use_oracle", "rollback", "oracle_tests")}
+        embedded = "embedded" if run.output_format != "text" else "text"
         with usage_errors():
-            status, record = validate_rewrite(run, bool(flags.get("rollback")), settings)
+            options = options_from_flags(flags, embedded)
+            status, record = validate_rewrite(run, options, flags.flag("rollback"))
         # The rewriter's step results hold plain dictionaries.
         return StepResult(status, dict(record) if run.output_format != "text" else None)
 
@@ -77,9 +77,9 @@ class OracleTestsStep:
 
     name = "oracle_tests"
 
-    def prepare(self, flags: dict[str, Any], paths: tuple[Path, ...], mode: str,
+    def prepare(self, flags: Flags, paths: tuple[Path, ...], mode: str,
                 out_root: Path | None) -> Path | None:
-        text = flags.get("oracle_tests")
+        text = flags.text("oracle_tests")
         if text is None:
             return out_root
         from .harness.testsuite import SuiteError, check_coverage, parse_command
@@ -98,8 +98,8 @@ class OracleTestsStep:
         context.call_on_close(lambda: shutil.rmtree(tree, True))
         return tree
 
-    def finish(self, flags: dict[str, Any], run: RewriteRun) -> StepResult | None:
-        if flags.get("oracle_tests") is None:
+    def finish(self, flags: Flags, run: RewriteRun) -> StepResult | None:
+        if flags.text("oracle_tests") is None:
             return None
         from .harness.testsuite import SuiteError, TestCommand, run_suite
 
@@ -113,7 +113,7 @@ class OracleTestsStep:
         skip = (run.out_root,) if run.out_root is not None and not deferred else ()
         try:
             report = run_suite(command, run.root, {f: data for f, (_, data) in changed.items()},
-                               bool(flags.get("rollback")), skip, say)
+                               flags.flag("rollback"), skip, say)
         except SuiteError as error:
             click.echo(f"error: {error}", err=True)
             if deferred:
@@ -189,6 +189,30 @@ def _deliver(run: RewriteRun, changed: dict[str, tuple[Path, bytes]], rolled_bac
     return written, problems
 
 
+class _Deferred(click.Command):
+    """A command whose module is imported only when the command runs (or shows its own
+    help): ``eqrewrite gen`` lives in the generator's package, which imports torch, and
+    registering the plugin must not (a plain rewrite or audit never imports torch)."""
+
+    def __init__(self, name: str, load: Callable[[], click.Command], help: str):
+        super().__init__(name, help=help)  # the real command's: listed as it would be
+        self._load = load
+
+    def make_context(self, info_name: str | None, args: list[str],
+                     parent: click.Context | None = None, **extra: Any) -> click.Context:
+        # The group then invokes the command of that context: the real one.
+        return self._load().make_context(info_name, args, parent, **extra)
+
+
+def _gen_command() -> click.Command:
+    from .generate.cli import gen_command
+
+    return gen_command
+
+
+GEN_HELP = "Generate valid, self-contained PyTorch programs for compiler testing."
+
+
 class UsageErrors:
     """An audit step whose ``OracleError`` (the API's usage errors: an unknown backend or
     switch, a bad ``[tool.eqrewrite.oracle]``) reaches click as a usage error (exit 2)."""
@@ -197,11 +221,11 @@ class UsageErrors:
         self.step = step
         self.name = step.name
 
-    def prepare(self, flags: dict[str, Any]) -> None:
+    def prepare(self, flags: Flags) -> None:
         with usage_errors():
             self.step.prepare(flags)
 
-    def finish(self, flags: dict[str, Any], run: AuditRun) -> StepResult | None:
+    def finish(self, flags: Flags, run: AuditRun) -> StepResult | None:
         with usage_errors():
             return self.step.finish(flags, run)
 
@@ -232,7 +256,7 @@ def register(registry: Registry) -> None:
     """Entry point: add the ``oracle``, ``gen``, ``campaign``, ``reduce`` and ``report``
     commands, the rewrite options and the ``--oracle`` step, and the dynamic audit."""
     registry.add_command(oracle_command)
-    registry.add_command(gen_command)
+    registry.add_command(_Deferred("gen", _gen_command, GEN_HELP))
     registry.add_command(campaign_command)
     registry.add_command(reduce_command)
     registry.add_command(report_command)

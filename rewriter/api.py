@@ -6,18 +6,22 @@ graph). Nothing here imports torch or the oracle (the oracle's own function, ``o
 ``eqrewrite.oracle.api``'s).
 
 - the commands as functions (docs/api.md), the command line being a thin layer over them:
-  ``rewrite`` (``eqrewrite PATH``) returns a ``RewriteReport`` and ``audit`` (``eqrewrite
-  audit PATH``) an ``AuditReport``, the typed results the commands print; a bad argument,
-  configuration or pack raises ``OptionError``, ``ConfigError``, ``RuleError``,
-  ``PlanError`` or ``BaselineError`` (``USAGE_ERRORS``: what the commands exit 2 on);
+  ``rewrite`` (``eqrewrite PATH``) takes a ``RewriteSettings`` (or its fields as keywords,
+  ``RewriteKeywords``) and returns a ``RewriteReport``, and ``audit``
+  (``eqrewrite audit PATH``) returns an ``AuditReport``, the typed results the commands
+  print; a bad argument, configuration or pack raises ``OptionError``, ``ConfigError``,
+  ``RuleError``, ``PlanError`` or ``BaselineError`` (``USAGE_ERRORS``: what the commands
+  exit 2 on);
 - rule packs: ``load_pack``, ``load_packs``, ``packaged_packs``, ``select_rules``;
 - one source text: ``rewrite_text`` returns a ``Rewrite`` (new text and ``Edit``s by round);
-  ``rewrite_rounds`` keeps its rounds to replay it without some edits (``Rounds.without``);
+  ``rewrite_rounds`` keeps its rounds to replay it without some edits (``Rounds.without``,
+  ``rounds.py``);
 - a run's results, as the command line's plugin steps see them (``RewriteRun``):
   ``FileResult`` (``Status``), its ``EditRecord``s and ``NoteRecord``s, the run's ``Mode``;
 - files: ``discover_files``, ``decode``/``encode``/``write_atomic``, and
   ``write_checked`` (refuses read-only files, as a rewrite in place does; ``WriteError``);
-- configuration: ``find_project_root``, ``load_config``;
+- configuration: ``find_project_root``, ``load_config`` (a ``Config``; the tables it leaves
+  to others, such as ``[tool.eqrewrite.oracle]``, as TOML holds them: ``TomlTable``);
 - static facts the oracle needs to find targets: ``module_class_names``;
 - the ``traced`` and ``profiled`` scopes (``FUNCTION_SCOPES``): ``traced_functions``,
   ``function_scopes``, and
@@ -34,37 +38,37 @@ graph). Nothing here imports torch or the oracle (the oracle's own function, ``o
 from __future__ import annotations
 
 import ast
-import difflib
-import os
 import time
-from collections.abc import Collection, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
-from difflib import SequenceMatcher
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypedDict
 
 from .analysis.facts import ModuleFacts
 from .analysis.facts.definitions import definition_qualname
-from .analysis.facts.scopes import FUNCTION_SCOPES, known_scopes
+from .analysis.facts.scopes import FUNCTION_SCOPES
+from .arguments import OptionError, PathArg, did_you_mean, given_paths, parse_scopes, read_packs
 from .audit.catalogue import WHAT_IF as WHAT_IF_SWITCHES
 from .audit.document import BaselineError
 from .hook import HookError, ImportHook, install_import_hook, run_with_import_hook
-from .matching.matcher import Edit, Span, find_edits, with_requirements
+from .matching.matcher import Edit
 from .matching.rules import Rule, RuleError, RulePack, load_pack, packaged_packs, resolve_pack
-from .rewriting.engine import MAX_ROUNDS, Rewrite, RewriteError, RewriteOptions, parse, select_rules
+from .rewriting.engine import Rewrite, RewriteError, RewriteOptions, parse, select_rules
 from .rewriting.engine import rewrite_source as rewrite_text
+from .rounds import RoundEdit, Rounds, apply_edit_subset, rewrite_rounds
 from .running.results import EditRecord, FileResult, Mode, NoteRecord, Status
 from .running.summaries import function_scopes, traced_functions
 from .switches import DYNAMIC_SIZES, DynamoSwitches, SwitchError, parse_switches
 from .syntax.enums import Scope
-from .syntax.lines import split_lines
-from .workspace.config import Config, ConfigError, find_project_root, load_config
+from .workspace.config import Config, ConfigError, TomlTable, find_project_root, load_config
 from .workspace.discovery import discover as discover_files
 from .workspace.files import WriteError, write_atomic, write_checked
 from .workspace.sources import Source, SourceError, decode, encode
 from .workspace.worklist import PlanError
 
 if TYPE_CHECKING:
+    from typing import Unpack
+
     from .audit.config import AuditConfig
     from .running.runner import Job, Scopes
 
@@ -80,40 +84,15 @@ __all__ = [
     "rewrite_rounds", "rewrite_text", "select_rules", "traced_functions", "write_atomic",
     "WriteError", "write_checked",
     "rewrite", "RewriteReport", "audit", "AuditReport", "OptionError", "PlanError",
-    "BaselineError", "USAGE_ERRORS",
+    "BaselineError", "USAGE_ERRORS", "RewriteSettings", "RewriteKeywords", "PathArg",
+    "TomlTable",
 ]
-
-PathArg = str | os.PathLike[str]
-
-
-class OptionError(ValueError):
-    """An argument ``rewrite`` or ``audit`` cannot take: no paths, a path that does not
-    exist, an unknown mode, scope or rule id, ``out`` with a report-only mode, ``black``
-    without black installed. The message is what the command line prints after ``error:``."""
 
 
 # What the commands report as usage errors (exit 2): the API raises nothing else for a bad
 # argument, configuration, rule pack, --out folder or baseline.
 USAGE_ERRORS: tuple[type[Exception], ...] = (OptionError, ConfigError, RuleError, PlanError,
                                               BaselineError)
-
-
-def apply_edit_subset(text: str, edits: list[Edit], tree: ast.Module | None = None) -> str:
-    """``text`` with only ``edits`` (some of the edits one round found in it) applied, as
-    the rewrite applies them: each edit's ``after`` becomes the text written in its place.
-    ``tree``: ``text`` already parsed, if the caller has it."""
-    from .rewriting.apply import apply_edits  # libcst loads only when needed
-
-    return apply_edits(text, edits, tree) if edits else text
-
-
-def rewrite_rounds(text: str, rules: list[Rule], options: RewriteOptions) -> Rounds:
-    """Every edit rewriting ``text`` makes, in all the engine's rounds, ready to be replayed
-    with some of them left out (``Rounds.without``; the oracle's rollback bisects them).
-
-    ``rules`` are the run's selected rules; as the command line's runner does, only those
-    whose tokens occur in ``text`` run (a rule cannot join in a later round)."""
-    return Rounds(text, [r for r in rules if r.could_match(text)], options)
 
 
 def load_packs(specs: list[str]) -> list[RulePack]:
@@ -147,6 +126,142 @@ def function_qualnames(tree: ast.Module) -> dict[str, tuple[str, int, int]]:
 # -- the commands as functions: rewrite and audit (docs/api.md) ---------------------------------
 
 
+class RewriteKeywords(TypedDict, total=False):
+    """``rewrite``'s keywords: the fields of ``RewriteSettings``, each in the spellings it
+    accepts (a list or tuple of texts, a ``str`` or ``Path`` for a folder, a ``Mode`` or its
+    value)."""
+
+    rules: Sequence[str] | None
+    mode: Mode | str
+    out: PathArg | None
+    unsafe: bool | None
+    assume_tensor_params: bool | None
+    trust_scalar_annotations: bool | None
+    scope: Sequence[str]
+    ignore: Sequence[str]
+    exclude: Sequence[str]
+    black: bool
+    cache: bool
+    cache_dir: PathArg | None
+    jobs: int | None
+    config: Config | None
+    progress: bool
+
+
+def _texts(value: Iterable[str] | str | None) -> tuple[str, ...]:
+    """A sequence of texts as a tuple (one text alone is one item, not its characters)."""
+    if value is None:
+        return ()
+    return (value,) if isinstance(value, str) else tuple(value)
+
+
+@dataclass(frozen=True)
+class RewriteSettings:
+    """Everything ``eqrewrite PATH...`` takes besides the paths (docs/api.md), as one
+    frozen value: what ``api.rewrite`` is given and hands on whole.
+
+    ``rules``: pack files or packaged names (empty: the configured packs, else
+    ``default``). ``mode``: ``write`` rewrites in place (with ``out``: writes the rewritten
+    tree there instead, mode ``out``), ``check`` and ``diff`` write nothing. A switch left
+    ``None``, and an empty ``scope``, take the project's ``[tool.eqrewrite]`` (``config``:
+    that table already read, or ``Config()`` for the defaults; ``None``: read from the
+    project root above the paths). ``scope`` and ``ignore`` as ``--scope`` and ``--ignore``;
+    ``exclude``: gitignore-style globs added to the configured ones. ``black``: format
+    changed files; ``cache``: read and write the per-file cache (in ``cache_dir``, default
+    ``.eqrewrite_cache`` in the project); ``jobs``: worker processes (default: cores);
+    ``progress``: bars on stderr.
+
+    Built from other spellings too (a list for a tuple, a text for a ``Path`` or a
+    ``Mode``); an unknown mode is an ``OptionError`` here already."""
+
+    rules: tuple[str, ...] = ()
+    mode: Mode = Mode.WRITE
+    out: Path | None = None
+    unsafe: bool | None = None
+    assume_tensor_params: bool | None = None
+    trust_scalar_annotations: bool | None = None
+    scope: tuple[str, ...] = ()
+    ignore: tuple[str, ...] = ()
+    exclude: tuple[str, ...] = ()
+    black: bool = False
+    cache: bool = True
+    cache_dir: Path | None = None
+    jobs: int | None = None
+    config: Config | None = field(default=None, hash=False)  # a Config is not hashable
+    progress: bool = False
+
+    def __post_init__(self) -> None:
+        for name in ("rules", "scope", "ignore", "exclude"):
+            object.__setattr__(self, name, _texts(getattr(self, name)))
+        for name in ("out", "cache_dir"):
+            value = getattr(self, name)
+            if value is not None and not isinstance(value, Path):
+                object.__setattr__(self, name, Path(value))
+        try:
+            object.__setattr__(self, "mode", Mode(self.mode))
+        except ValueError:
+            raise OptionError(f"unknown mode {self.mode!r}; choose from "
+                              f"{', '.join(m.value for m in Mode)}") from None
+
+    def replaced(self, **keywords: Unpack[RewriteKeywords]) -> RewriteSettings:
+        """These settings with some fields given other values (``rewrite``'s keywords); an
+        unknown name is a TypeError, as for any function."""
+        known = {f.name for f in fields(self)}
+        for name in keywords:
+            if name not in known:
+                raise TypeError(f"rewrite() got an unexpected keyword argument {name!r}")
+        changes: dict[str, Any] = dict(keywords)
+        return replace(self, **changes) if changes else self
+
+    def run_mode(self) -> Mode:
+        """What the run may write: ``out`` given makes it an ``out`` run, which a
+        report-only mode refuses."""
+        if self.out is not None:
+            if self.mode.reports_only:
+                raise OptionError("--out writes a rewritten tree; it cannot be combined with "
+                                  "--check or --diff")
+            return Mode.OUT
+        if self.mode is Mode.OUT:
+            raise OptionError("mode 'out' needs the folder to write: out=...")
+        return self.mode
+
+    def engine_options(self, config: Config, root: Path) -> RewriteOptions:
+        """The options the rules run under: these settings over the project's ``config``
+        (``root``: where the configured ``traced:FILE`` scopes are relative to)."""
+        scopes, profiles = parse_scopes(list(self.scope) or config.scope or [],
+                                        root if not self.scope else Path.cwd())
+        return RewriteOptions(
+            unsafe=config.unsafe if self.unsafe is None else self.unsafe,
+            assume_tensor_params=(config.assume_tensor_params
+                                  if self.assume_tensor_params is None
+                                  else self.assume_tensor_params),
+            scope=scopes, profiles=profiles,
+            trust_scalar_annotations=(config.trust_scalar_annotations
+                                      if self.trust_scalar_annotations is None
+                                      else self.trust_scalar_annotations),
+        )
+
+
+def _checked_ignores(ignored: tuple[str, ...], config: Config,
+                    packs: list[RulePack]) -> tuple[str, ...]:
+    """The rule ids to ignore; one that no pack defines is an OptionError (likely a typo)."""
+    known = {rule.id for pack in packs for rule in pack.rules}
+    for rule_id in ignored:
+        if rule_id not in known:
+            raise OptionError(f"--ignore: no rule {rule_id!r} in the selected packs"
+                              f"{did_you_mean(rule_id, known)}")
+    if any(rule_id not in known for rule_id in config.ignore):
+        # The project may ignore rules of its configured packs while --rules picks others.
+        known |= {rule.id for pack in read_packs(config.rules) for rule in pack.rules}
+    for rule_id in config.ignore:
+        if rule_id not in known:
+            raise OptionError(f"{config.path}: [tool.eqrewrite] ignore: no rule {rule_id!r}"
+                              f"{did_you_mean(rule_id, known)}")
+    return tuple(ignored) + tuple(config.ignore)
+
+
+
+
 @dataclass(frozen=True)
 class RewriteReport:
     """What ``rewrite`` did: one ``FileResult`` per processed file, in the command's order,
@@ -163,6 +278,7 @@ class RewriteReport:
     results: tuple[FileResult, ...]
     empty_folders: tuple[Path, ...] = ()  # given folders that hold no Python file
     scopes: Scopes = field(default_factory=dict)  # the traced/profiled functions, per file
+    settings: RewriteSettings = field(default_factory=RewriteSettings)  # what was asked
 
     def options_for(self, path: str) -> RewriteOptions:
         """The options ``path`` was rewritten under: the run's, with its functions in the
@@ -180,6 +296,14 @@ class RewriteReport:
     def errors(self) -> list[FileResult]:
         """The files that could not be processed or written (``error``, ``line``, ``col``)."""
         return [r for r in self.results if r.status is Status.ERROR]
+
+    @property
+    def status(self) -> int:
+        """The command's exit status (before its plugin steps): 123 if some file could not
+        be processed or written, 1 if ``check`` or ``diff`` found changes, else 0."""
+        if self.errors:
+            return 123
+        return 1 if self.mode.reports_only and self.changed else 0
 
     @property
     def edits(self) -> list[tuple[str, EditRecord]]:
@@ -210,25 +334,15 @@ class RewriteReport:
         return to_sarif(list(self.results), [r for pack in self.packs for r in pack.rules])
 
 
-def rewrite(paths: PathArg | Iterable[PathArg], *, rules: Sequence[str] | None = None,
-            mode: Mode | str = Mode.WRITE, out: PathArg | None = None,
-            unsafe: bool | None = None, assume_tensor_params: bool | None = None,
-            trust_scalar_annotations: bool | None = None, scope: Sequence[str] = (),
-            ignore: Sequence[str] = (), exclude: Sequence[str] = (), black: bool = False,
-            cache: bool = True, cache_dir: PathArg | None = None, jobs: int | None = None,
-            config: Config | None = None, progress: bool = False) -> RewriteReport:
+def rewrite(paths: PathArg | Iterable[PathArg], settings: RewriteSettings | None = None,
+            **keywords: Unpack[RewriteKeywords]) -> RewriteReport:
     """Rewrite the Python files under ``paths``, as ``eqrewrite PATH...`` does.
 
-    ``mode``: ``"write"`` rewrites in place (``out`` given: writes the rewritten tree there
-    instead, mode ``"out"``), ``"check"`` and ``"diff"`` write nothing (``diff``: each
-    result's ``diff``). ``rules``: pack files or packaged names (default: the configured
-    packs, else ``default``). ``None`` for a switch, and an empty ``scope``, take the
-    project's ``[tool.eqrewrite]`` (``config``: that table already read, or ``Config()``
-    for the defaults; default: read from the project root above ``paths``). ``scope`` and
-    ``ignore`` as ``--scope`` and ``--ignore``; ``exclude``: gitignore-style globs added to
-    the configured ones. ``cache``: read and write the per-file cache (in ``cache_dir``,
-    default ``.eqrewrite_cache`` in the project). ``jobs``: worker processes (default:
-    cores). ``progress``: bars on stderr.
+    ``settings``: what the command takes besides the paths (``RewriteSettings``: the rule
+    packs, the mode, ``out``, the switches, the cache...); ``keywords``: any of its fields
+    (``rewrite("src", mode="check")``), over ``settings`` when both are given; an unknown
+    one is a TypeError. A switch left ``None``, and an empty ``scope``, take the project's
+    ``[tool.eqrewrite]``.
 
     A file that cannot be processed is that file's ``error`` result; the others still are.
     A bad argument, configuration or pack raises one of ``USAGE_ERRORS`` before any file
@@ -238,127 +352,36 @@ def rewrite(paths: PathArg | Iterable[PathArg], *, rules: Sequence[str] | None =
     from .running.runner import Job, run
     from .workspace.worklist import plan
 
-    roots = _paths(paths)
-    out_root = Path(out) if out is not None else None
-    chosen = _mode(mode, out_root)
-    if black and (missing := require_black()) is not None:
+    roots = given_paths(paths)
+    chosen = (settings or RewriteSettings()).replaced(**keywords)
+    mode = chosen.run_mode()
+    if chosen.black and (missing := require_black()) is not None:
         raise OptionError(missing)
     root = find_project_root(list(roots))
-    config = load_config(root) if config is None else config
-    packs = _load_packs(list(rules) if rules else config.rules)
-    scopes, profiles = _parse_scopes(list(scope) or config.scope or [],
-                                     root if not scope else Path.cwd())
-    options = RewriteOptions(
-        unsafe=config.unsafe if unsafe is None else unsafe,
-        assume_tensor_params=(config.assume_tensor_params if assume_tensor_params is None
-                              else assume_tensor_params),
-        scope=scopes, profiles=profiles,
-        trust_scalar_annotations=(config.trust_scalar_annotations
-                                  if trust_scalar_annotations is None
-                                  else trust_scalar_annotations),
-    )
-    job = Job(tuple(p.path for p in packs), options, chosen, out_root, black,
-              _checked_ignores(tuple(ignore), config, packs))
-    excludes = config.exclude + config.extend_exclude + list(exclude)
-    files = list(discover_files(list(roots), config.include, excludes, root, skip=out_root))
-    items = plan(files, list(roots), out_root)
-    folder = Path(cache_dir) if cache_dir is not None else default_cache_dir(root)
-    job = _with_scopes(job, files, roots, config, excludes, root, jobs,
-                       folder if cache else None)
+    config = load_config(root) if chosen.config is None else chosen.config
+    packs = read_packs(list(chosen.rules) or config.rules)
+    options = chosen.engine_options(config, root)
+    job = Job(tuple(p.path for p in packs), options, mode, chosen.out, chosen.black,
+              _checked_ignores(chosen.ignore, config, packs))
+    excludes = config.exclude + config.extend_exclude + list(chosen.exclude)
+    files = list(discover_files(list(roots), config.include, excludes, root, skip=chosen.out))
+    items = plan(files, list(roots), chosen.out)
+    folder = chosen.cache_dir if chosen.cache_dir is not None else default_cache_dir(root)
+    job = _with_scopes(job, files, roots, config, excludes, root, chosen.jobs,
+                       folder if chosen.cache else None)
     store = Cache(
         folder,
         # Each file's slice of job.scopes is part of its own entry (cache.scope_facts).
         [p.digest for p in packs] + [canonical(options), canonical(set(job.ignore))],
-    ) if cache and not black else None
-    results = run(items, job, store, jobs, progress=progress)
-    if cache:
+    ) if chosen.cache and not chosen.black else None
+    results = run(items, job, store, chosen.jobs, progress=chosen.progress)
+    if chosen.cache:
         prune(folder)  # after the run, which touched or wrote every cache file it used
     selected = select_rules([r for p in packs for r in p.rules if r.id not in job.ignore],
                             options)
     empty = tuple(p for p in roots if p.is_dir() and not any(p in f.parents for f in files))
-    return RewriteReport(roots, root, chosen, out_root, tuple(packs), tuple(selected), options,
-                         tuple(results), empty, job.scopes)
-
-
-def _paths(paths: PathArg | Iterable[PathArg]) -> tuple[Path, ...]:
-    """The paths given, as ``Path``s; none, or one that does not exist, is an OptionError."""
-    given = [paths] if isinstance(paths, str | os.PathLike) else list(paths)
-    if not given:
-        raise OptionError("no paths given")
-    found = tuple(Path(p) for p in given)
-    for path in found:
-        if not path.exists():
-            raise OptionError(f"{path}: no such file or folder")
-    return found
-
-
-def _mode(mode: Mode | str, out: Path | None) -> Mode:
-    try:
-        chosen = Mode(mode)
-    except ValueError:
-        raise OptionError(f"unknown mode {mode!r}; choose from "
-                          f"{', '.join(m.value for m in Mode)}") from None
-    if out is not None:
-        if chosen.reports_only:
-            raise OptionError("--out writes a rewritten tree; it cannot be combined with "
-                              "--check or --diff")
-        return Mode.OUT
-    if chosen is Mode.OUT:
-        raise OptionError("mode 'out' needs the folder to write: out=...")
-    return chosen
-
-
-def _load_packs(specs: list[str]) -> list[RulePack]:
-    """The packs; one that cannot be read is a RuleError naming it."""
-    try:
-        return [load_pack(spec) for spec in specs]
-    except OSError as error:
-        raise RuleError(str(error.filename), 0, 0,
-                        f"cannot read the rule pack: {error.strerror or error}") from None
-
-
-def _checked_ignores(ignored: tuple[str, ...], config: Config,
-                     packs: list[RulePack]) -> tuple[str, ...]:
-    """The rule ids to ignore; one that no pack defines is an OptionError (likely a typo)."""
-    known = {rule.id for pack in packs for rule in pack.rules}
-    for rule_id in ignored:
-        if rule_id not in known:
-            raise OptionError(f"--ignore: no rule {rule_id!r} in the selected packs"
-                              f"{_did_you_mean(rule_id, known)}")
-    if any(rule_id not in known for rule_id in config.ignore):
-        # The project may ignore rules of its configured packs while --rules picks others.
-        known |= {rule.id for pack in _load_packs(config.rules) for rule in pack.rules}
-    for rule_id in config.ignore:
-        if rule_id not in known:
-            raise OptionError(f"{config.path}: [tool.eqrewrite] ignore: no rule {rule_id!r}"
-                              f"{_did_you_mean(rule_id, known)}")
-    return tuple(ignored) + tuple(config.ignore)
-
-
-def _did_you_mean(name: str, known: set[str]) -> str:
-    matches = difflib.get_close_matches(name, sorted(known), n=3)
-    return f" (did you mean {', '.join(matches)}?)" if matches else ""
-
-
-def _parse_scopes(values: list[str], base: Path) -> tuple[frozenset[Scope] | None,
-                                                       tuple[str, ...]]:
-    """``--scope`` values as rule scopes plus profile files (``traced:FILE``, relative to
-    ``base``)."""
-    scopes: set[Scope] = set()
-    profiles = []
-    for value in values:
-        if value.startswith("traced:"):
-            profile = base / value.split(":", 1)[1]
-            if not profile.is_file():
-                raise OptionError(f"--scope {value}: no such file {str(profile)!r}")
-            scopes.add(Scope.PROFILED)
-            profiles.append(str(profile.resolve()))
-        elif value in known_scopes():
-            scopes.add(Scope(value))
-        else:
-            raise OptionError(f"unknown scope {value!r}; choose from "
-                              f"{', '.join(sorted(known_scopes()))} or traced:FILE")
-    return frozenset(scopes) or None, tuple(profiles)
+    return RewriteReport(roots, root, mode, chosen.out, tuple(packs), tuple(selected), options,
+                         tuple(results), empty, job.scopes, chosen)
 
 
 def _with_scopes(job: Job, files: list[Path], paths: tuple[Path, ...], config: Config,
@@ -411,6 +434,21 @@ class AuditReport:
         summary: dict[str, Any] = self.document["summary"]
         return summary
 
+    @property
+    def status(self) -> int:
+        """The command's exit status (without ``--exit-zero`` and the dynamic audit's): 123
+        if some file could not be audited, 1 if there are findings, else 0."""
+        return 123 if self.errors else 1 if self.findings else 0
+
+    def add_dynamic(self, record: Mapping[str, Any]) -> None:
+        """The dynamic audit's record (``eqrewrite audit --run``: the oracle's) as the
+        report's ``dynamic`` section, each break it observed joined to the finding at its
+        line."""
+        from .audit.document import join_dynamic
+
+        self.document["dynamic"] = dict(record)
+        join_dynamic(self.document)
+
     def compare_to(self, baseline: PathArg) -> None:
         """Keep only the findings a previous JSON report (``baseline``) does not have, as
         ``--baseline`` does; the document's ``baseline`` says what is known and fixed.
@@ -456,7 +494,7 @@ def audit(paths: PathArg | Iterable[PathArg], *, rules: Sequence[str] | None = N
     from .audit.config import audit_config, check_patterns, check_scopes
     from .running.cache import default_cache_dir, prune
 
-    roots = _paths(paths)
+    roots = given_paths(paths)
     root = find_project_root(list(roots))
     config = load_config(root) if config is None else config
     settings = audit_config(config)
@@ -466,8 +504,8 @@ def audit(paths: PathArg | Iterable[PathArg], *, rules: Sequence[str] | None = N
         switches = DynamoSwitches(dynamo_config or {})
     except (ConfigError, SwitchError) as error:
         raise OptionError(str(error)) from None
-    packs = tuple(str(pack.path) for pack in _load_packs(list(rules) if rules
-                                                          else settings.rules))
+    packs = tuple(str(pack.path) for pack in read_packs(list(rules) if rules
+                                                         else settings.rules))
     started = time.perf_counter()
     folder = None if not cache else Path(cache_dir) if cache_dir is not None else (
         default_cache_dir(root))
@@ -533,139 +571,4 @@ def _label(path: Path, root: Path) -> str:
         return resolved.relative_to(root.resolve()).as_posix() or "."
     except ValueError:
         return resolved.as_posix()
-
-
-# -- a rewrite's rounds, replayed without some edits ------------------------------------------
-
-Lines = tuple[int, int]  # first and last line, 1-based
-
-
-@dataclass(frozen=True)
-class RoundEdit:
-    """One edit a rewrite made: ``index`` among those of round ``round`` (whose text its
-    ``edit.span`` counts in), and the ``lines`` of the original text it stems from."""
-
-    round: int
-    index: int
-    edit: Edit
-    lines: Lines
-
-
-class Rounds:
-    """A rewrite of one text, round by round, as the engine makes it (``rewrite_rounds``).
-
-    ``without(excluded)`` replays it: each round the engine's matcher runs on the replayed
-    text, and an edit it finds is applied only if it is one the rewrite made (the same rule
-    at the same place, found through the lines the two texts share) and not excluded. So an
-    excluded edit stays out in every later round, and a later edit that rewrote its output
-    goes with it.
-    """
-
-    def __init__(self, text: str, rules: list[Rule], options: RewriteOptions):
-        self.rules, self.options = rules, options
-        rewrite = rewrite_text(text, rules, options)
-        self.texts = [text]  # the text each round read, then the result
-        self.by_round: list[list[Edit]] = []
-        for number in range(1, MAX_ROUNDS + 1):
-            edits = [edit for n, edit in rewrite.edits if n == number]
-            if not edits:
-                break
-            self.by_round.append(edits)
-            self.texts.append(apply_edit_subset(self.texts[-1], edits))
-        if self.texts[-1] != rewrite.text:
-            raise RewriteError("replaying the rewrite's rounds gave another text")
-        # How each round's output lines follow from its input lines (diffed once per round).
-        self._changes = [SequenceMatcher(None, split_lines(old), split_lines(new),
-                                         autojunk=False).get_opcodes()
-                         for old, new in zip(self.texts, self.texts[1:])]
-        self.edits = [RoundEdit(number, index, edit, self._origin(number, edit.span))
-                      for number, edits in enumerate(self.by_round, 1)
-                      for index, edit in enumerate(edits)]
-
-    def without(self, excluded: Collection[tuple[int, int]]) -> str:
-        """The rewrite's text with the edits ``(round, index)`` in ``excluded`` left out."""
-        current = self.texts[0]
-        for number, made in enumerate(self.by_round, 1):
-            tree = parse(current)
-            found = find_edits(current, tree, self.rules, self.options.assume_tensor_params,
-                               self.options.trust_scalar_annotations,
-                               self.options.function_scopes)
-            place = _Placer(current, self.texts[number - 1])
-            wanted: dict[tuple[str, Span | None], int] = {
-                (edit.rule.id, edit.span): index for index, edit in enumerate(made)}
-            kept = with_requirements([
-                edit for edit in found
-                if (index := wanted.get((edit.rule.id, place(edit.span)))) is not None
-                and (number, index) not in excluded])
-            current = apply_edit_subset(current, kept, tree)
-        parse(current)  # a replay that does not parse is refused, as the rewrite would be
-        return current
-
-    def _origin(self, number: int, span: Span) -> Lines:
-        """The lines of the original text that ``span`` (in round ``number``'s text) stems
-        from: through each earlier round, a line it rewrote stands for the lines it replaced."""
-        first, last = span[0], span[2]
-        for codes in reversed(self._changes[:number - 1]):
-            first, last = _back(codes, first)[0], _back(codes, last)[1]
-        return first, last
-
-
-class _Placer:
-    """Spans of one text -> the same spans in another version of it: lines the two share
-    are found by diffing lines, and characters within lines that differ (an edit elsewhere
-    on the line) by diffing the two lines. A span is placed only where the other text holds
-    exactly the same characters."""
-
-    def __init__(self, text: str, other: str):
-        self.lines, self.other = split_lines(text), split_lines(other)
-        self.pairs: dict[int, int] = {}  # 0-based line here -> line there
-        if text == other:
-            self.pairs = {i: i for i in range(len(self.lines))}
-            return
-        matcher = SequenceMatcher(None, self.lines, self.other, autojunk=False)
-        for tag, i1, i2, j1, j2 in matcher.get_opcodes():
-            if tag == "equal" or (tag == "replace" and i2 - i1 == j2 - j1):
-                self.pairs.update(zip(range(i1, i2), range(j1, j2)))
-
-    def __call__(self, span: Span) -> Span | None:
-        start = self._point(span[0], span[1])
-        end = self._point(span[2], span[3] - 1) if span[3] > 0 else None
-        if start is None or end is None:
-            return None
-        placed = (start[0], start[1], end[0], end[1] + 1)
-        return placed if _text(self.other, placed) == _text(self.lines, span) else None
-
-    def _point(self, line: int, col: int) -> tuple[int, int] | None:
-        there = self.pairs.get(line - 1)
-        if there is None:
-            return None
-        here_text, there_text = self.lines[line - 1], self.other[there]
-        if here_text == there_text:
-            return there + 1, col
-        blocks = SequenceMatcher(None, here_text, there_text, autojunk=False)
-        for block in blocks.get_matching_blocks():
-            if block.a <= col < block.a + block.size:
-                return there + 1, block.b + col - block.a
-        return None
-
-
-def _text(lines: list[str], span: Span) -> str | None:
-    """The characters ``span`` covers in ``lines`` (None past the end)."""
-    first, col, last, end_col = span
-    if not 1 <= first <= last <= len(lines):
-        return None
-    if first == last:
-        return lines[first - 1][col:end_col]
-    return (lines[first - 1][col:] + "".join(lines[first:last - 1])
-            + lines[last - 1][:end_col])
-
-
-def _back(codes: Sequence[tuple[str, int, int, int, int]], line: int) -> Lines:
-    """The lines of a round's input that line ``line`` of its output stands for."""
-    for tag, i1, i2, j1, j2 in codes:
-        if j1 < line <= j2:
-            if tag == "equal":
-                return i1 + line - j1, i1 + line - j1
-            return i1 + 1, max(i1 + 1, i2)  # rewritten (or inserted) lines
-    return line, line
 

@@ -1,7 +1,8 @@
 """The ``eqrewrite`` command line: a thin layer over ``api.py``.
 
-``eqrewrite PATH...`` rewrites (the default command: its options become the arguments of
-``api.rewrite``, whose ``RewriteReport`` it prints); ``eqrewrite rules ...``
+``eqrewrite PATH...`` rewrites (the default command: its options become one
+``api.RewriteSettings``, given to ``api.rewrite``, whose ``RewriteReport`` it prints; the
+options it shares with other commands are ``plugins.py``'s); ``eqrewrite rules ...``
 inspects and tests rule packs. Exit codes follow black and ruff: 0 done or
 nothing to do, 1 ``--check``/``--diff`` found changes, 2 usage, configuration or
 rule-pack error, 123 some file could not be processed (the others still were),
@@ -20,13 +21,29 @@ import click
 
 from . import __version__
 from .matching.rules import Rule, RuleError, RulePack, load_pack, packaged_packs
-from .plugins import Registry, RewriteRun, RewriteStep, load_plugins
+from .options import (
+    assumption_options,
+    cache_options,
+    dynamo_options,
+    exclude_option,
+    ignore_option,
+    jobs_option,
+    quiet_option,
+    rules_option,
+)
+from .plugins import (
+    Flags,
+    Registry,
+    RewriteRun,
+    RewriteStep,
+    load_plugins,
+)
 from .running.formatting import require_black
-from .running.results import FileResult, Mode, Status
+from .running.results import Mode, Status
 from .workspace.config import Config, ConfigError, find_project_root, load_config
 from .workspace.workers import Interrupted, interruptible
 
-EXIT_CHANGES, EXIT_USAGE, EXIT_FILE_ERROR = 1, 2, 123
+EXIT_USAGE = 2  # 1 (changes found) and 123 (a file error) are RewriteReport.status's
 
 
 SUBCOMMAND_NAMES_RULE = (
@@ -116,45 +133,39 @@ def _load_packs(specs: list[str]) -> list[RulePack]:
 
 @main.command("rewrite")
 @click.argument("paths", nargs=-1, type=click.Path(exists=True, path_type=Path))
-@click.option("-r", "--rules", "rule_specs", multiple=True, metavar="PACK",
-              help="Rule pack file or packaged pack name (default: default.yaml). Repeatable.")
+@rules_option("Rule pack file or packaged pack name (default: default.yaml). Repeatable.")
 @click.option("--check", is_flag=True, help="Write nothing; exit 1 if any file would change.")
 @click.option("--diff", is_flag=True, help="Print unified diffs, write nothing; exit 1 on changes.")
 @click.option("--out", "out_root", type=click.Path(file_okay=False, path_type=Path),
               help="Write the rewritten tree under this folder; sources stay untouched.")
 @click.option("--unsafe", is_flag=True, default=None, help="Also run rules marked unsafe.")
-@click.option("--assume-tensor-params", is_flag=True, default=None,
-              help="Treat unannotated forward() parameters of nn.Modules as tensors.")
-@click.option("--trust-scalar-annotations/--no-trust-scalar-annotations", default=None,
-              help="Take int/float/bool/complex parameter annotations as proof of a Python "
-                   "number (default: trust them).")
+@assumption_options(
+    "Treat unannotated forward() parameters of nn.Modules as tensors.",
+    "Take int/float/bool/complex parameter annotations as proof of a Python number "
+    "(default: trust them).")
 @click.option("--scope", "scopes", multiple=True, metavar="SCOPE",
               help="Restrict every rule to this scope: everywhere, forward, compiled, traced "
                    "(what forward and compiled functions call, across the files), or "
                    "traced:FILE (the functions FILE lists, as recorded from a run). "
                    "Repeatable: the union.")
-@click.option("--ignore", "ignored", multiple=True, metavar="RULE_ID",
-              help="Disable a rule by id. Repeatable.")
-@click.option("--exclude", "excludes", multiple=True, metavar="GLOB",
-              help="Skip paths matching this gitignore-style glob. Repeatable.")
+@ignore_option()
+@exclude_option
 @click.option("--format", "output_format", type=click.Choice(["text", "json", "sarif"]),
               default="text", show_default=True,
               help="Report format on stdout; json and sarif print one document. Writing is "
                    "unchanged: add --check or --diff for a report only.")
 @click.option("--black", "use_black", is_flag=True,
               help="Format changed files with black (pip install 'eqrewrite[black]').")
-@click.option("--no-cache", is_flag=True, help="Neither read nor write the cache.")
-@click.option("--cache-dir", type=click.Path(file_okay=False, path_type=Path),
-              help="Where to keep the cache (default: .eqrewrite_cache in the project).")
-@click.option("-j", "--jobs", type=click.IntRange(min=1), help="Worker processes (default: cores).")
-@click.option("-q", "--quiet", is_flag=True, help="Print errors only.")
+@cache_options("Where to keep the cache (default: .eqrewrite_cache in the project).")
+@jobs_option("Worker processes (default: cores).")
+@quiet_option("Print errors only.")
 def rewrite_command(paths: tuple[Path, ...], rule_specs: tuple[str, ...], check: bool,
                     diff: bool, out_root: Path | None, unsafe: bool | None,
                     assume_tensor_params: bool | None,
                     trust_scalar_annotations: bool | None, scopes: tuple[str, ...],
                     ignored: tuple[str, ...], excludes: tuple[str, ...], output_format: str,
                     use_black: bool, no_cache: bool, cache_dir: Path | None, jobs: int | None,
-                    quiet: bool, **plugin_flags: Any) -> None:
+                    quiet: bool, **plugin_flags: object) -> None:
     """Rewrite the Python files under PATHS with the selected rule packs (the default
     command: 'eqrewrite PATH...' runs it)."""
     from . import api  # imported when the command runs: ``eqrewrite --help`` stays quick
@@ -166,20 +177,20 @@ def rewrite_command(paths: tuple[Path, ...], rule_specs: tuple[str, ...], check:
         _fail("--out writes a rewritten tree; it cannot be combined with --check or --diff")
     if use_black and (missing := require_black()) is not None:
         _fail(missing)
-    steps = main.plugins().steps
+    steps, flags = main.plugins().steps, Flags(plugin_flags)
     mode = _mode(check, diff, out_root)
     for step in steps:
-        out_root = step.prepare(plugin_flags, paths, mode, out_root)
+        out_root = step.prepare(flags, paths, mode, out_root)
     mode = _mode(check, diff, out_root)  # again: a step (--oracle) may have chosen --out
+    settings = api.RewriteSettings(
+        rules=rule_specs, mode=mode, out=out_root,
+        unsafe=unsafe, assume_tensor_params=assume_tensor_params,
+        trust_scalar_annotations=trust_scalar_annotations, scope=scopes, ignore=ignored,
+        exclude=excludes, black=use_black, cache=not no_cache, cache_dir=cache_dir,
+        jobs=jobs, progress=not quiet and mode is not Mode.CHECK and output_format == "text")
     try:
         with interruptible():
-            done = api.rewrite(
-                paths, rules=rule_specs, mode=mode, out=out_root, unsafe=unsafe,
-                assume_tensor_params=assume_tensor_params,
-                trust_scalar_annotations=trust_scalar_annotations, scope=scopes,
-                ignore=ignored, exclude=excludes, black=use_black, cache=not no_cache,
-                cache_dir=cache_dir, jobs=jobs,
-                progress=not quiet and mode is not Mode.CHECK and output_format == "text")
+            done = api.rewrite(paths, settings)
     except api.USAGE_ERRORS as error:
         _fail(str(error))
     except Interrupted as stop:
@@ -189,18 +200,17 @@ def rewrite_command(paths: tuple[Path, ...], rule_specs: tuple[str, ...], check:
     if not quiet:
         for folder in done.empty_folders:
             click.echo(f"no Python files found in {folder}", err=True)
-    results = list(done.results)
     run_info = RewriteRun(paths, done.root, done.out, done.mode, list(done.rules),
-                          done.options, results, output_format, done.options_for)
+                          done.options, list(done.results), output_format, done.options_for)
     if output_format == "text":
-        report.print_text(results, mode, quiet=quiet)
-        status, _ = _finish_steps(steps, plugin_flags, run_info)
+        report.print_text(list(done.results), mode, quiet=quiet)
+        status, _ = _finish_steps(steps, flags, run_info)
     else:
         # stdout holds exactly one document, printed last; file errors still go to stderr.
-        report.print_text(results, mode, quiet=True, diffs=False)
-        status, records = _finish_steps(steps, plugin_flags, run_info)
+        report.print_text(list(done.results), mode, quiet=True, diffs=False)
+        status, records = _finish_steps(steps, flags, run_info)
         click.echo(done.to_json(records) if output_format == "json" else done.to_sarif())
-    sys.exit(_exit_code(results, mode, status))
+    sys.exit(status or done.status)  # a step runs only when no file had an error (123)
 
 
 def _mode(check: bool, diff: bool, out_root: Path | None) -> Mode:
@@ -223,7 +233,7 @@ def _did_you_mean(name: str, known: set[str]) -> str:
     return f" (did you mean {', '.join(matches)}?)" if matches else ""
 
 
-def _finish_steps(steps: list[RewriteStep], flags: dict[str, Any],
+def _finish_steps(steps: list[RewriteStep], flags: Flags,
                   run: RewriteRun) -> tuple[int, dict[str, dict[str, Any]]]:
     """Run the plugin steps after a rewrite without file errors: worst status, records."""
     if any(r.status is Status.ERROR for r in run.results):
@@ -240,25 +250,14 @@ def _finish_steps(steps: list[RewriteStep], flags: dict[str, Any],
     return status, records
 
 
-def _exit_code(results: list[FileResult], mode: Mode, step_status: int) -> int:
-    if any(r.status is Status.ERROR for r in results):
-        return EXIT_FILE_ERROR
-    if step_status:
-        return step_status
-    if mode.reports_only and any(r.status is Status.CHANGED for r in results):
-        return EXIT_CHANGES
-    return 0
-
-
 @main.group("rules")
 def rules_group() -> None:
     """Inspect and test rule packs."""
 
 
-_packs_option = click.option(
-    "-r", "--rules", "rule_specs", multiple=True, metavar="PACK",
-    help="Rule pack file or packaged name. Repeatable. Default: the packs pyproject.toml "
-         "configures, else every packaged pack.")
+_packs_option = rules_option(
+    "Rule pack file or packaged name. Repeatable. Default: the packs pyproject.toml "
+    "configures, else every packaged pack.")
 
 
 def _selected_packs(rule_specs: tuple[str, ...]) -> list[RulePack]:
@@ -392,27 +391,23 @@ _add_audit()
                                         "allow_interspersed_args": False})
 @click.option("-p", "--package", "packages", multiple=True, required=True, metavar="NAME",
               help="An installed package (or module) to rewrite as it is imported. Repeatable.")
-@click.option("-r", "--rules", "rule_specs", multiple=True, metavar="PACK",
-              help="Rule pack file or packaged pack name (default: graphbreaks). Repeatable.")
+@rules_option("Rule pack file or packaged pack name (default: graphbreaks). Repeatable.")
 @click.option("--report", "report", type=click.Path(dir_okay=False, path_type=Path),
               help="Write a JSON report of what was rewritten (module, file, rule, line), "
                    "modules missed and errors, when the program exits.")
 @click.option("-m", "as_module", is_flag=True,
               help="The first argument is a module, run as 'python -m' runs it.")
-@click.option("--ignore", "ignored", multiple=True, metavar="RULE_ID",
-              help="Disable a rule by id. Repeatable.")
+@ignore_option()
 @click.option("--cache-dir", type=click.Path(file_okay=False, path_type=Path),
               help="Where to keep rewritten modules and the call graph (default: the user "
                    "cache folder, $XDG_CACHE_HOME/eqrewrite or ~/.cache/eqrewrite).")
-@click.option("-j", "--jobs", type=click.IntRange(min=1),
-              help="Worker processes for a cold call graph (default: cores).")
-@click.option("--dynamo-config", "dynamo", multiple=True, metavar="KEY=VALUE",
-              help="A torch._dynamo.config switch set before the program's code compiles "
-                   "(e.g. capture_scalar_outputs=true). Repeatable.")
-@click.option("--dynamic-sizes", is_flag=True,
-              help="Let Dynamo capture .item() values and data-dependent output shapes: "
-                   "capture_scalar_outputs=true and capture_dynamic_output_shape_ops=true "
-                   "(a --dynamo-config value for either wins).")
+@jobs_option("Worker processes for a cold call graph (default: cores).")
+@dynamo_options(
+    "A torch._dynamo.config switch set before the program's code compiles "
+    "(e.g. capture_scalar_outputs=true). Repeatable.",
+    "Let Dynamo capture .item() values and data-dependent output shapes: "
+    "capture_scalar_outputs=true and capture_dynamic_output_shape_ops=true "
+    "(a --dynamo-config value for either wins).")
 @click.argument("target", metavar="SCRIPT|MODULE")
 @click.argument("args", nargs=-1, type=click.UNPROCESSED)
 def run_command(packages: tuple[str, ...], rule_specs: tuple[str, ...], report: Path | None,

@@ -57,7 +57,7 @@ def test_the_pages_examples_run(tmp_path, monkeypatch, capsys):
     monkeypatch.chdir(tmp_path)
     sources = {p: p.read_bytes() for p in (tmp_path / "examples").rglob("*.py")}
     blocks = _blocks()
-    assert len(blocks) == 4
+    assert len(blocks) == 5
     namespace: dict[str, object] = {}
     for line, block in blocks:
         # Compiled at the page's line numbers, so a failure points into docs/api.md.
@@ -68,6 +68,11 @@ def test_the_pages_examples_run(tmp_path, monkeypatch, capsys):
     assert isinstance(report, api.RewriteReport) and report.mode is api.Mode.CHECK
     assert len(report.edits) > 0 and report.changed and not report.errors
     assert report.summary()["edits"] == len(report.edits)
+    # The same run from one RewriteSettings value: the same document, the value kept.
+    again = namespace["again"]
+    assert isinstance(again, api.RewriteReport) and again.settings == namespace["settings"]
+    assert json.loads(again.to_json()) == json.loads(report.to_json())
+    assert again.status == 1 and "check 1\n" in printed
     path, edit = report.edits[0]
     assert f"{path}:{edit.start_line}: {edit.rule}: " in printed
     # Check mode wrote nothing, and out= wrote only the rewritten tree.

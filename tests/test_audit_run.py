@@ -245,7 +245,7 @@ def test_rewritten_tree_follows_calls_across_files(tmp_path):
 
     from eqrewrite.oracle.dynamicaudit.audit import DynamicAudit
     from eqrewrite.rewriter.api import RewriteOptions, resolve_pack
-    from eqrewrite.rewriter.plugins import AuditRun
+    from eqrewrite.rewriter.plugins import AuditRun, Flags
 
     tree = tmp_path / "pkg"
     tree.mkdir()
@@ -271,6 +271,6 @@ def test_rewritten_tree_follows_calls_across_files(tmp_path):
     run = AuditRun((tree,), tmp_path, files, [str(resolve_pack("graphbreaks"))], True,
                    RewriteOptions(), {})
     with ExitStack() as stack:
-        copy = DynamicAudit(run, {})._rewrite(stack)
+        copy = DynamicAudit(run, Flags())._rewrite(stack)
         assert "_eqrw_log(__name__, 'warning'" in (copy / "layers.py").read_text()
         assert (copy / "model.py").read_text() == (tree / "model.py").read_text()

@@ -257,6 +257,23 @@ def test_console_script_runs_without_importing_torch(project):
     assert out.stdout.strip() == "False 1"
 
 
+def test_the_gen_command_is_listed_as_itself_and_loaded_when_it_runs():
+    # Registered without importing its package (which imports torch): a stand-in with its
+    # help, which makes the real command's context when the command runs.
+    pytest.importorskip("torch")
+    from eqrewrite.oracle.generate.cli import gen_command
+
+    main.plugins()
+    listed = main.commands["gen"]
+    assert listed is not gen_command
+    assert listed.get_short_help_str(45) == gen_command.get_short_help_str(45)
+    assert listed.help == gen_command.help
+    result = CliRunner().invoke(main, ["gen", "--help"])
+    assert result.exit_code == 0 and "--statements LOW:HIGH" in result.output
+    result = CliRunner().invoke(main, ["gen", "--count", "1"])
+    assert result.exit_code == 2 and "nothing to do" in result.output
+
+
 def test_out_tree_is_complete_even_with_bad_files(tmp_path):
     source = tmp_path / "src"
     source.mkdir()
@@ -369,7 +386,7 @@ def test_oracle_without_out_names_the_temporary_copy_and_removes_it(project, mon
 
     seen = {}
 
-    def validate(run, rollback, flags):
+    def validate(run, options, rollback):
         seen["tree"] = run.out_root
         seen["rewritten"] = (run.out_root / "model.py").read_text()
         return 0, {}

@@ -26,24 +26,10 @@ from test_import_graph import ROOT, _part, effective_graph, imported_from, impor
 _MAPPINGS = {"dict", "Dict", "Mapping", "MutableMapping"}
 _BARE = {"dict", "Dict"}
 
-# Public annotations that may still say ``dict[str, Any]``, each with its reason; the list
-# only shrinks.
-_TOML = ("[tool.eqrewrite.oracle] as pyproject.toml holds it (the rewriter's Config.oracle), "
-         "passed through unchecked until api.configured checks it into typed settings and "
-         "RunKeys")
-_FLAGS = ("the rewrite/audit command's click parameters, typed by the rewriter's plugin "
-          "protocol (eqrewrite.rewriter.plugins.RewriteStep/AuditStep), which the oracle "
-          "may not change")
-KNOWN_UNTYPED: dict[str, str] = {
-    "api.configured: config": _TOML,
-    "api.validate_trees: config": _TOML,
-    "cli.validate: config": _TOML,
-    "dynamicaudit.audit.DynamicAuditStep.prepare: flags": _FLAGS,
-    "dynamicaudit.audit.DynamicAuditStep.finish: flags": _FLAGS,
-    "cli.validate_rewrite: flags": _FLAGS,
-    # The keyword arguments of the user's callable, handed to fn(**kwargs) as they are.
-    "judging.graphbreaks.count_graph_breaks: kwargs": "any callable's keyword arguments",
-}
+# Public annotations that may still say ``dict[str, Any]``, each with its reason: none any
+# more (the [tool.eqrewrite.oracle] table is the rewriter's ``TomlTable``, the click flags
+# its plugin protocol's ``Flags``). An entry added here needs its reason.
+KNOWN_UNTYPED: dict[str, str] = {}
 
 
 def _name(node: ast.expr) -> str | None:

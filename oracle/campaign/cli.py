@@ -25,6 +25,8 @@ from ..options import (
     parse_seeds,
     parse_weights,
     statements_option,
+    strict_option,
+    switch_options,
 )
 
 if TYPE_CHECKING:
@@ -43,10 +45,7 @@ if TYPE_CHECKING:
               help="Campaign folder (journal, summary.json, findings/); run again to resume.")
 @click.option("--backend", default="inductor", show_default=True,
               help="inductor, aot_eager, eager, or module:function (a custom backend).")
-@click.option("--inductor-config", "inductor", multiple=True, metavar="KEY=VALUE",
-              help="torch._inductor.config switch; repeatable.")
-@click.option("--dynamo-config", "dynamo", multiple=True, metavar="KEY=VALUE",
-              help="torch._dynamo.config switch; repeatable.")
+@switch_options
 @click.option("--known-issues", metavar="FILE",
               help="YAML of known issues to count but not report (default: the shipped "
               "list; 'none' for none).")
@@ -56,7 +55,7 @@ if TYPE_CHECKING:
               "new local Ray instance.")
 @click.option("--timeout", type=float, default=300.0, show_default=True,
               help="Seconds per run before a program counts as hung.")
-@click.option("--strict", is_flag=True, help="Also compare signs of zero and NaN.")
+@strict_option
 @click.option("--unsafe", is_flag=True, help="Also apply the pack's unsafe rules.")
 @click.option("--rules", "packs", multiple=True, default=("equivalences",), show_default=True,
               help="Rule pack(s) rewriting each program.")
@@ -82,8 +81,6 @@ def campaign_command(seeds: str, jobs: int, budget: str | None, out: Path, backe
                      progress: bool | None) -> None:
     """Generate programs, rewrite them with the equivalence pack, validate each four ways,
     and keep one folder per unique finding. Exit 1 when there are new findings."""
-    if address and executor == "local":
-        raise click.UsageError("--address is for --executor ray")
     try:
         report = campaign(
             out, parse_seeds(seeds), jobs=jobs,

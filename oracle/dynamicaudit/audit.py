@@ -36,7 +36,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 from eqrewrite.rewriter.api import WHAT_IF_SWITCHES, DynamoSwitches, SwitchError
-from eqrewrite.rewriter.plugins import AuditRun, StepResult
+from eqrewrite.rewriter.plugins import AuditRun, Flags, StepResult
 
 from ..judging.settings import CompileSettings, Target, TargetError
 
@@ -57,12 +57,12 @@ class DynamicAuditStep:
 
     name = "dynamic"
 
-    def prepare(self, flags: dict[str, Any]) -> None:
-        if (flags.get("what_if") or flags.get("bench")) and not flags.get("run"):
+    def prepare(self, flags: Flags) -> None:
+        if (flags.flag("what_if") or flags.flag("bench")) and not flags.flag("run"):
             raise click.UsageError("--what-if and --bench need --run (they run the targets)")
 
-    def finish(self, flags: dict[str, Any], run: AuditRun) -> StepResult | None:
-        if not flags.get("run"):
+    def finish(self, flags: Flags, run: AuditRun) -> StepResult | None:
+        if not flags.flag("run"):
             return None
         record, status = DynamicAudit(run, flags).run()
         return StepResult(status, dict(record))  # the rewriter's step results: plain dicts
@@ -95,12 +95,13 @@ def audit_options() -> list[click.Parameter]:
 class DynamicAudit:
     """One dynamic audit: targets, trees, workers, and the record for the report."""
 
-    def __init__(self, run: AuditRun, flags: dict[str, Any]):
-        self.audit, self.flags = run, flags
+    def __init__(self, run: AuditRun, flags: Flags):
+        self.audit = run
+        self.flags: dict[str, Any] = dict(flags)  # as auditrecord.AuditView reads them
         self.tree = _tree_root(run.paths, run.root)
         self.copy: Path | None = None  # the rewritten tree, while it exists
         self.line_maps: dict[str, Sequence[Opcode]] = {}  # rewritten file -> to the original
-        self.timeout = float(flags.get("audit_timeout") or 300.0)
+        self.timeout = flags.number("audit_timeout", 300.0) or 300.0
         # --dynamo-config/--dynamic-sizes: the second mode every target is measured in
         self.switches: dict[str, object] = dict(run.dynamo_config)
 

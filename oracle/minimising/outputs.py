@@ -53,6 +53,17 @@ class Result:
     dropped: list[str] = field(default_factory=list)  # settings the finding does not need
 
     @property
+    def status(self) -> int:
+        """``eqrewrite reduce``'s exit status: 1 when verification failed (the reduced
+        reproducer must fail on its own, as every candidate kept did, and minimal.py must at
+        least run: exit 0 or 1, since it may not show a finding that needs more than it
+        compares, but a broken script is never a result), else 0."""
+        verified = self.verified
+        failed = bool(verified) and (verified["reduced/repro.py"] != 1
+                                     or verified["minimal.py"] not in (0, 1, None))
+        return 1 if failed else 0
+
+    @property
     def per_minute(self) -> float:
         """Candidates judged per minute while reducing."""
         return 60 * self.tally.tried / self.reducing if self.reducing > 0 else 0.0

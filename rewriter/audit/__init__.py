@@ -7,5 +7,6 @@ report every format renders (``formats``), ``cli`` is ``eqrewrite audit``: a thi
 over ``api.audit``, which runs the others. The dynamic audit (``--run``) is the oracle's,
 added through the plugin registry.
 
-May import: workspace, syntax, analysis, kinds, matching, rewriting, running, api, plugins.
+May import: workspace, syntax, analysis, kinds, matching, rewriting, running, api, plugins,
+options.
 """

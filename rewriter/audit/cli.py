@@ -17,11 +17,26 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NoReturn
+from typing import TYPE_CHECKING, NoReturn
 
 import click
 
-from ..plugins import AuditRun, AuditStep, Registry
+from ..options import (
+    assumption_options,
+    cache_options,
+    dynamo_options,
+    exclude_option,
+    ignore_option,
+    jobs_option,
+    quiet_option,
+    rules_option,
+)
+from ..plugins import (
+    AuditRun,
+    AuditStep,
+    Flags,
+    Registry,
+)
 from .catalogue import PATTERNS
 from .formats import FORMATS
 
@@ -48,23 +63,19 @@ def _list_patterns(ctx: click.Context, _param: click.Parameter, value: bool) -> 
 
 @click.command("audit")
 @click.argument("paths", nargs=-1, type=click.Path(exists=True, path_type=Path))
-@click.option("-r", "--rules", "rule_specs", multiple=True, metavar="PACK",
-              help="Rule packs whose rules may fix the findings (default: graphbreaks); with "
-                   "--run also measure the breaks before and after rewriting. Repeatable.")
+@rules_option("Rule packs whose rules may fix the findings (default: graphbreaks); with "
+              "--run also measure the breaks before and after rewriting. Repeatable.")
 @click.option("--scope", "scopes", multiple=True,
               type=click.Choice(["everywhere", "forward", "compiled", "traced"]),
               help="Where to look (default: forward of nn.Modules and compiled functions; "
                    "traced: also every function they call, across the audited files); "
                    "also restricts the rules, as for rewriting. Repeatable.")
-@click.option("--assume-tensor-params", is_flag=True, default=None,
-              help="Treat unannotated forward() parameters as tensors (as the rewriter).")
-@click.option("--trust-scalar-annotations/--no-trust-scalar-annotations", default=None,
-              help="Take int/float/bool/complex parameter annotations as proof of a Python "
-                   "number, as rewriting does (default: the configuration's, else trust).")
-@click.option("--ignore", "ignored", multiple=True, metavar="PATTERN",
-              help="Do not report this pattern id (see --list-patterns). Repeatable.")
-@click.option("--exclude", "excludes", multiple=True, metavar="GLOB",
-              help="Skip paths matching this gitignore-style glob. Repeatable.")
+@assumption_options(
+    "Treat unannotated forward() parameters as tensors (as the rewriter).",
+    "Take int/float/bool/complex parameter annotations as proof of a Python number, as "
+    "rewriting does (default: the configuration's, else trust).")
+@ignore_option("PATTERN", "Do not report this pattern id (see --list-patterns). Repeatable.")
+@exclude_option
 @click.option("--format", "output_format", type=click.Choice(FORMATS), default=None,
               help="Report format (default: from the -o file's suffix, else text).")
 @click.option("-o", "--output", "outputs", multiple=True,
@@ -75,21 +86,15 @@ def _list_patterns(ctx: click.Context, _param: click.Parameter, value: bool) -> 
               help="A previous JSON report: report only findings it does not have, exit 1 "
                    "if there are any.")
 @click.option("--exit-zero", is_flag=True, help="Exit 0 even when there are findings.")
-@click.option("-j", "--jobs", type=click.IntRange(min=1),
-              help="Worker processes (default: cores, as for rewriting).")
-@click.option("--no-cache", is_flag=True, help="Neither read nor write the cache.")
-@click.option("--cache-dir", type=click.Path(file_okay=False, path_type=Path),
-              help="Where to keep the cache (default: .eqrewrite_cache in the project, as "
-                   "for rewriting).")
-@click.option("-q", "--quiet", is_flag=True, help="No progress or summary on stderr.")
-@click.option("--dynamo-config", "dynamo", multiple=True, metavar="KEY=VALUE",
-              help="With --run: also measure every target with this torch._dynamo.config "
-                   "switch set (e.g. capture_scalar_outputs=true), and say which breaks the "
-                   "switches remove. Repeatable.")
-@click.option("--dynamic-sizes", is_flag=True,
-              help="With --run: the switches of 'eqrewrite run --dynamic-sizes' "
-                   "(capture_scalar_outputs=true, capture_dynamic_output_shape_ops=true; a "
-                   "--dynamo-config value for either wins).")
+@jobs_option("Worker processes (default: cores, as for rewriting).")
+@cache_options("Where to keep the cache (default: .eqrewrite_cache in the project, as for "
+               "rewriting).")
+@quiet_option("No progress or summary on stderr.")
+@dynamo_options(
+    "With --run: also measure every target with this torch._dynamo.config switch set (e.g. "
+    "capture_scalar_outputs=true), and say which breaks the switches remove. Repeatable.",
+    "With --run: the switches of 'eqrewrite run --dynamic-sizes' (capture_scalar_outputs=true, "
+    "capture_dynamic_output_shape_ops=true; a --dynamo-config value for either wins).")
 @click.option("--list-patterns", is_flag=True, expose_value=False, is_eager=True,
               callback=_list_patterns, help="List the break patterns and exit.")
 def audit_command(paths: tuple[Path, ...], rule_specs: tuple[str, ...], scopes: tuple[str, ...],
@@ -97,19 +102,20 @@ def audit_command(paths: tuple[Path, ...], rule_specs: tuple[str, ...], scopes: 
                   ignored: tuple[str, ...], excludes: tuple[str, ...], output_format: str | None,
                   outputs: tuple[Path, ...], baseline: Path | None, exit_zero: bool,
                   jobs: int | None, no_cache: bool, cache_dir: Path | None, quiet: bool,
-                  dynamo: tuple[str, ...], dynamic_sizes: bool, **plugin_flags: Any) -> None:
+                  dynamo: tuple[str, ...], dynamic_sizes: bool, **plugin_flags: object) -> None:
     """Report where the code under PATHS breaks torch.compile graphs, why, and what fixes
     each break: a rule, a Dynamo setting, or a human."""
     from .. import api
 
     if not paths:
         _fail("no paths given; try 'eqrewrite audit src/'")
+    flags = Flags(plugin_flags)
     targets = _targets(outputs, output_format)
-    switches = _switches(dynamo, dynamic_sizes, plugin_flags)
+    switches = _switches(dynamo, dynamic_sizes, flags)
     registry = click.get_current_context().find_object(Registry)
     steps = registry.audit_steps if registry is not None else []
     for step in steps:
-        step.prepare(plugin_flags)
+        step.prepare(flags)
     try:
         report = api.audit(paths, rules=rule_specs, scope=scopes,
                            assume_tensor_params=assume_tensor_params,
@@ -118,10 +124,9 @@ def audit_command(paths: tuple[Path, ...], rule_specs: tuple[str, ...], scopes: 
                            cache_dir=cache_dir, dynamo_config=switches)
     except api.USAGE_ERRORS as error:
         _fail(str(error))
-    document, root = report.document, report.root
-    status = _dynamic(steps, plugin_flags, AuditRun(
-        paths, root, list(report.files), list(report.packs), bool(rule_specs), report.options,
-        document, targets[0][1] if len(targets) == 1 else "json",
+    status = _dynamic(steps, flags, report, AuditRun(
+        paths, report.root, list(report.files), list(report.packs), bool(rule_specs),
+        report.options, report.document, targets[0][1] if len(targets) == 1 else "json",
         progress=not quiet and (bool(outputs) or targets[0][1] == "text"),
         dynamo_config=report.dynamo_config))
     baseline = baseline or report.configured_baseline
@@ -133,11 +138,11 @@ def audit_command(paths: tuple[Path, ...], rule_specs: tuple[str, ...], scopes: 
             _fail(str(error))
     for path, chosen in targets:
         _emit(report, chosen, path, quiet)
-    sys.exit(_exit_code(document, status, exit_zero))
+    sys.exit(EXIT_FILE_ERROR if report.errors else 0 if exit_zero else
+             report.status or (EXIT_FINDINGS if status else 0))
 
 
-def _switches(dynamo: tuple[str, ...], dynamic_sizes: bool,
-              flags: dict[str, Any]) -> dict[str, object]:
+def _switches(dynamo: tuple[str, ...], dynamic_sizes: bool, flags: Flags) -> dict[str, object]:
     """``--dynamo-config``/``--dynamic-sizes`` read as ``eqrewrite run`` reads them; they
     act only on the targets ``--run`` measures (the oracle's option, absent without it)."""
     from ..api import SwitchError, parse_switches
@@ -146,7 +151,7 @@ def _switches(dynamo: tuple[str, ...], dynamic_sizes: bool,
         switches = parse_switches(dynamo, dynamic_sizes)
     except SwitchError as error:
         _fail(str(error))
-    if switches and not flags.get("run"):
+    if switches and not flags.flag("run"):
         _fail("--dynamo-config and --dynamic-sizes need --run (the targets are measured "
               "with and without them)")
     return switches
@@ -179,9 +184,9 @@ def _same(one: Path, other: Path) -> bool:
     return one.resolve() == other.resolve()
 
 
-def _dynamic(steps: list[AuditStep], flags: dict[str, Any], run: AuditRun) -> int:
-    from .document import join_dynamic
-
+def _dynamic(steps: list[AuditStep], flags: Flags, report: AuditReport, run: AuditRun) -> int:
+    """Run the audit steps (the dynamic audit): the worst status; each record joins the
+    report."""
     status = 0
     for step in steps:
         outcome = step.finish(flags, run)
@@ -189,8 +194,7 @@ def _dynamic(steps: list[AuditStep], flags: dict[str, Any], run: AuditRun) -> in
             continue
         status = status or outcome.status
         if outcome.record is not None:
-            run.document["dynamic"] = outcome.record
-            join_dynamic(run.document)
+            report.add_dynamic(outcome.record)
     return status
 
 
@@ -207,11 +211,3 @@ def _emit(report: AuditReport, output_format: str, output: Path | None,
         summary = report.summary
         click.echo(f"{summary['findings']} findings in {summary['files_with_findings']} files; "
                    f"report written to {output}", err=True)
-
-
-def _exit_code(document: dict[str, Any], status: int, exit_zero: bool) -> int:
-    if document["errors"]:
-        return EXIT_FILE_ERROR
-    if exit_zero:
-        return 0
-    return EXIT_FINDINGS if document["findings"] or status else 0

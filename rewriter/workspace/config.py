@@ -7,11 +7,12 @@ misspelt setting never silently does nothing.
 
 from __future__ import annotations
 
+import datetime
 import os
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeAlias
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -19,6 +20,12 @@ else:  # pragma: no cover - Python 3.10
     import tomli as tomllib
 
 DEFAULT_INCLUDE = ["*.py"]
+
+# A value as TOML holds it (what tomllib gives), and a table of them: what a table of
+# [tool.eqrewrite] that another part checks (the oracle's) holds until it is checked.
+TomlValue: TypeAlias = (str | int | float | bool | datetime.datetime | datetime.date
+                        | datetime.time | list["TomlValue"] | dict[str, "TomlValue"])
+TomlTable: TypeAlias = dict[str, TomlValue]
 
 
 class ConfigError(Exception):
@@ -39,7 +46,8 @@ class Config:
     assume_tensor_params: bool = False
     trust_scalar_annotations: bool = True
     path: Path | None = None
-    oracle: dict[str, Any] = field(default_factory=dict)
+    # [tool.eqrewrite.oracle], checked by the oracle (its api.configured)
+    oracle: TomlTable = field(default_factory=dict)
     # [tool.eqrewrite.audit], checked by audit/config.py
     audit: dict[str, Any] = field(default_factory=dict)
     given: frozenset[str] = frozenset()  # the keys the file sets (the rest are defaults)
