@@ -100,9 +100,10 @@ def shrink(values: Mapping[str, Any], spare: dict[int, int] | None = None,
     convolution's groups) shrink with it.
 
     Without ``sizes`` only the layer counts (as above), the vocabulary and its token ids and
-    a detector's object queries shrink: every width, head and size keeps its default (the builder's last resort, for a
-    family whose code ties sizes in ways these rules miss; the builder first counts the
-    parameters on the meta device, ``hf_families.DEFAULT_SIZED_LIMIT``).
+    a detector's object queries shrink: every width, head and size keeps its default (the
+    builder's last resort, for a family whose code ties sizes in ways these rules miss; the
+    builder first counts the parameters on the meta device,
+    ``hf_families.DEFAULT_SIZED_LIMIT``).
     """
     spare = {} if spare is None else spare
     widths = _widths(values) if widths is None else widths
