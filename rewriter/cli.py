@@ -398,6 +398,9 @@ _add_audit()
 @click.option("-m", "as_module", is_flag=True,
               help="The first argument is a module, run as 'python -m' runs it.")
 @ignore_option()
+@click.option("--unsafe", is_flag=True,
+              help="Also run rules marked unsafe (e.g. moe-grouped-split): opt-in, as for "
+                   "the rewrite command.")
 @click.option("--cache-dir", type=click.Path(file_okay=False, path_type=Path),
               help="Where to keep rewritten modules and the call graph (default: the user "
                    "cache folder, $XDG_CACHE_HOME/eqrewrite or ~/.cache/eqrewrite).")
@@ -411,9 +414,9 @@ _add_audit()
 @click.argument("target", metavar="SCRIPT|MODULE")
 @click.argument("args", nargs=-1, type=click.UNPROCESSED)
 def run_command(packages: tuple[str, ...], rule_specs: tuple[str, ...], report: Path | None,
-                as_module: bool, ignored: tuple[str, ...], cache_dir: Path | None,
-                jobs: int | None, dynamo: tuple[str, ...], dynamic_sizes: bool, target: str,
-                args: tuple[str, ...]) -> None:
+                as_module: bool, ignored: tuple[str, ...], unsafe: bool,
+                cache_dir: Path | None, jobs: int | None, dynamo: tuple[str, ...],
+                dynamic_sizes: bool, target: str, args: tuple[str, ...]) -> None:
     """Run a Python script (or -m MODULE) with the named installed packages rewritten as
     they are imported, in memory: nothing is written into them. Exits with the program's
     status. Example: eqrewrite run --package transformers --dynamic-sizes train.py"""
@@ -425,7 +428,8 @@ def run_command(packages: tuple[str, ...], rule_specs: tuple[str, ...], report: 
         switches = parse_switches(dynamo, dynamic_sizes)
         status = run_with_import_hook(target, args, packages, rule_specs or ("graphbreaks",),
                                       module=as_module, report=report, cache_dir=cache_dir,
-                                      jobs=jobs, ignore=ignored, dynamo_config=switches)
+                                      jobs=jobs, ignore=ignored, dynamo_config=switches,
+                                      unsafe=unsafe)
     except (HookError, SwitchError, RuleError) as error:
         _fail(str(error))
     sys.exit(status)

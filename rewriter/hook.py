@@ -162,7 +162,7 @@ class ImportHook(MetaPathFinder):
     def __init__(self, packages: Sequence[str], rules: Sequence[str] = DEFAULT_RULES,
                  cache_dir: Path | None = None, jobs: int | None = 1,
                  ignore: Sequence[str] = (), quiet: bool = False,
-                 dynamo_config: Mapping[str, object] | None = None):
+                 dynamo_config: Mapping[str, object] | None = None, unsafe: bool = False):
         if not packages:
             raise HookError("no package to rewrite: name at least one")
         self.packages = tuple(dict.fromkeys(packages))
@@ -177,7 +177,7 @@ class ImportHook(MetaPathFinder):
         self.folder = (cache_dir or user_cache_dir()) / "hook"
         prune(self.folder, ("modules", "helpers"))
         packs = [load_pack(spec) for spec in (rules or DEFAULT_RULES)]
-        job = Job(tuple(p.path for p in packs), RewriteOptions(), Mode.CHECK,
+        job = Job(tuple(p.path for p in packs), RewriteOptions(unsafe=unsafe), Mode.CHECK,
                   ignore=tuple(ignore))
         self.records: dict[str, ModuleRecord] = {}
         self.missed = self._already_imported()
@@ -376,7 +376,8 @@ class ImportHook(MetaPathFinder):
                  for status in ("rewritten", "unchanged", "generated", "error")}
         return {
             "version": __version__, "packages": list(self.packages), "packs": self.packs,
-            "cache": str(self.folder), "dynamo_config": self.switches.to_json(),
+            "unsafe": self.context.job.options.unsafe, "cache": str(self.folder),
+            "dynamo_config": self.switches.to_json(),
             "summary": {"modules": len(modules), **count, "missed": len(self.missed),
                         "edits": len(edits), "cache_hits": self.cache_hits,
                         "cache_misses": self.cache_misses,
@@ -511,7 +512,8 @@ def install_import_hook(packages: Sequence[str], rules: Sequence[str] = DEFAULT_
                         cache_dir: str | os.PathLike[str] | None = None,
                         jobs: int | None = 1, ignore: Sequence[str] = (),
                         quiet: bool = False,
-                        dynamo_config: Mapping[str, object] | None = None) -> ImportHook:
+                        dynamo_config: Mapping[str, object] | None = None,
+                        unsafe: bool = False) -> ImportHook:
     """Rewrite the installed ``packages`` (top-level or dotted names) with the rule packs
     ``rules`` as they are imported from now on; call it before importing them.
 
@@ -520,9 +522,10 @@ def install_import_hook(packages: Sequence[str], rules: Sequence[str] = DEFAULT_
     cache (1: in this process, safe in any program). ``report``: a JSON file written at
     exit (``ImportHook.report()``). ``dynamo_config``: ``torch._dynamo.config`` switches
     (``DYNAMIC_SIZES``...), set now if that module is imported, else as soon as it is; an
-    unknown one raises ``SwitchError`` then. Returns the installed hook."""
+    unknown one raises ``SwitchError`` then. ``unsafe``: also run the rules marked unsafe
+    (opt-in, as ``eqrewrite --unsafe``). Returns the installed hook."""
     hook = ImportHook(packages, rules, Path(cache_dir) if cache_dir is not None else None,
-                      jobs, ignore, quiet, dynamo_config)
+                      jobs, ignore, quiet, dynamo_config, unsafe)
     hook.switch_if_loaded()  # before installing: a refusal leaves no hook behind
     sys.meta_path.insert(0, hook)
     if report is not None:  # where the program's working folder was at installation
@@ -535,7 +538,8 @@ def run_with_import_hook(target: str, args: Sequence[str], packages: Sequence[st
                          report: str | os.PathLike[str] | None = None,
                          cache_dir: str | os.PathLike[str] | None = None,
                          jobs: int | None = None, ignore: Sequence[str] = (),
-                         dynamo_config: Mapping[str, object] | None = None) -> int:
+                         dynamo_config: Mapping[str, object] | None = None,
+                         unsafe: bool = False) -> int:
     """Run the script ``target`` (or, with ``module``, the module, as ``python -m`` does)
     with ``args`` in this process, the ``packages`` rewritten as they are imported and the
     ``dynamo_config`` switches set; return its exit status. Raises ``HookError``,
@@ -544,7 +548,8 @@ def run_with_import_hook(target: str, args: Sequence[str], packages: Sequence[st
     printed)."""
     sys.path[0] = os.getcwd() if module else os.path.dirname(os.path.abspath(target))
     hook = install_import_hook(packages, rules, report=report, cache_dir=cache_dir,
-                               jobs=jobs, ignore=ignore, dynamo_config=dynamo_config)
+                               jobs=jobs, ignore=ignore, dynamo_config=dynamo_config,
+                               unsafe=unsafe)
     sys.argv = [target, *args]
     status = _run_program(target, module, hook)
     if hook.switches.error is not None:  # the command's error, not the program's

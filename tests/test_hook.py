@@ -326,3 +326,27 @@ def test_a_module_loaded_from_the_cache_is_marked_used(tmp_path, package):
     _result(_eqrewrite_run(tmp_path, package, str(script)))  # both from the cache
     assert prune(entries[0].parent.parent, HOOK_PARTS, time.time() + 2 * DAY) == 0  # all were used
     assert all(entry.exists() for entry in entries)
+
+
+def test_unsafe_rules_run_only_when_asked(tmp_path, package):
+    # moe-grouped-split is opt-in: `eqrewrite run` applies it with --unsafe, as the rewrite
+    # command does, and says so in its report.
+    import yaml
+
+    from eqrewrite.rewriter.api import packaged_packs
+
+    pack = yaml.safe_load(packaged_packs()["graphbreaks.yaml"].read_text())
+    rule = next(r for r in pack["rules"] if r["id"] == "moe-grouped-split")
+    assert rule["safety"] == "unsafe"
+    (package / "fakepkg" / "experts.py").write_text(rule["examples"][0]["before"])
+    script = _script(tmp_path, "import fakepkg.experts\n")
+    rules = {}
+    for flags in ((), ("--unsafe",)):
+        report = tmp_path / f"report{len(flags)}.json"
+        done = _eqrewrite_run(tmp_path, package, *flags, "--report", str(report), str(script))
+        assert done.returncode == 0, done.stderr
+        recorded = json.loads(report.read_text())
+        assert recorded["unsafe"] is bool(flags)
+        rules[bool(flags)] = {e["rule"] for e in recorded["edits"]}
+    assert "moe-grouped-split" not in rules[False]
+    assert "moe-grouped-split" in rules[True]
