@@ -332,7 +332,6 @@ def test_unsafe_rules_run_only_when_asked(tmp_path, package):
     # moe-grouped-split is opt-in: `eqrewrite run` applies it with --unsafe, as the rewrite
     # command does, and says so in its report.
     import yaml
-
     from eqrewrite.rewriter.api import packaged_packs
 
     pack = yaml.safe_load(packaged_packs()["graphbreaks.yaml"].read_text())
