@@ -151,6 +151,10 @@ def test_the_rewrite_stays_exact_under_both_modes(audited):
                                             "rewritten_compiled": True}
     assert switches["totals"]["exact"] == {"default": 2, "switches": 2}
     assert switches["totals"]["fullgraph_ok"]["switches"]["rewritten"] == 2
+    # No compiled run raised where eager did not (the split test below has one that does).
+    assert switches["totals"]["raising"] == {
+        "default": {"original": 0, "rewritten": 0}, "switches": {"original": 0, "rewritten": 0}}
+    assert all(row["raises"]["switches"]["original"] is None for row in switches["targets"])
 
 
 def test_every_format_shows_the_modes(audited):
@@ -188,6 +192,53 @@ def test_dynamo_config_without_rules_measures_the_original_in_two_modes(tmp_path
         "GB0124@models/sizer.py:7": "switches", "GB0036@models/sizer.py:9": "neither",
         "GB0036@models/sizer.py:10": "neither", "GB0059@models/sizer.py:11": "neither"}
     assert switches["removed_by"] == {"switches": 1, "neither": 3, "new": 0}
+
+
+SPLIT = '''\
+import torch
+import torch.nn as nn
+
+
+class Split(nn.Module):
+    def forward(self, grid: torch.Tensor):
+        lengths = torch.repeat_interleave(grid[:, 1] * grid[:, 2], grid[:, 0])
+        x = torch.arange(int(lengths.sum()), dtype=torch.float32)
+        parts = torch.split(x, lengths.tolist())
+        return torch.stack([p.sum() for p in parts])
+
+
+def get_inputs():
+    return [torch.tensor([[1, 2, 2], [2, 1, 3]])]
+'''
+
+
+def test_a_compiled_run_that_raises_under_the_switches_is_a_warning(tmp_path):
+    # Qwen2-VL's split by lengths.tolist(), whose length is data-dependent: by default the
+    # .tolist() breaks the graph; with the switches Dynamo fails on a guard of the unbacked
+    # length instead (pytorch#180596), so a program run with them stops there.
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'x'\n")
+    (tmp_path / "models").mkdir()
+    (tmp_path / "models" / "split.py").write_text(SPLIT)
+    result = _audit(tmp_path, "--run", "--backend", "eager", "--dynamic-sizes",
+                    "-o", "report.json")
+    assert result.returncode == 1, result.stderr
+    document = json.loads((tmp_path / "report.json").read_text())
+    jsonschema.Draft202012Validator(json.loads(
+        (ROOT / "rewriter" / "audit" / "schema.json").read_text())).validate(document)
+    switches = document["dynamic"]["switches"]
+    row = _row(switches, "Split")
+    assert row["raises"]["default"]["original"] is None
+    assert row["raises"]["switches"]["original"].startswith("GuardOnDataDependentSymNode")
+    assert switches["totals"]["raising"] == {"default": {"original": 0},
+                                             "switches": {"original": 1}}
+    text = render(document, "text", tmp_path)
+    assert "warning: split.py::Split (original + switches): the compiled run raises " \
+           "GuardOnDataDependentSymNode" in " ".join(text.split())
+    assert "pytorch/pytorch/issues/180596" in text
+    markdown = render(document, "md", tmp_path)
+    assert "**Compiled runs that raise**" in markdown
+    assert "- split.py::Split (original + switches): the compiled run raises " \
+           "GuardOnDataDependentSymNode" in markdown
 
 
 @pytest.mark.parametrize(("options", "message"), [

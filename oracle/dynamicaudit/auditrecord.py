@@ -332,6 +332,8 @@ def _with_switches(switches: dict[str, object], measured: list[Measured], labels
                                 for tree in trees} for mode in MODES}
     totals["compiled_equal"] = {mode: sum(1 for r in ran if r["outputs"][mode]["compiled"])
                                 for mode in MODES}
+    totals["raising"] = {mode: {tree: sum(1 for r in ran if r["raises"][mode][tree])
+                                for tree in trees} for mode in MODES}
     if rewritten:
         totals["exact"] = {mode: sum(1 for r in ran if r["exact"][mode]) for mode in MODES}
     settings = next((m["switched_settings"].describe() for m in measured
@@ -369,6 +371,11 @@ def _mode_row(measured: Measured, cells: dict[str, dict[str, ProbeResult]],
                         ("fullgraph", lambda p: p.fullgraph_ok)):
         row[field] = {mode: {tree: read(cells[mode][tree]) for tree in trees}
                       for mode in MODES}
+    # A compiled run that raises where the eager one did not: under the switches Dynamo may
+    # fail on a guard of an unbacked value instead of breaking the graph (pytorch#180596),
+    # so a program run with them stops there.
+    row["raises"] = {mode: {tree: _compile_error(cells[mode][tree]) for tree in trees}
+                     for mode in MODES}
     reference = measured["original"].eager  # what the original code computes eagerly
     row["outputs"] = {}
     for mode in MODES:
@@ -384,6 +391,16 @@ def _mode_row(measured: Measured, cells: dict[str, dict[str, ProbeResult]],
                                    row["outputs"][mode]["rewritten_compiled"])
                         for mode in MODES}
     return row
+
+
+def _compile_error(probe: ProbeResult) -> str | None:
+    """The exception of the probe's compiled run when its eager run raised none."""
+    compiled, eager = probe.compiled, probe.eager
+    if compiled is None or compiled.exception is None:
+        return None
+    if eager is not None and eager.exception is not None:
+        return None  # the program itself raises: compiled follows it
+    return compiled.exception.describe()
 
 
 def _all(*values: bool | None) -> bool | None:

@@ -84,3 +84,20 @@ def mode_counts(switches: dict[str, Any], counts: dict[str, dict[str, int]], mod
     """A site's or a target's breaks in one mode: ``"1 → 0"`` (original → rewritten), or
     the original's alone when no rules ran."""
     return " → ".join(str(counts[mode][tree]) for tree in switches["trees"])
+
+
+# Where the switches make Dynamo raise instead of breaking the graph (a known limit).
+RAISES_ISSUE = "https://github.com/pytorch/pytorch/issues/180596"
+
+
+def compile_failures(switches: dict[str, Any]) -> list[str]:
+    """One sentence per target and cell whose compiled run raised where eager did not
+    (``raises``): such a program stops there, in that mode, instead of breaking."""
+    found = []
+    for row in switches["targets"]:
+        for mode, tree, title in cells(switches):
+            error = (row.get("raises") or {}).get(mode, {}).get(tree)
+            if error:
+                found.append(f"{row['name']} ({title}): the compiled run raises {error}")
+    return found
+

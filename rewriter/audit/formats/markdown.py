@@ -5,7 +5,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from . import breaks_key, cells, fix_text, share, switch_names, why_text
+from . import (
+    RAISES_ISSUE,
+    breaks_key,
+    cells,
+    compile_failures,
+    fix_text,
+    share,
+    switch_names,
+    why_text,
+)
 
 
 def to_markdown(document: dict[str, Any]) -> str:
@@ -107,6 +116,11 @@ def _switches(switches: dict[str, Any]) -> list[str]:
                      else "-"])
     lines += _table(["target", *(title for _, _, title in columns),
                      "rewrite exact (default / switches)"], rows)
+    failures = compile_failures(switches)
+    if failures:
+        lines += [f"**Compiled runs that raise** where eager does not: a program run so stops "
+                  f"there instead of breaking ([pytorch#180596]({RAISES_ISSUE})).", ""]
+        lines += [f"- {failure}" for failure in failures] + [""]
     lines += ["<details><summary>Every break site</summary>", ""]
     lines += _table(["break", "source", *(title for _, _, title in columns), "removed by"],
                     [[breaks_key(s), _code((s.get("frame") or {}).get("source", "")),

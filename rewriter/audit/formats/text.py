@@ -11,7 +11,16 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from . import cells, fix_text, mode_counts, share, switch_names, why_text
+from . import (
+    RAISES_ISSUE,
+    cells,
+    compile_failures,
+    fix_text,
+    mode_counts,
+    share,
+    switch_names,
+    why_text,
+)
 
 _WIDTH = 120  # when not writing to a terminal
 
@@ -121,6 +130,9 @@ def _switches(console: Console, switches: dict[str, Any]) -> None:
                       f"{_yes(exact_row['default'])} / {_yes(exact_row['switches'])}"
                       if exact_row else "-")
     console.print(table)
+    for failure in compile_failures(switches):
+        console.print(Text(f"warning: {failure}; a program run so stops there instead of "
+                           f"breaking ({RAISES_ISSUE})", style="yellow"))
     by = switches["removed_by"]
     console.print("Break sites removed by: " + " · ".join(
         f"{name} {count}" for name, count in by.items()))
