@@ -150,6 +150,10 @@ def shrink(values: Mapping[str, Any], spare: dict[int, int] | None = None,
             # Unset in the default, read by the code: the tiny model's value (width / heads;
             # top-k of the experts a config does set).
             changes[key] = HEAD_DIM if key in _HEAD_SIZES else TOP_K
+        elif value is None and key in _KV_KEYS and hfi.is_int(values.get("num_attention_heads")):
+            # Unset key/value heads mean as many as the query heads (the configs' documented
+            # default), which some models divide by without filling it in.
+            changes[key] = min(values["num_attention_heads"], HEADS)
         elif key in ("use_timm_backbone", "use_pretrained_backbone") and value is True:
             changes[key] = False  # the library's own backbone: no timm, no download
         elif key.endswith(_TOKEN_SUFFIXES) and _shrink_token(value, spare) != value:

@@ -317,6 +317,8 @@ def test_sizes_left_unset_get_the_tiny_values_where_safe():
     changes = cfg.shrink(moe)
     assert changes["head_dim"] == cfg.HEAD_DIM == cfg.WIDTH // cfg.HEADS
     assert changes["num_experts_per_tok"] == cfg.TOP_K
+    unset_kv = {"hidden_size": 4096, "num_attention_heads": 32, "num_key_value_heads": None}
+    assert cfg.shrink(unset_kv)["num_key_value_heads"] == cfg.HEADS  # as many as queries
     dense = {"hidden_size": 4096, "num_experts": None, "num_experts_per_tok": None}
     # No experts set: None may mean a dense model; nothing is invented.
     assert "num_experts" not in cfg.shrink(dense)
