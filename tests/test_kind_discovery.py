@@ -83,7 +83,7 @@ def test_a_new_kind_module_is_discovered_in_module_then_source_order(package):
 def test_the_shipped_kinds_are_all_found():
     assert set(kinds.registry()) == {
         "select", "guard", "defer", "item_scalar", "masked_reduction", "moe_dispatch",
-        "moe_grouped_split",
+        "moe_grouped_split", "any_guarded_writes",
         "scalar_flag", "skip_continue", "mask_scatter", "float_literal",
         "interpolate_size", "setitem_copy", "view_reshape", "transpose_round_trip", "tensor_check",
         "attribute_refresh", "fold_tests", "size_tests_last"}

@@ -18,7 +18,7 @@ from ..syntax.enums import ValueKind
 from ..syntax.pattern import Bindings
 from . import KindContext, Proposal
 
-_BOOLEAN_METHODS = frozenset({
+BOOLEAN_METHODS = frozenset({
     "any", "all", "isnan", "isinf", "isfinite", "isposinf", "isneginf", "logical_not",
     "logical_and", "logical_or", "logical_xor", "eq", "ne", "lt", "le", "gt", "ge", "bool",
     "isclose"})
@@ -39,7 +39,7 @@ def is_boolean(node: ast.expr, context: KindContext) -> bool:
     if isinstance(node, ast.BinOp) and isinstance(node.op, ast.BitAnd | ast.BitOr | ast.BitXor):
         return is_boolean(node.left, context) and is_boolean(node.right, context)
     return isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and (
-        node.func.attr in _BOOLEAN_METHODS)
+        node.func.attr in BOOLEAN_METHODS)
 
 
 def tensor_condition(test: ast.expr, context: KindContext) -> tuple[str, Bindings] | None:

@@ -3,8 +3,9 @@
 Its two imports are the preamble the rewriter inserts before the helpers of a rewritten module
 (``helpers.PREAMBLE`` is read from here), and the other helper files take ``_eqrw_torch`` and
 ``_eqrw_typing`` from here, so that each file is checked against exactly what a rewritten
-module has. ``_eqrw_compiling`` is the test every helper makes; ``_eqrw_compare`` reads a
-scalar condition (``t.item() < number``) for the select, guard and skip kinds.
+module has. ``_eqrw_compiling`` is the test every helper makes (``_eqrw_compiling_on_tensors``
+also checks its operands are tensors); ``_eqrw_compare`` reads a scalar condition
+(``t.item() < number``) for the select, guard and skip kinds.
 """
 
 # Helpers take whatever the rewritten code passes and decide at run time what to do
@@ -17,11 +18,18 @@ import typing as _eqrw_typing
 
 import torch as _eqrw_torch
 
-__all__ = ["_eqrw_typing", "_eqrw_torch", "_eqrw_compiling", "_eqrw_compare"]
+__all__ = ["_eqrw_typing", "_eqrw_torch", "_eqrw_compiling", "_eqrw_compare",
+           "_eqrw_compiling_on_tensors"]
 
 
 def _eqrw_compiling() -> bool:
     return _eqrw_torch.compiler.is_compiling()
+
+
+def _eqrw_compiling_on_tensors(*values: object) -> bool:
+    """Traced, and every value a tensor: what a rewrite proven only for tensors checks
+    before taking its traced path (else the original code runs)."""
+    return _eqrw_compiling() and all(isinstance(v, _eqrw_torch.Tensor) for v in values)
 
 
 def _eqrw_compare(tensor, operator, number):

@@ -40,11 +40,11 @@ from __future__ import annotations
 import ast
 import math
 
-from ...analysis.inference import NUMBER
-from ...syntax.enums import Level
-from ...syntax.pattern import Bindings, same_tree
-from .. import Kind, KindContext, Proposal
-from ..conditions import is_boolean
+from ....analysis.inference import NUMBER
+from ....syntax.enums import Level
+from ....syntax.pattern import Bindings, same_tree
+from ... import Kind, KindContext, Proposal
+from ...conditions import is_boolean
 
 # Methods (and torch./F. functions of the same name) in each table, with the arguments
 # they may take besides the selection: literals only, so nothing else is broadcast.

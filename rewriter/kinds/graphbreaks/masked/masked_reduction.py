@@ -22,10 +22,10 @@ from __future__ import annotations
 
 import ast
 
-from ...syntax.enums import Level
-from .. import Kind, KindContext, Proposal
-from ..conditions import is_boolean
-from ..values import feeds_tensor_arithmetic
+from ....syntax.enums import Level
+from ... import Kind, KindContext, Proposal
+from ...conditions import is_boolean
+from ...values import feeds_tensor_arithmetic
 
 REDUCTIONS = frozenset({"sum", "mean", "max", "min", "amax", "amin", "numel"})
 
