@@ -23,12 +23,12 @@ a machine shared with other jobs, what ``-j N`` can gain is bounded by the cores
 A CASE may also be a finding folder of ``findings/`` (its ``program.py``).
 
 With ``--baseline REV`` as well, each case is first reduced by the reducer of commit REV of
-this repository (a git worktree of it, imported ahead of the installed package; its own
-``eqrewrite oracle`` writes its reproducer), serially, under the same ``--max-tests``, and
-the rows compare this reducer's throughput, serial and parallel, with that one's. The minutes
-of reduction are timed the same way for every run, from outside: from the progress line
-that says the unchanged program reproduces (start-up and baseline done) to the command's
-end (``--no-verify``).
+this repository (a git worktree of it, imported ahead of the installed package, as
+``baseline.py`` arranges; its own ``eqrewrite oracle`` writes its reproducer), serially,
+under the same ``--max-tests``, and the rows compare this reducer's throughput, serial and
+parallel, with that one's. The minutes of reduction are timed the same way for every run,
+from outside: from the progress line that says the unchanged program reproduces (start-up
+and baseline done) to the command's end (``--no-verify``).
 
 Usage: ``python benchmarks/reduce.py [CASE ...] [--generated LOW:HIGH] [--max-tests N]
 [--jobs N [--baseline REV]] [--keep]``. Times depend on the machine's load (every candidate
@@ -38,6 +38,7 @@ is compiled).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import resource
@@ -48,6 +49,8 @@ import tempfile
 import threading
 import time
 from pathlib import Path
+
+from baseline import SetupError, add_worktree, make_links, remove_worktree
 
 REPOSITORY = Path(__file__).resolve().parents[1]
 CORPUS = REPOSITORY / "tests" / "miscompilations"
@@ -112,23 +115,6 @@ def timed_reduce(args: list[str], env: dict[str, str],
     ended = time.perf_counter()
     done = subprocess.CompletedProcess(command, process.returncode, out, "".join(errors))
     return done, ended - reproduced[0] if reproduced else 0.0
-
-
-def baseline_package(revision: str, work: Path) -> Path:
-    """A folder whose ``eqrewrite`` package is this repository at ``revision``."""
-    tree = work / "baseline-tree"
-    subprocess.run(["git", "-C", str(REPOSITORY), "worktree", "add", "--detach", str(tree),
-                    revision], check=True, capture_output=True)
-    package = work / "baseline-package"
-    (package / "eqrewrite").mkdir(parents=True)
-    for part in ("rewriter", "oracle", "rules"):
-        (package / "eqrewrite" / part).symlink_to(tree / part)
-    return package
-
-
-def drop_baseline(work: Path) -> None:
-    subprocess.run(["git", "-C", str(REPOSITORY), "worktree", "remove", "--force",
-                    str(work / "baseline-tree")], capture_output=True)
 
 
 def reduce_generated(seeds: str, work: Path, max_tests: int) -> list[dict]:
@@ -263,7 +249,8 @@ def compare_row(result: dict) -> str:
 
 def compare(cases: list[str], work: Path, max_tests: int, jobs: int,
             baseline: str | None) -> int:
-    package = baseline_package(baseline, work) if baseline else None
+    tree = add_worktree(baseline, work / "baseline-tree")[0] if baseline else None
+    package = make_links(tree, work / "baseline-package") if tree else None
     names = ["base", "-j 1", f"-j {jobs}"] if baseline else ["-j 1", f"-j {jobs}"]
     print(f"{os.cpu_count()} cores; load average at start {os.getloadavg()[0]:.1f}; "
           f"--max-tests {max_tests}; " + " vs ".join(names)
@@ -284,8 +271,9 @@ def compare(cases: list[str], work: Path, max_tests: int, jobs: int,
             results.append(compare_case(case, work, max_tests, jobs, package))
             print(compare_row(results[-1]), flush=True)
     finally:
-        if baseline:
-            drop_baseline(work)
+        if tree:
+            with contextlib.suppress(SetupError):
+                remove_worktree(tree)
     good = [r for r in results if "error" not in r]
     if good:
         kinds = [k for k in COLUMNS if k in good[0]]

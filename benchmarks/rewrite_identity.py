@@ -12,8 +12,9 @@ print, byte for byte:
   the script runs cannot change the current side between runs;
 * each side runs as ``python -m eqrewrite.rewriter`` (through ``runpy``) with a folder first
   on ``PYTHONPATH`` that holds ``eqrewrite/rewriter``, ``eqrewrite/oracle`` and
-  ``eqrewrite/rules``, links into that side's checkout: the editable install's finder comes
-  after the path, so the side's own code and packaged packs are imported. Every run records
+  ``eqrewrite/rules``, links into that side's checkout (``baseline.py``): the editable
+  install's finder comes after the path, so the side's own code and packaged packs are
+  imported. Every run records
   the file of each ``eqrewrite`` module it imported; a module from outside the side's
   checkout stops the script (exit 2);
 * the targets (default: the installed transformers, 5.24.0 at ``/tmp/tf524`` when it is
@@ -48,7 +49,6 @@ from __future__ import annotations
 import argparse
 import difflib
 import importlib.util
-import json
 import os
 import re
 import resource
@@ -63,9 +63,23 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import yaml
+from baseline import (
+    PACKAGE_FOLDERS,
+    ROOT,
+    SetupError,
+    add_worktree,
+    command,
+    environment,
+    git,
+    make_links,
+    read_imports,
+    remove_worktree,
+    snapshot,
+)
+from baseline import (
+    check_imports as check_origin,
+)
 
-ROOT = Path(__file__).resolve().parent.parent
-PACKAGE_FOLDERS = ("rewriter", "oracle", "rules")  # eqrewrite.<name> -> <checkout>/<name>
 TF524 = Path("/tmp/tf524")  # transformers 5.24.0, installed with pip --target
 JOBS = 2
 TRACEBACK = "Traceback (most recent call last):"
@@ -77,36 +91,6 @@ COUNTS = {"changed": r"(\d+) files? would be rewritten", "edits": r"rewritten \(
           "unchanged": r"(\d+) files? would be left unchanged",
           "generated": r"(\d+) @generated skipped", "skipped": r"(\d+) files? skipped",
           "failed": r"(\d+) files? failed"}
-
-# Run as a file in the link folder: ``python -m eqrewrite.rewriter ARGS``, recording the
-# file of every eqrewrite module the process imported when it exits.
-RUNNER = '''\
-import atexit, json, os, runpy, sys
-
-PID = os.getpid()
-
-
-def record():
-    if os.getpid() != PID:  # a worker process
-        return
-    modules = {name: os.path.realpath(module.__file__)
-               for name, module in list(sys.modules.items())
-               if (name == "eqrewrite" or name.startswith("eqrewrite."))
-               and getattr(module, "__file__", None)}
-    with open(os.environ["EQRW_IDENTITY_IMPORTS"], "w") as handle:
-        json.dump(modules, handle)
-
-
-if __name__ == "__main__":
-    atexit.register(record)
-    sys.argv[0] = "eqrewrite"
-    runpy.run_module("eqrewrite.rewriter", run_name="__main__", alter_sys=True)
-'''
-
-
-class SetupError(Exception):
-    """The comparison cannot be made (exit 2)."""
-
 
 @dataclass(frozen=True)
 class Side:
@@ -248,53 +232,6 @@ def placeholders(text: str, replacements: Iterable[tuple[str, str]]) -> str:
 # -- the two sides ------------------------------------------------------------------------
 
 
-def git(*args: str, cwd: Path = ROOT) -> str:
-    result = subprocess.run(["git", "-C", str(cwd), *args], capture_output=True, text=True)
-    if result.returncode != 0:
-        raise SetupError(f"git {' '.join(args)}: {result.stderr.strip()}")
-    return result.stdout.strip()
-
-
-def add_worktree(revision: str, folder: Path | None, kind: str = "base"
-                 ) -> tuple[Path, str, bool]:
-    """A detached checkout of ``revision``: its folder (default /tmp/eqrw-KIND-<sha>), its
-    commit, whether it was made here (a clean checkout of the commit there is used as is)."""
-    commit = git("rev-parse", "--verify", f"{revision}^{{commit}}")
-    folder = folder or Path(tempfile.gettempdir()) / f"eqrw-{kind}-{commit[:7]}"
-    if folder.exists():
-        if (folder / ".git").exists() and git("rev-parse", "HEAD", cwd=folder) == commit:
-            status = git("status", "--porcelain", "--untracked-files=no", cwd=folder)
-            if status:
-                raise SetupError(f"{folder} holds edits to {commit[:7]}: remove it")
-            return folder, commit, False
-        raise SetupError(f"{folder} exists and is no checkout of {commit[:7]}")
-    git("worktree", "add", "--detach", str(folder), commit)
-    return folder, commit, True
-
-
-def remove_worktree(folder: Path) -> None:
-    git("worktree", "remove", "--force", str(folder))
-
-
-def make_links(checkout: Path, folder: Path) -> Path:
-    """``folder/eqrewrite/{rewriter,oracle,rules}`` -> ``checkout``'s folders, and the runner."""
-    package = folder / "eqrewrite"
-    package.mkdir(parents=True)
-    for name in PACKAGE_FOLDERS:
-        (package / name).symlink_to(checkout.resolve() / name, target_is_directory=True)
-    (folder / "eqrewrite_identity_run.py").write_text(RUNNER)
-    return folder
-
-
-def snapshot(checkout: Path, folder: Path) -> Path:
-    """A copy of ``checkout``'s package folders: a working tree others edit meanwhile stays
-    one state for every run."""
-    for name in PACKAGE_FOLDERS:
-        shutil.copytree(checkout / name, folder / name, symlinks=True,
-                        ignore=shutil.ignore_patterns("__pycache__"))
-    return folder
-
-
 def shipped_packs(checkout: Path) -> dict[str, bool]:
     """The packs of ``checkout/rules``: name -> whether it has unsafe rules."""
     packs = {}
@@ -326,15 +263,12 @@ def run_side(side: Side, target: Target, job: Job, jobs: int, scratch: Path) -> 
     """One side's ``eqrewrite TARGET --diff ...`` on one target, timed, placeholders in."""
     imports = scratch / f"imports-{side.name}.json"
     imports.unlink(missing_ok=True)
-    environment = {**os.environ, "PYTHONPATH": str(side.links), "PYTHONHASHSEED": "0",
-                   "EQRW_IDENTITY_IMPORTS": str(imports)}
-    environment.pop("PYTHONSTARTUP", None)
-    command = [sys.executable, str(side.links / "eqrewrite_identity_run.py"), str(target.copy),
-               *job.arguments(jobs)]
+    env = environment(side.links, imports, PYTHONHASHSEED="0")
+    arguments = command(side.links, str(target.copy), *job.arguments(jobs))
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     # Its own process group: stopping this script stops the run and its workers too.
-    process = subprocess.Popen(command, cwd=scratch, env=environment, stdout=subprocess.PIPE,
+    process = subprocess.Popen(arguments, cwd=scratch, env=env, stdout=subprocess.PIPE,
                                stderr=subprocess.PIPE, start_new_session=True)
     try:
         stdout, stderr = process.communicate()
@@ -342,7 +276,7 @@ def run_side(side: Side, target: Target, job: Job, jobs: int, scratch: Path) -> 
         os.killpg(process.pid, signal.SIGKILL)
         process.wait()
         raise
-    result = subprocess.CompletedProcess(command, process.returncode, stdout, stderr)
+    result = subprocess.CompletedProcess(arguments, process.returncode, stdout, stderr)
     seconds = time.perf_counter() - start
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
@@ -352,25 +286,15 @@ def run_side(side: Side, target: Target, job: Job, jobs: int, scratch: Path) -> 
              *((str(checkout / name), f"<checkout>/{name}") for name in PACKAGE_FOLDERS)]
     diff = placeholders(result.stdout.decode("utf-8", "surrogateescape"), swaps[:1])
     report = placeholders(result.stderr.decode("utf-8", "surrogateescape"), swaps)
-    modules = json.loads(imports.read_text()) if imports.exists() else {}
+    modules = read_imports(imports)
     return Output(diff.encode("utf-8", "surrogateescape"), report, result.returncode, seconds,
                   cpu, modules)
 
 
 def check_imports(side: Side, output: Output) -> str:
     """One line saying where the side's eqrewrite came from; SetupError when not its own."""
-    root = str(side.checkout.resolve()) + os.sep
-    if "eqrewrite.rewriter" not in output.modules:
-        raise SetupError(f"{side.name}: the run recorded no eqrewrite modules "
-                         f"(exit {output.status}):\n{output.report[-2000:]}")
-    strays = sorted(f"{name} ({path})" for name, path in output.modules.items()
-                    if not path.startswith(root))
-    if strays:
-        raise SetupError(f"{side.name} imported eqrewrite modules from outside {root}: "
-                         + ", ".join(strays[:5]))
-    return (f"{side.name} ({side.label}): eqrewrite.rewriter from "
-            f"{output.modules['eqrewrite.rewriter']}, {len(output.modules)} eqrewrite "
-            f"modules, all under {root}")
+    return check_origin(side.name, side.label, side.checkout, output.modules,
+                        f" (exit {output.status}):\n{output.report[-2000:]}")
 
 
 # -- targets ------------------------------------------------------------------------------

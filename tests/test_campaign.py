@@ -230,6 +230,109 @@ def test_the_default_path_never_imports_ray(tmp_path):
     subprocess.run([sys.executable, "-c", code], check=True, timeout=120)
 
 
+# -- benchmarks/campaign.py --baseline: two campaigns compared seed by seed ---------------
+
+TIMEOUT = {"class": "timeout", "verdict": "timeout", "kinds": [], "signature_ops": [],
+           "error": "original compiled: no answer", "ops": {"add": 1}, "program": "y = 2\n",
+           "file": "gen.py", "detail": "original compiled: no answer"}
+
+
+def _campaigns(tmp_path, old: dict, new: dict, seeds=range(5)):
+    """Two canned campaign folders, as two revisions' commands would write them."""
+    for name, answers in (("old", old), ("new", new)):
+        canned_run(tmp_path / name, answers, seeds)
+    return tmp_path / "old" / "campaign", tmp_path / "new" / "campaign"
+
+
+def test_the_baseline_comparison_ignores_times_and_pids(tmp_path):
+    from test_hf_generality import load_benchmark
+
+    bench = load_benchmark("campaign")
+    answers = {0: BUG, 1: PASS, 2: BUG, 3: OTHER_BUG, 4: PASS}
+    later = {seed: {**answer, "pid": 99, "seconds": 7.5} for seed, answer in answers.items()}
+    old, new = _campaigns(tmp_path, answers, later)
+    report = bench.compare_campaigns(old, new)
+    assert report["identical"] == [0, 1, 2, 3, 4] and bench.same_findings(report)
+    assert bench.comparison_text(report, "abc1234", "working tree") == "identical: 5 of 5 seeds"
+    # What is compared: the folder of each finding seed, the first seed's folder content.
+    assert report["before"][2]["folder"] == report["before"][0]["folder"]
+    assert report["before"][0]["folder"].startswith("findings/compiler-bug-")
+    assert report["before"][0]["content"]["program.py"] == "x = 1\n"
+    assert "content" not in report["before"][2] and "folder" not in report["before"][1]
+
+
+def test_the_baseline_comparison_names_differences_timeouts_and_missing_seeds(tmp_path):
+    from test_hf_generality import load_benchmark
+
+    bench = load_benchmark("campaign")
+    answers = {0: BUG, 1: PASS, 2: BUG, 3: OTHER_BUG, 4: PASS, 5: PASS}
+    changed = {**answers, 0: {**BUG, "program": "x = 2\n"},  # the first seed's program
+               3: {**OTHER_BUG, "kinds": ["grads/value"]}, 4: TIMEOUT}
+    old, new = _campaigns(tmp_path, answers, changed, range(6))
+    journal = new / store.JOURNAL  # seed 5 never finished on the current side
+    journal.write_text("".join(line + "\n" for line in journal.read_text().splitlines()
+                               if json.loads(line)["seed"] != 5))
+    report = bench.compare_campaigns(old, new)
+    assert report["identical"] == [1, 2] and not bench.same_findings(report)
+    assert report["differ"][0] == ["content.program.py"]
+    assert {"signature", "kinds", "folder", "content.kinds"} <= set(report["differ"][3])
+    assert report["timing"].keys() == {4} and "class" in report["timing"][4]
+    assert report["missing"] == {5: "current: not run"}
+    text = bench.comparison_text(report, "abc1234", "working tree")
+    assert text.splitlines()[-1] == ("DIFFERENT: 2 of 6 seeds differ, 1 missing on a side, "
+                                     "1 timing-dependent; identical: 2 of 6 seeds")
+    row = next(line for line in text.splitlines() if line.lstrip().startswith("4 "))
+    assert "passed" in row and "timeout" in row and "timing-dependent" in row
+    assert '  seed 0 content.program.py: x = 1\\n' in text  # the values, on one line each
+
+    # A timeout on one side only is no difference.
+    old, new = _campaigns(tmp_path / "t", answers, {**answers, 4: TIMEOUT}, range(6))
+    report = bench.compare_campaigns(old, new)
+    assert bench.same_findings(report) and report["timing"].keys() == {4}
+    assert bench.comparison_text(report, "a", "b").splitlines()[-1].startswith(
+        "identical: 5 of 6 seeds (1 more timing-dependent: [4] timed out on one side only")
+
+
+def test_the_baseline_option_runs_both_sides_and_exits_1_on_a_difference(tmp_path,
+                                                                         monkeypatch, capsys):
+    from test_hf_generality import load_benchmark
+
+    bench = load_benchmark("campaign")
+
+    class Side:  # a checkout, without git
+        def __init__(self, revision, work, name):
+            self.name, self.label = name, revision or "the working tree"
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc):
+            return None
+
+    answers = {0: BUG, 1: PASS}
+    ran = []
+
+    def run(arguments, out, side):  # the side's campaign: seed 0's program differs
+        ran.append((side.name, arguments.seeds, arguments.budget))
+        program = "x = 2\n" if side.name == "current" else "x = 1\n"
+        start, stop = (int(n) for n in arguments.seeds.split(":"))
+        executor = Canned({**answers, 0: {**BUG, "program": program}})
+        campaign = Campaign(range(start, stop), out, executor, {}, [], None, progress=False)
+        summary = Runner(campaign, store.open_campaign(out, {}, resume=True)).run()
+        return summary, [], 10.0, 5.0
+
+    monkeypatch.setattr(bench, "Checkout", Side)
+    monkeypatch.setattr(bench, "run", run)
+    assert bench.main(["--seeds", "0:2", "--baseline", "abc1234"]) == 1
+    assert ran == [("baseline", "0:2", None), ("current", "0:2", None)]  # no budget
+    output = capsys.readouterr().out
+    assert "DIFFERENT: 1 of 2 seeds differ" in output and "content.program.py" in output
+    assert bench.main(["--seeds", "1:2", "--baseline", "abc1234", "--budget", "9m",
+                       "--keep", str(tmp_path / "kept")]) == 0
+    assert ran[-1] == ("current", "1:2", "9m") and (tmp_path / "kept" / "baseline").is_dir()
+    assert "identical: 1 of 1 seeds" in capsys.readouterr().out
+
+
 # -- real campaigns: planted bugs and the clean backend ------------------------------------
 
 _UNARY = ["abs", "atanh", "ceil", "cos", "erf", "exp", "exp2", "expm1", "floor", "frac", "log",
