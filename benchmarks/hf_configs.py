@@ -224,3 +224,178 @@ def _cut_per_layer(values: Mapping[str, Any], keep: int, changed: Mapping[str, A
               and all(str(k).isdigit() for k in value) and any(int(k) >= keep for k in value)):
             changes[key] = {k: v for k, v in value.items() if int(k) < keep}
     return changes
+
+
+# --------------------------------------------------------------------------------------------
+# diffusers: a model's ``__init__`` defaults (what ``register_to_config`` records), flat
+# --------------------------------------------------------------------------------------------
+
+SIDE, TEXT, CHANNELS = 32, 16, 64  # a latent's side, text tokens, the first channel rung
+# Sizes a default config leaves unset (a real config sets them) that the code reads.
+_UNSET_SIZES = {"in_channels": 32, "sample_size": SIDE}
+UNSET_PATCH = 2  # a patch size where the default leaves it unset (shrink_diffusers(patch=True))
+_LAYER_WORDS = {"layers", "blocks", "depth", "depths", "nlayers"}
+_INDEX_SUFFIXES = ("_ids", "_places", "_indices")
+
+
+def _words(key: str) -> list[str]:
+    """A config key's words (``num_single_layers`` -> num, single, layers)."""
+    return key.lower().split("_")
+
+
+def _int_list(value: Any) -> bool:
+    """A non-empty list or tuple of ints (not bools)."""
+    return isinstance(value, (list, tuple)) and bool(value) and all(hfi.is_int(v) for v in value)
+
+
+def _same_kind(value: Any, items: list[Any]) -> Any:
+    """``items`` as the kind of sequence ``value`` is (a tuple stays a tuple)."""
+    return tuple(items) if isinstance(value, tuple) else list(items)
+
+
+def _scaled_even(parts: list[int], total: int) -> list[int]:
+    """``parts`` (rotary sizes per axis, each even) scaled to sum to ``total``, each even and
+    at least 2, the rest on the last."""
+    halves = _scaled([p // 2 for p in parts], max(total // 2, len(parts)))
+    return [2 * h for h in halves]
+
+
+def _is_layer_count(key: str) -> bool:
+    """A layer or block count (``num_layers``, ``layers_per_block``, ``decoder_stage_depths``),
+    not a list of layer indices (``injection_layer_ids``) nor of block types."""
+    words = _words(key)
+    return bool(_LAYER_WORDS & set(words)) and not key.endswith(_INDEX_SUFFIXES + ("_types",))
+
+
+def _is_layer_index_list(key: str, value: Any) -> bool:
+    """Layer indices: an int list named for layers that is not a count (``vace_layers``,
+    ``injection_layer_ids``, ``dual_attention_layers``)."""
+    words = set(_words(key))
+    return (_int_list(value) and ("layer" in words or "layers" in words) and "per" not in words
+            and (key.endswith(_INDEX_SUFFIXES) or not (words & {"num", "n", "depths"})))
+
+
+def _is_width(key: str) -> bool:
+    """A width: ``*_dim``, ``*_channels``, ``*hidden_size`` and the bare ``dim``/``ch``/
+    ``channels`` (head sizes and rotary sizes apart; spatial sizes are not widths)."""
+    words = _words(key)
+    return ("head" not in key and "rope" not in words and "freqs" not in words
+            and (key in ("dim", "ch", "channels", "model_channels", "inner_dim")
+                 or key.endswith(("_dim", "_channels", "hidden_size", "_width"))))
+
+
+def _ladder(channels: list[int]) -> list[int]:
+    """A channel ladder made small: the rungs over CHANNELS divided by one factor, so that
+    the smallest of them becomes CHANNELS and the largest at most 4 x CHANNELS, each rounded
+    to a multiple of CHANNELS (at least CHANNELS); rungs at most CHANNELS are kept."""
+    big = [c for c in channels if c > CHANNELS]
+    if not big:
+        return channels
+    factor = max(min(big) / CHANNELS, max(big) / (4 * CHANNELS))
+    return [c if c <= CHANNELS else max(CHANNELS, int(c / factor / CHANNELS + 0.5) * CHANNELS)
+            for c in channels]
+
+
+def head_size(values: Mapping[str, Any]) -> int | None:
+    """A diffusers config's attention head size: ``attention_head_dim``, else ``head_dim``,
+    else the width (``hidden_size``, ``dim``, ``inner_dim``...) over the heads
+    (``head_count``)."""
+    for key in ("attention_head_dim", "head_dim"):
+        if hfi.is_int(values.get(key)):
+            return values[key]
+    heads = head_count(values)
+    width = next((values[k] for k in ("hidden_size", "dim", "inner_dim", "model_dim", "d_model")
+                  if hfi.is_int(values.get(k))), None)
+    return width // heads if heads and width and width % heads == 0 else None
+
+
+def head_count(values: Mapping[str, Any]) -> int | None:
+    """A diffusers config's attention head count (``num_attention_heads``, ``num_heads``,
+    ``n_heads``...)."""
+    return next((values[k] for k in ("num_attention_heads", "num_heads", "n_heads", "n_head",
+                                     "nheads") if hfi.is_int(values.get(k))), None)
+
+
+def shrink_diffusers(values: Mapping[str, Any], layers: bool = True, patch: bool = False
+                     ) -> dict[str, Any]:
+    """The fields of a diffusers model's default ``__init__`` arguments to change for a tiny
+    model (``shrink``'s rules where the keys are the same, then these, by key shape only):
+
+    * head sizes (``attention_head_dim``, ``*_head_dim``, ``dim_head``) at most HEAD_DIM,
+      head counts (``*heads``) at most HEADS (key/value heads KV_HEADS unless they equal the
+      query heads); the attention width (heads x head size) and every width equal to it shrink
+      together;
+    * rotary sizes per axis (an int list summing to the head size, or half of it: Flux's
+      ``axes_dims_rope``) scaled to the shrunk head, each even;
+    * channel ladders (int lists named ``*channels``: ``block_out_channels``) scaled so that
+      the smallest rung is CHANNELS, each a multiple of it (group norms of 32 divide them);
+    * other widths (``*_dim``, ``*_channels``, ``*hidden_size``) at most WIDTH;
+    * with ``layers``: layer and block counts (``num_layers``, ``num_single_layers``,
+      ``depth``) at most LAYERS, per-block counts (``layers_per_block``, per-block lists) at
+      most 1, and lists of layer indices cut to the layers kept (at least the first);
+    * the latent side (``sample_size``, ``sample_height``/``_width``) at most SIDE and text
+      lengths (``*text_len*``, ``*text_seq*``) at most TEXT;
+    * input channels (32: group norms divide them) and latent side set where the default
+      leaves them unset (``_UNSET_SIZES``: a generic ``Transformer2DModel`` is configured by
+      its caller), and with ``patch`` the patch size too (UNSET_PATCH; an unset patch size
+      may also mean "no patches", as in Qwen-Image's VAE, so it is a second try).
+
+    The head size is ``attention_head_dim``, else ``head_dim``, else the width over the heads.
+    """
+    changes = {k: v for k, v in shrink(values, layers=layers).items() if k in values}
+    if not layers:
+        changes = {k: v for k, v in changes.items() if not _is_layer_count(k)}
+    head = head_size(values)
+    heads = head_count(values)
+    new_head = min(head, HEAD_DIM) if hfi.is_int(head) else None
+    new_heads = min(heads, HEADS) if hfi.is_int(heads) else None
+    inner = head * heads if new_head and new_heads else None
+    new_inner = new_head * new_heads if new_head and new_heads else WIDTH
+    head_counts = {v for k, v in values.items() if k.endswith("heads") and hfi.is_int(v)
+                   and "kv" not in k and "key_value" not in k}
+    for key, value in values.items():
+        words = set(_words(key))
+        if key in changes:
+            continue
+        if value is None and key in _UNSET_SIZES:
+            changes[key] = _UNSET_SIZES[key]
+        elif value is None and key == "patch_size" and patch:
+            changes[key] = UNSET_PATCH
+        elif ("head_dim" in key or key in ("dim_head", "dim_heads", "d_kv")) and (
+                hfi.is_int(value) or _int_list(value)):
+            capped = [min(v, HEAD_DIM) for v in (value if _int_list(value) else [value])]
+            changes[key] = _same_kind(value, capped) if _int_list(value) else capped[0]
+        elif key.endswith("heads") and (hfi.is_int(value) or _int_list(value)):
+            kv = "kv" in key or "key_value" in key
+            cap = HEADS if not kv or value in head_counts else KV_HEADS
+            capped = [min(v, cap) for v in (value if _int_list(value) else [value])]
+            changes[key] = _same_kind(value, capped) if _int_list(value) else capped[0]
+        elif (_int_list(value) and 2 <= len(value) <= 4 and hfi.is_int(head) and new_head
+              and all(v % 2 == 0 for v in value) and sum(value) in (head, head // 2)
+              and new_head < head):
+            total = new_head if sum(value) == head else new_head // 2
+            changes[key] = _same_kind(value, _scaled_even(list(value), total))
+        elif layers and _is_layer_index_list(key, value):
+            kept = [v for v in value if v < LAYERS] or [0]
+            if list(kept) != list(value):
+                changes[key] = _same_kind(value, kept)
+        elif _is_layer_count(key) and (hfi.is_int(value) or _int_list(value)):
+            if not layers:
+                continue
+            per_block = "per" in words or isinstance(value, (list, tuple))
+            cap = 1 if per_block else LAYERS
+            capped = [min(v, cap) for v in (value if _int_list(value) else [value])]
+            changes[key] = _same_kind(value, capped) if _int_list(value) else capped[0]
+        elif key.endswith(("channels", "channel_sizes")) and _int_list(value):
+            ladder = _ladder(list(value))
+            if ladder != list(value):
+                changes[key] = _same_kind(value, ladder)
+        elif _is_width(key) and hfi.is_int(value) and value > WIDTH:
+            changes[key] = new_inner if value == inner else WIDTH
+        elif key in ("sample_size", "sample_height", "sample_width") and (
+                hfi.is_int(value) or _int_list(value)):
+            capped = [min(v, SIDE) for v in (value if _int_list(value) else [value])]
+            changes[key] = _same_kind(value, capped) if _int_list(value) else capped[0]
+        elif ("text_len" in key or "text_seq" in key) and hfi.is_int(value) and value > TEXT:
+            changes[key] = TEXT
+    return {k: v for k, v in changes.items() if v != values.get(k)}

@@ -1,6 +1,7 @@
 """The families ``hf_generality.py`` measures and how one case is built and counted: every
-transformers model type (shrunk config, inputs from ``hf_inputs``) and every timm module, the
-worker that builds one case from one tree and counts its breaks (run in a fresh process).
+transformers model type (shrunk config, inputs from ``hf_inputs``), every timm module and
+every diffusers model class (``hf_diffusers``), the worker that builds one case from one tree
+and counts its breaks (run in a fresh process).
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import hf_configs as cfg
+import hf_diffusers as hfd
 import hf_inputs as hfi
 import hf_models as hfm
 import hf_workers as hfw
@@ -213,7 +215,8 @@ def _timm_families(timm: Any) -> dict[str, tuple[str, ...]]:
 LIBRARIES = {"transformers": Library("transformers", _transformers_families, build_transformers,
                                      _transformers_code),
              "timm": Library("timm", _timm_families, build_timm,
-                             lambda timm, family: f"models/{family}.py")}
+                             lambda timm, family: f"models/{family}.py"),
+             "diffusers": Library("diffusers", hfd.families, hfd.build, hfd.code)}
 
 
 def run_worker(spec: dict) -> dict:

@@ -20,6 +20,11 @@ Libraries (``--library``):
   by default where it can; the loop is what runs where it cannot, and what 4.x always runs).
 * ``timm``: one model per timm module (the one with the fewest parameters, counted on the meta
   device), ``pretrained=False``, its default input size, batch 2. Variant ``forward``.
+* ``diffusers``: every ``ModelMixin`` class ``diffusers.models`` exports, built from its
+  ``__init__`` defaults (its default config) shrunk by ``hf_configs.shrink_diffusers``, inputs
+  planned from its ``forward`` signature (``hf_diffusers``: latents as images, videos, token
+  sequences or signals, timesteps, text at the config's conditioning width, pooled text,
+  rotary ids..., richest first, the label of the one that ran kept). Variant ``forward``.
 
 Each (tree, case) pair runs in a fresh worker process (``hf_workers.run_case``) that
 imports the package from ``WORKDIR/LIBRARY/orig`` or ``.../rew``; a family whose model cannot
@@ -45,13 +50,17 @@ with ``--json``.
 
 The transformers release is whichever is importable (e.g. ``PYTHONPATH=DIR`` with a
 ``pip install --target DIR transformers==5.24.0`` folder);
-timm likewise (with a torchvision that imports on the installed torch).
+timm likewise (with a torchvision that imports on the installed torch), and diffusers (a
+``pip install --target DIR diffusers`` folder, with transformers beside it for the few models
+that import it).
 
 Examples::
 
     python benchmarks/hf_generality.py --original-only --workdir W --jobs 2 --json scan.json
     python benchmarks/hf_generality.py --workdir W --reuse-original --split held-out
     python benchmarks/hf_generality.py --library timm --families resnet,vision_transformer
+    PYTHONPATH=DIFFUSERS:TRANSFORMERS python benchmarks/hf_generality.py --library diffusers \
+        --workdir W --jobs 2 --skip-latency --check-unbroken --json diffusers.json
     python benchmarks/hf_generality.py --workdir W2 --families jetmoe --modes switches \\
         --dynamo-config capture_scalar_outputs=true
     python benchmarks/hf_generality.py --workdir W --reuse-original --reuse-trees \\

@@ -378,3 +378,178 @@ def test_the_report_lists_each_kind_of_unmeasured_case_apart_with_its_reason():
     # Run on text alone though it takes images; one modality fed is enough.
     assert list(report["without_modality"]) == ["e:forward"]
     assert sum(t["cases"] for t in report["per_split"].values()) == 2
+
+
+# --------------------------------------------------------------------------------------------
+# diffusers: the shrinker's diffusers rules, families, default configs, input plans (no
+# diffusers, no torch: fake classes and signatures)
+# --------------------------------------------------------------------------------------------
+
+hfd = gen.fam.hfd  # hf_diffusers.py
+
+
+def test_diffusers_is_a_library_of_the_driver(monkeypatch):
+    assert gen.fam.LIBRARIES["diffusers"].package == "diffusers"
+    seen = {}
+    monkeypatch.setattr(gen, "run", lambda args: seen.setdefault("args", args) and 0)
+    gen.main(["--library", "diffusers", "--modes", "default,switches"])
+    assert seen["args"].library == "diffusers"
+
+
+def test_shrink_diffusers_unet_ladders_per_block_counts_and_unset_sizes():
+    unet = {"sample_size": 64, "in_channels": 4, "block_out_channels": (320, 640, 1280, 1280),
+            "layers_per_block": 2, "transformer_layers_per_block": 1, "norm_num_groups": 32,
+            "cross_attention_dim": 768, "attention_head_dim": 8, "num_attention_heads": None,
+            "down_block_types": ("CrossAttnDownBlock2D",) * 4, "encoder_hid_dim": None,
+            "decoder_layers_per_block": (3, 3, 3), "dim_mult": [1, 2, 4, 4]}
+    changes = cfg.shrink_diffusers(unet)
+    # The smallest rung becomes CHANNELS, the others keep their ratio (multiples of it).
+    assert changes["block_out_channels"] == (64, 128, 256, 256)
+    assert changes["layers_per_block"] == 1 and changes["decoder_layers_per_block"] == (1, 1, 1)
+    assert changes["cross_attention_dim"] == cfg.WIDTH and changes["sample_size"] == cfg.SIDE
+    # A head count named attention_head_dim (8 <= HEAD_DIM), multipliers, types: untouched.
+    for key in ("attention_head_dim", "dim_mult", "down_block_types", "norm_num_groups",
+                "in_channels", "transformer_layers_per_block", "encoder_hid_dim"):
+        assert key not in changes
+    # A generic model whose caller sets its sizes: the code reads them, the tiny values; an
+    # unset patch size only on the second try (unset may mean "no patches").
+    generic = {"in_channels": None, "patch_size": None, "sample_size": None,
+               "cross_attention_dim": None, "num_layers": 1}
+    assert cfg.shrink_diffusers(generic) == {"in_channels": 32, "sample_size": cfg.SIDE}
+    assert cfg.shrink_diffusers(generic, patch=True)["patch_size"] == cfg.UNSET_PATCH
+    # Ladders whose first rungs are already small: the big rungs shrink, at most 4 rungs up.
+    assert cfg._ladder([16, 128, 256, 512, 1024]) == [16, 64, 64, 128, 256]
+    assert cfg._ladder([16, 32]) == [16, 32] and cfg._ladder([128, 256]) == [64, 128]
+
+
+def test_shrink_diffusers_heads_rotary_axes_and_tied_widths():
+    flux = {"num_layers": 19, "num_single_layers": 38, "attention_head_dim": 128,
+            "num_attention_heads": 24, "joint_attention_dim": 4096, "pooled_projection_dim": 768,
+            "axes_dims_rope": (16, 56, 56), "in_channels": 64, "patch_size": 1,
+            "caption_projection_dim": 3072, "vace_layers": [0, 5, 10], "text_len": 77,
+            "guidance_embeds": False}
+    changes = cfg.shrink_diffusers(flux)
+    assert (changes["num_layers"], changes["num_single_layers"]) == (cfg.LAYERS, cfg.LAYERS)
+    assert (changes["attention_head_dim"], changes["num_attention_heads"]) == (16, 4)
+    # Rotary sizes per axis sum to the shrunk head, each even (a rotary pair per frequency).
+    axes = changes["axes_dims_rope"]
+    assert isinstance(axes, tuple) and sum(axes) == 16 and all(a % 2 == 0 and a for a in axes)
+    # A width equal to the attention width (24 x 128) shrinks to the new one (4 x 16).
+    assert changes["caption_projection_dim"] == 64
+    assert changes["joint_attention_dim"] == changes["pooled_projection_dim"] == cfg.WIDTH
+    assert changes["vace_layers"] == [0] and changes["text_len"] == cfg.TEXT
+    assert "in_channels" not in changes and "patch_size" not in changes
+    # Layers kept: counts and layer indices stay, widths still shrink.
+    kept = cfg.shrink_diffusers(flux, layers=False)
+    assert "num_layers" not in kept and "num_single_layers" not in kept
+    assert "vace_layers" not in kept and kept["attention_head_dim"] == 16
+    # The head size from the width over the heads when no key names it.
+    joy = {"hidden_size": 3072, "num_attention_heads": 24, "rope_dim_list": [16, 56, 56]}
+    assert cfg.head_size(joy) == 128
+    assert sum(cfg.shrink_diffusers(joy)["rope_dim_list"]) == 16
+
+
+def test_diffusers_families_are_every_model_class_exported():
+    class Base:
+        pass
+
+    class UNet(Base):
+        pass
+
+    class Vae(Base):
+        pass
+
+    class Helper:
+        pass
+
+    namespace = {"ModelMixin": Base, "UNet2DModel": UNet, "AutoencoderKL": Vae,
+                 "Helper": Helper, "_Private": UNet, "CONSTANT": 3, "Alias": UNet}
+    found = hfd.model_classes(namespace, Base)
+    assert list(found) == ["Alias", "AutoencoderKL", "UNet2DModel"]  # sorted, base left out
+
+
+def test_diffusers_default_config_is_the_init_defaults():
+    class Model:
+        def __init__(self, controlnets, in_channels: int = 4, heads=(8, 8), *args, **kwargs):
+            pass
+
+    defaults, required = hfd.init_defaults(Model)
+    assert defaults == {"in_channels": 4, "heads": (8, 8)} and required == ["controlnets"]
+
+
+def _params(function):
+    import inspect
+
+    return dict(list(inspect.signature(function).parameters.items())[1:])
+
+
+def test_diffusers_inputs_are_planned_from_the_forward_signature():
+    def flux_forward(self, hidden_states, encoder_hidden_states=None, pooled_projections=None,
+                     timestep=None, img_ids=None, txt_ids=None, guidance=None,
+                     joint_attention_kwargs=None, return_dict=True):
+        pass
+
+    config = {"in_channels": 64, "joint_attention_dim": 64, "pooled_projection_dim": 32,
+              "axes_dims_rope": (2, 6, 8), "patch_size": 1}
+    params = _params(flux_forward)
+    plan = hfd.plan_inputs(params, config, "tokens")
+    batch, tokens = hfd.BATCH, (cfg.SIDE // 2) ** 2
+    assert plan["hidden_states"] == ("randn", (batch, tokens, 64))
+    assert plan["encoder_hidden_states"] == ("randn", (batch, hfd.TEXT, 64))
+    assert plan["pooled_projections"] == ("randn", (batch, 32))
+    assert plan["img_ids"] == ("grid", tokens, 3, 16) and plan["txt_ids"] == ("zeros", (16, 3))
+    assert plan["timestep"] == ("steps", "float") and plan["guidance"][0] == "full"
+    assert "joint_attention_kwargs" not in plan and "return_dict" not in plan
+    # "core" leaves out the extras (guidance), "required" every optional input.
+    assert "guidance" not in hfd.plan_inputs(params, config, "tokens", "core")
+    assert list(hfd.plan_inputs(params, config, "image", "required")) == ["hidden_states"]
+
+    def unet_forward(self, sample, timestep, encoder_hidden_states, controlnet_cond,
+                     class_labels=None, added_time_ids=None, encoder_hidden_states_t5=None):
+        pass
+
+    config = {"in_channels": 4, "cross_attention_dim": 64, "cross_attention_dim_t5": 48,
+              "projection_class_embeddings_input_dim": 192, "addition_time_embed_dim": 64}
+    plan = hfd.plan_inputs(_params(unet_forward), config, "video", frames=9)
+    assert plan["sample"] == ("randn", (batch, 4, 9, cfg.SIDE, cfg.SIDE))
+    assert plan["controlnet_cond"] == plan["sample"] and plan["class_labels"] == ("labels",)
+    assert plan["added_time_ids"] == ("randn", (batch, 3))  # 192 / 64 ids
+    assert plan["encoder_hidden_states_t5"] == ("randn", (batch, hfd.TEXT, 48))
+    plans = hfd.candidate_plans(_params(unet_forward), config, "UNet2DConditionModel")
+    labels = [label for label, _ in plans]
+    assert labels[:3] == ["image", "image, control at pixels", "image, core"]
+    pixels = dict(plans)["image, control at pixels"]["controlnet_cond"]
+    assert pixels == ("randn", (batch, 3, 8 * cfg.SIDE, 8 * cfg.SIDE))
+    assert "image, integer steps" in labels and labels[-1].endswith("3 channels")
+    assert len(labels) == len(set(labels))
+
+    def unknown_forward(self, hidden_states, secret_tokens):
+        pass
+
+    with pytest.raises(ValueError, match="required input 'secret_tokens'"):
+        hfd.candidate_plans(_params(unknown_forward), config)
+
+    def list_forward(self, x: list[float], t, cap_feats: "list[float] | None"):
+        pass
+
+    plan = hfd.plan_inputs(_params(list_forward), {"in_channels": 16, "cap_feat_dim": 64},
+                           "video")
+    assert plan["x"][0] == "list" and plan["cap_feats"] == (
+        "list", ("randn", (batch, hfd.TEXT, 64)))
+    assert not hfd._is_list(float) and not hfd._is_list("float | list[float]")
+
+
+def test_diffusers_layouts_signal_length_and_widths():
+    assert hfd.layout_order("WanTransformer3DModel")[0] == ("video", hfd.FRAMES)
+    assert hfd.layout_order("UNet1DModel")[0] == ("signal", 0)
+    assert hfd.layout_order("AutoencoderKL") == list(hfd.LAYOUTS)
+    assert hfd.signal_length({"downsampling_ratios": [2, 4, 4, 8, 8]}) == 4096
+    assert hfd.signal_length({"in_channels": 2}) == hfd.SIGNAL
+    config = {"cross_attention_dim": 32, "text_embed_2_dim": 24, "embedding_dim": 40,
+              "image_embed_dim": 16}
+    assert hfd.text_width(config) == 32
+    assert hfd.text_width(config, "encoder_hidden_states_2") == 24
+    assert hfd.embedding_width(config, "image_embeds") == 16
+    assert hfd.embedding_width(config, "proj_embedding") == 40
+    assert hfd.main_channels({"in_channels": 3, "latent_channels": 16}, "z") == 16
+    assert hfd.main_channels({"in_channels": 3, "latent_channels": 16}, "sample") == 3
