@@ -9,25 +9,29 @@ plan is a dict of tensor specs, made into tensors by ``make_inputs``):
 
 * the main input (the first parameter: ``sample``, ``hidden_states``, ``x``, ``z``...) at the
   config's input channels in one of the layouts of ``LAYOUTS``: an image (B, C, H, W), a
-  video (B, C, F, H, W) or (B, F, C, H, W), a sequence of latent tokens (B, N, C) (Flux,
-  Qwen-Image), or a signal (B, C, L); a parameter typed as a list gets one tensor per sample;
-* the timestep (``timestep``, ``t``, ``*_timestep``, ``sigma``...): (B,) steps, as floats and
-  then as integers (a table lookup);
+  video (B, C, F, H, W) with 2 or 9 frames or (B, F, C, H, W), a sequence of latent tokens
+  (B, N, C) (Flux, Qwen-Image), or a signal (B, C, L) (``signal_length``); a parameter typed
+  as a list gets one tensor per sample;
+* the timestep (``timestep``, ``t``, ``sigma``...): (B,) steps;
 * text (``encoder_hidden_states*``, ``cap_feats``...): (B, T, D), D the first conditioning
   width the config names (``cross_attention_dim``, ``joint_attention_dim``,
   ``caption_channels``, ``text_embed_dim``...; ``encoder_hidden_states_t5`` the width named
   with ``t5``), with its mask where the forward takes one; pooled text (``*pooled*``) at the
-  pooled width; rotary position ids (``img_ids``, ``txt_ids``, ``position_ids``) with one
-  column per rotary axis; ``guidance``; a control image (``controlnet_cond``) like the main
-  input or at 8 times its side; class labels; image shapes (``img_shapes``).
+  pooled width; rotary position ids (``img_ids``, ``txt_ids``) with one column per rotary
+  axis; ``guidance``; a control image (``controlnet_cond``) like the main input or at 8 times
+  its side; class labels; added time ids; image shapes (``img_shapes``); micro-conditioning
+  sizes; text lengths; embeddings; the others ``role`` names.
 
-Candidates (``candidates``): per layout, the richest plan first (every optional input it
-knows how to make), then the required inputs alone, each with float then integer steps; the
-builder keeps the first that runs and records its label. The config is tried tiny, then tiny
-with its layer counts kept (layer indices named elsewhere), then at its default widths
-(layers shrunk, then not) if the model has at most ``DEFAULT_SIZED_LIMIT`` parameters
-(counted on the meta device). A family none of which runs is skipped with the error that got
-the deepest into the model.
+Candidates (``candidate_plans``): per layout (``layout_order``), every optional input it
+knows how to make, then less the extras, then the required inputs alone (``LEVELS``), with
+float steps; then all again with integer steps (a step table), then with RGB images; the
+builder keeps the first that runs and records its label. The configs (``configs``): tiny,
+tiny with an unset patch size set, tiny with its layer counts kept, default widths with the
+layers shrunk, the default, each built only under ``DEFAULT_SIZED_LIMIT`` parameters (counted
+on the meta device). A family none of which runs is skipped with the most telling error:
+of the first config that built, in the config's own channels with float steps, the one that
+got the deepest into the model. ``python hf_diffusers.py OUT.jsonl FAMILY...`` is the
+build-only pass (one JSON line per family).
 """
 
 from __future__ import annotations
