@@ -1,4 +1,4 @@
-"""The helpers' code is read from ``rewriting/helpercode/``: text as inserted, dependencies
+"""The helpers' code is read from ``rules/helpers/``: text as inserted, dependencies
 derived from the names each helper reads, clear errors for a file that breaks the layout."""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from eqrewrite.rewriter.analysis.knowledge import SCRIPTED_EXCEPTIONS
 from eqrewrite.rewriter.rewriting import helpers
 from eqrewrite.rewriter.rewriting.helpers import HelperCodeError, read_helpers
 
-FOLDER = Path(helpers.__file__).parent / helpers.HELPER_CODE
+FOLDER = Path(str(helpers.shipped()))
 
 WHERE = '''
 def _eqrw_where(condition, if_true, if_false):
@@ -133,7 +133,7 @@ def test_a_good_extra_file_is_read_with_the_shipped_ones(tmp_path):
      r"a helper file imports only other helper files"),
     (GOOD.replace("-x\n", "-x  # type: ignore\n"), r"`# type: ignore` that is not"),
     (GOOD.replace("_eqrw_test_one", "_eqrw_where"),
-     r"extra/bad.py: _eqrw_where is defined twice \(also in helpercode/select.py\)"),
+     r"extra/bad.py: _eqrw_where is defined twice \(also in helpers/select.py\)"),
 ])
 def test_a_broken_helper_file_says_what_is_wrong(tmp_path, text, message):
     with pytest.raises(HelperCodeError, match=message):

@@ -147,14 +147,14 @@ PURE_BUILTINS = BUILTINS_RETURNING_NUMBER | BUILTINS_RETURNING_SEQUENCE | frozen
     "abs min max round sum divmod pow reversed any all getattr".split()
 )
 PYTHON_BUILTINS = frozenset(dir(builtins))
-# The graph-break pack's own select helper (rewriting/helpercode/select.py), as an earlier
+# The graph-break pack's own select helper (rules/helpers/select.py), as an earlier
 # round of the same run inserts it: ``_eqrw_where(c, a, b)`` is ``a if c else b`` eagerly and
 # torch.where traced, a tensor when both operands are, with no side effect. Knowing it lets a
 # later round take the ``if`` around a select an earlier round made (an ``if/elif/else``
 # chain).
 SELECT_HELPER = "_eqrw_where"
 
-# The builtin exceptions ``_eqrw_check`` (helpercode/guard.py) raises by name under
+# The builtin exceptions ``_eqrw_check`` (rules/helpers/guard.py) raises by name under
 # TorchScript, which cannot raise an exception class passed as a value; any other name raises
 # RuntimeError there.
 SCRIPTED_EXCEPTIONS = ("ValueError", "TypeError", "IndexError", "KeyError", "AssertionError",

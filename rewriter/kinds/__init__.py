@@ -3,7 +3,7 @@
 A kind looks at one ``ast`` node, proves what it needs with the inference, and
 proposes a ``Proposal``: a rewrite template (same metavariable syntax as rules)
 with bindings to sub-nodes, how much of the tree it replaces, and the helpers it
-needs (by name: their code is ``rewriting/helpercode/``). The matcher then applies the shared
+needs (by name: their code is ``rules/helpers/``). The matcher then applies the shared
 checks (scope, suppression comments, comments inside the span) exactly as for template rules.
 A YAML rule selects a kind with ``kind:`` and configures it with ``options:``.
 

@@ -111,7 +111,7 @@ def _scalar_condition(test: ast.expr, context: KindContext) -> tuple[str, Bindin
     ``t`` proven 0-d, and a name holding one of those: ``flag_value``). It becomes
     ``_eqrw_compare(t, op, number)``: eagerly exactly the original expression (a Python
     bool); traced, the same comparison as a 0-d tensor when that is exact for ``t``'s
-    dtype (see helpercode/shared.py), so the select or guard around it needs no ``.item()``. Only
+    dtype (see rules/helpers/shared.py), so the select or guard around it needs no ``.item()``. Only
     as the whole condition: ``not``/``and``/``or`` would need the tensor operators."""
     def item_of(node: ast.expr) -> ast.expr | None:
         if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)

@@ -5,7 +5,7 @@ fills templates in, ``libcst_private.py`` is the one door to libcst's private co
 generation); ``layout.py`` finds those units and where imports and helpers
 go; ``incremental.py`` builds a later round's tree by re-parsing only the definitions that
 held edits, when that provably finds what a whole-file round would; ``helpers.py`` reads the
-helpers graph-break rewrites insert from ``helpercode/`` (real Python files, linted and
+helpers graph-break rewrites insert from ``rules/helpers/`` (real Python files, linted and
 type-checked, never imported: read as text) and orders them with what each one uses.
 
 May import: syntax, analysis, kinds, matching.

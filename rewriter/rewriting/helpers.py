@@ -7,10 +7,10 @@ that test, traces the graph-friendly path. They are inserted once per module,
 after its imports, under one marker comment, and import torch under a private
 alias so they work whatever the module calls torch.
 
-Their code lives in ``helpercode/``, real modules that ruff and mypy check; this module reads
+Their code lives in ``rules/helpers/``, real modules that ruff and mypy check; this module reads
 them as text (``importlib.resources``) and never imports them, so the rewriter never imports
 torch. How a file splits into helpers, and what each needs, is described in
-``helpercode/__init__.py``.
+``rules/helpers/__init__.py``.
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ from ..syntax.marks import END_MARKER, MARKER, PREFIX
 if TYPE_CHECKING:
     from importlib.resources.abc import Traversable
 
-HELPER_CODE = "helpercode"  # the folder of helper files, beside this module
+HELPER_PACKAGE = "eqrewrite.rules.helpers"  # the helper files: data beside the rule packs
 SHARED = "shared.py"  # the helper file whose imports are the preamble of every helper block
 # A trailing mypy ignore on a line of helper code: for mypy only, left out of the text inserted.
 _IGNORE = re.compile(r"  # type: ignore\[[a-z-]+(?:, [a-z-]+)*\]$")
@@ -65,7 +65,7 @@ def registered() -> dict[str, Helper]:
 
 def shipped() -> Traversable:
     """The folder of the shipped helper files (read as data: nothing imports them)."""
-    return files(__name__.rpartition(".")[0]).joinpath(HELPER_CODE)
+    return files(HELPER_PACKAGE)
 
 
 @cache
@@ -89,7 +89,7 @@ def read_helpers(folders: Iterable[Traversable]) -> dict[str, Helper]:
     file-name order, with the helpers each needs worked out from the names its code reads.
 
     Raises ``HelperCodeError`` for a file that is not valid Python or breaks the layout that
-    ``helpercode/__init__.py`` describes, for a name no file defines, for a name defined
+    ``rules/helpers/__init__.py`` describes, for a name no file defines, for a name defined
     twice and for helpers that need each other.
     """
     parts = [part for folder in folders
@@ -129,7 +129,7 @@ def _parsed(file: str, text: str) -> tuple[ast.Module, list[str]]:
 
 
 def _parts_of(file: str, text: str) -> list[_Part]:
-    """The helpers of one file, in file order (see ``helpercode/__init__.py``)."""
+    """The helpers of one file, in file order (see ``rules/helpers/__init__.py``)."""
     tree, lines = _parsed(file, text)
     listed = _listed(file, tree)
     _check_layout(file, tree, listed)

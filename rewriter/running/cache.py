@@ -86,12 +86,16 @@ def digest(data: bytes) -> str:
 @functools.cache
 def tool_digest() -> str:
     """This build of eqrewrite: its version, Python's, and the digest of every source file
-    of the rewriter (a development checkout changes code without changing the version, and
-    a cache must never outlive the code that filled it)."""
+    of the rewriter, of the packaged packs and of the helper code (a development checkout
+    changes code without changing the version, and a cache must never outlive the code that
+    filled it)."""
     package = Path(__file__).parents[1]  # the rewriter, every subpackage included
     sha = hashlib.sha256(f"{__version__}\n{sys.version}\n".encode())
+    from ..rewriting.helpers import shipped
+
     sources = [p for p in package.rglob("*") if p.suffix in _SOURCES]
-    for source in sorted(sources) + sorted(map(Path, packaged_packs().values())):
+    helper_code = sorted(Path(str(shipped())).glob("*.py"))  # what rewrites insert
+    for source in sorted(sources) + sorted(map(Path, packaged_packs().values())) + helper_code:
         sha.update(source.name.encode() + b"\0" + source.read_bytes())
     return sha.hexdigest()
 

@@ -23,7 +23,7 @@ from .. import Kind, KindContext, Proposal
 from ..conditions import COMPARISONS, tensor_condition, with_compare
 from ..spelling import number_literal
 
-# The exceptions _eqrw_check raises by name under TorchScript (see helpercode/guard.py).
+# The exceptions _eqrw_check raises by name under TorchScript (see rules/helpers/guard.py).
 _EXCEPTIONS = frozenset(SCRIPTED_EXCEPTIONS) | {"RuntimeError"}
 
 

@@ -1,11 +1,11 @@
 """The code of the helpers that graph-break rewrites insert into a module: data for the
 rewriter, written as real modules so that ruff and mypy check it.
 
-``rewriting/helpers.py`` reads these files as text (``importlib.resources``) and never
-imports them: they import torch, which the rewriter never does (``tests/test_repository.py``
-and ``tests/test_import_graph.py`` check both). One file holds what several kinds call
-(``shared.py``, whose imports are also the preamble of every helper block); each other file
-holds the helpers of one kind and is named after it.
+The rewriter's ``rewriting/helpers.py`` reads these files as text (``importlib.resources``)
+and never imports them: they import torch, which the rewriter never does
+(``tests/test_repository.py`` and ``tests/test_import_graph.py`` check both). One file holds
+what several kinds call (``shared.py``, whose imports are also the preamble of every helper
+block); each other file holds the helpers of one kind and is named after it.
 
 How a file is read (``helpers.read_helpers``):
 
