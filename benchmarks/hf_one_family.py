@@ -14,16 +14,18 @@ one command leaves of a family's breaks, that the output does not change, and wh
         both.pt --latency 20
 
 Arguments: the model type, the file the eager output goes to, optionally the variant
-(``forward`` by default), ``--latency N`` and ``--backend`` (inductor by default). The
-transformers release is whichever is importable; break counts and times are on the CPU.
+(``forward`` by default), ``--latency N``, ``--backend`` (inductor by default), ``--device``
+(cpu by default; the break count is the same on any device), ``--threads`` (1) and
+``--record FILE`` (the printed figures as JSON, for ``switch_latency.py``). The transformers
+release is whichever is importable.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import statistics
 import sys
-import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -44,43 +46,56 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--latency", type=int, default=0, metavar="N",
                         help="also time the compiled call: cold, and the median of N calls")
     parser.add_argument("--backend", default="inductor")
+    parser.add_argument("--device", default="cpu")
+    parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--record", type=Path, metavar="FILE",
+                        help="also write the figures printed as JSON")
     args = parser.parse_args(argv)
-    torch.set_num_threads(1)
-    fn, kwargs, notes = families.build_transformers(transformers, args.family, args.variant)
+    torch.set_num_threads(args.threads)
+    fn, kwargs, notes = families.build_transformers(transformers, args.family, args.variant,
+                                                    args.device)
     with torch.no_grad():
-        eager = workers._tensors(fn(**kwargs))
+        eager = [t.cpu() for t in workers._tensors(fn(**kwargs))]
         explained = torch._dynamo.explain(fn)(**kwargs)
     torch.save(eager, args.out)
-    print(f"{args.family}:{args.variant}: inputs {notes['inputs']}, graphs "
-          f"{explained.graph_count}, breaks {explained.graph_break_count}")
+    record = {"case": f"{args.family}:{args.variant}", "inputs": notes["inputs"],
+              "graphs": explained.graph_count, "breaks": explained.graph_break_count,
+              "device": args.device, "threads": args.threads, "backend": args.backend,
+              "torch": torch.__version__, "transformers": transformers.__version__}
+    print(f"{record['case']}: inputs {notes['inputs']}, graphs {record['graphs']}, breaks "
+          f"{record['breaks']}")
     if args.latency:
         torch._dynamo.reset()
-        print(time_compiled(torch.compile(fn, backend=args.backend), kwargs, eager,
-                            args.latency))
+        record.update(time_compiled(torch.compile(fn, backend=args.backend), kwargs, eager,
+                                    args.latency, args.device))
+        print(f"cold {record['cold_s']:.2f} s, steady {record['steady_ms']:.2f} ms (median of "
+              f"{args.latency}), compiled vs eager: {record['compiled_vs_eager']} (max |diff| "
+              f"{record['max_abs']:.1e})")
+    if args.record:
+        args.record.write_text(json.dumps(record, indent=1) + "\n")
     return 0
 
 
-def time_compiled(compiled: object, kwargs: dict, eager: list, repeats: int) -> str:
-    """``cold S s, steady M ms (median of N), compiled vs eager: close|DIFFERENT``."""
+def time_compiled(compiled: object, kwargs: dict, eager: list, repeats: int,
+                  device: str = "cpu") -> dict:
+    """``{cold_s, steady_ms, repeats, compiled_vs_eager, max_abs}``: the first call
+    (compilation included) and the median of ``repeats`` calls after two warm-up calls, each
+    waited for on ``device``; the first call's outputs against ``eager``."""
     import torch
 
+    time_call = workers._timer(device)
     with torch.no_grad():
-        start = time.perf_counter()
-        first = workers._tensors(compiled(**kwargs))  # type: ignore[operator]
-        cold = time.perf_counter() - start
+        cold, first = time_call(lambda: compiled(**kwargs))  # type: ignore[operator]
         for _ in range(2):
             compiled(**kwargs)  # type: ignore[operator]
-        steady = []
-        for _ in range(repeats):
-            start = time.perf_counter()
-            compiled(**kwargs)  # type: ignore[operator]
-            steady.append(time.perf_counter() - start)
+        steady = [time_call(lambda: compiled(**kwargs))[0]  # type: ignore[operator]
+                  for _ in range(repeats)]
     # torch.testing's float32 tolerances: Inductor's fused kernels round differently from
     # eager's (hf_workers' own tolerances are stricter, for the rewritten tree's outputs).
-    match = workers._compare(eager, first, rtol=1.3e-6, atol=1e-5)
-    return (f"cold {cold:.2f} s, steady {1e3 * statistics.median(steady):.2f} ms (median of "
-            f"{repeats}), compiled vs eager: {match['verdict']} (max |diff| "
-            f"{match['max_abs']:.1e})")
+    match = workers._compare(eager, [t.cpu() for t in workers._tensors(first)],
+                             rtol=1.3e-6, atol=1e-5)
+    return {"cold_s": cold, "steady_ms": 1e3 * statistics.median(steady), "repeats": repeats,
+            "compiled_vs_eager": match["verdict"], "max_abs": match["max_abs"] or 0.0}
 
 
 if __name__ == "__main__":
