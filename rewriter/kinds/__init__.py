@@ -14,7 +14,8 @@ after its kind (the helpers its rewrites call go in a helper file of the same na
 modules of this package itself hold the proofs several kinds share (no kind):
 ``spelling.py`` (how torch is spelled, literals, repeatable operands), ``conditions.py``
 (tensor conditions and the scalars they read), ``values.py`` (what a rewrite may move, keep or
-copy) and ``rowwise.py`` (computations row by row, for the mixture-of-experts kinds).
+copy), ``attributes.py`` (a class's own attributes: who stores them) and ``rowwise.py``
+(computations row by row, for the mixture-of-experts kinds).
 
 May import: syntax, analysis.
 """

@@ -29,6 +29,7 @@ import ast
 from ...syntax.enums import Level
 from ...syntax.pattern import Bindings
 from .. import Kind, KindContext, Proposal
+from ..attributes import enclosing_class, owner_attribute, owns_plain_attribute
 from ..values import CONVERSIONS
 
 
@@ -43,51 +44,17 @@ class AttributeRefresh(Kind):
         if not isinstance(node, ast.Assign) or len(node.targets) != 1:
             return None
         target, value = node.targets[0], node.value
-        if not (_owner_attribute(target) and isinstance(value, ast.Call)
+        if not (owner_attribute(target) and isinstance(value, ast.Call)
                 and isinstance(value.func, ast.Attribute)
                 and value.func.attr in CONVERSIONS
                 and ast.unparse(value.func.value) == ast.unparse(target)):
             return None
         assert isinstance(target, ast.Attribute)
-        cls = _enclosing_class(context)
-        if cls is None or not _owns_plain_attribute(cls, target.attr):
+        cls = enclosing_class(context)
+        if cls is None or not owns_plain_attribute(cls, target.attr):
             context.note(f"`{ast.unparse(target)}` is not a plain attribute assigned in its "
                          "class's __init__ (a property or custom __setattr__ may run on a store)")
             return None
         bindings: Bindings = {"o": target.value, "v": value}
         return Proposal(f'_eqrw_refresh($o, "{target.attr}", $v)', bindings, Level.STATEMENT,
                         helpers=frozenset({"_eqrw_refresh"}))
-
-
-def _owner_attribute(node: ast.AST) -> bool:
-    """``self.name`` (the method's first parameter is always called self here)."""
-    return (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name)
-            and node.value.id == "self")
-
-
-def _enclosing_class(context: KindContext) -> ast.ClassDef | None:
-    """The class whose method holds the node (None in a nested function or at top level)."""
-    chain = [n for n in context.guards.chain
-             if isinstance(n, ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef)]
-    if len(chain) >= 2 and isinstance(chain[-2], ast.ClassDef):
-        return chain[-2]
-    return None
-
-
-def _owns_plain_attribute(cls: ast.ClassDef, name: str) -> bool:
-    """Whether ``name`` is assigned as ``self.name`` in ``cls.__init__`` and ``cls`` defines
-    neither ``__setattr__`` nor a class-level member called ``name`` (a property)."""
-    members = {m.name for m in cls.body if isinstance(m, ast.FunctionDef | ast.AsyncFunctionDef)}
-    members |= {t.id for m in cls.body if isinstance(m, ast.Assign)
-                for t in m.targets if isinstance(t, ast.Name)}
-    members |= {m.target.id for m in cls.body if isinstance(m, ast.AnnAssign)
-                and m.value is not None and isinstance(m.target, ast.Name)}
-    if "__setattr__" in members or name in members:
-        return False
-    init = next((m for m in cls.body if isinstance(m, ast.FunctionDef)
-                 and m.name == "__init__"), None)
-    return init is not None and any(
-        isinstance(n, ast.Assign | ast.AnnAssign) and any(
-            isinstance(t, ast.Attribute) and t.attr == name and _owner_attribute(t)
-            for t in (n.targets if isinstance(n, ast.Assign) else [n.target]))
-        for n in ast.walk(init))
