@@ -268,3 +268,20 @@ def test_the_api_takes_the_switches(tmp_path):
     assert "dynamo_config" not in api.audit(tree / "models", cache=False).document["settings"]
     with pytest.raises(api.OptionError, match="not a torch._dynamo.config switch name"):
         api.audit(tree / "models", cache=False, dynamo_config={"no such": True})
+
+
+def test_a_compiled_run_failing_as_the_originals_does_keeps_the_rewrite_exact():
+    # Qwen2-VL under --dynamic-sizes: both trees' compiled runs stop on the same guard of
+    # an unbacked value; the rewrite did not change that, so it stays exact in that mode.
+    from eqrewrite.oracle.dynamicaudit.auditrecord import _compiled_exact
+    from eqrewrite.oracle.judging.protocol import RaisedException, RunResult
+
+    def raising(kind: str) -> RunResult:
+        return RunResult(exception=RaisedException(kind, "Eq(u8, 0)", ()))
+
+    guard = "torch.fx.experimental.symbolic_shapes.GuardOnDataDependentSymNode"
+    assert _compiled_exact(False, raising(guard), raising(guard)) is True
+    assert _compiled_exact(False, raising(guard), raising("builtins.ValueError")) is False
+    assert _compiled_exact(False, RunResult(), raising(guard)) is False
+    assert _compiled_exact(None, None, raising(guard)) is None
+    assert _compiled_exact(True, None, None) is True

@@ -387,10 +387,24 @@ def _mode_row(measured: Measured, cells: dict[str, dict[str, ProbeResult]],
             outputs["rewritten_compiled"] = _equal(reference, after.compiled)
         row["outputs"][mode] = outputs
     if "rewritten" in trees:
-        row["exact"] = {mode: _all(row["outputs"][mode]["rewritten_eager"],
-                                   row["outputs"][mode]["rewritten_compiled"])
-                        for mode in MODES}
+        # Exact in a mode: eagerly bit for bit, and compiled as the original computes
+        # eagerly, or failing as the original's compiled run fails (the same exception
+        # type: the compiler stops on both alike, which the rewrite did not change).
+        row["exact"] = {mode: _all(row["outputs"][mode]["rewritten_eager"], _compiled_exact(
+            row["outputs"][mode]["rewritten_compiled"], cells[mode]["original"].compiled,
+            cells[mode]["rewritten"].compiled)) for mode in MODES}
     return row
+
+
+def _compiled_exact(matches: bool | None, before: RunResult | None,
+                    after: RunResult | None) -> bool | None:
+    """True when the rewritten compiled run ``matches`` the original's eager one, or when it
+    raises an exception of the same type as the original's compiled run; else ``matches``
+    (False, or None when unknown)."""
+    fail_alike = (before is not None and after is not None and before.exception is not None
+                  and after.exception is not None
+                  and before.exception.type == after.exception.type)
+    return True if matches or fail_alike else matches
 
 
 def _compile_error(probe: ProbeResult) -> str | None:
