@@ -126,7 +126,10 @@ def _eqrw_warn_now(template, category, stacklevel, *values):
     while frame is not None and (frame.f_code.co_filename.startswith(torch_folder)  # type: ignore[redundant-expr]
                                  or frame.f_code.co_name == "_eqrw_warn"):
         frame, skipped = frame.f_back, skipped + 1  # type: ignore[assignment]
-    warnings.warn(template.format(*values), getattr(builtins, category), stacklevel + skipped)
+    # No template: the message computed at run time, passed as it is (a Warning instance
+    # keeps its own category, as warnings.warn gives it).
+    message = values[0] if template is None else template.format(*values)
+    warnings.warn(message, getattr(builtins, category), stacklevel + skipped)
 
 
 def _eqrw_write(stream, template, *values):

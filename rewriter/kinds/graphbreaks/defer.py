@@ -70,12 +70,14 @@ class _Template:
         self.bindings: Bindings = {}
         self.values: list[str] = []
 
-    def value(self, node: ast.expr) -> str | None:
-        """Add one value; return its metavariable text, or None if it cannot be deferred."""
+    def value(self, node: ast.expr, message: bool = False) -> str | None:
+        """Add one value; return its metavariable text, or None if it cannot be deferred.
+        A ``message`` (warnings.warn's) is a string by contract: a sequence is taken as one
+        (were it a list, Dynamo would break the graph at the call, as before)."""
         value_kind = self.context.value_kind(node)
         if value_kind not in (TENSOR, NUMBER, SEQUENCE, UNKNOWN):
             return None  # None, modules, functions: Dynamo could not reorder the call
-        if value_kind == SEQUENCE and not _is_text_or_shape(node):
+        if value_kind == SEQUENCE and not message and not _is_text_or_shape(node):
             return None  # lists and dicts are not values Dynamo can reorder
         name = f"v{len(self.values)}"
         self.bindings[name] = node
@@ -225,8 +227,7 @@ def _logger(call: ast.Call, context: KindContext, builder: _Template) -> str | N
 def _warn(call: ast.Call, context: KindContext, builder: _Template) -> str | None:
     if context.facts.imports.resolve(call.func) != "warnings.warn" or not call.args:
         return None
-    keywords = _literal_keywords(call, {"stacklevel"})
-    if keywords is None or len(call.args) > 3:
+    if len(call.args) > 3 or any(k.arg != "stacklevel" for k in call.keywords):
         return None
     category = "UserWarning"
     if len(call.args) > 1:
@@ -234,17 +235,44 @@ def _warn(call: ast.Call, context: KindContext, builder: _Template) -> str | Non
         if not (isinstance(given, ast.Name) and given.id in WARNING_CATEGORIES):
             return None
         category = given.id
-    stacklevel = keywords.get("stacklevel", 1)
-    if len(call.args) > 2:
-        if not isinstance(call.args[2], ast.Constant):
+    given_level = call.args[2] if len(call.args) > 2 else next(
+        (k.value for k in call.keywords), None)
+    stacklevel = _stacklevel(given_level, context)
+    if stacklevel is None:
+        return None
+    message_node = call.args[0]
+    if isinstance(message_node, ast.Constant | ast.JoinedStr):
+        message = builder.piece(message_node, str_conversion=False)
+        if message is None:
             return None
-        stacklevel = call.args[2].value
-    if not isinstance(stacklevel, int) or isinstance(call.args[0], ast.Name | ast.Call):
+        return f"_eqrw_warn({message!r}, {category!r}, {stacklevel}{builder.arguments()})"
+    # A message computed at run time (``warning + message``, a name, a call): handed over
+    # as it is, so that a Warning instance keeps its own category as in the original.
+    if builder.value(message_node, message=True) is None:
         return None
-    message = builder.piece(call.args[0], str_conversion=False)
-    if message is None:
-        return None
-    return f"_eqrw_warn({message!r}, {category!r}, {stacklevel}{builder.arguments()})"
+    return f"_eqrw_warn(None, {category!r}, {stacklevel}{builder.arguments()})"
+
+
+def _stacklevel(node: ast.expr | None, context: KindContext) -> str | None:
+    """The template text of ``warnings.warn``'s stacklevel: an int literal (1 when not
+    given), or a name the enclosing function binds (a parameter: reading it has no effect,
+    and the message's evaluation cannot rebind it); else None."""
+    if node is None:
+        return "1"
+    if isinstance(node, ast.Constant) and type(node.value) is int:
+        return str(node.value)
+    function = context.function
+    if (isinstance(node, ast.Name) and context.binders(node.id)
+            and isinstance(function, ast.FunctionDef | ast.AsyncFunctionDef)
+            and not _declared_outside(function, node.id)):
+        return node.id
+    return None
+
+
+def _declared_outside(function: ast.AST, name: str) -> bool:
+    """Whether ``function`` declares ``name`` global or nonlocal (a callee could rebind it)."""
+    return any(isinstance(n, ast.Global | ast.Nonlocal) and name in n.names
+               for n in ast.walk(function))
 
 
 def _write(call: ast.Call, context: KindContext, builder: _Template) -> str | None:
