@@ -83,7 +83,8 @@ def prepare_trees(workdir: Path, pack: str, scope: str, folders: list[str], reus
         shutil.rmtree(rew)
     # The same release already copied stays (a scan may be importing it right now).
     copy_original(workdir, package, True)
-    cmd = [shutil.which("eqrewrite") or "eqrewrite", str(orig), "--rules", pack,
+    # This interpreter's eqrewrite, whether or not its scripts folder is on PATH.
+    cmd = [sys.executable, "-m", "eqrewrite.rewriter", str(orig), "--rules", pack,
            "--out", str(rew), "--no-cache", "--quiet", "--format", "json", *extra]
     if scope == "cases":
         for glob in _exclude_globs(orig, set(folders)):

@@ -39,6 +39,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+# This interpreter's eqrewrite, whether or not its scripts folder is on PATH.
+EQREWRITE = [sys.executable, "-m", "eqrewrite.rewriter"]
 DRIVER = '''
 import importlib.util
 import sys
@@ -98,13 +100,13 @@ def _fails_alone(script: Path) -> bool:
 def eqrewrite_row(finding: Path, work: Path, budget: int) -> Row:
     started = time.monotonic()
     folder = work / "eqrewrite"
-    subprocess.run(["eqrewrite", "oracle", str(finding / "program.py"), "--reproducers",
+    subprocess.run([*EQREWRITE, "oracle", str(finding / "program.py"), "--reproducers",
                     str(folder)], capture_output=True, text=True, timeout=1800)
     reproducers = sorted(folder.glob("repro_*"))
     if not reproducers:
         return Row(finding.name, "eqrewrite", time.monotonic() - started,
                    note="the oracle wrote no reproducer")
-    subprocess.run(["eqrewrite", "reduce", str(reproducers[0]), "-j", "1", "--time-budget",
+    subprocess.run([*EQREWRITE, "reduce", str(reproducers[0]), "-j", "1", "--time-budget",
                     str(budget), "--no-verify"], capture_output=True, text=True,
                    timeout=budget + 600)
     seconds = time.monotonic() - started
