@@ -8,6 +8,7 @@ import signal
 import subprocess
 import sys
 import textwrap
+import threading
 import time
 from pathlib import Path
 
@@ -156,3 +157,33 @@ def _worker_thresholds(_: int) -> tuple[int, int, int]:
     import gc
 
     return gc.get_threshold()
+
+
+def test_a_stop_hides_only_the_managers_error_on_cancelled_futures(monkeypatch):
+    # CPython 3.11's pool manager fails the futures a stop has just cancelled with
+    # InvalidStateError: that traceback alone is not printed; other errors still are.
+    from concurrent.futures import InvalidStateError
+
+    from eqrewrite.rewriter.workspace.workers import _quiet_stop
+
+    printed: list[tuple[str, type]] = []
+
+    def record(args) -> None:
+        printed.append((args.thread.name, args.exc_type))
+
+    monkeypatch.setattr(threading, "excepthook", record)
+
+    def failing(error: type[BaseException]) -> threading.Thread:
+        def run() -> None:
+            raise error("CANCELLED: <Future state=cancelled>")
+        return threading.Thread(target=run, name=f"{error.__name__}-thread")
+
+    manager = failing(InvalidStateError)
+    other_error, other_thread = failing(RuntimeError), failing(InvalidStateError)
+    with _quiet_stop(manager):
+        for thread in (manager, other_error, other_thread):
+            thread.start()
+            thread.join()
+    assert printed == [("RuntimeError-thread", RuntimeError),
+                       ("InvalidStateError-thread", InvalidStateError)]
+    assert threading.excepthook is record  # the previous hook is back

@@ -24,7 +24,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import InvalidStateError, ProcessPoolExecutor
 from typing import Any, TypeVar
 
 from . import files
@@ -117,15 +117,38 @@ class WorkerPool:
         # The executor has no public way to stop running workers; its process table is
         # the only handle on them (and is cleared by shutdown, so read it first).
         processes = list((self._executor._processes or {}).values())
+        manager = getattr(self._executor, "_executor_manager_thread", None)
         self._executor.shutdown(wait=False, cancel_futures=True)
-        for process in processes:
-            process.terminate()
-        deadline = time.monotonic() + STOP_TIMEOUT
-        for process in processes:
-            process.join(max(0.0, deadline - time.monotonic()))
-            if process.is_alive():
-                process.kill()
-                process.join()
+        with _quiet_stop(manager):
+            for process in processes:
+                process.terminate()
+            deadline = time.monotonic() + STOP_TIMEOUT
+            for process in processes:
+                process.join(max(0.0, deadline - time.monotonic()))
+                if process.is_alive():
+                    process.kill()
+                    process.join()
+            if manager is not None:
+                manager.join(max(0.0, deadline - time.monotonic()))
+
+
+@contextlib.contextmanager
+def _quiet_stop(manager: threading.Thread | None) -> Iterator[None]:
+    """While the pool stops: the executor's manager thread, seeing its workers gone, fails
+    every pending future, and on CPython before 3.12 that raises ``InvalidStateError`` on
+    the futures the stop has just cancelled, a traceback printed in the middle of a clean
+    stop. That one error of that one thread is not printed; anything else is."""
+    previous = threading.excepthook
+
+    def hook(args: Any) -> None:
+        if not (args.thread is manager and args.exc_type is InvalidStateError):
+            previous(args)
+
+    threading.excepthook = hook
+    try:
+        yield
+    finally:
+        threading.excepthook = previous
 
 
 def _start_worker(main: int, direct: bool, initializer: Callable[..., None],
