@@ -30,6 +30,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from functools import cache, cached_property
 from types import ModuleType
+from typing import TypeVar, cast
 
 from ..analysis.facts import ModuleFacts
 from ..analysis.guards import GuardContext, is_pure
@@ -37,6 +38,8 @@ from ..analysis.inference import TENSOR
 from ..syntax.enums import Level, ValueKind
 from ..syntax.nodes import children, walk_in_order
 from ..syntax.pattern import Bindings, NodeKey
+
+T = TypeVar("T")
 
 
 class KindError(ValueError):
@@ -165,6 +168,24 @@ class KindContext:
         """Parent of every node in the enclosing function (computed once per function)."""
         return _parents_of(self.function)
 
+    def module_walk(self) -> list[ast.AST]:
+        """Every node of the module, walked once per matcher run (a proof about every use
+        of a name in the file: ``numpy_flag``)."""
+        return _walked(self.facts.tree)
+
+    def module_parents(self) -> dict[ast.AST, ast.AST]:
+        """Parent of every node of the module, computed once per matcher run."""
+        return _parents_of(self.facts.tree)
+
+    def module_memo(self, key: str, compute: Callable[[], T]) -> T:
+        """``compute()`` once per module, key and matcher run: a table a kind derives
+        from the whole module (dropped with the module's other tables, ``forget_module``,
+        since its body may be spliced between runs)."""
+        memo = _MEMOS.setdefault(self.facts.tree, {})
+        if key not in memo:
+            memo[key] = compute()
+        return cast(T, memo[key])
+
     def assignments(self, name: str) -> list[ast.Assign]:
         """The statements ``... = name = ... = value`` of the enclosing function that bind
         ``name`` as one of their whole targets, in ``walk()`` order; indexed once per
@@ -190,12 +211,13 @@ _BINDERS: weakref.WeakKeyDictionary[ast.AST, dict[str, list[ast.AST]]] = (
 _ASSIGNMENTS: weakref.WeakKeyDictionary[ast.AST, dict[str, list[ast.Assign]]] = (
     weakref.WeakKeyDictionary())
 _ASSUMABLE: weakref.WeakKeyDictionary[ast.AST, tuple[str, ...]] = weakref.WeakKeyDictionary()
+_MEMOS: weakref.WeakKeyDictionary[ast.AST, dict[str, object]] = weakref.WeakKeyDictionary()
 
 
 def forget_module(tree: ast.Module) -> None:
     """Drop what is kept of ``tree``'s top-level code: a matcher run over it starts (its
     body may have been spliced since the last)."""
-    for kept in (_WALKS, _PARENTS, _BINDERS, _ASSIGNMENTS):
+    for kept in (_WALKS, _PARENTS, _BINDERS, _ASSIGNMENTS, _MEMOS):
         kept.pop(tree, None)
 
 

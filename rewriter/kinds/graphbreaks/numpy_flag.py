@@ -34,18 +34,12 @@ tell them apart): the rule's safety note says so.
 from __future__ import annotations
 
 import ast
-import weakref
 
 from ...syntax.enums import Level
 from .. import Kind, KindContext, Proposal
 from ..attributes import enclosing_class, owner_attribute, owns_plain_attribute
 
 _TRUTH_OWNERS = (ast.If, ast.While, ast.IfExp, ast.Assert)
-
-# Per module tree: parent of every node, and the names NumPy values are stored under.
-_PARENTS: weakref.WeakKeyDictionary[ast.AST, dict[ast.AST, ast.AST]] = (
-    weakref.WeakKeyDictionary())
-_NUMPY_NAMES: weakref.WeakKeyDictionary[ast.AST, frozenset[str]] = weakref.WeakKeyDictionary()
 
 
 class NumpyFlag(Kind):
@@ -69,12 +63,11 @@ class NumpyFlag(Kind):
                 or function.name != "__init__" or _plain_already(value)):
             return None
         if context.facts.imports.local_name_of("numpy") is None or not (
-                _refers_to(value, context)
-                                 or target.attr in _numpy_names(context)):
+                _refers_to(value, context) or target.attr in _numpy_names(context)):
             return None
         if not owns_plain_attribute(cls, target.attr):
             return None
-        if not _only_truth_tested(target.attr, cls, function, context.facts.tree):
+        if not _only_truth_tested(target.attr, cls, function, context):
             context.note(f"`self.{target.attr}` may hold a NumPy scalar (a tensor to Dynamo), "
                          "but a read in this file does more than test its truth, or it is "
                          "stored elsewhere: left as it is")
@@ -84,8 +77,8 @@ class NumpyFlag(Kind):
 
 
 def _plain_already(value: ast.expr) -> bool:
-    """A constant (``True``, ``None``, ``0``), a ``bool(...)`` call, a comparison of
-    constants or an already rewritten store: nothing NumPy can reach."""
+    """A constant (``True``, ``None``, ``0``), a ``bool(...)`` call or an already rewritten
+    store: nothing NumPy can reach."""
     if isinstance(value, ast.Constant):
         return True
     return isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and (
@@ -104,27 +97,25 @@ def _refers_to(node: ast.AST, context: KindContext) -> bool:
 def _numpy_names(context: KindContext) -> frozenset[str]:
     """Names the module assigns (``name = ...``) or passes (``name=...``) a value that reads
     NumPy: where a flag handed to a constructor comes from."""
-    tree = context.facts.tree
-    found = _NUMPY_NAMES.get(tree)
-    if found is None:
-        names: set[str] = set()
-        for n in ast.walk(tree):
+    def names() -> frozenset[str]:
+        found: set[str] = set()
+        for n in context.module_walk():
             if isinstance(n, ast.Assign) and _refers_to(n.value, context):
-                names.update(t.id for t in n.targets if isinstance(t, ast.Name))
+                found.update(t.id for t in n.targets if isinstance(t, ast.Name))
             elif isinstance(n, ast.keyword) and n.arg and _refers_to(n.value, context):
-                names.add(n.arg)
-        found = _NUMPY_NAMES[tree] = frozenset(names)
-    return found
+                found.add(n.arg)
+        return frozenset(found)
+    return context.module_memo("numpy_flag.names", names)
 
 
 def _only_truth_tested(name: str, cls: ast.ClassDef, init: ast.FunctionDef,
-                       tree: ast.AST) -> bool:
+                       context: KindContext) -> bool:
     """Whether every attribute ``name`` of the module is stored only as ``self.name = ...``
     directly in ``init`` and loaded only where its truth is tested, at least once in another
     method of ``cls``; and no string in the module spells ``name``."""
-    parents = _parents(tree)
+    parents = context.module_parents()
     read_in_class = False
-    for node in ast.walk(tree):
+    for node in context.module_walk():
         if isinstance(node, ast.Constant) and node.value == name:
             return False
         if not (isinstance(node, ast.Attribute) and node.attr == name):
@@ -163,10 +154,3 @@ def _method_of(node: ast.AST, parents: dict[ast.AST, ast.AST]) -> ast.AST | None
             return node
     return None
 
-
-def _parents(tree: ast.AST) -> dict[ast.AST, ast.AST]:
-    found = _PARENTS.get(tree)
-    if found is None:
-        found = _PARENTS[tree] = {child: parent for parent in ast.walk(tree)
-                                  for child in ast.iter_child_nodes(parent)}
-    return found
