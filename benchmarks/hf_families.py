@@ -17,6 +17,7 @@ import hf_configs as cfg
 import hf_diffusers as hfd
 import hf_inputs as hfi
 import hf_models as hfm
+import hf_recipes as recipes
 import hf_workers as hfw
 
 BATCH = hfm.BATCH
@@ -69,13 +70,15 @@ def build_transformers(tf: Any, family: str, variant: str, device: str = "cpu"
     errors = []
     for layers, sizes in ((True, True), (False, True), (True, False)):
         try:
-            config = tf.AutoConfig.for_model(family, **cfg.shrink(
-                default, layers=layers, mrope=_reads(tf, family, "mrope_section"), sizes=sizes))
+            changes = cfg.shrink(default, layers=layers, sizes=sizes,
+                                 mrope=_reads(tf, family, "mrope_section"))
+            config = tf.AutoConfig.for_model(family, **recipes.configured(family, default,
+                                                                          changes))
             if not sizes:
                 _check_default_sized(auto, config, options)
             torch_seed()
             model = auto.from_config(config, **options).eval().to(device)
-            for label, make in _tries(model, config, variant):
+            for label, make in _tries(family, model, config, variant):
                 try:
                     kwargs = _on(_with_optional_inputs(make(), model, config), device)
                     fn, kwargs = (hfm._decode_step(model, True, kwargs, device)
@@ -110,11 +113,18 @@ def _check_default_sized(auto: Any, config: Any, options: dict) -> None:
                          f"{DEFAULT_SIZED_LIMIT / 1e6:.0f}M a case may build")
 
 
-def _tries(model: Any, config: Any, variant: str) -> list[tuple[str, Callable[[], dict]]]:
-    """The input candidates in the order tried (``hf_inputs.candidates``), then, for a
-    forward that takes ``use_cache``, each again without a cache: a hybrid model whose
-    default config holds no attention layer cannot start a cache."""
-    tries = hfi.candidates(model, config)
+def _tries(family: str, model: Any, config: Any, variant: str
+           ) -> list[tuple[str, Callable[[], dict]]]:
+    """The input candidates in the order tried (the family's recipe, then
+    ``hf_inputs.candidates``, which may know no shape for a main input the recipe makes),
+    then, for a forward that takes ``use_cache``, each again without a cache: a hybrid model
+    whose default config holds no attention layer cannot start a cache."""
+    tries = recipes.candidates(family, model, config)
+    try:
+        tries += hfi.candidates(model, config)
+    except ValueError:
+        if not tries:
+            raise
     if variant == "decode" or "use_cache" not in inspect.signature(model.forward).parameters:
         return tries
     return tries + [(f"{label}, use_cache=False", partial(_no_cache, make))

@@ -1,0 +1,80 @@
+"""What the generic builder of ``hf_generality.py`` cannot read from a family's config: a
+recipe per family, as a model's own test suite keeps a tester per model.
+
+``hf_configs.shrink`` and ``hf_inputs.candidates`` derive a tiny config and its inputs from
+the config alone; a few families tie sizes in ways no config field states (a vocoder's
+upsampling to the feature extractor's hop, a time-series model's prediction length), take
+inputs no parameter name describes (SegGPT's prompts, TimesFM's frequencies), or name a
+default that does not validate. A recipe states that knowledge once, with why:
+
+* ``config``: values set on the shrunk config (``merged``: a sub-config's dict is merged
+  key by key, so a recipe names only what it changes), on every rung the builder tries;
+* ``inputs(model, config)``: the forward's keyword inputs, tried before the generic
+  candidates (which still follow, should the recipe's not run).
+
+Recipes are grouped by modality, one module each; a family has at most one recipe.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from functools import partial
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Recipe:
+    """A family's config changes and inputs, and why the generic builder needs them."""
+
+    why: str
+    config: Mapping[str, Any] = field(default_factory=dict)
+    inputs: Callable[[Any, Any], dict] | None = None
+
+
+def merged(values: Mapping[str, Any], changes: Mapping[str, Any]) -> dict[str, Any]:
+    """``values`` with ``changes`` set: where both hold a dict (a sub-config), merged key by
+    key, recursively; anything else replaced."""
+    out = dict(values)
+    for key, value in changes.items():
+        if isinstance(value, Mapping) and isinstance(out.get(key), Mapping):
+            out[key] = merged(out[key], value)
+        else:
+            out[key] = value
+    return out
+
+
+def _collect() -> dict[str, Recipe]:
+    """Every group's recipes; a family named by two groups is an error."""
+    from hf_recipes import audio, multimodal, text, vision
+
+    found: dict[str, Recipe] = {}
+    for group in (audio, multimodal, text, vision):
+        for family, recipe in group.RECIPES.items():
+            if family in found:
+                raise ValueError(f"family {family!r} has two recipes ({group.__name__})")
+            found[family] = recipe
+    return found
+
+
+RECIPES = _collect()
+
+
+def configured(family: str, default: Mapping[str, Any], changes: Mapping[str, Any]
+               ) -> dict[str, Any]:
+    """The changes to ``family``'s ``default`` config (``hf_configs.shrink``'s) with its
+    recipe's set too (unchanged if it has none); a sub-config the shrinker left alone is
+    merged into from the default, so the recipe's few keys do not replace it."""
+    recipe = RECIPES.get(family)
+    if recipe is None:
+        return dict(changes)
+    base = {key: changes.get(key, default.get(key)) for key in recipe.config}
+    return {**changes, **merged(base, recipe.config)}
+
+
+def candidates(family: str, model: Any, config: Any) -> list[tuple[str, Callable[[], dict]]]:
+    """The recipe's inputs as a builder candidate (none if the family has no recipe inputs)."""
+    recipe = RECIPES.get(family)
+    if recipe is None or recipe.inputs is None:
+        return []
+    return [("recipe", partial(recipe.inputs, model, config))]
