@@ -553,3 +553,58 @@ def test_diffusers_layouts_signal_length_and_widths():
     assert hfd.embedding_width(config, "proj_embedding") == 40
     assert hfd.main_channels({"in_channels": 3, "latent_channels": 16}, "z") == 16
     assert hfd.main_channels({"in_channels": 3, "latent_channels": 16}, "sample") == 3
+
+
+def test_recipes_merge_sub_configs_key_by_key_and_come_before_the_generic_inputs():
+    recipes = gen.fam.recipes
+    assert recipes.merged({"a": 1, "vision": {"x": 1, "y": 2}}, {"vision": {"y": 3}, "b": [1]}
+                          ) == {"a": 1, "vision": {"x": 1, "y": 3}, "b": [1]}
+    # A recipe's sub-config keys merge into the shrunk sub-config, or into the default's
+    # where the shrinker left it alone: never a sub-config of the recipe's keys alone.
+    recipe = recipes.Recipe("why", config={"vision": {"y": 3}, "top": 5},
+                            inputs=lambda model, config: {"x": config})
+    default = {"vision": {"model_type": "v", "x": 1, "y": 2}, "top": 1, "other": 7}
+    try:
+        recipes.RECIPES["fam_x"] = recipe
+        assert recipes.configured("fam_x", default, {}) == {
+            "vision": {"model_type": "v", "x": 1, "y": 3}, "top": 5}
+        assert recipes.configured("fam_x", default, {"vision": {"model_type": "v", "x": 0,
+                                                                "y": 2}, "other": 3}) == {
+            "vision": {"model_type": "v", "x": 0, "y": 3}, "top": 5, "other": 3}
+        [(label, make)] = recipes.candidates("fam_x", None, "cfg")
+        assert (label, make()) == ("recipe", {"x": "cfg"})
+    finally:
+        del recipes.RECIPES["fam_x"]
+    assert recipes.configured("fam_x", default, {"top": 2}) == {"top": 2}
+    assert recipes.candidates("fam_x", None, None) == []
+    # Every recipe says why, and a family has at most one.
+    assert all(r.why.strip() for r in recipes.RECIPES.values())
+
+
+def test_a_family_with_recipe_inputs_builds_where_no_generic_shape_exists(monkeypatch):
+    def generic(model, config):
+        raise ValueError("main input 'x': no generic shape")
+
+    monkeypatch.setattr(gen.fam.hfi, "candidates", generic)
+    monkeypatch.setitem(gen.fam.recipes.RECIPES, "fam_y", gen.fam.recipes.Recipe(
+        "why", inputs=lambda model, config: {"x": 1}))
+
+    class Model:
+        def forward(self, x):
+            return x
+
+    [(label, make)] = gen.fam._tries("fam_y", Model(), None, "forward")
+    assert (label, make()) == ("recipe", {"x": 1})
+    with pytest.raises(ValueError, match="no generic shape"):
+        gen.fam._tries("fam_z", Model(), None, "forward")
+
+
+def test_a_family_named_by_two_recipe_groups_is_an_error():
+    from types import SimpleNamespace
+
+    recipes = gen.fam.recipes
+    one = SimpleNamespace(__name__="one", RECIPES={"a": recipes.Recipe("x")})
+    two = SimpleNamespace(__name__="two", RECIPES={"a": recipes.Recipe("y")})
+    assert list(recipes.collect([one])) == ["a"]
+    with pytest.raises(ValueError, match="'a' has two recipes"):
+        recipes.collect([one, two])

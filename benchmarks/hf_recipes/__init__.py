@@ -17,7 +17,7 @@ Recipes are grouped by modality, one module each; a family has at most one recip
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
@@ -44,12 +44,10 @@ def merged(values: Mapping[str, Any], changes: Mapping[str, Any]) -> dict[str, A
     return out
 
 
-def _collect() -> dict[str, Recipe]:
-    """Every group's recipes; a family named by two groups is an error."""
-    from hf_recipes import audio, multimodal, text, vision
-
+def collect(groups: Iterable[Any]) -> dict[str, Recipe]:
+    """The recipes of every group module; a family named by two groups is an error."""
     found: dict[str, Recipe] = {}
-    for group in (audio, multimodal, text, vision):
+    for group in groups:
         for family, recipe in group.RECIPES.items():
             if family in found:
                 raise ValueError(f"family {family!r} has two recipes ({group.__name__})")
@@ -57,7 +55,14 @@ def _collect() -> dict[str, Recipe]:
     return found
 
 
-RECIPES = _collect()
+def _groups() -> tuple[Any, ...]:
+    """The group modules (imported here: each imports Recipe from this package)."""
+    from hf_recipes import audio, multimodal, text, vision
+
+    return audio, multimodal, text, vision
+
+
+RECIPES = collect(_groups())
 
 
 def configured(family: str, default: Mapping[str, Any], changes: Mapping[str, Any]
