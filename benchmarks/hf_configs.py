@@ -34,8 +34,10 @@ _CAPS: dict[str, int] = {
                      "max_target_positions"), POSITIONS),
     **dict.fromkeys(("num_experts", "num_local_experts", "n_routed_experts", "moe_num_experts"),
                     EXPERTS),
-    **dict.fromkeys(("num_experts_per_tok", "moe_topk", "num_selected_experts"), TOP_K),
-    **dict.fromkeys(("n_group", "topk_group"), 1),  # expert groups must divide the experts
+    **dict.fromkeys(("num_experts_per_tok", "num_experts_per_token", "moe_topk", "moe_k",
+                     "num_selected_experts"), TOP_K),
+    # Expert groups must divide the experts.
+    **dict.fromkeys(("n_group", "num_expert_group", "topk_group"), 1),
     # Multi-head latent attention (DeepSeek-V2 and after): its own head sizes and ranks.
     **dict.fromkeys(("qk_rope_head_dim", "qk_nope_head_dim"), HEAD_DIM // 2),
     **dict.fromkeys(("v_head_dim", "kv_lora_rank", "rotary_dim"), HEAD_DIM),
@@ -171,7 +173,8 @@ def shrink(values: Mapping[str, Any], spare: dict[int, int] | None = None,
 _KV_KEYS = ("num_key_value_heads", "num_kv_heads", "multi_query_group_num")
 _HEAD_KEYS = ("num_attention_heads", "num_heads", "n_head", "n_heads")
 _EXPERT_KEYS = ("num_experts", "num_local_experts", "n_routed_experts", "moe_num_experts")
-_TOP_K_KEYS = ("num_experts_per_tok", "moe_topk", "num_selected_experts")
+_TOP_K_KEYS = ("num_experts_per_tok", "num_experts_per_token", "moe_topk", "moe_k",
+               "num_selected_experts")
 _WIDTH_KEYS = ("hidden_size", "d_model", "n_embd", "embed_dim")
 
 

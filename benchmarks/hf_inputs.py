@@ -236,8 +236,9 @@ def main_candidates(name: str, config: Any, params: Iterable[str]) -> list[dict]
     """Candidate values of the main input ``name``; ValueError if none is known."""
     import torch
 
-    if name == "input_ids":
-        ids = token_ids(special_ids(config.to_dict()))
+    if name == "input_ids":  # within a vocabulary smaller than the tiny one (ESM's 33)
+        ids = token_ids(special_ids(config.to_dict()), min(VOCAB, field(config, "vocab_size",
+                                                                      VOCAB)))
         return [{"input_ids": ids, "attention_mask": torch.ones(BATCH, SEQ, dtype=torch.long)}]
     if name in ("pixel_values", "pixel_values_videos", "pixel_values_images") or (
             name == "hidden_states" and params & {"grid_thw", "image_grid_thw"}):

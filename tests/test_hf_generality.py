@@ -62,6 +62,12 @@ def test_shrink_caps_sizes_and_nested_sub_configs():
     assert text["hidden_size"] == text["num_attention_heads"] * text["head_dim"]
     assert text["layer_types"] == ["full", "full"]
     assert (text["num_local_experts"], text["num_experts_per_tok"]) == (4, 2)
+    # Other spellings of the top-k and of the expert groups (Kimi-Linear, Bailing, ERNIE-4.5):
+    # 8 of 256 experts in 8 groups would be 8 of 4 experts in groups of none.
+    other = cfg.shrink({"num_experts": 256, "num_experts_per_token": 8, "moe_k": 6,
+                        "num_expert_group": 8, "topk_group": 4})
+    assert other == {"num_experts": 4, "num_experts_per_token": 2, "moe_k": 2,
+                     "num_expert_group": 1, "topk_group": 1}
     assert text["vision_config"]["image_size"] == cfg.IMAGE
     assert text["vision_config"]["num_layers"] == cfg.LAYERS
     # Special ids move below the vocabulary, distinct ones to distinct ids.
@@ -608,3 +614,15 @@ def test_a_family_named_by_two_recipe_groups_is_an_error():
     assert list(recipes.collect([one])) == ["a"]
     with pytest.raises(ValueError, match="'a' has two recipes"):
         recipes.collect([one, two])
+
+
+def test_token_ids_stay_within_a_vocabulary_smaller_than_the_tiny_one():
+    from types import SimpleNamespace
+
+    hfi = gen.fam.hfi
+    small = SimpleNamespace(vocab_size=33, to_dict=lambda: {"pad_token_id": 1})
+    [candidate] = hfi.main_candidates("input_ids", small, set())
+    ids = candidate["input_ids"]
+    assert int(ids.max()) < 33 and 1 not in ids.tolist()[0] + ids.tolist()[1]
+    large = SimpleNamespace(vocab_size=50000, to_dict=lambda: {})
+    assert int(hfi.main_candidates("input_ids", large, set())[0]["input_ids"].max()) >= 33
