@@ -28,11 +28,12 @@ DYNAMO_ONLY = "fails under Dynamo only"
 
 def _with_optional_inputs(kwargs: dict, model: Any, config: Any) -> dict:
     """``kwargs`` less an attention mask the forward does not take, plus decoder ids for an
-    encoder-decoder model."""
+    encoder-decoder model where they have none."""
     params = inspect.signature(model.forward).parameters
     if "attention_mask" in kwargs and "attention_mask" not in params:
         kwargs = {k: v for k, v in kwargs.items() if k != "attention_mask"}
-    if getattr(config, "is_encoder_decoder", False) and "decoder_input_ids" in params:
+    if (getattr(config, "is_encoder_decoder", False) and "decoder_input_ids" in params
+            and "decoder_input_ids" not in kwargs):  # a recipe's (Dia's codes) are kept
         ids = hfi.token_ids(hfi.special_ids(config.to_dict()))
         kwargs = {**kwargs, "decoder_input_ids": ids.flip(1)}
     return kwargs
