@@ -77,8 +77,9 @@ def build_transformers(tf: Any, family: str, variant: str, device: str = "cpu"
                                                                           changes))
             if not sizes:
                 _check_default_sized(auto, config, options)
+            builder, config = _model_builder(auto, config)
             torch_seed()
-            model = auto.from_config(config, **options).eval().to(device)
+            model = builder(config, **options).eval().to(device)
             for label, make in _tries(family, model, config, variant):
                 try:
                     kwargs = _on(_with_optional_inputs(make(), model, config), device)
@@ -97,6 +98,19 @@ def build_transformers(tf: Any, family: str, variant: str, device: str = "cpu"
         except Exception as error:  # the next config may build
             errors.append(error)
     raise errors[0]
+
+
+def _model_builder(auto: Any, config: Any) -> tuple[Callable[..., Any], Any]:
+    """How the model is built and from which config: the auto class from the family's, or
+    where the model class the family maps to declares a sub-config's class (MusicGen's
+    decoder), that class from that sub-config (the auto class refuses both)."""
+    model_class = auto._model_mapping[type(config)]
+    wanted = getattr(model_class, "config_class", None)
+    if wanted is not None and not isinstance(config, wanted):
+        for name in getattr(config, "sub_configs", {}):
+            if isinstance(getattr(config, name, None), wanted):
+                return model_class._from_config, getattr(config, name)
+    return auto.from_config, config
 
 
 # Parameters a default-widths model may have (float32: 1 GB), counted on the meta device.

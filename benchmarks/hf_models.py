@@ -304,7 +304,9 @@ def _decode_step(module: Any, text: bool, kwargs: dict, device: str = "cpu",
         if extra > 0:
             crop(-extra)
 
-    token = torch.randint(2, 128, (BATCH, 1), generator=torch.Generator().manual_seed(7)
+    # One token per row of the prefill's ids (MusicGen's rows are batch x codebooks).
+    rows = kwargs["input_ids"].shape[0] if "input_ids" in kwargs else BATCH
+    token = torch.randint(2, 128, (rows, 1), generator=torch.Generator().manual_seed(7)
                           ).to(device)
     if text:
         def step(input_ids, attention_mask):

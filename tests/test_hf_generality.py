@@ -626,3 +626,35 @@ def test_token_ids_stay_within_a_vocabulary_smaller_than_the_tiny_one():
     assert int(ids.max()) < 33 and 1 not in ids.tolist()[0] + ids.tolist()[1]
     large = SimpleNamespace(vocab_size=50000, to_dict=lambda: {})
     assert int(hfi.main_candidates("input_ids", large, set())[0]["input_ids"].max()) >= 33
+
+
+def test_a_model_declaring_a_sub_configs_class_is_built_from_that_sub_config():
+    class Decoder:
+        pass
+
+    class Family:
+        sub_configs = {"text_encoder": object, "decoder": Decoder}
+
+        def __init__(self):
+            self.text_encoder, self.decoder = object(), Decoder()
+
+    class Model:
+        config_class = Decoder
+
+        @classmethod
+        def _from_config(cls, config, **options):
+            return ("built", config)
+
+    class Auto:
+        _model_mapping = {Family: Model}
+
+        @staticmethod
+        def from_config(config, **options):
+            return ("auto", config)
+
+    family = Family()
+    build, config = gen.fam._model_builder(Auto, family)
+    assert config is family.decoder and build(config) == ("built", family.decoder)
+    Model.config_class = Family  # the usual case: the auto class builds from the family's
+    build, config = gen.fam._model_builder(Auto, family)
+    assert config is family and build(config) == ("auto", family)

@@ -119,6 +119,16 @@ def _kyutai_stt(model: Any, config: Any) -> dict:
     return {"input_ids": ids, "attention_mask": torch.ones(BATCH, SEQ, dtype=torch.long)}
 
 
+def _musicgen(model: Any, config: Any) -> dict:
+    """The decoder's audio codes, one row per sample and codebook, (B x codebooks, T), with
+    the samples' mask (the model is built from the decoder config)."""
+    import torch
+
+    codes = token_ids(special_ids(config.to_dict()), config.vocab_size,
+                      config.num_codebooks * SEQ).view(-1, SEQ)
+    return {"input_ids": codes, "attention_mask": torch.ones(BATCH, SEQ, dtype=torch.long)}
+
+
 def _muse_spark_audio(model: Any, config: Any) -> dict:
     """MuseSparkFeatureExtractor's raw audio, padded to whole tokens: SEQ x samples_per_token."""
     return {"input_values": randn(BATCH, SEQ * config.samples_per_token)}
@@ -234,6 +244,10 @@ RECIPES: dict[str, Recipe] = {
     "moonshine_streaming": Recipe("the decoder reads num_key_value_heads, which the config "
                                   "does not declare (checkpoints and tests set it)",
                                   config={"num_key_value_heads": 4}),
+    "musicgen": Recipe("the decoder's codes are one row per sample and codebook",
+                       inputs=_musicgen),
+    "musicgen_melody": Recipe("the decoder's codes are one row per sample and codebook",
+                              inputs=_musicgen),
     "muse_spark_audio": Recipe("the audio length must be a multiple of samples_per_token (the "
                                "product of the patch sizes), a property no field names",
                                inputs=_muse_spark_audio),
