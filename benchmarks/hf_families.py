@@ -80,6 +80,7 @@ def build_transformers(tf: Any, family: str, variant: str, device: str = "cpu"
             builder, config = _model_builder(auto, config)
             torch_seed()
             model = builder(config, **options).eval().to(device)
+            _check_callable(model)
             for label, make in _tries(family, model, config, variant):
                 try:
                     kwargs = _on(_with_optional_inputs(make(), model, config), device)
@@ -98,6 +99,14 @@ def build_transformers(tf: Any, family: str, variant: str, device: str = "cpu"
         except Exception as error:  # the next config may build
             errors.append(error)
     raise errors[0]
+
+
+def _check_callable(model: Any) -> None:
+    """Raise NotApplicable for a model with no forward of its own (Bark: generate only)."""
+    import torch
+
+    if type(model).forward is torch.nn.Module.forward:
+        raise hfm.NotApplicable(f"{type(model).__name__} has no forward (it only generates)")
 
 
 def _model_builder(auto: Any, config: Any) -> tuple[Callable[..., Any], Any]:

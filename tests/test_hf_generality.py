@@ -658,3 +658,14 @@ def test_a_model_declaring_a_sub_configs_class_is_built_from_that_sub_config():
     Model.config_class = Family  # the usual case: the auto class builds from the family's
     build, config = gen.fam._model_builder(Auto, family)
     assert config is family and build(config) == ("auto", family)
+
+
+def test_a_model_with_no_forward_of_its_own_is_not_applicable():
+    import torch
+
+    class GenerateOnly(torch.nn.Module):
+        pass
+
+    with pytest.raises(gen.fam.hfm.NotApplicable, match="GenerateOnly has no forward"):
+        gen.fam._check_callable(GenerateOnly())
+    gen.fam._check_callable(torch.nn.Linear(1, 1))
