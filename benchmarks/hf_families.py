@@ -77,7 +77,7 @@ def build_transformers(tf: Any, family: str, variant: str, device: str = "cpu"
                                                                           changes))
             if not sizes:
                 _check_default_sized(auto, config, options)
-            builder, config = _model_builder(auto, config)
+            builder, config = _model_builder(tf, auto, config)
             torch_seed()
             model = builder(config, **options).eval().to(device)
             _check_callable(model)
@@ -109,10 +109,15 @@ def _check_callable(model: Any) -> None:
         raise hfm.NotApplicable(f"{type(model).__name__} has no forward (it only generates)")
 
 
-def _model_builder(auto: Any, config: Any) -> tuple[Callable[..., Any], Any]:
-    """How the model is built and from which config: the auto class from the family's, or
-    where the model class the family maps to declares a sub-config's class (MusicGen's
-    decoder), that class from that sub-config (the auto class refuses both)."""
+def _model_builder(tf: Any, auto: Any, config: Any) -> tuple[Callable[..., Any], Any]:
+    """How the model is built and from which config: the auto class from the family's; the
+    model class its model type names where the auto class does not know the config's class
+    (Evolla's mapping names the model as its model type); or where the model class declares
+    a sub-config's class (MusicGen's decoder), that class from that sub-config (the auto
+    class refuses those)."""
+    if type(config) not in auto._model_mapping:
+        name = auto._model_mapping._model_mapping.get(config.model_type)
+        return getattr(tf, name)._from_config, config
     model_class = auto._model_mapping[type(config)]
     wanted = getattr(model_class, "config_class", None)
     if wanted is not None and not isinstance(config, wanted):

@@ -261,8 +261,14 @@ MODALITIES = (("image", "pixel_values"), ("video", "pixel_values_videos"),
 
 def modalities_taken(model: Any) -> list[str]:
     """The modalities the forward takes beside its main input (image, video, audio, layout)."""
-    params = set(inspect.signature(model.forward).parameters) - {model.main_input_name}
+    params = set(inspect.signature(model.forward).parameters) - set(_main_names(model))
     return sorted({modality for modality, name in MODALITIES if name in params})
+
+
+def _main_names(model: Any) -> list[str]:
+    """The model's main input names (OneFormer names two: pixel values and task inputs)."""
+    main = model.main_input_name
+    return list(main) if isinstance(main, (list, tuple)) else [main]
 
 
 def _modality_candidates(modality: str, name: str, config: Any, params: set[str]
@@ -348,7 +354,7 @@ def candidates(model: Any, config: Any) -> list[tuple[str, Callable[[], dict]]]:
     it is token ids); the main input's candidates when it is not token ids."""
     signature = inspect.signature(model.forward).parameters
     params = set(signature)
-    main = model.main_input_name
+    main = _main_names(model)[0]
     if main not in params and signature:  # e.g. a vision tower: (hidden_states, grid_thw)
         main = next(iter(signature))
     alone = main_candidates(main, config, params)
