@@ -653,11 +653,28 @@ def test_a_model_declaring_a_sub_configs_class_is_built_from_that_sub_config():
             return ("auto", config)
 
     family = Family()
-    build, config = gen.fam._model_builder(Auto, family)
+    build, config = gen.fam._model_builder(None, Auto, family)
     assert config is family.decoder and build(config) == ("built", family.decoder)
     Model.config_class = Family  # the usual case: the auto class builds from the family's
-    build, config = gen.fam._model_builder(Auto, family)
+    build, config = gen.fam._model_builder(None, Auto, family)
     assert config is family and build(config) == ("auto", family)
+
+
+def test_a_config_the_auto_class_does_not_know_is_built_by_its_model_types_class():
+    from types import SimpleNamespace
+
+    class Mapping(dict):  # the auto class's lazy mapping: config classes, and names by type
+        _model_mapping = {"evolla": "EvollaModel"}
+
+    class Model:
+        @classmethod
+        def _from_config(cls, config, **options):
+            return ("built", config)
+
+    auto = SimpleNamespace(_model_mapping=Mapping(), from_config=None)
+    config = SimpleNamespace(model_type="evolla")
+    build, found = gen.fam._model_builder(SimpleNamespace(EvollaModel=Model), auto, config)
+    assert found is config and build(config) == ("built", config)
 
 
 def test_a_model_with_no_forward_of_its_own_is_not_applicable():
@@ -669,3 +686,18 @@ def test_a_model_with_no_forward_of_its_own_is_not_applicable():
     with pytest.raises(gen.fam.hfm.NotApplicable, match="GenerateOnly has no forward"):
         gen.fam._check_callable(GenerateOnly())
     gen.fam._check_callable(torch.nn.Linear(1, 1))
+
+
+def test_a_model_naming_two_main_inputs_gets_candidates_for_the_first():
+    from types import SimpleNamespace
+
+    class TwoMain:
+        main_input_name = ["pixel_values", "task_inputs"]
+
+        def forward(self, pixel_values, task_inputs, pixel_mask=None):
+            return pixel_values
+
+    config = SimpleNamespace(to_dict=lambda: {})
+    found = gen.fam.hfi.candidates(TwoMain(), config)
+    assert found and all(label.startswith("pixel_values") for label, _ in found)
+    assert gen.fam.hfi.modalities_taken(TwoMain()) == []
