@@ -11,7 +11,9 @@ Libraries (``--library``):
   ``AutoModel.from_config`` from ``AutoConfig.for_model(model_type)`` shrunk by ``hf_configs``
   (width 64, 4 heads, 2 layers, vocabulary 128, ... nested sub-configs alike), inputs from
   ``hf_inputs.candidates`` (token ids with the images, videos, audio or boxes the forward
-  takes and their placeholder tokens, richest first; the label of the one that ran is kept).
+  takes and their placeholder tokens, richest first; the label of the one that ran is kept),
+  with a family's recipe first where it has one (``hf_recipes``: config values and inputs its
+  config does not state).
   Variants: ``forward`` for every family and, for the causal LMs
   (``MODEL_FOR_CAUSAL_LM_MAPPING_NAMES``), ``decode``: one cached step after an eager prefill;
   for the families whose experts layer can switch implementation (5.x's
