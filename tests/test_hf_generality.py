@@ -701,3 +701,11 @@ def test_a_model_naming_two_main_inputs_gets_candidates_for_the_first():
     found = gen.fam.hfi.candidates(TwoMain(), config)
     assert found and all(label.startswith("pixel_values") for label, _ in found)
     assert gen.fam.hfi.modalities_taken(TwoMain()) == []
+
+
+def test_a_recipes_values_are_copied_into_the_config():
+    change = {"layers": {"0": {"heads": 4}}, "types": ["a", "b"]}
+    out = gen.fam.recipes.merged({}, change)
+    out["types"].append("c")
+    out["layers"]["0"]["heads"] = 8
+    assert change == {"layers": {"0": {"heads": 4}}, "types": ["a", "b"]}

@@ -17,6 +17,7 @@ Recipes are grouped by modality, one module each; a family has at most one recip
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import partial
@@ -34,13 +35,13 @@ class Recipe:
 
 def merged(values: Mapping[str, Any], changes: Mapping[str, Any]) -> dict[str, Any]:
     """``values`` with ``changes`` set: where both hold a dict (a sub-config), merged key by
-    key, recursively; anything else replaced."""
+    key, recursively; anything else replaced by a copy of the change."""
     out = dict(values)
     for key, value in changes.items():
         if isinstance(value, Mapping) and isinstance(out.get(key), Mapping):
             out[key] = merged(out[key], value)
-        else:
-            out[key] = value
+        else:  # a copy: config classes may change what they are given in place
+            out[key] = copy.deepcopy(value)
     return out
 
 
