@@ -84,11 +84,13 @@ def build_transformers(tf: Any, family: str, variant: str, device: str = "cpu"
             for label, make in _tries(family, model, config, variant):
                 try:
                     kwargs = _on(_with_optional_inputs(make(), model, config), device)
+                    given = hfi.modalities_given(model, kwargs)
                     fn, kwargs = (hfm._decode_step(model, True, kwargs, device)
                                   if variant == "decode" else (model, kwargs))
                     _runs(fn, kwargs)
                     return fn, kwargs, {"layers_capped": layers, "inputs": label,
                                         "modalities": hfi.modalities_taken(model),
+                                        "modalities_given": given,
                                         "sizes": "tiny" if sizes else "default widths"}
                 except hfm.NotApplicable:
                     raise

@@ -172,7 +172,9 @@ def _top_reasons(record: dict, count: int = 3) -> list[str]:
 def _missing_modalities(record: dict) -> list[str]:
     """The modalities a measured case's forward takes that its inputs did not hold (a
     vision-language model run on text alone measures none of its vision code)."""
-    label = str(record.get("inputs", ""))
+    if "modalities_given" in record:  # what the inputs held (a recipe's label names none)
+        return [m for m in record.get("modalities", []) if m not in record["modalities_given"]]
+    label = str(record.get("inputs", ""))  # a record of an earlier run: the label says
     return [] if "+" in label else [m for m in record.get("modalities", []) if m not in label]
 
 

@@ -265,6 +265,12 @@ def modalities_taken(model: Any) -> list[str]:
     return sorted({modality for modality, name in MODALITIES if name in params})
 
 
+def modalities_given(model: Any, kwargs: Mapping[str, Any]) -> list[str]:
+    """The modalities the forward takes beside its main input that ``kwargs`` hold."""
+    held = {modality for modality, name in MODALITIES if name in kwargs}
+    return sorted(held & set(modalities_taken(model)))
+
+
 def _main_names(model: Any) -> list[str]:
     """The model's main input names (OneFormer names two: pixel values and task inputs)."""
     main = model.main_input_name

@@ -375,6 +375,11 @@ def test_the_report_lists_each_kind_of_unmeasured_case_apart_with_its_reason():
         "d:forward": {"error": "timeout", "stderr_tail": "x\nTimeoutError: 300 s\n"},
         "e:forward": {"breaks": 0, "inputs": "text only", "modalities": ["image"]},
         "f:forward": {"breaks": 0, "inputs": "input_ids+image", "modalities": ["image", "video"]},
+        # A recipe's label names no modality: what its inputs held does.
+        "g:forward": {"breaks": 0, "inputs": "recipe", "modalities": ["audio", "image"],
+                      "modalities_given": ["audio", "image"]},
+        "h:forward": {"breaks": 0, "inputs": "recipe", "modalities": ["audio", "image"],
+                      "modalities_given": ["image"]},
     }
     report = gen.summarize(list(orig), orig, {})
     assert report["skipped"] == {"a:forward": "ValueError: no generic shape"}
@@ -382,8 +387,9 @@ def test_the_report_lists_each_kind_of_unmeasured_case_apart_with_its_reason():
     assert report["not_applicable"] == {"c:decode": "the model returns no key/value cache"}
     assert report["errors"] == {"d:forward": "timeout: TimeoutError: 300 s"}
     # Run on text alone though it takes images; one modality fed is enough.
-    assert list(report["without_modality"]) == ["e:forward"]
-    assert sum(t["cases"] for t in report["per_split"].values()) == 2
+    assert list(report["without_modality"]) == ["e:forward", "h:forward"]
+    assert report["without_modality"]["h:forward"] == "ran as 'recipe'; takes ['audio']"
+    assert sum(t["cases"] for t in report["per_split"].values()) == 4
 
 
 # --------------------------------------------------------------------------------------------
@@ -709,3 +715,16 @@ def test_a_recipes_values_are_copied_into_the_config():
     out["types"].append("c")
     out["layers"]["0"]["heads"] = 8
     assert change == {"layers": {"0": {"heads": 4}}, "types": ["a", "b"]}
+
+
+def test_the_modalities_given_are_those_the_forward_takes_and_the_inputs_hold():
+    class VisionLanguage:
+        main_input_name = "input_ids"
+
+        def forward(self, input_ids, pixel_values=None, input_features=None):
+            return input_ids
+
+    hfi = gen.fam.hfi
+    model = VisionLanguage()
+    assert hfi.modalities_given(model, {"input_ids": 1, "pixel_values": 2}) == ["image"]
+    assert hfi.modalities_given(model, {"input_ids": 1, "bbox": 2}) == []
