@@ -43,6 +43,9 @@ _CAPS: dict[str, int] = {
     **dict.fromkeys(("v_head_dim", "kv_lora_rank", "rotary_dim"), HEAD_DIM),
     "q_lora_rank": 2 * HEAD_DIM,
     "image_size": IMAGE,
+    # Tokens an image pools to (Gemma-3's square grid): 2 x 2 divides a 64 px image's patch
+    # grid (4 x 4 at patch 14 or 16); the default 256 pools with a kernel of 0.
+    "mm_tokens_per_image": 4,
     # Object queries a detector selects with top-k over the encoder's tokens: a tiny image
     # has fewer tokens than the default 300.
     "num_queries": QUERIES,

@@ -68,6 +68,8 @@ def test_shrink_caps_sizes_and_nested_sub_configs():
                         "num_expert_group": 8, "topk_group": 4})
     assert other == {"num_experts": 4, "num_experts_per_token": 2, "moe_k": 2,
                      "num_expert_group": 1, "topk_group": 1}
+    # Gemma-3's image tokens pool the patch grid: 2 x 2 of a 64 px image's 4 x 4.
+    assert cfg.shrink({"mm_tokens_per_image": 256})["mm_tokens_per_image"] == 4
     assert text["vision_config"]["image_size"] == cfg.IMAGE
     assert text["vision_config"]["num_layers"] == cfg.LAYERS
     # Special ids move below the vocabulary, distinct ones to distinct ids.

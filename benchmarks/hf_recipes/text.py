@@ -150,11 +150,8 @@ RECIPES: dict[str, Recipe] = {
                                               "layer_types": ["full_attention"]
                                               + ["sliding_attention"] * 3}}),
     "t5gemma2_encoder": Recipe("its text layers read a dropout rate only the encoder-decoder "
-                               "config sets on them (T5Gemma2Config's default, 0), and its 256 "
-                               "image tokens pool more patches than a tiny image has (2 x 2 of "
-                               "its 4 x 4, as 16 x 16 of a 896 px image's 64 x 64)",
-                               config={"text_config": {"dropout_rate": 0.0},
-                                       "mm_tokens_per_image": 4}),
+                               "config sets on them (T5Gemma2Config's default, 0)",
+                               config={"text_config": {"dropout_rate": 0.0}}),
     "funnel": Recipe("AutoModel maps it to two classes and picks by the architectures, which "
                      "the default leaves unset (None, which it cannot iterate)",
                      config={"architectures": ["FunnelModel"]}),
