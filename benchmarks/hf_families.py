@@ -72,7 +72,7 @@ def build_transformers(tf: Any, family: str, variant: str, device: str = "cpu"
     for layers, sizes in ((True, True), (False, True), (True, False)):
         try:
             changes = cfg.shrink(default, layers=layers, sizes=sizes,
-                                 mrope=_reads(tf, family, "mrope_section"))
+                                 mrope=_reads(tf, family, "mrope_section", default))
             config = tf.AutoConfig.for_model(family, **recipes.configured(family, default,
                                                                           changes))
             if not sizes:
@@ -227,11 +227,16 @@ def _transformers_families(tf: Any) -> dict[str, tuple[str, ...]]:
             for name in sorted(modeling_auto.MODEL_MAPPING_NAMES)}
 
 
-def _reads(tf: Any, family: str, name: str) -> bool:
-    """Whether a transformers family's modeling code mentions ``name`` (read as text)."""
-    folder = Path(tf.__file__).parent / _transformers_code(tf, family)
+def _reads(tf: Any, family: str, name: str, default: dict | None = None) -> bool:
+    """Whether a transformers family's modeling code mentions ``name`` (read as text), or,
+    given its ``default`` config, the code of a model type a sub-config names (GLM-4.6V's
+    text model is GLM-4V's)."""
+    root = Path(tf.__file__).parent
+    types = [family] + [value["model_type"] for value in (default or {}).values()
+                        if cfg._is_sub_config(value)]
+    folders = {root / _transformers_code(tf, kind) for kind in types}
     return any(name in path.read_text(encoding="utf-8")
-               for path in folder.glob("modeling_*.py"))
+               for folder in folders for path in folder.glob("modeling_*.py"))
 
 
 def _switchable_experts(folder: Path) -> bool:

@@ -730,3 +730,17 @@ def test_the_modalities_given_are_those_the_forward_takes_and_the_inputs_hold():
     model = VisionLanguage()
     assert hfi.modalities_given(model, {"input_ids": 1, "pixel_values": 2}) == ["image"]
     assert hfi.modalities_given(model, {"input_ids": 1, "bbox": 2}) == []
+
+
+def test_a_family_reads_what_its_sub_configs_model_code_reads(tmp_path, monkeypatch):
+    from types import SimpleNamespace
+
+    for name, text in (("outer", "class Outer: ...\n"), ("inner", "x = mrope_section\n")):
+        (tmp_path / "models" / name).mkdir(parents=True)
+        (tmp_path / "models" / name / f"modeling_{name}.py").write_text(text)
+    tf = SimpleNamespace(__file__=str(tmp_path / "__init__.py"))
+    monkeypatch.setattr(gen.fam, "_transformers_code", lambda tf, kind: f"models/{kind}/")
+    default = {"text_config": {"model_type": "inner"}, "hidden_size": 8}
+    assert gen.fam._reads(tf, "outer", "mrope_section", default)
+    assert not gen.fam._reads(tf, "outer", "mrope_section")
+    assert not gen.fam._reads(tf, "outer", "something_else", default)

@@ -248,11 +248,6 @@ def _udop(model: Any, config: Any) -> dict:
     return {**_text(config), "bbox": layout_boxes(), "pixel_values": randn(BATCH, 3, side, side)}
 
 
-# GLM-4.1V's rotary sections (8, 12, 12 of its 32 rotary pairs), scaled to the tiny head's 8.
-_GLM4V_ROPE = {"text_config": {"rope_parameters": {"mrope_section": [2, 3, 3]}}}
-_GLM4V_WHY = ("the GLM-4V text model's code reads rotary sections with a default for a "
-              "128-wide head, which the default config leaves unset")
-
 _BLIP_WHY = ("the image token is unset in the default, and the text holds one per Q-Former "
              "query (num_query_tokens), not one per vision feature")
 
@@ -285,8 +280,6 @@ RECIPES: dict[str, Recipe] = {
         config={"text_config": {"rope_parameters": {"mrope_section": [3, 3, 2]}}}),
     "evolla": Recipe("the protein comes as a second token sequence (SaProt's), an input no "
                      "generic name covers", inputs=_evolla),
-    "glm46v": Recipe(_GLM4V_WHY, config=_GLM4V_ROPE),
-    "glmga": Recipe(_GLM4V_WHY, config=_GLM4V_ROPE),
     "granite4_vision": Recipe(
         "the Q-Former downsampling rate and the deepstack layer map are unset in the default; "
         "the pinpoints must tile the tiny image (values of the family's tests)",
