@@ -69,10 +69,10 @@ def build_transformers(tf: Any, family: str, variant: str, device: str = "cpu"
     auto = tf.AutoModelForCausalLM if variant == "decode" else tf.AutoModel
     options = {"experts_implementation": "eager"} if variant == "experts_eager" else {}
     errors = []
+    mrope = _reads(tf, family, "mrope_section", default)  # read once: files, not the rung
     for layers, sizes in ((True, True), (False, True), (True, False)):
         try:
-            changes = cfg.shrink(default, layers=layers, sizes=sizes,
-                                 mrope=_reads(tf, family, "mrope_section", default))
+            changes = cfg.shrink(default, layers=layers, sizes=sizes, mrope=mrope)
             config = tf.AutoConfig.for_model(family, **recipes.configured(family, default,
                                                                           changes))
             if not sizes:
@@ -119,7 +119,9 @@ def _model_builder(tf: Any, auto: Any, config: Any) -> tuple[Callable[..., Any],
     class refuses those)."""
     if type(config) not in auto._model_mapping:
         name = auto._model_mapping._model_mapping.get(config.model_type)
-        return getattr(tf, name)._from_config, config
+        # No class named either: the auto class raises its own error.
+        return (getattr(tf, name)._from_config, config) if name else (auto.from_config,
+                                                                       config)
     model_class = auto._model_mapping[type(config)]
     wanted = getattr(model_class, "config_class", None)
     if wanted is not None and not isinstance(config, wanted):

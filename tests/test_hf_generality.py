@@ -683,6 +683,8 @@ def test_a_config_the_auto_class_does_not_know_is_built_by_its_model_types_class
     config = SimpleNamespace(model_type="evolla")
     build, found = gen.fam._model_builder(SimpleNamespace(EvollaModel=Model), auto, config)
     assert found is config and build(config) == ("built", config)
+    unnamed = SimpleNamespace(model_type="unknown")  # the auto class raises its own error
+    assert gen.fam._model_builder(None, auto, unnamed) == (None, unnamed)
 
 
 def test_a_model_with_no_forward_of_its_own_is_not_applicable():

@@ -2,7 +2,7 @@
 recipe per family, as a model's own test suite keeps a tester per model.
 
 ``hf_configs.shrink`` and ``hf_inputs.candidates`` derive a tiny config and its inputs from
-the config alone; a few families tie sizes in ways no config field states (a vocoder's
+the config alone; some families tie sizes in ways no config field states (a vocoder's
 upsampling to the feature extractor's hop, a time-series model's prediction length), take
 inputs no parameter name describes (SegGPT's prompts, TimesFM's frequencies), or name a
 default that does not validate. A recipe states that knowledge once, with why:
