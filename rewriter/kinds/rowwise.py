@@ -75,6 +75,11 @@ class Rows:
             return self._call(node)
         return self._plain(node)
 
+    def own_call(self, func: ast.expr) -> bool:
+        """Whether a call of the module's own experts or methods (``func``) maps each row
+        on its own: taken so here, as MLP experts do (``ProvenRows`` proves it instead)."""
+        return True
+
     def _plain(self, node: ast.expr) -> bool | None:
         """An expression without rows: it must not read the route or any row, and be pure
         (the dense loop evaluates it for every expert, not only those hit)."""
@@ -129,8 +134,8 @@ class Rows:
             if any(kinds[1:]):
                 return True if qualname in ("torch.mul", "torch.add") else None
             return bool(kinds and kinds[0])
-        if qualname is None and own_callable(func, self.callables):
-            return any(kinds)  # the module's experts and methods: row-wise by assumption
+        if qualname is None and own_callable(func, self.callables) and self.own_call(func):
+            return any(kinds)
         if not any(kinds):
             return self._plain(node)
         return None
