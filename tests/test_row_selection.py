@@ -130,3 +130,44 @@ def test_a_module_stored_from_outside_is_not_taken_row_wise():
     result = rewrite_source(source, RULES, RewriteOptions(scope=frozenset({"everywhere"})))
     assert result.text == source
     assert any("is not proven row-wise" in note.message for note in result.notes)
+
+
+ONE_STATEMENT = textwrap.dedent('''
+    import torch
+    from torch import nn
+
+
+    class TaskHeads(nn.Module):
+        def __init__(self, width, tasks):
+            super().__init__()
+            self.heads = nn.ModuleList([nn.Linear(width, width) for _ in range(tasks)])
+
+        def forward(self, x: torch.Tensor, task: torch.Tensor):
+            out = x.clone()
+            for t in range(len(self.heads)):
+                out[task == t] = self.heads[t](x[task == t]).relu()
+            return out
+''')
+
+
+@pytest.mark.parametrize("tasks", [3, 6])
+def test_the_one_statement_form_traces_whole_within_the_bound_only(tasks):
+    text = rewrite_source(ONE_STATEMENT, RULES, RewriteOptions()).text
+    assert "_eqrw_rows_where(out, task == t, self.heads[t](x).relu())" in text
+    modules = []
+    for source in (ONE_STATEMENT, text):
+        namespace: dict = {}
+        exec(compile(source, "<module>", "exec"), namespace)
+        torch.manual_seed(0)
+        modules.append(namespace["TaskHeads"](8, tasks))
+    original, rewritten = modules
+    inputs = (torch.randn(7, 8), torch.tensor([0, 1, 2, 0, 1, 2, 9]))
+    with torch.no_grad():
+        expected = original(*inputs)
+        assert torch.equal(rewritten(*inputs), expected)
+        breaks = _breaks(rewritten, inputs)
+        assert breaks == ((0, 0) if tasks <= 4 else _breaks(original, inputs))
+        assert _breaks(original, inputs) != (0, 0)
+        torch._dynamo.reset()
+        torch.testing.assert_close(torch.compile(rewritten, backend="aot_eager")(*inputs),
+                                   expected)

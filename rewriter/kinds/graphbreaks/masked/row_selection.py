@@ -11,6 +11,15 @@ of a loop, without a dynamic shape.
         out_rows = self.adapters[key](rows)
         new[... if D else mask] = _eqrw_rows_where(new, mask, out_rows) if D else out_rows
 
+or in one statement (a row-wise value whose rows are all selections of one source, with a
+call of the module's own submodule: elementwise values are mask-scatter's)::
+
+    for t in range(len(self.heads)):
+        out[task == t] = self.heads[t](x[task == t])
+                  ->
+        out[... if D else task == t] = _eqrw_rows_where(out, task == t, self.heads[t](x)) \
+            if D else self.heads[t](x[task == t])
+
 ``hidden[mask]`` has a data-dependent number of rows (a graph break). When every statement
 from the selection to the write is a row-wise computation of the selected rows, running it on
 every row and keeping the selected ones with ``torch.where`` gives the same rows. ``D`` is
@@ -58,11 +67,14 @@ invariant, as on CPU in our measurements); a non-finite value in a row left out 
 from __future__ import annotations
 
 import ast
+import copy
+from collections.abc import Callable
+from typing import cast
 
 from ....syntax.enums import Level
 from ....syntax.pattern import same_tree
 from ... import Kind, KindContext, Proposal
-from ...rowwise import Rows
+from ...rowwise import Rows, own_callable
 from .mask_scatter import _mask_of_index, _simple
 
 _MAX_FACTOR = "4"
@@ -77,7 +89,8 @@ _DEPTH = 4  # classes resolved through at most this many levels of submodules
 
 
 class RowSelection(Kind):
-    """``sel = src[mask]``; row-wise assignments; ``out[mask] = value``, in a loop body."""
+    """``sel = src[mask]``; row-wise assignments; ``out[mask] = value``, in a loop body (or
+    ``out[mask] = f(src[mask])`` alone)."""
 
     name = "row_selection"
     node_types = (ast.Assign,)
@@ -90,6 +103,8 @@ class RowSelection(Kind):
             return None
         target = node.targets[0]
         if isinstance(target, ast.Subscript):
+            if _selection_before(node, context) is None:
+                return _one_statement(node, context)
             chain = _chain_ending(node, context)
         elif isinstance(target, ast.Name) and isinstance(node.value, ast.Subscript):
             chain = _chain_from(node, context)
@@ -98,11 +113,9 @@ class RowSelection(Kind):
         if chain is None:
             return None
         selection, write, loop = chain
-        sized = _sized(loop.iter)
-        assert sized is not None
-        # Spelled out: a binding must lie in the statement edited (names and attribute
-        # chains of the other statement and the loop's header do not; they are pure).
-        rounds = f"lambda: len({ast.unparse(sized)}), {_MAX_FACTOR}"
+        # Spelled out: a binding must lie in the statement edited (the names and attribute
+        # chains of the other statement do not; they are pure).
+        rounds = _rounds(loop)
         select = selection.value
         assert isinstance(select, ast.Subscript)
         out = write.targets[0]
@@ -143,8 +156,10 @@ def _chain_from(selection: ast.Assign, context: KindContext) -> _Chain | None:
     return None
 
 
-def _chain_ending(write: ast.Assign, context: KindContext) -> _Chain | None:
-    """The chain a write statement ends, when proven."""
+def _selection_before(write: ast.Assign, context: KindContext) -> ast.Assign | None:
+    """The selection statement a write back ends a chain of: the nearest statement before it
+    in its loop's body selecting through the write's index, with only single-name
+    assignments between."""
     loop = context.parents.get(write)
     if not isinstance(loop, ast.For) or write not in loop.body:
         return None
@@ -156,8 +171,73 @@ def _chain_ending(write: ast.Assign, context: KindContext) -> _Chain | None:
             return None
         value = statement.value
         if isinstance(value, ast.Subscript) and same_tree(value.slice, target.slice):
-            return _proven(statement, write, loop, context)
+            return statement
     return None
+
+
+def _chain_ending(write: ast.Assign, context: KindContext) -> _Chain | None:
+    """The chain a write statement ends, when proven."""
+    selection = _selection_before(write, context)
+    loop = context.parents.get(write)
+    if selection is None or not isinstance(loop, ast.For):
+        return None
+    return _proven(selection, write, loop, context)
+
+
+def _one_statement(write: ast.Assign, context: KindContext) -> Proposal | None:
+    """``out[mask] = f(src[mask])`` in a loop's body, ``f`` row-wise in the selections (all of
+    one source): traced densely, ``f(src)`` kept through ``torch.where``."""
+    loop = context.parents.get(write)
+    out = write.targets[0]
+    assert isinstance(out, ast.Subscript)
+    if not isinstance(loop, ast.For) or write not in loop.body:
+        return None
+    selections = [n for n in ast.walk(write.value)
+                  if isinstance(n, ast.Subscript) and same_tree(n.slice, out.slice)]
+    # Without a call of the module's own submodules the value is elementwise or nothing
+    # this kind proves: mask-scatter's (which needs no loop) or no one's.
+    if not selections or not any(isinstance(n, ast.Call) and own_callable(n.func, set())
+                                 for n in ast.walk(write.value)):
+        return None
+    source = selections[0].value
+    if (_mask_of_index(out.slice, context) is None or not context.is_pure(out.slice)
+            or not (_simple(source) and _simple(out.value))):
+        return None
+    problem = None
+    if not all(same_tree(n.value, source) for n in selections):
+        problem = "rows of more than one source are selected"
+    placeholder = "eqrw_rows"
+    whole = _replaced(write.value, out.slice, lambda: copy.deepcopy(source))
+    rows = ProvenRows(context)
+    rows.names.add(placeholder)
+    marked = _replaced(write.value, out.slice, lambda: ast.Name(placeholder, ast.Load()))
+    if problem is None and (placeholder in {n.id for n in ast.walk(write.value)
+                                            if isinstance(n, ast.Name)}
+                            or not rows.kind(marked)):
+        problem = f"`{ast.unparse(write.value)}` is not proven row-wise in the selected rows"
+    problem = problem or _rounds_problem(loop, context)
+    if problem is not None:
+        context.note(f"rows selected by a mask and written back through it, left alone: "
+                     f"{problem}")
+        return None
+    if "$" in ast.unparse(whole):  # template syntax: not spelled out
+        return None
+    dense = f"_eqrw_rows_dense({ast.unparse(source)}, $m, {ast.unparse(out.value)}, " \
+            f"{_rounds(loop)})"
+    return Proposal(f"$o[... if {dense} else $m] = _eqrw_rows_where($o, $m, "
+                    f"{ast.unparse(whole)}) if {dense} else $v",
+                    {"o": out.value, "m": out.slice, "v": write.value}, Level.STATEMENT,
+                    frozenset({"_eqrw_rows_dense", "_eqrw_rows_where"}))
+
+
+def _replaced(value: ast.expr, index: ast.expr, make: Callable[[], ast.expr]) -> ast.expr:
+    """A copy of ``value`` with each selection through ``index`` replaced by ``make()``."""
+
+    class Replace(ast.NodeTransformer):
+        def visit_Subscript(self, node: ast.Subscript) -> ast.AST:
+            return make() if same_tree(node.slice, index) else self.generic_visit(node)
+
+    return cast(ast.expr, Replace().visit(copy.deepcopy(value)))
 
 
 def _proven(selection: ast.Assign, write: ast.Assign, loop: ast.For,
@@ -174,13 +254,7 @@ def _proven(selection: ast.Assign, write: ast.Assign, loop: ast.For,
     if not (_simple(select.value) and _simple(out.value)):
         return None
     problem = _row_problem(selection, write, loop, context)
-    sized = _sized(loop.iter)
-    evaluated = sized
-    if isinstance(sized, ast.Call) and isinstance(sized.func, ast.Attribute) and _is_view(sized):
-        evaluated = sized.func.value  # the mapping: its view is read without side effects
-    if problem is None and (evaluated is None or not context.is_pure(evaluated)):
-        problem = ("the loop's rounds cannot be counted (not range, enumerate or a pure sized "
-                   "value)")
+    problem = problem or _rounds_problem(loop, context)
     if problem is not None:
         context.note(f"rows selected by a mask and written back through it, left alone: "
                      f"{problem}")
@@ -228,6 +302,24 @@ def _inside(node: ast.AST, statements: set[ast.stmt], context: KindContext) -> b
     while current is not None and current not in statements:
         current = parents.get(current)
     return current is not None
+
+
+def _rounds_problem(loop: ast.For, context: KindContext) -> str | None:
+    """Why the rounds of ``loop`` cannot be counted, if they cannot."""
+    sized = evaluated = _sized(loop.iter)
+    if isinstance(sized, ast.Call) and isinstance(sized.func, ast.Attribute) and _is_view(sized):
+        evaluated = sized.func.value  # the mapping: its view is read without side effects
+    if evaluated is None or not context.is_pure(evaluated):
+        return "the loop's rounds cannot be counted (not range, enumerate or a pure sized value)"
+    return None
+
+
+def _rounds(loop: ast.For) -> str:
+    """The rounds and the bound, as ``_eqrw_rows_dense`` takes them. Spelled out: a binding
+    must lie in the statement edited (the loop's header does not; it is pure)."""
+    sized = _sized(loop.iter)
+    assert sized is not None
+    return f"lambda: len({ast.unparse(sized)}), {_MAX_FACTOR}"
 
 
 def _sized(iterable: ast.expr) -> ast.expr | None:
