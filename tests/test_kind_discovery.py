@@ -86,7 +86,8 @@ def test_the_shipped_kinds_are_all_found():
         "moe_grouped_split", "any_guarded_writes",
         "scalar_flag", "skip_continue", "mask_scatter", "float_literal",
         "interpolate_size", "setitem_copy", "view_reshape", "transpose_round_trip", "tensor_check",
-        "attribute_refresh", "fold_tests", "size_tests_last", "numpy_flag", "row_selection"}
+        "attribute_refresh", "fold_tests", "size_tests_last", "numpy_flag", "row_selection",
+        "masked_cross_entropy"}
     assert kinds.registry() is kinds.registry()  # discovered once per process
 
 
