@@ -143,7 +143,8 @@ PATTERNS: dict[str, Pattern] = {p.id: p for p in (
         "boolean-mask", "Boolean-mask indexing `x[mask]`",
         "Selecting with a boolean mask gives a data-dependent number of elements: a "
         "dynamic-shape operator.",
-        ("GB0036",), (DYNAMIC_SHAPES,), ("masked_reduction",),
+        ("GB0036",), (DYNAMIC_SHAPES,),
+        ("masked_reduction", "mask_scatter", "row_selection", "masked_cross_entropy"),
         "Keep the full shape: `torch.where(mask, x, 0)` followed by the reduction, or "
         "`x.masked_fill(~mask, value)`."),
     Pattern(

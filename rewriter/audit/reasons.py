@@ -262,8 +262,10 @@ class Reasons:
         if not (isinstance(parent, ast.Attribute) and parent.attr in _REDUCTIONS
                 and isinstance(grand, ast.Call)):
             return ("the selection escapes: it is not reduced right away (`.sum()`, "
-                    "`.mean()`, `.max()`...)", "reduce over the full tensor with "
-                    "`torch.where(mask, x, 0)`, or turn on capture_dynamic_output_shape_ops")
+                    "`.mean()`, `.max()`...), written back through the mask after "
+                    "elementwise or proven row-wise code, or fed to a cross-entropy",
+                    "reduce over the full tensor with `torch.where(mask, x, 0)`, or turn on "
+                    "capture_dynamic_output_shape_ops")
         if grand.args or grand.keywords:
             return (f"`.{parent.attr}(...)` has arguments; only the whole reduction is "
                     "rewritten", "reduce with `torch.where(mask, x, 0)` by hand")
