@@ -120,3 +120,47 @@ def test_float_labels_take_the_original_statements():
     with pytest.raises(RuntimeError):
         torch._dynamo.reset()
         torch.compile(rewritten, backend="aot_eager")(hidden, labels.float(), mask)
+
+
+# PaliGemma's and Gemma 3's spelling: the selection rebinds its source, whose width crops the
+# mask first, and the loss takes its arguments through names.
+REBOUND = textwrap.dedent('''
+    import torch
+    from torch import nn
+
+
+    class Loss(nn.Module):
+        vocab_size = 5
+
+        def forward(self, logits: torch.Tensor, labels: torch.Tensor,
+                    attention_mask: torch.Tensor):
+            shift_logits = logits[..., :-1, :]
+            shift_labels = labels[..., 1:]
+            shift_mask = attention_mask[:, -shift_logits.shape[1]:].to(logits.device)
+            shift_logits = shift_logits[shift_mask.to(logits.device) != 0].contiguous()
+            shift_labels = shift_labels[shift_mask.to(shift_labels.device) != 0].contiguous()
+            loss_fct = nn.CrossEntropyLoss()
+            flat_logits = shift_logits.view(-1, self.vocab_size)
+            flat_labels = shift_labels.view(-1).to(shift_logits.device)
+            return loss_fct(flat_logits, flat_labels)
+''')
+
+
+def test_the_rebinding_spelling_traces_whole_with_the_original_loss():
+    text = rewrite_source(REBOUND, RULES, RewriteOptions()).text
+    assert text.count(" = _eqrw_ce_logits(") == 1 and text.count(" = _eqrw_ce_labels(") == 1
+    modules = []
+    for source in (REBOUND, text):
+        namespace: dict = {}
+        exec(compile(source, "<module>", "exec"), namespace)
+        modules.append(namespace["Loss"]())
+    original, rewritten = modules
+    _, labels, mask = _inputs()
+    inputs = (torch.randn(2, 7, 5), labels, mask)
+    expected = original(*inputs)
+    assert torch.equal(rewritten(*inputs), expected)
+    torch._dynamo.reset()
+    after = count_graph_breaks(rewritten, inputs, backend="eager")
+    assert (after.break_events, after.explain_breaks) == (0, 0)
+    torch._dynamo.reset()
+    torch.testing.assert_close(torch.compile(rewritten, backend="aot_eager")(*inputs), expected)
