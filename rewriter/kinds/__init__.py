@@ -26,7 +26,7 @@ import ast
 import importlib
 import pkgutil
 import weakref
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from functools import cache, cached_property
 from types import ModuleType
@@ -167,6 +167,14 @@ class KindContext:
     def parents(self) -> dict[ast.AST, ast.AST]:
         """Parent of every node in the enclosing function (computed once per function)."""
         return _parents_of(self.function)
+
+    def inside(self, node: ast.AST, statements: Iterable[ast.AST]) -> bool:
+        """Whether ``node`` of the enclosing function lies in one of ``statements``."""
+        wanted = {id(s) for s in statements}
+        current: ast.AST | None = node
+        while current is not None and id(current) not in wanted:
+            current = self.parents.get(current)
+        return current is not None
 
     def module_walk(self) -> list[ast.AST]:
         """Every node of the module, walked once per matcher run (a proof about every use

@@ -252,19 +252,11 @@ def _read_only_by(name: str, selection: ast.Assign, reads: set[int],
         if not looped and (node.lineno, node.col_offset) < (selection.lineno,
                                                             selection.col_offset):
             continue
-        if any(_in_block(node, getattr(branch, "orelse" if side == "body" else "body"),
-                         context) for branch, side in branches):
+        if any(context.inside(node, getattr(branch, "orelse" if side == "body" else "body"))
+               for branch, side in branches):
             continue
         return False
     return True
-
-
-def _in_block(node: ast.AST, block: list[ast.stmt], context: KindContext) -> bool:
-    statements = {id(s) for s in block}
-    current: ast.AST | None = node
-    while current is not None and id(current) not in statements:
-        current = context.parents.get(current)
-    return current is not None
 
 
 def _without_device_moves(mask: ast.expr) -> ast.expr:

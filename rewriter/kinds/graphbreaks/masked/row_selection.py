@@ -288,20 +288,11 @@ def _row_problem(selection: ast.Assign, write: ast.Assign, loop: ast.For,
         return "the chain rebinds a name of the mask, the source or the output"
     chain: set[ast.stmt] = {selection, write, *between}
     for row_name in chain_names:
-        if any(not _inside(b, chain, context) for b in context.binders(row_name)) or any(
+        if any(not context.inside(b, chain) for b in context.binders(row_name)) or any(
                 isinstance(n, ast.Name) and n.id == row_name and isinstance(n.ctx, ast.Load)
-                and not _inside(n, chain, context) for n in context.walk()):
+                and not context.inside(n, chain) for n in context.walk()):
             return f"`{row_name}` (the selected rows) is used outside the chain"
     return None
-
-
-def _inside(node: ast.AST, statements: set[ast.stmt], context: KindContext) -> bool:
-    """Whether ``node`` lies in one of ``statements``."""
-    parents = context.parents
-    current: ast.AST | None = node
-    while current is not None and current not in statements:
-        current = parents.get(current)
-    return current is not None
 
 
 def _rounds_problem(loop: ast.For, context: KindContext) -> str | None:
