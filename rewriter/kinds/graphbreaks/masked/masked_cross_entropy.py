@@ -133,6 +133,15 @@ def _pair(node: ast.Assign, context: KindContext) -> tuple[ast.Assign, ast.Assig
     if set(statements) != {logits_name, labels_name} or node not in statements.values():
         return None
     logits, labels = statements[logits_name], statements[labels_name]
+    # Both tests read the selected values and their masks: a statement between the two that
+    # rebinds a name they read could make the tests disagree (the selections themselves may:
+    # ``shift_logits = shift_logits[mask]``, a rebinding both answers agree on).
+    first, last = sorted((block.index(logits), block.index(labels)))
+    read = {n.id for statement in (logits, labels) for n in ast.walk(statement.value)
+            if isinstance(n, ast.Name)}
+    if any(isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store) and n.id in read
+           for statement in block[first + 1:last] for n in ast.walk(statement)):
+        return None
     (logits_value, logits_mask), (labels_value, labels_mask) = _parts(logits), _parts(labels)
     # The masks are evaluated again by the tests: pure but for their device moves (each a
     # tensor's ``.to(x.device)``); that they are bool tensors is checked where the tests run.

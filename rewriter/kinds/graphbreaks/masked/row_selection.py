@@ -282,10 +282,11 @@ def _row_problem(selection: ast.Assign, write: ast.Assign, loop: ast.For,
         chain_names.append(name.id)
     if not rows.kind(write.value):
         return f"`{ast.unparse(write.value)}` is not proven row-wise in the selected rows"
-    fixed = {n.id for part in (selection.value, write.targets[0])
+    # What the tests read must not change between the statements, or they could disagree.
+    fixed = {n.id for part in (selection.value, write.targets[0], loop.iter)
              for n in ast.walk(part) if isinstance(n, ast.Name)}
     if fixed & set(chain_names):
-        return "the chain rebinds a name of the mask, the source or the output"
+        return "the chain rebinds a name of the mask, the source, the output or the rounds"
     chain: set[ast.stmt] = {selection, write, *between}
     for row_name in chain_names:
         if any(not context.inside(b, chain) for b in context.binders(row_name)) or any(
