@@ -87,7 +87,7 @@ def test_the_shipped_kinds_are_all_found():
         "scalar_flag", "skip_continue", "mask_scatter", "float_literal",
         "interpolate_size", "setitem_copy", "view_reshape", "transpose_round_trip", "tensor_check",
         "attribute_refresh", "fold_tests", "size_tests_last", "numpy_flag", "row_selection",
-        "masked_cross_entropy"}
+        "masked_cross_entropy", "compile_only_skip"}
     assert kinds.registry() is kinds.registry()  # discovered once per process
 
 
