@@ -10,10 +10,8 @@ import textwrap
 
 import pytest
 import torch
-from eqrewrite.rewriter.matching.rules import load_pack
-from eqrewrite.rewriter.rewriting.engine import RewriteOptions, rewrite_source, select_rules
+from rule_support import pack_rules, rewrite, run_module
 
-EVERYWHERE = RewriteOptions(scope=frozenset({"everywhere"}))
 # BART's decoder in small: the mask built eagerly, and the causal mask sized from it, or
 # one longer than the keys when it is None (transformers' `_update_causal_mask`).
 SOURCE = textwrap.dedent('''
@@ -46,34 +44,27 @@ SOURCE = textwrap.dedent('''
 ''')
 
 
-def _namespace(text: str) -> dict:
-    namespace: dict = {}
-    exec(compile(text, "<source>", "exec"), namespace)
-    return namespace
-
-
 @pytest.fixture(scope="module")
 def rewritten() -> str:
-    rules = [r for r in select_rules(load_pack("graphbreaks").rules, EVERYWHERE)
-             if r.id == "follow-eager-path"]
-    text = rewrite_source(SOURCE, rules, EVERYWHERE).text
+    rules = pack_rules("graphbreaks", "follow-eager-path")
+    text = rewrite(SOURCE, rules)
     assert "        if attention_mask is None:\n" \
            "            # required mask seq length" in text  # the comment kept
     assert "if position_ids is not None and not is_compiling():" in text  # it prints
-    assert rewrite_source(text, rules, EVERYWHERE).text == text
+    assert rewrite(text, rules) == text
     return text
 
 
 @pytest.mark.parametrize("mask", [None, torch.ones(2, 6)])
 def test_eager_outputs_are_bitwise_equal(rewritten, mask):
     x = torch.randn(2, 6, 4)
-    original, new = _namespace(SOURCE)["Decoder"](), _namespace(rewritten)["Decoder"]()
+    original, new = run_module(SOURCE)["Decoder"](), run_module(rewritten)["Decoder"]()
     assert torch.equal(new(x, mask), original(x, mask))
 
 
 def test_compiled_the_rewritten_decoder_follows_eager_where_the_original_fails(rewritten):
     x = torch.randn(2, 6, 4)
-    original, new = _namespace(SOURCE)["Decoder"](), _namespace(rewritten)["Decoder"]()
+    original, new = run_module(SOURCE)["Decoder"](), run_module(rewritten)["Decoder"]()
     want = original(x)
     torch._dynamo.reset()
     with pytest.raises(Exception, match="size of tensor|broadcast|must match"):

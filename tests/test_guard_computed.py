@@ -9,10 +9,8 @@ import textwrap
 
 import pytest
 import torch
-from eqrewrite.rewriter.matching.rules import load_pack
-from eqrewrite.rewriter.rewriting.engine import RewriteOptions, rewrite_source, select_rules
+from rule_support import pack_rules, rewrite, run_module
 
-EVERYWHERE = RewriteOptions(scope=frozenset({"everywhere"}))
 SOURCE = textwrap.dedent('''
     import torch
 
@@ -39,17 +37,9 @@ SOURCE = textwrap.dedent('''
 ''')
 
 
-def _load(text: str) -> dict:
-    namespace: dict = {}
-    exec(compile(text, "<module>", "exec"), namespace)
-    return namespace
-
-
 @pytest.fixture(scope="module")
 def rewritten() -> str:
-    rules = [r for r in select_rules(load_pack("graphbreaks").rules, EVERYWHERE)
-             if r.id in ("guard-raise", "guard-assert")]
-    text = rewrite_source(SOURCE, rules, EVERYWHERE).text
+    text = rewrite(SOURCE, pack_rules("graphbreaks", "guard-raise", "guard-assert"))
     assert text.count("if _eqrw_fails(") == 2 and text.count("_eqrw_assert(") == 2  # + def
     return text
 
@@ -62,7 +52,7 @@ def rewritten() -> str:
 def test_eagerly_the_same_exception_and_message(rewritten, overwrite, tokens, error, message,
                                                 formatted):
     for text in (SOURCE, rewritten):
-        namespace = _load(text)
+        namespace = run_module(text)
         kind = namespace[error] if isinstance(error, str) else error
         with pytest.raises(kind, match=message) as raised:
             namespace["Merge"]()(torch.tensor(overwrite), torch.tensor(tokens))
@@ -72,13 +62,13 @@ def test_eagerly_the_same_exception_and_message(rewritten, overwrite, tokens, er
 
 
 def test_eagerly_a_passing_check_formats_nothing(rewritten):
-    namespace = _load(rewritten)
+    namespace = run_module(rewritten)
     out = namespace["Merge"]()(torch.tensor([1, 1]), torch.tensor([1, 1]))
     assert torch.equal(out, torch.tensor([2, 2])) and namespace["FORMATTED"] == []
 
 
 def test_traced_one_graph_that_still_checks(rewritten):
-    original, module = _load(SOURCE)["Merge"](), _load(rewritten)["Merge"]()
+    original, module = run_module(SOURCE)["Merge"](), run_module(rewritten)["Merge"]()
     good = (torch.tensor([1, 1]), torch.tensor([1, 1]))
     torch._dynamo.reset()
     assert torch._dynamo.explain(original)(*good).graph_break_count > 0
@@ -102,8 +92,7 @@ def test_under_torchscript_the_same_raise(tmp_path, monkeypatch):
                     raise ValueError(f"{overwrite.sum()} slots for {tokens.sum()} tokens")
                 return overwrite * 2
     ''')
-    rules = [r for r in load_pack("graphbreaks").rules if r.id == "guard-raise"]
-    text = rewrite_source(source, rules, EVERYWHERE).text
+    text = rewrite(source, pack_rules("graphbreaks", "guard-raise"))
     assert "if _eqrw_fails(" in text
     (tmp_path / "scripted_guard.py").write_text(text)  # TorchScript reads the source file
     monkeypatch.syspath_prepend(str(tmp_path))
@@ -129,9 +118,8 @@ def test_what_is_not_a_lone_raise_under_a_tensor_test_stays(body):
                     {body}
                 return overwrite
     ''')
-    rules = [r for r in select_rules(load_pack("graphbreaks").rules, EVERYWHERE)
-             if r.id == "guard-raise"]
+    rules = pack_rules("graphbreaks", "guard-raise")
     for test in ("(overwrite < 0).any()", "strict"):
         text = source.replace("{test}", test).replace("{body}", body)
-        changed = rewrite_source(text, rules, EVERYWHERE).text != text
+        changed = rewrite(text, rules) != text
         assert changed is (test != "strict" and "failures" not in body), (test, body)

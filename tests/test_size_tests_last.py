@@ -10,10 +10,8 @@ import textwrap
 
 import pytest
 import torch
-from eqrewrite.rewriter.matching.rules import load_pack
-from eqrewrite.rewriter.rewriting.engine import RewriteOptions, rewrite_source, select_rules
+from rule_support import pack_rules, rewrite, run_module
 
-EVERYWHERE = RewriteOptions(scope=frozenset({"everywhere"}))
 SOURCE = textwrap.dedent('''
     import torch
 
@@ -61,24 +59,17 @@ SOURCE = textwrap.dedent('''
 FUNCTIONS = ("causal_flag", "any_flag", "mask_last", "attention", "per_segment")
 
 
-def _namespace(text: str) -> dict:
-    namespace: dict = {}
-    exec(compile(text, "<source>", "exec"), namespace)
-    return namespace
-
-
 @pytest.fixture(scope="module")
 def rewritten() -> str:
-    rules = [r for r in select_rules(load_pack("graphbreaks").rules, EVERYWHERE)
-             if r.id == "size-tests-last"]
-    text = rewrite_source(SOURCE, rules, EVERYWHERE).text
+    rules = pack_rules("graphbreaks", "size-tests-last")
+    text = rewrite(SOURCE, rules)
     assert "(attention_mask is None and is_causal is not False and q_length > 1 and " \
            "is_causal)" in text
     assert "(attention_mask is not None or is_causal is True or q_length == 1 or " \
            "is_causal)" in text
     assert "(attention_mask is None and q_length >= 1 and attention_mask is None)" in text
     assert "return q_length > 1 and attention_mask is None and is_causal" in text
-    assert rewrite_source(text, rules, EVERYWHERE).text == text  # nothing left to move
+    assert rewrite(text, rules) == text  # nothing left to move
     return text
 
 
@@ -88,7 +79,7 @@ FLAGS = [None, False, True, 0, 1, 0.0, "", "causal", [], torch.tensor(False)]
 
 @pytest.mark.parametrize("name", ["causal_flag", "any_flag", "mask_last"])
 def test_the_same_value_for_every_input(rewritten, name):
-    original, new = _namespace(SOURCE)[name], _namespace(rewritten)[name]
+    original, new = run_module(SOURCE)[name], run_module(rewritten)[name]
     masks = [None, torch.ones(1, 1, 3, 3, dtype=torch.bool)]
     for length, mask, flag in itertools.product([0, 1, 2, 5], masks, FLAGS):
         query = torch.zeros(1, 2, length, 4)
@@ -115,7 +106,7 @@ def test_under_the_switches_no_guard_on_the_unbacked_length(rewritten, switches)
     from torch.nn.attention import SDPBackend, sdpa_kernel
 
     x, grid = torch.randn(1, 2, 10, 4), torch.tensor([[1, 2, 2], [2, 1, 3]])
-    original, new = _namespace(SOURCE)["per_segment"], _namespace(rewritten)["per_segment"]
+    original, new = run_module(SOURCE)["per_segment"], run_module(rewritten)["per_segment"]
     want = original(x, grid)
     assert torch.equal(new(x, grid), want)
     before = _explain(original, x, grid)
