@@ -299,17 +299,22 @@ def _config_id(config: Any, keys: Iterable[str]) -> int | None:
 
 def feature_count(model: Any, modality: str, kwargs: dict) -> int | None:
     """How many placeholder tokens the model's ``get_<modality>_features`` fills with these
-    inputs: its feature vectors, one per token (None if the model has no such method)."""
+    inputs: its feature vectors, one per token. A model with no such method that runs its
+    ``<modality>_tower`` inline in ``forward`` (Qwen2-Audio 5.x) fills one token per row of
+    that tower's output; None if it has neither."""
     import torch
 
     method = getattr(model, f"get_{modality}_features", None)
-    if method is None:
+    tower = getattr(model, f"{modality}_tower", None) if method is None else None
+    if method is None and tower is None:
         return None
-    takes = inspect.signature(method).parameters
+    takes = inspect.signature(method or tower.forward).parameters
     accepts_any = any(p.kind is p.VAR_KEYWORD for p in takes.values())
     chosen = {k: v for k, v in kwargs.items() if k in takes or accepts_any}
     with torch.no_grad():
-        found = method(**chosen)
+        found = (method or tower)(**chosen)
+    if tower is not None:  # every row of its last hidden state, never a pooled summary
+        found = getattr(found, "last_hidden_state", found)
     return sum(t.numel() // t.shape[-1] for t in _feature_tensors(found))
 
 

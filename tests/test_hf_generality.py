@@ -281,6 +281,33 @@ def test_placeholder_rows_frame_the_features_and_stay_rectangular():
     assert 99 not in rows[1] and rows[1][:3] == [8, 9, 10]
 
 
+def test_placeholders_count_the_features_or_else_every_row_of_the_modality_tower():
+    from types import SimpleNamespace
+
+    import torch
+
+    hfi = gen.fam.hfi
+
+    class Tower(torch.nn.Module):  # output rows: half the frames, one pooled row per sample
+        def forward(self, input_features):
+            rows = input_features.transpose(1, 2)[:, ::2]
+            return SimpleNamespace(last_hidden_state=rows, pooler_output=rows.mean(1))
+
+    class Inline(torch.nn.Module):  # runs its tower inside forward (Qwen2-Audio 5.x)
+        def __init__(self):
+            super().__init__()
+            self.audio_tower = Tower()
+
+    class WithMethod(Inline):
+        def get_audio_features(self, input_features):
+            return input_features[:, 0]  # (batch, frames): one vector per sample
+
+    extra = {"input_features": torch.zeros(2, 8, 10), "feature_attention_mask": torch.ones(2, 10)}
+    assert hfi.feature_count(Inline(), "audio", extra) == 2 * 5  # not the 2 pooled rows
+    assert hfi.feature_count(WithMethod(), "audio", extra) == 2  # the method wins
+    assert hfi.feature_count(torch.nn.Module(), "audio", extra) is None
+
+
 def test_tied_widths_multi_head_attention_and_timm_backbones():
     config = {"hidden_size": 512, "num_attention_heads": 8, "num_key_value_heads": 8,
               "codebook_dim": 512, "head_dim": 64, "kernel_dim": 7, "upsample_groups": 512,
