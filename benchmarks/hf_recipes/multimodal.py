@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from hf_configs import IMAGE
 from hf_inputs import (
+    feature_count,
     layout_boxes,
     placeholder_rows,
     randn,
@@ -150,6 +152,20 @@ def _granite4_vision(model: Any, config: Any) -> dict:
     return {**image, **_queried(config, config.image_token_index, len(packed[0]))}
 
 
+def _any_resolution(model: Any, config: Any) -> dict:
+    """LlavaNextProcessor's any-resolution image at the one pinpoint (the base view and one
+    tile, (B, 2, C, H, W)) with its size, and the text led by as many image tokens as the
+    image's features (its newline tokens included)."""
+    import torch
+
+    side = config.vision_config.image_size
+    image = {"pixel_values": randn(BATCH, 2, 3, side, side),
+             "image_sizes": torch.tensor([[side, side]] * BATCH)}
+    count = feature_count(model, "image", image)
+    assert count is not None and count % BATCH == 0, count
+    return {**image, **_queried(config, config.image_token_index, count // BATCH)}
+
+
 def _idefics(model: Any, config: Any) -> dict:
     """IdeficsProcessor's one image per sample (B, 1, C, H, W) and its text: <s>, the image
     between <fake_token_around_image>s (the two added tokens, after the vocabulary), the
@@ -292,6 +308,10 @@ RECIPES: dict[str, Recipe] = {
     "inkling_mm_model": Recipe(
         "images come as square patches with frames, (patches, T, P, P, C), and audio as dMel "
         "bin ids per mel channel, layouts no generic input has", inputs=_inkling),
+    "llava_next": Recipe(
+        "images come as the base view and any-resolution tiles (B, tiles, C, H, W) with their "
+        "sizes; the default pinpoints (336 to 1008 px) do not tile the tiny image",
+        config={"image_grid_pinpoints": [[IMAGE, IMAGE]]}, inputs=_any_resolution),
     "instructblip": Recipe(_BLIP_WHY, config={"image_token_index": _QUERY_TOKEN},
                            inputs=_instructblip),
     "instructblipvideo": Recipe(
