@@ -166,6 +166,16 @@ def _any_resolution(model: Any, config: Any) -> dict:
     return {**image, **_queried(config, config.image_token_index, count // BATCH)}
 
 
+def _two_resolutions(model: Any, config: Any) -> dict:
+    """DeepseekVLHybridProcessor's image at both resolutions (the low-resolution tower's size
+    and the SAM tower's), and the text with as many image tokens as the aligned features."""
+    high = config.high_res_vision_config.image_size
+    image = {"pixel_values": randn(BATCH, 3, config.vision_config.image_size,
+                                   config.vision_config.image_size),
+             "high_res_pixel_values": randn(BATCH, 3, high, high)}
+    return {**with_placeholders(model, config, "image", image, _text(config)), **image}
+
+
 def _idefics(model: Any, config: Any) -> dict:
     """IdeficsProcessor's one image per sample (B, 1, C, H, W) and its text: <s>, the image
     between <fake_token_around_image>s (the two added tokens, after the vocabulary), the
@@ -308,6 +318,12 @@ RECIPES: dict[str, Recipe] = {
     "inkling_mm_model": Recipe(
         "images come as square patches with frames, (patches, T, P, P, C), and audio as dMel "
         "bin ids per mel channel, layouts no generic input has", inputs=_inkling),
+    "deepseek_vl_hybrid": Recipe(
+        "each image comes twice, at the low-resolution tower's size and at the SAM tower's "
+        "(high_res_pixel_values), an input no generic name covers; the SAM tower's global "
+        "attention layers (2, 5, 8, 11 by default) must lie within the tiny one's layers",
+        config={"high_res_vision_config": {"global_attn_indexes": [1]}},
+        inputs=_two_resolutions),
     "llava_next": Recipe(
         "images come as the base view and any-resolution tiles (B, tiles, C, H, W) with their "
         "sizes; the default pinpoints (336 to 1008 px) do not tile the tiny image",
