@@ -299,12 +299,14 @@ def _config_id(config: Any, keys: Iterable[str]) -> int | None:
 
 def feature_count(model: Any, modality: str, kwargs: dict) -> int | None:
     """How many placeholder tokens the model's ``get_<modality>_features`` fills with these
-    inputs: its feature vectors, one per token. A model with no such method that runs its
+    inputs: its feature vectors, one per token (or its encoder's method, for an
+    encoder-decoder). A model with no such method that runs its
     ``<modality>_tower`` inline in ``forward`` (Qwen2-Audio 5.x) fills one token per row of
     that tower's output; None if it has neither."""
     import torch
 
-    method = getattr(model, f"get_{modality}_features", None)
+    method = getattr(model, f"get_{modality}_features", None) or getattr(
+        _encoder(model), f"get_{modality}_features", None)
     tower = getattr(model, f"{modality}_tower", None) if method is None else None
     if method is None and tower is None:
         return None
@@ -316,6 +318,17 @@ def feature_count(model: Any, modality: str, kwargs: dict) -> int | None:
     if tower is not None:  # every row of its last hidden state, never a pooled summary
         found = getattr(found, "last_hidden_state", found)
     return sum(t.numel() // t.shape[-1] for t in _feature_tensors(found))
+
+
+def _encoder(model: Any) -> Any:
+    """An encoder-decoder's encoder, which holds the feature methods the model lacks
+    (T5Gemma-2); None for a model without one."""
+    get_encoder = getattr(model, "get_encoder", None)
+    try:
+        encoder = get_encoder() if callable(get_encoder) else None
+    except (AttributeError, NotImplementedError, ValueError):
+        return None
+    return None if encoder is model else encoder
 
 
 def _feature_tensors(found: Any) -> list[Any]:

@@ -282,6 +282,7 @@ def test_placeholder_rows_frame_the_features_and_stay_rectangular():
 
 
 def test_placeholders_count_the_features_or_else_every_row_of_the_modality_tower():
+    # (the model's get_<modality>_features, its encoder's, or its <modality>_tower's rows)
     from types import SimpleNamespace
 
     import torch
@@ -302,9 +303,18 @@ def test_placeholders_count_the_features_or_else_every_row_of_the_modality_tower
         def get_audio_features(self, input_features):
             return input_features[:, 0]  # (batch, frames): one vector per sample
 
+    class EncoderDecoder(torch.nn.Module):  # the method on its encoder (T5Gemma-2)
+        def __init__(self):
+            super().__init__()
+            self.encoder = WithMethod()
+
+        def get_encoder(self):
+            return self.encoder
+
     extra = {"input_features": torch.zeros(2, 8, 10), "feature_attention_mask": torch.ones(2, 10)}
     assert hfi.feature_count(Inline(), "audio", extra) == 2 * 5  # not the 2 pooled rows
     assert hfi.feature_count(WithMethod(), "audio", extra) == 2  # the method wins
+    assert hfi.feature_count(EncoderDecoder(), "audio", extra) == 2
     assert hfi.feature_count(torch.nn.Module(), "audio", extra) is None
 
 
