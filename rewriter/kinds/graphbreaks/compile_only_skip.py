@@ -11,7 +11,7 @@ same and Dia) build a decoder's default mask so::
         mask_seq_length = past_key_values_length + seq_length
         attention_mask = torch.ones(batch_size, mask_seq_length, device=inputs_embeds.device)
 
-Compiled, the mask stays ``None`` and ``_update_causal_mask`` sizes the causal mask
+Compiled, the mask stays ``None``, and in 4.57 ``_update_causal_mask`` sizes the causal mask
 ``past_seen_tokens + sequence_length + 1``: one key position more than the keys, which the
 eager attention function adds without cutting it. Dynamo then fails on the original
 (``RuntimeError when making fake tensor call``, ``[2, 4, 16, 16] + [2, 1, 16, 17]``) and
@@ -34,8 +34,10 @@ is left alone:
 - every operand after it (evaluated traced only from now on) is an ``is``/``is not`` test
   of a name or attribute against None, True or False;
 - the block is assignments to local names only, of expressions built from names, constants,
-  attribute reads, subscripts, arithmetic and comparisons (no ``and``/``or``/``not`` or
-  conditional expression, which would ask a tensor's truth), and calls of the tensor
+  attribute reads, subscripts of a shape or at constant indices and slices (never a tensor
+  index, whose result is sized by the data), arithmetic and comparisons (no ``and``,
+  ``or``, ``not`` or conditional expression, which would ask a tensor's truth), and calls
+  of the tensor
   factories ``torch.ones/zeros/full/arange`` (and their ``_like``) or of ``.size()``,
   ``.dim()``, ``.numel()``: nothing that reads a tensor's data into Python, logs, or calls
   code this file does not show.
@@ -120,8 +122,8 @@ def _break_free_statement(statement: ast.stmt, context: KindContext) -> bool:
 
 
 def _break_free(node: ast.expr, context: KindContext) -> bool:
-    """Built from names, constants, attribute reads, subscripts, arithmetic, comparisons and
-    the calls the module docstring lists."""
+    """Built from names, constants, attribute reads, fixed subscripts, arithmetic,
+    comparisons and the calls the module docstring lists."""
     for part in ast.walk(node):
         if isinstance(part, ast.BoolOp | ast.IfExp | ast.NamedExpr | ast.Lambda | ast.Await
                       | ast.Yield | ast.YieldFrom | ast.comprehension | ast.JoinedStr):
@@ -130,7 +132,30 @@ def _break_free(node: ast.expr, context: KindContext) -> bool:
             return False
         if isinstance(part, ast.Call) and not _known_call(part, context):
             return False
+        if isinstance(part, ast.Subscript) and not _fixed_subscript(part):
+            return False
     return True
+
+
+def _fixed_subscript(node: ast.Subscript) -> bool:
+    """A read of a shape (``x.shape[k]``, ``x.size()[:2]``) at any index, or any value at
+    an index of constants and slices of them: never a boolean or integer tensor index,
+    whose result is sized by the data (a graph break by default)."""
+    value = node.value
+    if isinstance(value, ast.Attribute) and value.attr == "shape" or (
+            isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute)
+            and value.func.attr == "size" and not value.args):
+        return True
+    parts = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
+    return all(_constant_index(p) for p in parts)
+
+
+def _constant_index(node: ast.expr) -> bool:
+    if isinstance(node, ast.Slice):
+        return all(b is None or _constant_index(b) for b in (node.lower, node.upper, node.step))
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        return _constant_index(node.operand)
+    return isinstance(node, ast.Constant)
 
 
 def _known_call(call: ast.Call, context: KindContext) -> bool:
