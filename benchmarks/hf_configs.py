@@ -54,7 +54,8 @@ _CAPS: dict[str, int] = {
 _HEAD_SIZES = ("head_dim", "d_kv", "kv_channels")
 _LAYER_KEYS = ("num_hidden_layers", "num_layers", "n_layer", "n_layers", "encoder_layers",
                "decoder_layers", "num_decoder_layers", "num_encoder_layers")
-_TOKEN_SUFFIXES = ("_token_id", "_token_index")
+# Special token ids (Molmo-2 names its image token image_patch_id, aliased image_token_id).
+_TOKEN_SUFFIXES = ("_token_id", "_token_index", "_patch_id")
 
 
 def _is_sub_config(value: Any) -> bool:

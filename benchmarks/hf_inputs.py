@@ -24,6 +24,7 @@ images says so (``text only``). Token ids avoid every special id of the config. 
 from __future__ import annotations
 
 import inspect
+import itertools
 from collections.abc import Callable, Iterable, Mapping
 from functools import partial
 from typing import Any
@@ -31,7 +32,8 @@ from typing import Any
 from hf_models import BATCH, SEQ
 
 VOCAB, IMAGE = 128, 64
-_TOKEN_SUFFIXES = ("_token_id", "_token_index")
+# Special token ids (Molmo-2 names its image token image_patch_id, aliased image_token_id).
+_TOKEN_SUFFIXES = ("_token_id", "_token_index", "_patch_id")
 # Per modality: the config fields naming its placeholder token, and its start and end tokens.
 PLACEHOLDERS = {
     "image": (("image_token_id", "image_token_index"),
@@ -43,7 +45,7 @@ PLACEHOLDERS = {
               ("vision_end_token_id", "video_end_token_id")),
     "audio": (("audio_token_id", "audio_token_index"),
               ("audio_start_token_id", "audio_bos_token_id", "boa_token_id"),
-              ("audio_end_token_id", "audio_eos_token_id", "eoa_token_id")),
+              ("audio_end_token_id", "audio_eos_token_id", "eoa_token_id", "eoa_token_index")),
 }
 _SUB_CONFIGS = ("vision_config", "audio_config", "encoder", "text_config", "vision_tower_config",
                 "audio_encoder_config", "encoder_config")
@@ -70,18 +72,21 @@ def special_ids(values: Mapping[str, Any]) -> set[int]:
 
 
 def placeholder_rows(text: list[list[int]], count: int, token: int, start: int | None,
-                     end: int | None) -> list[list[int]]:
+                     end: int | None, avoid: Iterable[int] = ()) -> list[list[int]]:
     """Token rows with ``count`` placeholder tokens spread over the rows, each row's run
     framed by ``start``/``end`` where given, before its text: evenly when ``count`` divides
     by the rows, else all in the first row and the others padded with their own text tokens
-    to the same length (a batch is rectangular)."""
+    to the same length (a batch is rectangular). Tokens in ``avoid`` (another modality's
+    placeholders already in the rows) are never used as padding."""
     rows = len(text)
     share = [count // rows] * rows if count % rows == 0 else [count] + [0] * (rows - 1)
     runs = [([start] if start is not None else []) + [token] * n
             + ([end] if end is not None else []) if n else [] for n in share]
     width = max(len(run) for run in runs) + len(text[0])
-    return [run + (row * (width // max(len(row), 1) + 1))[:width - len(run)]
-            for run, row in zip(runs, text)]
+    avoid = set(avoid)
+    pads = [[t for t in row if t not in avoid] or row for row in text]
+    return [run + row + (pad * (width // max(len(pad), 1) + 1))[:width - len(run) - len(row)]
+            for run, row, pad in zip(runs, text, pads)]
 
 
 def layer_prefix(values: Mapping[str, Any], layers: int, most: int = 8) -> int:
@@ -159,11 +164,17 @@ def image_candidates(config: Any, params: Iterable[str], name: str = "pixel_valu
         temporal = field(config, "temporal_patch_size", 1)
         merge = field(config, "spatial_merge_size", field(config, "merge_size", 1))
         cells = 2 * merge  # a 2 x 2 grid of merged tokens per image
-        flat = {name: randn(BATCH * cells * cells, channels * temporal * patch * patch),
-                grid: torch.tensor([[1, cells, cells]] * BATCH)}
-        if "merge_sizes" in params:
-            flat["merge_sizes"] = torch.tensor([merge] * BATCH)
-        patches = BATCH * cells * cells
+        # A video holds as many temporal patches as the tower merges (ERNIE-VL merges 2).
+        steps = field(config, "temporal_merge_size", 1) if "video" in name else 1
+        patches = BATCH * steps * cells * cells
+        flat = {name: randn(patches, channels * temporal * patch * patch),
+                grid: torch.tensor([[steps, cells, cells]] * BATCH)}
+        for sizes in ("merge_sizes", f"{'video' if 'video' in name else 'image'}_merge_sizes"):
+            if sizes in params:  # VideoLLaMA-3 names the two apart
+                flat[sizes] = torch.tensor([merge] * BATCH)
+        for seconds in ("second_per_grid_ts", "video_second_per_grid"):
+            if "video" in name and seconds in params:  # a temporal patch a second apart
+                flat[seconds] = torch.ones(BATCH)
         # The same patches as small images, (patches, C, P, P) (PaddleOCR-VL's tower).
         found += [flat, {**flat, name: randn(patches, channels, patch, patch)}]
     frames = field(config, "num_frames", 2)
@@ -203,6 +214,10 @@ def audio_candidates(config: Any, params: Iterable[str], name: str) -> list[dict
         for mask in ("input_features_mask", "feature_attention_mask"):
             if mask in params:
                 candidate[mask] = torch.ones(BATCH, length, dtype=torch.long)
+        if "padding_mask" in params and name in ("input_features", "audio_mel"):
+            # beside log-mels, the raw audio's samples (MOSS): a hop per feature frame
+            samples = length * field(config, "hop_length", 160)
+            candidate["padding_mask"] = torch.ones(BATCH, samples, dtype=torch.long)
     return found
 
 
@@ -347,27 +362,35 @@ def _feature_tensors(found: Any) -> list[Any]:
     raise TypeError(f"features of type {type(found).__name__}: no tensors found")
 
 
-def with_placeholders(model: Any, config: Any, modality: str, extra: dict, ids: dict
-                      ) -> dict:
+def with_placeholders(model: Any, config: Any, modality: str, extra: dict, ids: dict,
+                      framed: tuple[int, int | None, int | None] | None = None) -> dict:
     """The token inputs ``ids`` with the modality's placeholder tokens where the config names
-    one, as many as its features (unchanged where it names none)."""
+    one, as many as its features (unchanged where it names none); ``framed`` gives the
+    placeholder, start and end ids where a processor does not use the config's own (GLM-5's
+    video frames are image tokens between the video's start and end)."""
     import torch
 
     tokens, starts, ends = PLACEHOLDERS.get(modality, ((), (), ()))
-    token = _config_id(config, tokens)
+    token, start, end = framed or (_config_id(config, tokens), _config_id(config, starts),
+                                   _config_id(config, ends))
     if token is None:
         return ids
     count = feature_count(model, modality, extra)
     if count is None:
         raise ValueError(f"{modality} placeholder token {token} but no get_{modality}_features")
-    rows = placeholder_rows(ids["input_ids"].tolist(), count, token,
-                            _config_id(config, starts), _config_id(config, ends))
+    rows = placeholder_rows(ids["input_ids"].tolist(), count, token, start, end,
+                            avoid=special_ids(config.to_dict()))
     input_ids = torch.tensor(rows)
     found = {**ids, "input_ids": input_ids, "attention_mask": torch.ones_like(input_ids)}
     if "mm_token_type_ids" in inspect.signature(model.forward).parameters:
-        # What processors return: 0 text, 1 image, 2 video, 3 audio tokens.
-        kind = list(PLACEHOLDERS).index(modality) + 1
-        found["mm_token_type_ids"] = (input_ids == token).long() * kind
+        # What processors return: 0 text, 1 image, 2 video, 3 audio tokens, over every
+        # modality placed so far (a video's placeholders beside an image's).
+        kinds = torch.zeros_like(input_ids)
+        for kind, (tokens, _, _) in enumerate(PLACEHOLDERS.values(), start=1):
+            placed = _config_id(config, tokens)
+            if placed is not None:
+                kinds = torch.where(input_ids == placed, kind, kinds)
+        found["mm_token_type_ids"] = kinds
     return found
 
 
@@ -384,11 +407,13 @@ def candidates(model: Any, config: Any) -> list[tuple[str, Callable[[], dict]]]:
     alone = main_candidates(main, config, params)
     found: list[tuple[str, Callable[[], dict]]] = []
     if main == "input_ids":
-        for modality, name in MODALITIES:
-            if name in params:
-                found += [(f"{main}+{modality}", partial(_with_modality, model, config,
-                                                         modality, extra, alone[0]))
-                          for extra in _modality_candidates(modality, name, config, params)]
+        each = {(modality, name): _modality_candidates(modality, name, config, params)
+                for modality, name in MODALITIES if name in params}
+        found += _together(model, config, each, alone[0])
+        for (modality, _), extras in each.items():
+            found += [(f"{main}+{modality}", partial(with_modalities, model, config,
+                                                     [(modality, extra)], alone[0]))
+                      for extra in extras]
     elif "input_ids" in params:  # image-text models whose main input is the image
         ids = main_candidates("input_ids", config, params)[0]
         found += [(f"{main}+input_ids", partial(dict, candidate, **ids)) for candidate in alone]
@@ -414,6 +439,30 @@ def _completed(model: Any, config: Any, make: Callable[[], dict]) -> dict:
     return kwargs
 
 
-def _with_modality(model: Any, config: Any, modality: str, extra: dict, ids: dict) -> dict:
-    """The token inputs with a modality's input and its placeholder tokens."""
-    return {**with_placeholders(model, config, modality, extra, ids), **extra}
+# Combinations of several modalities' candidates tried at most (a product grows fast; the
+# first candidates of each are the likely ones).
+MOST_COMBINED = 16
+
+
+def _together(model: Any, config: Any, each: Mapping[tuple[str, str], list[dict]], ids: dict
+              ) -> list[tuple[str, Callable[[], dict]]]:
+    """Candidates holding every modality the forward takes at once (images beside a video,
+    audio beside both): a processor's prompt mixing them, so that each modality's code
+    path runs; none where the forward takes fewer than two (the layout boxes go with any)."""
+    media = {key: extras for key, extras in each.items() if key[0] != "layout"}
+    if len(media) < 2:
+        return []
+    label = "input_ids+" + "+".join(modality for modality, _ in each)
+    combos = itertools.islice(itertools.product(*each.values()), MOST_COMBINED)
+    return [(label, partial(with_modalities, model, config, list(zip(
+        (modality for modality, _ in each), extras)), ids)) for extras in combos]
+
+
+def with_modalities(model: Any, config: Any, given: Iterable[tuple[str, dict]], ids: dict
+                    ) -> dict:
+    """The token inputs with each given modality's input and its placeholder tokens."""
+    kwargs: dict = {}
+    for modality, extra in given:
+        ids = with_placeholders(model, config, modality, extra, ids)
+        kwargs.update(extra)
+    return {**ids, **kwargs}

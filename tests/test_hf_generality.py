@@ -281,6 +281,82 @@ def test_placeholder_rows_frame_the_features_and_stay_rectangular():
     assert 99 not in rows[1] and rows[1][:3] == [8, 9, 10]
 
 
+def test_a_second_modalitys_placeholders_never_pad_with_the_firsts():
+    hfi = gen.fam.hfi
+    # Rows holding an image's run (99) already; 3 video tokens (88) go to the first row, and
+    # the second row is padded with its text only, never with the image's tokens.
+    rows = hfi.placeholder_rows([[99, 99, 5, 6], [99, 99, 8, 9]], 3, 88, None, None,
+                                avoid={99})
+    assert rows[0] == [88, 88, 88, 99, 99, 5, 6]
+    assert rows[1][:4] == [99, 99, 8, 9] and set(rows[1][4:]) <= {8, 9}
+    assert sum(row.count(99) for row in rows) == 4  # as many image tokens as before
+
+
+class _ImageAndVideo:
+    """A Qwen-style model taking images and videos as flattened patches with their grids,
+    each placeholder run counted by its get_*_features (one feature per 4 patches)."""
+
+    main_input_name = "input_ids"
+
+    def __init__(self, token_types: bool = True):
+        from types import SimpleNamespace
+
+        self.config = SimpleNamespace(
+            image_token_id=120, video_token_id=121, vision_start_token_id=122,
+            vision_end_token_id=123, patch_size=2, temporal_patch_size=2,
+            spatial_merge_size=2, temporal_merge_size=2, num_channels=3,
+            to_dict=lambda: {"image_token_id": 120, "video_token_id": 121,
+                             "vision_start_token_id": 122, "vision_end_token_id": 123})
+
+    def forward(self, input_ids, attention_mask=None, pixel_values=None, image_grid_thw=None,
+                pixel_values_videos=None, video_grid_thw=None, video_merge_sizes=None,
+                second_per_grid_ts=None, mm_token_type_ids=None):
+        return input_ids
+
+    def get_image_features(self, pixel_values, image_grid_thw):
+        return pixel_values[: len(pixel_values) // 4]
+
+    def get_video_features(self, pixel_values_videos, video_grid_thw):
+        return pixel_values_videos[: len(pixel_values_videos) // 4]
+
+
+def test_a_model_taking_images_and_video_gets_both_first_each_counted_apart():
+    hfi = gen.fam.hfi
+    model = _ImageAndVideo()
+    found = hfi.candidates(model, model.config)
+    labels = [label for label, _ in found]
+    together = labels.index("input_ids+image")  # each modality alone follows, then text
+    assert together > 0 and set(labels[:together]) == {"input_ids+image+video"}
+    assert {"input_ids+video", "text only"} <= set(labels[together:])
+    kwargs = found[0][1]()
+    assert hfi.modalities_given(model, kwargs) == ["image", "video"]
+    ids = kwargs["input_ids"]
+    image = len(kwargs["pixel_values"]) // 4
+    video = len(kwargs["pixel_values_videos"]) // 4
+    assert int((ids == 120).sum()) == image and int((ids == 121).sum()) == video
+    # A video holds as many temporal patches as the tower merges, a second apart, and its
+    # merge sizes under the name the model gives them.
+    assert kwargs["video_grid_thw"][:, 0].tolist() == [2, 2]
+    assert kwargs["image_grid_thw"][:, 0].tolist() == [1, 1]
+    assert kwargs["second_per_grid_ts"].tolist() == [1.0, 1.0]
+    assert kwargs["video_merge_sizes"].tolist() == [2, 2]
+    # The token types mark both modalities: 1 image, 2 video, 0 text.
+    types = kwargs["mm_token_type_ids"]
+    assert bool(((types == 1) == (ids == 120)).all()) and bool(((types == 2) == (ids == 121)).all())
+
+
+def test_log_mels_come_with_the_raw_audios_padding_mask_where_the_forward_takes_one():
+    from types import SimpleNamespace
+
+    hfi = gen.fam.hfi
+    config = SimpleNamespace(num_mel_bins=8, max_source_positions=5, hop_length=10)
+    found = hfi.audio_candidates(config, {"input_features", "padding_mask"}, "input_features")
+    assert found[0]["input_features"].shape == (2, 8, 10)
+    assert found[0]["padding_mask"].shape == (2, 100)  # a hop per frame
+    raw = hfi.audio_candidates(config, {"input_values", "padding_mask"}, "input_values")
+    assert all("padding_mask" not in candidate for candidate in raw)  # a codec's own mask
+
+
 def test_placeholders_count_the_features_or_else_every_row_of_the_modality_tower():
     # (the model's get_<modality>_features, its encoder's, or its <modality>_tower's rows)
     from types import SimpleNamespace

@@ -91,7 +91,7 @@ def _gemma3n_audio(model: Any, config: Any) -> dict:
             "audio_mel_mask": torch.zeros(BATCH, 128, dtype=torch.bool)}
 
 
-def _gemma4_audio(model: Any, config: Any) -> dict:
+def gemma4_audio(model: Any, config: Any) -> dict:
     """Gemma4AudioFeatureExtractor's 128-bin log-mels (B, frames, 128), mask True where valid."""
     import torch
 
@@ -235,7 +235,7 @@ RECIPES: dict[str, Recipe] = {
     "gemma3n_audio": Recipe("the encoder's main input is audio_mel, (B, frames, mels), with a "
                             "padding mask no generic name covers", inputs=_gemma3n_audio),
     "gemma4_audio": Recipe("the extractor's mel count (128) is in no config field; the "
-                           "subsampler's projection assumes it", inputs=_gemma4_audio),
+                           "subsampler's projection assumes it", inputs=gemma4_audio),
     "granite_speech5_ctc": Recipe(_GRANITE_WHY, inputs=_granite_speech5),
     "granite_speech5_encoder": Recipe(_GRANITE_WHY, inputs=_granite_speech5),
     "kyutai_speech_to_text": Recipe("input_ids carry a text token and the audio codes per "

@@ -2,21 +2,27 @@
 
 from __future__ import annotations
 
+import inspect
+import math
 from typing import Any
 
-from hf_configs import IMAGE
+from hf_configs import IMAGE, WIDTH
 from hf_inputs import (
     feature_count,
+    image_candidates,
     layout_boxes,
     placeholder_rows,
     randn,
     special_ids,
     token_ids,
+    with_modalities,
     with_placeholders,
 )
 from hf_models import BATCH, SEQ
 
 from hf_recipes import Recipe
+from hf_recipes.audio import gemma4_audio
+from hf_recipes.vision import gemma4_image, inkling2_image
 
 # The id a BLIP processor's tokenizer adds for its <image> / <video> token: the tiny
 # vocabulary's last (the default config leaves it unset; a checkpoint sets it).
@@ -176,6 +182,69 @@ def _two_resolutions(model: Any, config: Any) -> dict:
     return {**with_placeholders(model, config, "image", image, _text(config)), **image}
 
 
+def _video_frames_as_image_tokens(model: Any, config: Any) -> dict:
+    """Glm5NextProcessor's image and video: the image's tokens framed by its start and end,
+    and the video's frames as image tokens between the video's start and end (the code tells
+    them apart by that span; the config's video token id is never placed)."""
+    params = inspect.signature(model.forward).parameters
+    image = image_candidates(config, params)[0]
+    video = image_candidates(config, params, "pixel_values_videos")[0]
+    ids = with_placeholders(model, config, "image", image, _text(config))
+    span = (config.image_token_id, config.video_start_token_id, config.video_end_token_id)
+    return {**with_placeholders(model, config, "video", video, ids, framed=span), **image,
+            **video}
+
+
+def _molmo2(model: Any, config: Any) -> dict:
+    """Molmo2Processor's image as one low-resolution crop per sample (B, patches, patch
+    pixels), each 2 x 2 block of patches pooled into one token (indices into the flattened
+    patches, -1 past an odd edge), its grid (rows, columns, and no high-resolution crops),
+    and the text with the pooled tokens framed by the image's start and end."""
+    import torch
+
+    vision = config.vision_config
+    side = math.isqrt(vision.num_position_embeddings)  # patches per crop: the whole grid
+    rows = (side + 1) // 2
+    pooled = [[crop * side * side + r * side + c if r < side and c < side else -1
+               for r in (2 * row, 2 * row + 1) for c in (2 * col, 2 * col + 1)]
+              for crop in range(BATCH) for row in range(rows) for col in range(rows)]
+    image = {"pixel_values": randn(BATCH, side * side,
+                                   vision.patch_size ** 2 * vision.num_channels),
+             "image_token_pooling": torch.tensor(pooled),
+             "image_grids": torch.tensor([[rows, rows, 0, 0]] * BATCH),
+             "image_num_crops": torch.ones(BATCH, dtype=torch.long)}
+    framed = (config.image_token_id, config.image_start_token_id, config.image_end_token_id)
+    return {**with_placeholders(model, config, "image", image, _text(config), framed=framed),
+            **image}
+
+
+def _inkling2_loop(model: Any, config: Any) -> dict:
+    """Inkling2Processor's image (the vision tower's merged patches, channels last, with
+    their grid) and the text with an image token per merged patch."""
+    image = inkling2_image(config.vision_config)
+    return {**with_placeholders(model, config, "image", image, _text(config)), **image}
+
+
+def _gemma4(model: Any, config: Any) -> dict:
+    """Gemma4Processor's image, a two-frame video and audio per sample (the towers' own
+    recipes' inputs under the names the model takes), and the text with each one's soft
+    tokens framed by its start and end tokens."""
+    import torch
+
+    image = gemma4_image(config.vision_config)
+    frames = gemma4_image(config.vision_config)  # each sample's video: its image twice
+    audio = gemma4_audio(model, config.audio_config)
+    given = [("image", {"pixel_values": image["pixel_values"],
+                        "image_position_ids": image["pixel_position_ids"]}),
+             ("video", {"pixel_values_videos": frames["pixel_values"].repeat_interleave(2, 0),
+                        "video_position_ids": frames["pixel_position_ids"].repeat_interleave(
+                            2, 0),
+                        "num_frames_per_video": torch.full((BATCH,), 2)}),
+             ("audio", {"input_features": audio["input_features"],
+                        "input_features_mask": audio["attention_mask"]})]
+    return with_modalities(model, config, given, _text(config))
+
+
 def _idefics(model: Any, config: Any) -> dict:
     """IdeficsProcessor's one image per sample (B, 1, C, H, W) and its text: <s>, the image
     between <fake_token_around_image>s (the two added tokens, after the vocabulary), the
@@ -306,6 +375,34 @@ RECIPES: dict[str, Recipe] = {
         config={"text_config": {"rope_parameters": {"mrope_section": [3, 3, 2]}}}),
     "evolla": Recipe("the protein comes as a second token sequence (SaProt's), an input no "
                      "generic name covers", inputs=_evolla),
+    "glm5_next": Recipe(
+        "a video's frames are image tokens inside the video's start and end tokens (the "
+        "config's video token id is unused), which no config field says",
+        inputs=_video_frames_as_image_tokens),
+    "molmo2": Recipe(
+        "the image comes as crops of patches with the indices of the patches each token "
+        "pools (a processor's plan), the default vision tower is 25 layers wide of a feature "
+        "layer list naming layers 24 and 18 and 729 positions, and the adapter projects to "
+        "the default text width; the forward refuses images and video together (a video "
+        "runs the same crops path, frames stacked as rows)",
+        config={"vision_config": {"image_size": [56, 56], "num_position_embeddings": 16},
+                "adapter_config": {"vision_feature_layer": [-1, -2], "text_hidden_size": 64}},
+        inputs=_molmo2),
+    "inkling2_loop": Recipe(
+        "the image comes as one merged patch per language model token, channels last, with a "
+        "grid counted in those tokens; the projector's widths are no width the shrinker knows",
+        config={"vision_config": {"projection_hidden_dim": WIDTH, "text_hidden_size": WIDTH}},
+        inputs=_inkling2_loop),
+    "gemma4": Recipe(
+        "the default config has no vision or audio tower (a checkpoint's has both); each is "
+        "the tiny tower its own family is measured with",
+        config={"vision_config": {"model_type": "gemma4_vision", "hidden_size": 64,
+                                  "intermediate_size": 64, "num_hidden_layers": 2,
+                                  "num_attention_heads": 4, "num_key_value_heads": 4,
+                                  "head_dim": 16},
+                "audio_config": {"model_type": "gemma4_audio", "hidden_size": 64,
+                                 "num_hidden_layers": 2, "num_attention_heads": 4}},
+        inputs=_gemma4),
     "granite4_vision": Recipe(
         "the Q-Former downsampling rate and the deepstack layer map are unset in the default; "
         "the pinpoints must tile the tiny image (values of the family's tests)",

@@ -53,10 +53,11 @@ def _clip_texts(config: Any, rows: int, words: int) -> tuple[Any, Any]:
 _DEPTH_PRO_PATCH = {"patch_size": 4}
 
 
-def _gemma4_vision(model: Any, config: Any) -> dict:
+def gemma4_image(config: Any) -> dict:
     """Gemma4ImageProcessor's output for a square image at its smallest budget (70 soft
     tokens: 630 patches of 16 px): a 24 x 24 grid (384 px, the largest multiple of pooling
-    x patch within it), rescaled to [0, 1], padded to 630, with (x, y) positions, -1 padding."""
+    x patch within it), rescaled to [0, 1], padded to 630, with (x, y) positions, -1 padding
+    (``config``: the vision tower's)."""
     import torch
 
     patch, budget, side = config.patch_size, 70 * config.pooling_kernel_size ** 2, 24
@@ -69,9 +70,10 @@ def _gemma4_vision(model: Any, config: Any) -> dict:
             "pixel_position_ids": positions.expand(BATCH, budget, 2).clone()}
 
 
-def _inkling2_vision(model: Any, config: Any) -> dict:
+def inkling2_image(config: Any) -> dict:
     """Inkling2ImageProcessor's output for a 64 px image: one 40 px patch (2 x 2 merged
-    20 px patches, channels last, in [-1, 1]) per language model token, a 2 x 2 grid each."""
+    20 px patches, channels last, in [-1, 1]) per language model token, a 2 x 2 grid each
+    (``config``: the vision tower's)."""
     import torch
 
     side = config.patch_size * config.spatial_merge_size
@@ -297,12 +299,13 @@ RECIPES: dict[str, Recipe] = {
                 "patch_model_config": _DEPTH_PRO_PATCH, "fov_model_config": _DEPTH_PRO_PATCH}),
     "gemma4_vision": Recipe(
         "the tower takes flattened patches padded to the processor's budget, with their "
-        "(x, y) positions (-1: padding), not NCHW images", inputs=_gemma4_vision),
+        "(x, y) positions (-1: padding), not NCHW images",
+        inputs=lambda model, config: gemma4_image(config)),
     "inkling2_vision": Recipe(
         "the processor cuts images into one merged patch per language model token, channels "
         "last, with a grid counted in those tokens; the projector's widths are no width the "
         "shrinker knows", config={"projection_hidden_dim": WIDTH, "text_hidden_size": WIDTH},
-        inputs=_inkling2_vision),
+        inputs=lambda model, config: inkling2_image(config)),
     "lw_detr": Recipe(
         "the default names no projector scale (a checkpoint does: the tiny one's single 1.0), "
         "so no feature level reaches the decoder", config={"projector_scale_factors": [1.0]}),
