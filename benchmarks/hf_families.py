@@ -149,15 +149,20 @@ def _check_default_sized(auto: Any, config: Any, options: dict) -> None:
 def _tries(family: str, model: Any, config: Any, variant: str
            ) -> list[tuple[str, Callable[[], dict]]]:
     """The input candidates in the order tried (the family's recipe, then
-    ``hf_inputs.candidates``, which may know no shape for a main input the recipe makes),
+    ``hf_inputs.candidates``, which may know no shape for a main input the recipe makes, with
+    the inputs of a tower whose family has a recipe before those holding no modality),
     then, for a forward that takes ``use_cache``, each again without a cache: a hybrid model
     whose default config holds no attention layer cannot start a cache."""
     tries = recipes.candidates(family, model, config)
     try:
-        tries += hfi.candidates(model, config)
+        generic = hfi.candidates(model, config)
     except ValueError:
         if not tries:
             raise
+        generic = []
+    # A tower's recipe after the generic inputs holding a modality, before those without.
+    tries += [try_ for try_ in generic if "+" in try_[0]] + recipes.tower_candidates(
+        model, config) + [try_ for try_ in generic if "+" not in try_[0]]
     if variant == "decode" or "use_cache" not in inspect.signature(model.forward).parameters:
         return tries
     return tries + [(f"{label}, use_cache=False", partial(_no_cache, make))

@@ -345,6 +345,53 @@ def test_a_model_taking_images_and_video_gets_both_first_each_counted_apart():
     assert bool(((types == 1) == (ids == 120)).all()) and bool(((types == 2) == (ids == 121)).all())
 
 
+def test_a_tower_whose_family_has_a_recipe_lends_its_inputs_after_the_generic_ones(
+        monkeypatch):
+    # A speech model whose encoder's own family has a recipe (Qwen3-ASR's, Fun-ASR-Nano's):
+    # its inputs, with an audio token per feature, come after the generic audio candidates
+    # and before text alone; a tower whose inputs the forward does not take is refused.
+    from types import SimpleNamespace
+
+    import torch
+
+    fam, recipes = gen.fam, gen.fam.recipes
+
+    class Speech:
+        main_input_name = "input_ids"
+
+        def forward(self, input_ids, attention_mask=None, input_features=None,
+                    input_features_mask=None):
+            return input_ids
+
+        def get_audio_features(self, input_features, input_features_mask):
+            return input_features[:, ::4]  # a feature per 4 frames
+
+    def tower_inputs(model, config):
+        return {"input_features": torch.zeros(2, 12, config.width),
+                "input_features_mask": torch.ones(2, 12), "chunk_lengths": torch.ones(2)}
+
+    monkeypatch.setitem(recipes.RECIPES, "speech_tower", recipes.Recipe("test",
+                                                                        inputs=tower_inputs))
+    config = SimpleNamespace(audio_config=SimpleNamespace(model_type="speech_tower", width=5),
+                             audio_token_id=120, to_dict=lambda: {"audio_token_id": 120})
+    model = Speech()
+    labels = [label for label, _ in fam._tries("speech", model, config, "forward")]
+    tower = labels.index("input_ids+audio (its tower's recipe)")
+    assert labels[tower - 1] == "input_ids+audio" and labels[tower + 1] == "text only"
+    kwargs = dict(fam._tries("speech", model, config, "forward"))[labels[tower]]()
+    assert "chunk_lengths" not in kwargs  # what the forward does not take is left out
+    assert int((kwargs["input_ids"] == 120).sum()) == 2 * 3
+    assert kwargs["input_features"].shape == (2, 12, 5)
+
+    class Other(Speech):
+        def forward(self, input_ids, attention_mask=None, input_values=None):
+            return input_ids
+
+    refused = dict(recipes.tower_candidates(Other(), config))
+    with pytest.raises(ValueError, match="takes none of the audio_config tower"):
+        refused["input_ids+audio (its tower's recipe)"]()
+
+
 def test_log_mels_come_with_the_raw_audios_padding_mask_where_the_forward_takes_one():
     from types import SimpleNamespace
 

@@ -18,6 +18,7 @@ Recipes are grouped by modality, one module each; a family has at most one recip
 from __future__ import annotations
 
 import copy
+import inspect
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import partial
@@ -84,3 +85,35 @@ def candidates(family: str, model: Any, config: Any) -> list[tuple[str, Callable
     if recipe is None or recipe.inputs is None:
         return []
     return [("recipe", partial(recipe.inputs, model, config))]
+
+
+def tower_candidates(model: Any, config: Any) -> list[tuple[str, Callable[[], dict]]]:
+    """The inputs of each tower whose own family has a recipe (a speech model's encoder, a
+    vision-language model's SigLIP-2), with the token ids and the modality's placeholders."""
+    found = []
+    for modality, key in TOWERS:
+        tower = RECIPES.get(getattr(getattr(config, key, None), "model_type", None))
+        if tower is not None and tower.inputs is not None:
+            found.append((f"input_ids+{modality} (its tower's recipe)",
+                          partial(_through_tower, model, config, modality, tower, key)))
+    return found
+
+
+# A modality and the sub-config of the tower that encodes it.
+TOWERS = (("image", "vision_config"), ("audio", "audio_config"))
+
+
+def _through_tower(model: Any, config: Any, modality: str, tower: Recipe, key: str) -> dict:
+    """The tower recipe's inputs that the model's forward takes, with the token ids and as
+    many placeholders as the model's features; ValueError where the forward takes none of
+    them (the tower's names are not the model's)."""
+    import hf_inputs as hfi
+
+    params = set(inspect.signature(model.forward).parameters)
+    assert tower.inputs is not None
+    extra = {name: value for name, value in tower.inputs(model, getattr(config, key)).items()
+             if name in params}
+    if not extra:
+        raise ValueError(f"the forward takes none of the {key} tower recipe's inputs")
+    ids = hfi.main_candidates("input_ids", config, params)[0]
+    return hfi.with_modalities(model, config, [(modality, extra)], ids)

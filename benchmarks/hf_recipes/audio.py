@@ -5,7 +5,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from hf_inputs import field, randn, special_ids, token_ids
+from hf_configs import WIDTH
+from hf_inputs import field, randn, special_ids, token_ids, with_placeholders
 from hf_models import BATCH, SEQ
 
 from hf_recipes import Recipe
@@ -97,6 +98,19 @@ def gemma4_audio(model: Any, config: Any) -> dict:
 
     return {"input_features": randn(BATCH, 4 * SEQ, 128),
             "attention_mask": torch.ones(BATCH, 4 * SEQ, dtype=torch.bool)}
+
+
+def _granite_speech(model: Any, config: Any) -> dict:
+    """GraniteSpeechFeatureExtractor's stacked log-mels (B, frames, input_dim), the text with
+    an audio token per projected feature, and the mask over those features (True: valid;
+    the projector's outputs, not the frames)."""
+    import torch
+
+    audio = {"input_features": randn(BATCH, 4 * SEQ, config.encoder_config.input_dim)}
+    ids = with_placeholders(model, config, "audio", audio, _text(config))
+    per_sample = int((ids["input_ids"] == config.audio_token_id).sum()) // BATCH
+    return {**ids, **audio,
+            "input_features_mask": torch.ones(BATCH, per_sample, dtype=torch.bool)}
 
 
 def _granite_speech5(model: Any, config: Any) -> dict:
@@ -210,6 +224,10 @@ def _wav2vec2_bert(model: Any, config: Any) -> dict:
 _CODEC_WHY = ("the forward takes the waveform and the semantic encoder's stacked fbank together, "
               "and the quantizer is as wide as both encoders (64 + 64 when tiny)")
 _GRANITE_WHY = "a feature is a mel frame and its delta, two frames stacked: 4 x num_mel_bins wide"
+_GRANITE_PROJECTOR_WHY = ("the Q-Former projector reads the speech encoder's states at a width "
+                          "(1408) the default states apart from the encoder's own, and the "
+                          "feature mask is over the projector's outputs, not the frames")
+_GRANITE_PROJECTOR = {"projector_config": {"encoder_hidden_size": WIDTH}}
 _LATENTS_WHY = "a codec decoder's main input, latents (B, hidden_size, frames), has no shape rule"
 
 RECIPES: dict[str, Recipe] = {
@@ -236,6 +254,10 @@ RECIPES: dict[str, Recipe] = {
                             "padding mask no generic name covers", inputs=_gemma3n_audio),
     "gemma4_audio": Recipe("the extractor's mel count (128) is in no config field; the "
                            "subsampler's projection assumes it", inputs=gemma4_audio),
+    "granite_speech": Recipe(_GRANITE_PROJECTOR_WHY, config=_GRANITE_PROJECTOR,
+                             inputs=_granite_speech),
+    "granite_speech_plus": Recipe(_GRANITE_PROJECTOR_WHY, config=_GRANITE_PROJECTOR,
+                                  inputs=_granite_speech),
     "granite_speech5_ctc": Recipe(_GRANITE_WHY, inputs=_granite_speech5),
     "granite_speech5_encoder": Recipe(_GRANITE_WHY, inputs=_granite_speech5),
     "kyutai_speech_to_text": Recipe("input_ids carry a text token and the audio codes per "
@@ -256,6 +278,9 @@ RECIPES: dict[str, Recipe] = {
         "frames must be a multiple of subsampling_factor", inputs=_nemotron_transcribe_audio),
     "neucodec": Recipe(_CODEC_WHY, config={"quantization_dim": 128}, inputs=_neucodec),
     "pocket_tts_audio_tokenizer_decoder": Recipe(_LATENTS_WHY, inputs=_codec_latents),
+    "qwen3_asr": Recipe("the projector's output width is the text model's, which the audio "
+                        "config states (3584) apart from it",
+                        config={"audio_config": {"output_dim": WIDTH}}),
     "qwen3_asr_encoder": Recipe("the frames must be whole chunks of 2 x n_window, which no "
                                 "length field states", inputs=_qwen3_asr_encoder),
     "speecht5": Recipe("the bare model has no speech or text pre-net: its input_values and "

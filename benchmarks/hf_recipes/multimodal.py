@@ -22,7 +22,7 @@ from hf_models import BATCH, SEQ
 
 from hf_recipes import Recipe
 from hf_recipes.audio import gemma4_audio
-from hf_recipes.vision import gemma4_image, inkling2_image
+from hf_recipes.vision import gemma4_image
 
 # The id a BLIP processor's tokenizer adds for its <image> / <video> token: the tiny
 # vocabulary's last (the default config leaves it unset; a checkpoint sets it).
@@ -218,13 +218,6 @@ def _molmo2(model: Any, config: Any) -> dict:
             **image}
 
 
-def _inkling2_loop(model: Any, config: Any) -> dict:
-    """Inkling2Processor's image (the vision tower's merged patches, channels last, with
-    their grid) and the text with an image token per merged patch."""
-    image = inkling2_image(config.vision_config)
-    return {**with_placeholders(model, config, "image", image, _text(config)), **image}
-
-
 def _gemma4(model: Any, config: Any) -> dict:
     """Gemma4Processor's image, a two-frame video and audio per sample (the towers' own
     recipes' inputs under the names the model takes), and the text with each one's soft
@@ -243,6 +236,25 @@ def _gemma4(model: Any, config: Any) -> dict:
              ("audio", {"input_features": audio["input_features"],
                         "input_features_mask": audio["attention_mask"]})]
     return with_modalities(model, config, given, _text(config))
+
+
+def _mllama(model: Any, config: Any) -> dict:
+    """MllamaProcessor's one image per sample as one tile of max_num_tiles (aspect ratio 1 x 1:
+    id 1, only the first tile valid), the text led by one <|image|> token, and the
+    cross-attention mask letting every token from it on see that tile."""
+    import torch
+
+    vision = config.vision_config
+    tiles, side = vision.max_num_tiles, vision.image_size
+    ids = _queried(config, config.image_token_index, 1)
+    seq = ids["input_ids"].shape[1]
+    valid = torch.zeros(BATCH, 1, tiles, dtype=torch.long)
+    valid[..., 0] = 1
+    cross = torch.zeros(BATCH, seq, 1, tiles, dtype=torch.long)
+    cross[..., 0] = 1
+    return {**ids, "pixel_values": randn(BATCH, 1, tiles, vision.num_channels, side, side),
+            "aspect_ratio_ids": torch.ones(BATCH, 1, dtype=torch.long),
+            "aspect_ratio_mask": valid, "cross_attention_mask": cross}
 
 
 def _idefics(model: Any, config: Any) -> dict:
@@ -389,10 +401,9 @@ RECIPES: dict[str, Recipe] = {
                 "adapter_config": {"vision_feature_layer": [-1, -2], "text_hidden_size": 64}},
         inputs=_molmo2),
     "inkling2_loop": Recipe(
-        "the image comes as one merged patch per language model token, channels last, with a "
-        "grid counted in those tokens; the projector's widths are no width the shrinker knows",
-        config={"vision_config": {"projection_hidden_dim": WIDTH, "text_hidden_size": WIDTH}},
-        inputs=_inkling2_loop),
+        "the projector's widths are no width the shrinker knows (the image is its tower's "
+        "recipe's)",
+        config={"vision_config": {"projection_hidden_dim": WIDTH, "text_hidden_size": WIDTH}}),
     "gemma4": Recipe(
         "the default config has no vision or audio tower (a checkpoint's has both); each is "
         "the tiny tower its own family is measured with",
@@ -403,6 +414,20 @@ RECIPES: dict[str, Recipe] = {
                 "audio_config": {"model_type": "gemma4_audio", "hidden_size": 64,
                                  "num_hidden_layers": 2, "num_attention_heads": 4}},
         inputs=_gemma4),
+    "mllama": Recipe(
+        "the image reaches the text by cross-attention layers the default config places "
+        "past the tiny depth (3, 8, ...), as do the tower's intermediate and global layers; "
+        "its tiles, aspect-ratio ids and cross-attention mask are a processor's plan",
+        config={"vision_config": {"image_size": 56, "num_global_layers": 1,
+                                  "intermediate_layers_indices": [0, 1],
+                                  "vision_output_dim": 3 * WIDTH},
+                "text_config": {"cross_attention_layers": [1]}},
+        inputs=_mllama),
+    "unlimited_ocr": Recipe(
+        "SAM's last neck channels must be the CLIP encoder's width (they are its patch "
+        "embeddings), and its global-attention layers lie past the tiny tower (2, 5, ...)",
+        config={"vision_config": {"sam_config": {"downsample_channels": [64, 64],
+                                                 "global_attn_indexes": [1]}}}),
     "granite4_vision": Recipe(
         "the Q-Former downsampling rate and the deepstack layer map are unset in the default; "
         "the pinpoints must tile the tiny image (values of the family's tests)",

@@ -262,7 +262,7 @@ def _seggpt(model: Any, config: Any) -> dict:
             "prompt_masks": (mask - mean) / std}
 
 
-def _siglip2_pixels(config: Any) -> dict:
+def siglip2_pixels(config: Any) -> dict:
     """Siglip2ImageProcessor's output for a square image: its 256-patch budget filled by a
     16 x 16 grid of patches (flattened, normalized), their mask and grid shape."""
     import torch
@@ -275,12 +275,12 @@ def _siglip2_pixels(config: Any) -> dict:
 
 def _siglip2(model: Any, config: Any) -> dict:
     """Siglip2Processor's text ids and image patches."""
-    return {**_text(config), **_siglip2_pixels(config.vision_config)}
+    return {**_text(config), **siglip2_pixels(config.vision_config)}
 
 
 def _siglip2_vision(model: Any, config: Any) -> dict:
     """Siglip2ImageProcessor's patches, mask and grid shapes."""
-    return _siglip2_pixels(config)
+    return siglip2_pixels(config)
 
 
 def _tvp(model: Any, config: Any) -> dict:
