@@ -447,10 +447,9 @@ MOST_COMBINED = 16
 def _together(model: Any, config: Any, each: Mapping[tuple[str, str], list[dict]], ids: dict
               ) -> list[tuple[str, Callable[[], dict]]]:
     """Candidates holding every modality the forward takes at once (images beside a video,
-    audio beside both): a processor's prompt mixing them, so that each modality's code
-    path runs; none where the forward takes fewer than two (the layout boxes go with any)."""
-    media = {key: extras for key, extras in each.items() if key[0] != "layout"}
-    if len(media) < 2:
+    audio beside both, a page's image beside its word boxes): a processor's prompt mixing
+    them, so that each modality's code path runs; none where it takes fewer than two."""
+    if len(each) < 2:
         return []
     label = "input_ids+" + "+".join(modality for modality, _ in each)
     combos = itertools.islice(itertools.product(*each.values()), MOST_COMBINED)

@@ -228,6 +228,8 @@ _GRANITE_PROJECTOR_WHY = ("the Q-Former projector reads the speech encoder's sta
                           "(1408) the default states apart from the encoder's own, and the "
                           "feature mask is over the projector's outputs, not the frames")
 _GRANITE_PROJECTOR = {"projector_config": {"encoder_hidden_size": WIDTH}}
+_SEAMLESS_WHY = ("the forward takes speech or text, not both: the speech path's features are "
+                 "stacked mel pairs (feature_projection_input_dim) with a mask over their frames")
 _LATENTS_WHY = "a codec decoder's main input, latents (B, hidden_size, frames), has no shape rule"
 
 RECIPES: dict[str, Recipe] = {
@@ -283,6 +285,8 @@ RECIPES: dict[str, Recipe] = {
                         config={"audio_config": {"output_dim": WIDTH}}),
     "qwen3_asr_encoder": Recipe("the frames must be whole chunks of 2 x n_window, which no "
                                 "length field states", inputs=_qwen3_asr_encoder),
+    "seamless_m4t": Recipe(_SEAMLESS_WHY, inputs=_wav2vec2_bert),
+    "seamless_m4t_v2": Recipe(_SEAMLESS_WHY, inputs=_wav2vec2_bert),
     "speecht5": Recipe("the bare model has no speech or text pre-net: its input_values and "
                        "decoder_input_values are hidden states, not audio", inputs=_speecht5),
     "vibevoice_acoustic_tokenizer_decoder": Recipe(

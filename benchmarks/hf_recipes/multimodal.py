@@ -414,6 +414,10 @@ RECIPES: dict[str, Recipe] = {
                 "audio_config": {"model_type": "gemma4_audio", "hidden_size": 64,
                                  "num_hidden_layers": 2, "num_attention_heads": 4}},
         inputs=_gemma4),
+    "layoutlmv3": Recipe(
+        "the box embeddings (4 coordinates and 2 sizes) must add up to the width, and the "
+        "image patches' positions are sized by input_size, not image_size",
+        config={"coordinate_size": 10, "shape_size": 12, "input_size": IMAGE}),
     "mllama": Recipe(
         "the image reaches the text by cross-attention layers the default config places "
         "past the tiny depth (3, 8, ...), as do the tower's intermediate and global layers; "
