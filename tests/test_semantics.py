@@ -21,6 +21,7 @@ from eqrewrite.oracle.harness.targets import find_target  # noqa: E402
 from eqrewrite.oracle.judging.judge import EXCUSED, Verdict  # noqa: E402
 from eqrewrite.oracle.judging.semantics import RULES, SemanticsMode  # noqa: E402
 from oracle_support import eager_harness, write_targets  # noqa: E402
+from torch.compiler import is_compiling as bound_is_compiling  # noqa: E402
 
 
 def checked(fn):
@@ -87,6 +88,12 @@ UNDEFINED = {
         lambda: torch.tensor([[2, 1, 2]]).argsort(dim=1),
         lambda: torch.tensor([4.0, 4.0, 1.0, 1.0]).mode(),
     ],
+    "compile-dependent-path": [
+        lambda: _asks(lambda: torch.compiler.is_compiling()),
+        lambda: _asks(lambda: torch._dynamo.is_compiling()),
+        lambda: _asks(lambda: torch.compiler.is_dynamo_compiling()),
+        lambda: _asks(lambda: bound_is_compiling()),  # bound by an import: found there too
+    ],
 }
 
 DEFINED = {
@@ -129,7 +136,23 @@ DEFINED = {
         lambda: torch.tensor([3.0, 1.0, 3.0]).argmax(),   # documented: the first maximum
         lambda: torch.tensor([3.0, 1.0, 2.0]).topk(2),
     ],
+    "compile-dependent-path": [
+        lambda: torch.ones(2) * 2,
+        lambda: _hooked_linear(),  # torch asks itself (Module.__call__ with hooks)
+    ],
 }
+
+
+def _asks(query):
+    """A program that runs other code unless it is being compiled."""
+    x = torch.ones(3)
+    return x * 2 if query() else x + 1
+
+
+def _hooked_linear():
+    linear = torch.nn.Linear(2, 2)
+    linear.register_forward_hook(lambda module, args, out: out * 2)
+    return linear(torch.ones(2))
 
 
 def _copy_across():
@@ -396,6 +419,17 @@ PROGRAMS = {
         def get_inputs():
             return [torch.tensor([2.0, 1.0, 2.0, 1.0])]
     ''',
+    "compile_query.py": '''
+        import torch
+
+        def f(x):
+            if torch.compiler.is_compiling():  # a library's compile-only path
+                return x * 3
+            return x * 2
+
+        def get_inputs():
+            return [torch.ones(3)]
+    ''',
     "clean.py": '''
         import torch
 
@@ -456,6 +490,7 @@ def verdict_of(harness, tree, name: str, backend: str):
     ("nan_to_int.py", "float-to-int", Verdict.UNDEFINED_BEHAVIOUR),
     ("uninitialised.py", "uninitialised-read", Verdict.UNDEFINED_BEHAVIOUR),
     ("ties.py", "tie-break", Verdict.UNDEFINED_BEHAVIOUR),
+    ("compile_query.py", "compile-dependent-path", Verdict.UNDEFINED_BEHAVIOUR),
 ])
 def test_a_difference_in_undefined_values_gets_the_rules_verdict(harness, tree, name, rule,
                                                                   verdict):

@@ -41,6 +41,14 @@ rule                       verdict               recognised when
                                                  ``median(dim)`` over equal values (documented
                                                  as unspecified; ``argmax``/``argmin``/``max``
                                                  promise the first, so they are not here)
+``compile-dependent-path`` undefined-behaviour   code outside torch asks
+                                                 ``torch.compiler.is_compiling()`` (or
+                                                 ``is_dynamo_compiling()``, or a library's
+                                                 wrapper of them): compiled, it is answered
+                                                 True and may take another path, so the two
+                                                 runs need not run the same program
+                                                 (transformers' CSM keeps custom position ids
+                                                 only when compiled); every output counts
 =========================  ====================  ==============================================
 
 An event does not excuse a difference by being present. Whatever such an operation writes or
@@ -109,6 +117,9 @@ RULES = {rule.name: rule for rule in (
     Rule("tie-break", UNDEFINED,
          "which index an unstable sort, topk, kthvalue, mode or median returns among equal "
          "values is unspecified"),
+    Rule("compile-dependent-path", UNDEFINED,
+         "the program asks whether it is being compiled (torch.compiler.is_compiling) and "
+         "may run other code when it is: eager and compiled runs need not agree"),
     Rule("warning-only", WARNING_ONLY,
          "only the warnings emitted differ; warnings are not results"),
     Rule("exception-message", WARNING_ONLY,
@@ -202,6 +213,29 @@ class SemanticsMode(TorchDispatchMode):  # type: ignore[no-untyped-call]  # torc
         # writing through them is writing into it, which the documentation forbids.
         self._overlap_views = WeakIdKeyDictionary()
         self._made: set[Any] = set()  # storages the program's own operations created
+        self._queries = _CompileQueries(self._asked)
+
+    # -- the compile query, answered False here, True when compiled -------------------------
+
+    def __enter__(self) -> SemanticsMode:
+        self._queries.install()
+        return super().__enter__()  # type: ignore[no-untyped-call,no-any-return]
+
+    def __exit__(self, *exc: Any) -> None:
+        try:
+            super().__exit__(*exc)  # type: ignore[no-untyped-call]
+        finally:
+            self._queries.remove()
+
+    def _asked(self, name: str) -> None:
+        """The program asked ``name()`` whether it is being compiled: every output may
+        depend on the answer, which differs when compiled."""
+        frame = _caller_frame(self._frame_filter)
+        if frame is None:  # torch's own question: its two paths are what is under test
+            return
+        self.events.append(Event("compile-dependent-path", name, "asks whether it is being "
+                                 "compiled (False here, True compiled)", frame))
+        self.escaped |= {len(self.events) - 1}
 
     # -- what the run tells ----------------------------------------------------------------
 
@@ -609,6 +643,63 @@ def _program_frame(wanted: Callable[[str], bool]) -> str:
         if wanted(frame.filename):
             return f"{frame.filename.rpartition('/')[2]}:{frame.lineno} in {frame.name}"
     return ""
+
+
+def _caller_frame(wanted: Callable[[str], bool]) -> str | None:
+    """``file.py:LINE in function`` of the frame that asked the compile query (past this
+    module and torch's own forwarding queries, ``torch._dynamo.is_compiling``), if it is
+    the program's (per ``wanted``); None when torch asked itself, or the oracle did."""
+    for frame in reversed(traceback.extract_stack()):
+        forwarding = "/torch/" in frame.filename and frame.name in _QUERIES
+        if frame.filename == __file__ or forwarding:
+            continue
+        if "/torch/" in frame.filename or not wanted(frame.filename):
+            return None
+        return f"{frame.filename.rpartition('/')[2]}:{frame.lineno} in {frame.name}"
+    return None
+
+
+# The questions a program asks to learn whether it is being compiled, by their home module.
+_QUERIES = ("is_compiling", "is_dynamo_compiling")
+
+
+class _CompileQueries:
+    """Wraps ``torch.compiler``'s compile queries for a checked run, wherever a module bound
+    them (``from torch.compiler import is_compiling``), so that each call is reported to
+    ``asked``; ``remove`` puts the originals back."""
+
+    def __init__(self, asked: Callable[[str], None]) -> None:
+        self._asked = asked
+        self._undo: list[tuple[Any, str, Any]] = []
+
+    def install(self) -> None:
+        import sys
+
+        import torch.compiler
+
+        wrapped = {id(fn): (fn, self._wrap(name, fn)) for name in _QUERIES
+                   if callable(fn := getattr(torch.compiler, name, None))}
+        for module in [torch.compiler, *list(sys.modules.values())]:
+            names = getattr(module, "__dict__", None)
+            if not isinstance(names, dict) or (module is not torch.compiler and getattr(
+                    module, "__name__", "").startswith("torch")):
+                continue  # torch's own questions: its two paths are what is under test
+            for name, value in list(names.items()):
+                original, wrapper = wrapped.get(id(value), (None, None))
+                if original is value:
+                    self._undo.append((module, name, value))
+                    setattr(module, name, wrapper)
+
+    def remove(self) -> None:
+        for module, name, value in reversed(self._undo):
+            setattr(module, name, value)
+        self._undo.clear()
+
+    def _wrap(self, name: str, original: Callable[[], bool]) -> Callable[[], bool]:
+        def asked() -> bool:
+            self._asked(name)
+            return original()
+        return asked
 
 
 # -- the verdict on one pair of runs --------------------------------------------------------
