@@ -37,6 +37,19 @@ def _outputs(outputs, change):
     return items[0] if single else type(outputs)(items)
 
 
+def noting_state(gm, example_inputs):
+    """Runs the graph and appends to the target's module-level TRACED list: Python state
+    that only the compiled run changes."""
+    import sys
+
+    def run(*args):
+        for module in list(sys.modules.values()):
+            if getattr(module, "__file__", "") and module.__file__.endswith("module_state.py"):
+                module.TRACED.append("compiled")
+        return gm(*args)
+    return run
+
+
 def exact_off_by_one(gm, example_inputs):
     """Integer and bool outputs: the first element wrong (argmin on a transposed input)."""
     def bump(t):
@@ -301,9 +314,7 @@ TRACED = []
 
 
 def noted(x: torch.Tensor):
-    if torch.compiler.is_compiling():
-        TRACED.append("compiled")  # Python state that only the compiled run changes
-    return x + 1
+    return x + 1  # the faults:noting_state backend appends to TRACED, compiled only
 
 
 def get_inputs():
@@ -462,15 +473,18 @@ def test_a_real_error_in_a_well_conditioned_program_stays_a_bug(harness, tree):
 
 
 def test_module_state_changed_only_by_the_compiled_run_is_a_bug(harness, tree):
-    report = judge(harness, tree, "module_state.py", "eager")
+    report = judge(harness, tree, "module_state.py", "noting_state")
     assert report.verdict is Verdict.COMPILER_BUG, report.detail
     (difference,) = compiler_finding(report).differences
     assert difference.path.startswith("result['module_state']['TRACED']")
 
 
-def test_an_iterator_of_another_type_without_return_value_is_a_bug(harness, tree):
+def test_an_iterator_of_another_type_without_return_value_is_told_apart(harness, tree):
+    # The compiled run returns another iterator because the program asks whether it is
+    # being compiled: the difference is reported, and the program's question excuses it.
     report = judge(harness, tree, "iterator.py", "eager")
-    assert report.verdict is Verdict.COMPILER_BUG, report.detail
+    assert report.verdict is Verdict.UNDEFINED_BEHAVIOUR, report.detail
+    assert "compile-dependent-path" in report.detail and "iterator.py:" in report.detail
     messages = " ".join(d.message for d in compiler_finding(report).differences)
     assert "generator" in messages and "tuple_iterator" in messages
 
