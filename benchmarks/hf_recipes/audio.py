@@ -6,7 +6,15 @@ import math
 from typing import Any
 
 from hf_configs import WIDTH
-from hf_inputs import field, randn, special_ids, token_ids, with_placeholders
+from hf_inputs import (
+    audio_candidates,
+    field,
+    placeholder_rows,
+    randn,
+    special_ids,
+    token_ids,
+    with_placeholders,
+)
 from hf_models import BATCH, SEQ
 
 from hf_recipes import Recipe
@@ -98,6 +106,21 @@ def gemma4_audio(model: Any, config: Any) -> dict:
 
     return {"input_features": randn(BATCH, 4 * SEQ, 128),
             "attention_mask": torch.ones(BATCH, 4 * SEQ, dtype=torch.bool)}
+
+
+def _musicflamingo(model: Any, config: Any) -> dict:
+    """MusicFlamingoProcessor's log-mels with their frame mask, and in the text one audio
+    token per encoder output row the mask leaves (its get_audio_features reads the text's
+    placeholder runs for their timestamps, so they cannot be counted through it)."""
+    import torch
+
+    audio = audio_candidates(config, ("input_features", "input_features_mask"),
+                             "input_features")[0]
+    tower = getattr(model, "audio_tower", None) or model.model.audio_tower
+    _, rows = tower._get_feat_extract_output_lengths(audio["input_features_mask"].sum(-1))
+    ids = torch.tensor(placeholder_rows(_text(config)["input_ids"].tolist(), int(rows.sum()),
+                                        config.audio_token_id, None, None))
+    return {"input_ids": ids, "attention_mask": torch.ones_like(ids), **audio}
 
 
 def _granite_speech(model: Any, config: Any) -> dict:
@@ -275,6 +298,9 @@ RECIPES: dict[str, Recipe] = {
     "muse_spark_audio": Recipe("the audio length must be a multiple of samples_per_token (the "
                                "product of the patch sizes), a property no field names",
                                inputs=_muse_spark_audio),
+    "musicflamingo": Recipe("its audio features are placed by reading the text's audio "
+                            "token runs, so the runs are sized from the mask's encoder rows",
+                            inputs=_musicflamingo),
     "nemotron3_5_transcribe_audio": Recipe(
         "the mel count is in asr_config, a sub-config the generic builder does not read, and the "
         "frames must be a multiple of subsampling_factor", inputs=_nemotron_transcribe_audio),
