@@ -158,15 +158,30 @@ def _granite4_vision(model: Any, config: Any) -> dict:
     return {**image, **_queried(config, config.image_token_index, len(packed[0]))}
 
 
+def _tiles(config: Any) -> dict:
+    """An any-resolution image at the one pinpoint: the base view and one tile,
+    (B, 2, C, H, W), with its size."""
+    import torch
+
+    side = config.vision_config.image_size
+    return {"pixel_values": randn(BATCH, 2, 3, side, side),
+            "image_sizes": torch.tensor([[side, side]] * BATCH)}
+
+
+def _tiles_and_video(model: Any, config: Any) -> dict:
+    """LlavaNextVideoProcessor's (LlavaOnevisionProcessor's) any-resolution image and a
+    two-frame video per sample, each run of placeholders as long as its features."""
+    side = config.vision_config.image_size
+    video = {"pixel_values_videos": randn(BATCH, 2, 3, side, side)}
+    return with_modalities(model, config, [("image", _tiles(config)), ("video", video)],
+                           _text(config))
+
+
 def _any_resolution(model: Any, config: Any) -> dict:
     """LlavaNextProcessor's any-resolution image at the one pinpoint (the base view and one
     tile, (B, 2, C, H, W)) with its size, and the text led by as many image tokens as the
     image's features (its newline tokens included)."""
-    import torch
-
-    side = config.vision_config.image_size
-    image = {"pixel_values": randn(BATCH, 2, 3, side, side),
-             "image_sizes": torch.tensor([[side, side]] * BATCH)}
+    image = _tiles(config)
     count = feature_count(model, "image", image)
     assert count is not None and count % BATCH == 0, count
     return {**image, **_queried(config, config.image_token_index, count // BATCH)}
@@ -236,6 +251,18 @@ def _gemma4(model: Any, config: Any) -> dict:
              ("audio", {"input_features": audio["input_features"],
                         "input_features_mask": audio["attention_mask"]})]
     return with_modalities(model, config, given, _text(config))
+
+
+def _granite_docling(model: Any, config: Any) -> dict:
+    """GraniteDoclingProcessor's page as two tiles per sample, (B, 2, C, H, W), both real
+    (its pixel_attention_mask is per tile, not per pixel), and the text with as many image
+    tokens as the tiles' features."""
+    import torch
+
+    side = config.vision_config.image_size
+    image = {"pixel_values": randn(BATCH, 2, config.vision_config.num_channels, side, side),
+             "pixel_attention_mask": torch.ones(BATCH, 2, dtype=torch.bool)}
+    return {**with_placeholders(model, config, "image", image, _text(config)), **image}
 
 
 def _mllama(model: Any, config: Any) -> dict:
@@ -358,6 +385,19 @@ def _udop(model: Any, config: Any) -> dict:
 _BLIP_WHY = ("the image token is unset in the default, and the text holds one per Q-Former "
              "query (num_query_tokens), not one per vision feature")
 
+_TILES_AND_VIDEO_WHY = ("images come as any-resolution tiles with their sizes (the default "
+                        "pinpoints do not tile the tiny image) beside the video's frames")
+_GEMMA4 = Recipe(
+    "the default config has no vision or audio tower (a checkpoint's has both); each is the "
+    "tiny tower its own family is measured with",
+    config={"vision_config": {"model_type": "gemma4_vision", "hidden_size": 64,
+                              "intermediate_size": 64, "num_hidden_layers": 2,
+                              "num_attention_heads": 4, "num_key_value_heads": 4,
+                              "head_dim": 16},
+            "audio_config": {"model_type": "gemma4_audio", "hidden_size": 64,
+                             "num_hidden_layers": 2, "num_attention_heads": 4}},
+    inputs=_gemma4)
+
 RECIPES: dict[str, Recipe] = {
     "blip-2": Recipe(_BLIP_WHY, config={"image_token_index": _QUERY_TOKEN}, inputs=_blip_2),
     "blip_2_qformer": Recipe("the Q-Former's inputs are Blip2Model's queries and image states, "
@@ -404,16 +444,19 @@ RECIPES: dict[str, Recipe] = {
         "the projector's widths are no width the shrinker knows (the image is its tower's "
         "recipe's)",
         config={"vision_config": {"projection_hidden_dim": WIDTH, "text_hidden_size": WIDTH}}),
-    "gemma4": Recipe(
-        "the default config has no vision or audio tower (a checkpoint's has both); each is "
-        "the tiny tower its own family is measured with",
-        config={"vision_config": {"model_type": "gemma4_vision", "hidden_size": 64,
-                                  "intermediate_size": 64, "num_hidden_layers": 2,
-                                  "num_attention_heads": 4, "num_key_value_heads": 4,
-                                  "head_dim": 16},
-                "audio_config": {"model_type": "gemma4_audio", "hidden_size": 64,
-                                 "num_hidden_layers": 2, "num_attention_heads": 4}},
-        inputs=_gemma4),
+    "gemma4": _GEMMA4,
+    "embedding_gemma2": _GEMMA4,  # the same towers (its sub-configs are Gemma-4's)
+    "aria": Recipe(
+        "its projector maps an image's patch count to a query count for 490 and 980 px "
+        "images only (1225, 4900 patches); the tiny image's 2 x 2 patches get 4 queries",
+        config={"projector_patch_to_query_dict": {4: 4}}),
+    "vipllava": Recipe(
+        "the projector reads five tower layers (-2, -5, -8, -11, 6), past the tiny tower's "
+        "depth; the five are kept, within it",
+        config={"vision_feature_layers": [-1, -2, -3, 0, 1]}),
+    "granite_docling": Recipe(
+        "its pixel_attention_mask marks real tiles, (B, tiles), where the Idefics family's "
+        "marks pixels", inputs=_granite_docling),
     "layoutlmv3": Recipe(
         "the box embeddings (4 coordinates and 2 sizes) must add up to the width, and the "
         "image patches' positions are sized by input_size, not image_size",
@@ -454,6 +497,10 @@ RECIPES: dict[str, Recipe] = {
         "images come as the base view and any-resolution tiles (B, tiles, C, H, W) with their "
         "sizes; the default pinpoints (336 to 1008 px) do not tile the tiny image",
         config={"image_grid_pinpoints": [[IMAGE, IMAGE]]}, inputs=_any_resolution),
+    "llava_next_video": Recipe(_TILES_AND_VIDEO_WHY, config={"image_grid_pinpoints": [
+        [IMAGE, IMAGE]]}, inputs=_tiles_and_video),
+    "llava_onevision": Recipe(_TILES_AND_VIDEO_WHY, config={"image_grid_pinpoints": [
+        [IMAGE, IMAGE]]}, inputs=_tiles_and_video),
     "instructblip": Recipe(_BLIP_WHY, config={"image_token_index": _QUERY_TOKEN},
                            inputs=_instructblip),
     "instructblipvideo": Recipe(
