@@ -253,6 +253,13 @@ def _gemma4(model: Any, config: Any) -> dict:
     return with_modalities(model, config, given, _text(config))
 
 
+def _fuyu(model: Any, config: Any) -> dict:
+    """FuyuProcessor's image as a sequence of flattened patches, (B, 4, C x P x P) (a
+    linear layer embeds them; there is no vision tower), with an image token per patch."""
+    width = config.num_channels * config.patch_size ** 2
+    return {"pixel_values": randn(BATCH, 4, width), **_queried(config, config.image_token_id, 4)}
+
+
 def _granite_docling(model: Any, config: Any) -> dict:
     """GraniteDoclingProcessor's page as two tiles per sample, (B, 2, C, H, W), both real
     (its pixel_attention_mask is per tile, not per pixel), and the text with as many image
@@ -454,6 +461,8 @@ RECIPES: dict[str, Recipe] = {
         "the projector reads five tower layers (-2, -5, -8, -11, 6), past the tiny tower's "
         "depth; the five are kept, within it",
         config={"vision_feature_layers": [-1, -2, -3, 0, 1]}),
+    "fuyu": Recipe("the image comes as flattened patches, (B, patches, C x P x P), which a "
+                   "linear layer embeds", inputs=_fuyu),
     "granite_docling": Recipe(
         "its pixel_attention_mask marks real tiles, (B, tiles), where the Idefics family's "
         "marks pixels", inputs=_granite_docling),
