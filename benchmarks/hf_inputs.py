@@ -314,14 +314,15 @@ def _config_id(config: Any, keys: Iterable[str]) -> int | None:
 
 def feature_count(model: Any, modality: str, kwargs: dict) -> int | None:
     """How many placeholder tokens the model's ``get_<modality>_features`` fills with these
-    inputs: its feature vectors, one per token (or its encoder's method, for an
-    encoder-decoder). A model with no such method that runs its
-    ``<modality>_tower`` inline in ``forward`` (Qwen2-Audio 5.x) fills one token per row of
-    that tower's output; None if it has neither."""
+    inputs: its feature vectors, one per token (or its inner model's, for a head that does
+    not forward the method: Gemma-4's video, or its encoder's, for an encoder-decoder). A
+    model with no such method that runs its ``<modality>_tower`` inline in ``forward``
+    (Qwen2-Audio 5.x) fills one token per row of that tower's output; None if it has
+    neither."""
     import torch
 
-    method = getattr(model, f"get_{modality}_features", None) or getattr(
-        _encoder(model), f"get_{modality}_features", None)
+    method = next((found for owner in (model, getattr(model, "model", None), _encoder(model))
+                   if (found := getattr(owner, f"get_{modality}_features", None))), None)
     tower = getattr(model, f"{modality}_tower", None) if method is None else None
     if method is None and tower is None:
         return None

@@ -434,7 +434,13 @@ def test_placeholders_count_the_features_or_else_every_row_of_the_modality_tower
         def get_encoder(self):
             return self.encoder
 
+    class Head(torch.nn.Module):  # a head that does not forward the method (Gemma-4's)
+        def __init__(self):
+            super().__init__()
+            self.model = WithMethod()
+
     extra = {"input_features": torch.zeros(2, 8, 10), "feature_attention_mask": torch.ones(2, 10)}
+    assert hfi.feature_count(Head(), "audio", extra) == 2  # its inner model's method
     assert hfi.feature_count(Inline(), "audio", extra) == 2 * 5  # not the 2 pooled rows
     assert hfi.feature_count(WithMethod(), "audio", extra) == 2  # the method wins
     assert hfi.feature_count(EncoderDecoder(), "audio", extra) == 2
