@@ -54,8 +54,6 @@ _CAPS: dict[str, int] = {
 _HEAD_SIZES = ("head_dim", "d_kv", "kv_channels")
 _LAYER_KEYS = ("num_hidden_layers", "num_layers", "n_layer", "n_layers", "encoder_layers",
                "decoder_layers", "num_decoder_layers", "num_encoder_layers")
-# Special token ids (Molmo-2 names its image token image_patch_id, aliased image_token_id).
-_TOKEN_SUFFIXES = ("_token_id", "_token_index", "_patch_id")
 
 
 def _is_sub_config(value: Any) -> bool:
@@ -133,7 +131,7 @@ def shrink(values: Mapping[str, Any], spare: dict[int, int] | None = None,
         elif not sizes:
             if _is_vocabulary(key) and hfi.is_int(value) and value > VOCAB:
                 changes[key] = VOCAB
-            elif key.endswith(_TOKEN_SUFFIXES) and _shrink_token(value, spare) != value:
+            elif key.endswith(hfi.TOKEN_SUFFIXES) and _shrink_token(value, spare) != value:
                 changes[key] = _shrink_token(value, spare)
             elif key in ("use_timm_backbone", "use_pretrained_backbone") and value is True:
                 changes[key] = False
@@ -162,7 +160,7 @@ def shrink(values: Mapping[str, Any], spare: dict[int, int] | None = None,
             changes[key] = min(values["num_attention_heads"], HEADS)
         elif key in ("use_timm_backbone", "use_pretrained_backbone") and value is True:
             changes[key] = False  # the library's own backbone: no timm, no download
-        elif key.endswith(_TOKEN_SUFFIXES) and _shrink_token(value, spare) != value:
+        elif key.endswith(hfi.TOKEN_SUFFIXES) and _shrink_token(value, spare) != value:
             changes[key] = _shrink_token(value, spare)
         elif (key.endswith(("_dim", "hidden_size", "_groups")) and "head" not in key
               and hfi.is_int(value) and value in widths and value > WIDTH):

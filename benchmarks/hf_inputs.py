@@ -33,7 +33,7 @@ from hf_models import BATCH, SEQ
 
 VOCAB, IMAGE = 128, 64
 # Special token ids (Molmo-2 names its image token image_patch_id, aliased image_token_id).
-_TOKEN_SUFFIXES = ("_token_id", "_token_index", "_patch_id")
+TOKEN_SUFFIXES = ("_token_id", "_token_index", "_patch_id")
 # Per modality: the config fields naming its placeholder token, and its start and end tokens.
 PLACEHOLDERS = {
     "image": (("image_token_id", "image_token_index"),
@@ -66,7 +66,7 @@ def special_ids(values: Mapping[str, Any]) -> set[int]:
     for key, value in values.items():
         if isinstance(value, dict):
             found |= special_ids(value)
-        elif isinstance(key, str) and key.endswith(_TOKEN_SUFFIXES):
+        elif isinstance(key, str) and key.endswith(TOKEN_SUFFIXES):
             found |= {v for v in (value if isinstance(value, list) else [value]) if is_int(v)}
     return found
 

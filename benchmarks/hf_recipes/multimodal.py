@@ -6,7 +6,7 @@ import inspect
 import math
 from typing import Any
 
-from hf_configs import IMAGE, WIDTH
+from hf_configs import FFN, HEAD_DIM, HEADS, IMAGE, LAYERS, WIDTH
 from hf_inputs import (
     feature_count,
     image_candidates,
@@ -239,13 +239,12 @@ def _gemma4(model: Any, config: Any) -> dict:
     tokens framed by its start and end tokens."""
     import torch
 
-    image = gemma4_image(config.vision_config)
-    frames = gemma4_image(config.vision_config)  # each sample's video: its image twice
+    image = gemma4_image(config.vision_config)  # each sample's video: its image twice
     audio = gemma4_audio(model, config.audio_config)
     given = [("image", {"pixel_values": image["pixel_values"],
                         "image_position_ids": image["pixel_position_ids"]}),
-             ("video", {"pixel_values_videos": frames["pixel_values"].repeat_interleave(2, 0),
-                        "video_position_ids": frames["pixel_position_ids"].repeat_interleave(
+             ("video", {"pixel_values_videos": image["pixel_values"].repeat_interleave(2, 0),
+                        "video_position_ids": image["pixel_position_ids"].repeat_interleave(
                             2, 0),
                         "num_frames_per_video": torch.full((BATCH,), 2)}),
              ("audio", {"input_features": audio["input_features"],
@@ -397,12 +396,12 @@ _TILES_AND_VIDEO_WHY = ("images come as any-resolution tiles with their sizes (t
 _GEMMA4 = Recipe(
     "the default config has no vision or audio tower (a checkpoint's has both); each is the "
     "tiny tower its own family is measured with",
-    config={"vision_config": {"model_type": "gemma4_vision", "hidden_size": 64,
-                              "intermediate_size": 64, "num_hidden_layers": 2,
-                              "num_attention_heads": 4, "num_key_value_heads": 4,
-                              "head_dim": 16},
-            "audio_config": {"model_type": "gemma4_audio", "hidden_size": 64,
-                             "num_hidden_layers": 2, "num_attention_heads": 4}},
+    config={"vision_config": {"model_type": "gemma4_vision", "hidden_size": WIDTH,
+                              "intermediate_size": FFN, "num_hidden_layers": LAYERS,
+                              "num_attention_heads": HEADS, "num_key_value_heads": HEADS,
+                              "head_dim": HEAD_DIM},
+            "audio_config": {"model_type": "gemma4_audio", "hidden_size": WIDTH,
+                             "num_hidden_layers": LAYERS, "num_attention_heads": HEADS}},
     inputs=_gemma4)
 
 RECIPES: dict[str, Recipe] = {

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from hf_inputs import randn, special_ids, token_ids, with_placeholders
+from hf_inputs import randn, special_ids, token_ids, with_modalities
 from hf_models import BATCH, SEQ
 
 from hf_recipes import Recipe
@@ -42,8 +42,7 @@ def _apertus1p5(model: Any, config: Any) -> dict:
              "image_sizes": torch.tensor([[128, 128]] * BATCH)}
     audio = {"input_values": randn(BATCH, 1, 6000),
              "padding_mask": torch.ones(BATCH, 6000, dtype=torch.long)}
-    ids = with_placeholders(model, config, "image", image, ids)
-    return {**with_placeholders(model, config, "audio", audio, ids), **image, **audio}
+    return with_modalities(model, config, [("image", image), ("audio", audio)], ids)
 
 
 # A forecaster's horizon and context (a dataset's; the default leaves them unset), with the
